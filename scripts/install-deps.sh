@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything Toast needs to build, test and benchmark, from Debian 12 packages only.
+# Idempotent: packages already present are skipped; apt-get runs only when something is missing.
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake ninja-build pkg-config clang-format-14
+  # libraries
+  libtorrent-rasterbar-dev libboost-dev libboost-system-dev catch2 libspdlog-dev nlohmann-json3-dev
+  # tests, benchmarks and the testbed
+  curl nginx-light wrk python3 python3-libtorrent python3-matplotlib iproute2 procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# nginx-light's package starts a system nginx on port 80; benchmarks run their own instance.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet nginx 2>/dev/null; then
+  "${sudo_cmd[@]}" systemctl stop nginx || true
+fi
+echo "install-deps: done"

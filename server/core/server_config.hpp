@@ -1,0 +1,74 @@
+// toast-server's one typed configuration, loaded from JSON and validated once at start-up.
+// Every field not listed in docs/server-config.md has the default written here.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "toast/common/endpoint.hpp"
+#include "toast/common/units.hpp"
+
+namespace toast::server {
+
+enum class PlacementPolicy { naive, raid0, raid1, random, rda };
+std::optional<PlacementPolicy> parse_placement_policy(std::string_view text);
+std::string_view to_string(PlacementPolicy p);
+
+// Faults injected into one disk (thesis §4.3); also settable at run time through the admin endpoint.
+struct DiskFault {
+    double stutter_pct = 0;  // read this % of extra useless data with every request (fail-stutter)
+    std::chrono::nanoseconds added_latency{0};
+    bool offline = false;
+    bool operator==(const DiskFault&) const = default;
+};
+
+// Emulated-disk timing: each read costs t_a + bytes / r_d, enforced by the disk's worker.
+struct DiskEmulation {
+    std::chrono::nanoseconds access_time{0};  // t_a
+    BitRate transfer_rate{0};                 // r_d
+};
+
+struct DiskConfig {
+    std::filesystem::path path;
+    unsigned workers = 1;
+    std::optional<DiskEmulation> emulation;
+    DiskFault fault;
+};
+
+struct ServerConfig {
+    Endpoint listen{"127.0.0.1", 8080};
+    std::vector<DiskConfig> disks;
+    PlacementPolicy policy = PlacementPolicy::rda;
+    std::string public_url;  // base URL written into torrents; default "http://" + listen
+    std::uint64_t placement_seed = 1;
+
+    // Block size for ingest: block_size if set, else bitrate x time_slice (the thesis's r_c * t_b).
+    std::chrono::nanoseconds time_slice = std::chrono::seconds(5);  // t_b
+    std::optional<Bytes> block_size;
+    BitRate default_bitrate{2'000'000};
+    Bytes piece_size{256 * 1024};  // torrent piece size
+
+    // HTTP
+    unsigned io_threads = 1;
+    std::size_t max_connections = 1024;
+    std::chrono::nanoseconds idle_timeout = std::chrono::seconds(30);  // keep-alive and header reads
+    std::size_t header_limit = 8 * 1024;
+    std::size_t max_pipelined = 16;               // queued requests per connection
+    std::size_t max_ranges = 16;                  // more ranges than this: the Range header is ignored
+    Bytes max_multipart_bytes{64 * 1024 * 1024};  // total of a multipart/byteranges answer, else ignored
+    std::optional<Endpoint> admin_listen;  // separate admin listener; admin routes always loopback-only
+
+    std::string log_level = "info";
+};
+
+// Throws ConfigError naming the field and the value.
+ServerConfig load_server_config(const nlohmann::json& json);
+ServerConfig load_server_config_file(const std::filesystem::path& path);
+
+}  // namespace toast::server

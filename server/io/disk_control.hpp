@@ -1,0 +1,31 @@
+// Run-time view and control of the store's disks, for the admin endpoint (fault injection) and metrics.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/core/server_config.hpp"
+
+namespace toast::server {
+
+struct DiskStatus {
+    std::size_t index = 0;
+    std::string path;
+    DiskFault fault;
+    std::size_t queue_depth = 0;        // reads queued or in service
+    double service_seconds_per_mb = 0;  // observed service time, the replica chooser's weight
+    std::uint64_t bytes_read = 0;
+    std::uint64_t reads = 0;
+};
+
+class DiskControl {
+  public:
+    virtual ~DiskControl() = default;
+    virtual std::vector<DiskStatus> disk_status() const = 0;
+    // False when `disk` is out of range. Takes effect for reads queued after the call.
+    virtual bool set_fault(std::size_t disk, const DiskFault& fault) = 0;
+};
+
+}  // namespace toast::server

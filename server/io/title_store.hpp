@@ -1,0 +1,80 @@
+// The seam between the block store and the HTTP layer: look a title up by name, read a byte range of it.
+// The store decides which disk and replica serve each block; HTTP only sends what comes back.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "toast/common/units.hpp"
+
+namespace toast::server {
+
+// What HTTP needs to answer for a title. Immutable: re-ingesting a title publishes a new TitleInfo.
+struct TitleInfo {
+    std::string name;
+    std::uint64_t size = 0;
+    BitRate bitrate{0};
+    std::uint64_t block_size = 0;
+    std::string etag;  // strong validator, quoted ("\"...\""); changes whenever the title is re-ingested
+    std::chrono::system_clock::time_point last_modified;
+};
+
+// An open file kept alive while any segment refers to it (the HTTP layer may sendfile(2) from it).
+class OpenFile {
+  public:
+    explicit OpenFile(int fd) : fd_(fd) {}
+    ~OpenFile();
+    OpenFile(const OpenFile&) = delete;
+    OpenFile& operator=(const OpenFile&) = delete;
+    int fd() const { return fd_; }
+
+  private:
+    int fd_;
+};
+
+// A region of an open file whose bytes have been checked; send with sendfile(2).
+struct FileSegment {
+    std::shared_ptr<const OpenFile> file;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+};
+// Bytes already in memory.
+struct MemorySegment {
+    std::shared_ptr<const std::string> data;
+    std::uint64_t offset = 0;  // within *data
+    std::uint64_t length = 0;
+};
+using Segment = std::variant<FileSegment, MemorySegment>;
+
+enum class ReadStatus {
+    ok,
+    unavailable,  // every replica of a needed block is offline, missing or corrupt: HTTP answers 503
+    io_error,     // anything else the disk reported: HTTP answers 500 for that request only
+};
+
+struct ReadResult {
+    ReadStatus status = ReadStatus::ok;
+    std::string message;            // for the log line when status != ok
+    std::vector<Segment> segments;  // in order, lengths summing to the requested length when ok
+};
+
+using ReadHandler = std::function<void(ReadResult)>;
+
+class TitleStore {
+  public:
+    virtual ~TitleStore() = default;
+    // nullptr when no manifest by that exact name exists. Names are never turned into paths.
+    virtual std::shared_ptr<const TitleInfo> find(std::string_view name) const = 0;
+    // Reads [offset, offset + length) of the title (the caller keeps it within size). Blocks are split over
+    // the per-disk queues; `done` runs exactly once, on a disk worker thread, when every block is done.
+    virtual void read(std::shared_ptr<const TitleInfo> title, std::uint64_t offset, std::uint64_t length,
+                      ReadHandler done) = 0;
+};
+
+}  // namespace toast::server
