@@ -1,0 +1,1 @@
+# Pure client core: see client/CMakeLists.txt

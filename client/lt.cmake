@@ -1,0 +1,1 @@
+# libtorrent adapters and the toast-client executable: see client/CMakeLists.txt
