@@ -1,1 +1,22 @@
 # libtorrent adapters and the toast-client executable: see client/CMakeLists.txt
+add_library(toast_client_lt STATIC
+  lt/ejecting_disk_io.cpp
+  lt/seed_choker.cpp
+  lt/session_factory.cpp
+  lt/swarm_control.cpp)
+target_include_directories(toast_client_lt PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(toast_client_lt
+  PUBLIC toast_common toast_asio LibtorrentRasterbar::torrent-rasterbar
+  PRIVATE toast_warnings)
+if(TARGET toast_client_core)
+  target_link_libraries(toast_client_lt PUBLIC toast_client_core)
+endif()
+
+if(BUILD_TESTING)
+  add_executable(client_tests
+    tests/lt_seed_choker_test.cpp
+    tests/lt_session_test.cpp
+    tests/lt_test_support.cpp)
+  target_link_libraries(client_tests PRIVATE toast_client_lt toast_testing toast_warnings Catch2::Catch2WithMain)
+  catch_discover_tests(client_tests TEST_PREFIX "client." PROPERTIES TIMEOUT 120)
+endif()

@@ -1,0 +1,113 @@
+#include "client/lt/session_factory.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <libtorrent/alert.hpp>
+#include <libtorrent/ip_filter.hpp>
+#include <libtorrent/settings_pack.hpp>
+#include <libtorrent/torrent_flags.hpp>
+
+#include "client/lt/swarm_control.hpp"
+
+namespace lt = libtorrent;
+
+namespace toast::client {
+
+namespace {
+
+int bytes_per_second_setting(const std::optional<BitRate>& rate) {
+    if (!rate) return 0;  // 0 = unlimited
+    auto bps = rate->value() / 8;
+    return static_cast<int>(std::clamp<std::uint64_t>(bps, 1, std::numeric_limits<int>::max()));
+}
+
+std::string listen_interface(const SessionConfig& c) {
+    bool v6 = c.interface.find(':') != std::string::npos;
+    return (v6 ? "[" + c.interface + "]" : c.interface) + ":" + std::to_string(c.listen_port);
+}
+
+}  // namespace
+
+lt::session_params make_session_params(const SessionConfig& c) {
+    lt::settings_pack s;
+    s.set_str(lt::settings_pack::user_agent, c.user_agent);
+    s.set_str(lt::settings_pack::listen_interfaces, listen_interface(c));
+    s.set_str(lt::settings_pack::outgoing_interfaces, c.interface);
+
+    // A closed testbed: nothing leaves it unless asked for.
+    s.set_bool(lt::settings_pack::enable_dht, c.enable_dht);
+    s.set_bool(lt::settings_pack::enable_lsd, c.enable_lsd);
+    s.set_bool(lt::settings_pack::enable_upnp, c.enable_upnp);
+    s.set_bool(lt::settings_pack::enable_natpmp, c.enable_natpmp);
+    s.set_bool(lt::settings_pack::enable_ip_notifier, false);
+
+    // Many clients share one address: peers must be told apart by port, and a connection libtorrent deems
+    // redundant (both sides seeding) must stay, or upload_mode would drop it.
+    s.set_bool(lt::settings_pack::allow_multiple_connections_per_ip, true);
+    s.set_bool(lt::settings_pack::close_redundant_connections, false);
+    s.set_bool(lt::settings_pack::smooth_connects, false);
+
+    // TCP only and unencrypted: uTP shapes its rate on its own and our raw CANCEL/lt_donthave messages are
+    // written with send_buffer, which must not go through an encrypted stream.
+    s.set_bool(lt::settings_pack::enable_incoming_utp, false);
+    s.set_bool(lt::settings_pack::enable_outgoing_utp, false);
+    s.set_int(lt::settings_pack::out_enc_policy, lt::settings_pack::pe_disabled);
+    s.set_int(lt::settings_pack::in_enc_policy, lt::settings_pack::pe_disabled);
+
+    // Let priorities and deadlines decide the order: no whole-piece grabbing, no random first pieces, no
+    // preference for partial pieces or extents.
+    s.set_int(lt::settings_pack::whole_pieces_threshold, 0);
+    s.set_int(lt::settings_pack::initial_picker_threshold, 0);
+    s.set_bool(lt::settings_pack::prioritize_partial_pieces, false);
+    s.set_bool(lt::settings_pack::piece_extent_affinity, false);
+
+    s.set_int(lt::settings_pack::upload_rate_limit, bytes_per_second_setting(c.upload_limit));
+    s.set_int(lt::settings_pack::download_rate_limit, bytes_per_second_setting(c.download_limit));
+    // Limit what peers actually receive: libtorrent estimates TCP/IP overhead for 1500-byte frames, which
+    // on loopback (64 KiB MTU) would cost about 10% of the configured rate.
+    s.set_bool(lt::settings_pack::rate_limit_ip_overhead, false);
+
+    s.set_int(lt::settings_pack::choking_algorithm, lt::settings_pack::fixed_slots_choker);
+    if (c.choker == ChokerKind::seed) {
+        // libtorrent's choker always ranks by bytes received from the peer; with unlimited slots it never
+        // chokes and the Toast plugin decides by upload rate instead.
+        s.set_int(lt::settings_pack::unchoke_slots_limit, -1);
+    } else {
+        s.set_int(lt::settings_pack::unchoke_slots_limit, c.unchoke_slots);
+    }
+
+    s.set_int(lt::settings_pack::alert_mask,
+              static_cast<int>(static_cast<std::uint32_t>(
+                  lt::alert_category::status | lt::alert_category::error | lt::alert_category::peer |
+                  lt::alert_category::connect | lt::alert_category::piece_progress |
+                  lt::alert_category::storage | lt::alert_category::tracker)));
+    s.set_int(lt::settings_pack::alert_queue_size, 10000);
+    lt::session_params params(std::move(s));
+    return params;
+}
+
+void map_all_peers_to_global_class(lt::session& session) {
+    lt::ip_filter filter;
+    auto global = std::uint32_t{1} << static_cast<std::uint32_t>(lt::session::global_peer_class_id);
+    filter.add_rule(lt::make_address("0.0.0.0"), lt::make_address("255.255.255.255"), global);
+    filter.add_rule(lt::make_address("::"), lt::make_address("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"),
+                    global);
+    session.set_peer_class_filter(filter);
+}
+
+std::unique_ptr<lt::session> make_session(lt::session_params params, std::shared_ptr<SwarmControl> control) {
+    if (control) params.extensions.push_back(control->make_plugin());
+    auto session = std::make_unique<lt::session>(std::move(params));
+    map_all_peers_to_global_class(*session);
+    if (control) control->attach(session->get_context());
+    return session;
+}
+
+void prepare_add_torrent_params(lt::add_torrent_params& params) {
+    params.flags &= ~lt::torrent_flags::auto_managed;
+    params.flags &= ~lt::torrent_flags::paused;
+    params.flags &= ~lt::torrent_flags::sequential_download;
+}
+
+}  // namespace toast::client

@@ -1,0 +1,58 @@
+// Builds libtorrent sessions for streaming on a closed testbed. libtorrent's defaults are tuned for the open
+// Internet and silently defeat what Toast needs (see /work/shared/notes/libtorrent-2.0.8.md): loopback peers
+// ignore rate limits and unchoke slots, the picker grabs whole pieces and random pieces regardless of
+// priority, and DHT/LSD/UPnP reach outside the testbed. Every such setting is decided here, in one place.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <libtorrent/add_torrent_params.hpp>
+#include <libtorrent/session.hpp>
+#include <libtorrent/session_params.hpp>
+
+#include "toast/common/units.hpp"
+
+namespace toast::client {
+
+class SwarmControl;
+
+enum class ChokerKind {
+    tit_for_tat,  // libtorrent's fixed-slots choker: unchoke the peers we download from fastest
+    seed,         // seed-style while downloading: unchoke the peers we upload to fastest (SeedChoker)
+};
+
+struct SessionConfig {
+    std::string interface = "127.0.0.1";    // listen (and outgoing) interface
+    std::uint16_t listen_port = 0;          // 0: any free port
+    std::optional<BitRate> upload_limit;    // payload + protocol bytes per second, all peers together
+    std::optional<BitRate> download_limit;  // likewise for download
+    ChokerKind choker = ChokerKind::tit_for_tat;
+    int unchoke_slots = 8;  // regular unchoke slots (both chokers)
+    bool enable_dht = false;
+    bool enable_lsd = false;
+    bool enable_upnp = false;
+    bool enable_natpmp = false;
+    std::string user_agent = "toast-client/0.1";
+};
+
+// The settings for `config`; the caller may still set session_params::disk_io_constructor.
+libtorrent::session_params make_session_params(const SessionConfig& config);
+
+// A running session with the testbed settings, every address mapped to the global peer class (so upload and
+// download limits also hold between peers on 127.0.0.1) and, when `control` is given, the Toast plugin
+// (CANCEL on add_piece, lt_donthave on ejection, the seed choker) installed.
+std::unique_ptr<libtorrent::session> make_session(libtorrent::session_params params,
+                                                  std::shared_ptr<SwarmControl> control);
+
+// Maps every IPv4 and IPv6 address to the global peer class only. libtorrent puts private and loopback
+// ranges in the "local" class, which ignores rate limits and unchoke slots.
+void map_all_peers_to_global_class(libtorrent::session& session);
+
+// Torrents are added non-auto-managed and unpaused: the queueing logic would otherwise pause and resume
+// them, and upload_mode (used when the bounded buffer is full) requires non-auto-managed torrents.
+void prepare_add_torrent_params(libtorrent::add_torrent_params& params);
+
+}  // namespace toast::client

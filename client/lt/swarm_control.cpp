@@ -1,0 +1,230 @@
+#include "client/lt/swarm_control.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+#include <boost/asio/post.hpp>
+#include <libtorrent/bdecode.hpp>
+#include <libtorrent/peer_connection_handle.hpp>
+#include <libtorrent/peer_info.hpp>
+#include <libtorrent/peer_request.hpp>
+
+#include "client/lt/seed_choker.hpp"
+
+namespace lt = libtorrent;
+
+namespace toast::client {
+
+namespace {
+
+void put_int32(std::vector<char>& out, std::uint32_t v) {
+    out.push_back(static_cast<char>((v >> 24) & 0xff));
+    out.push_back(static_cast<char>((v >> 16) & 0xff));
+    out.push_back(static_cast<char>((v >> 8) & 0xff));
+    out.push_back(static_cast<char>(v & 0xff));
+}
+
+using RequestKey = std::tuple<int, int, int>;  // piece, start, length
+
+RequestKey key_of(const lt::peer_request& r) {
+    return {static_cast<int>(r.piece), r.start, r.length};
+}
+
+// Tracks the block requests we have outstanding to one peer, and learns the peer's lt_donthave id.
+class ToastPeerPlugin final : public lt::peer_plugin {
+  public:
+    ToastPeerPlugin(lt::peer_connection_handle pc, std::shared_ptr<SwarmControl> control)
+        : pc_(std::move(pc)), control_(std::move(control)), id_(control_->next_peer_id()) {}
+
+    lt::string_view type() const override { return "toast"; }
+
+    bool on_extension_handshake(const lt::bdecode_node& handshake) override {
+        if (auto m = handshake.dict_find_dict("m")) {
+            dont_have_id_ = static_cast<int>(m.dict_find_int_value("lt_donthave", 0));
+        }
+        return true;
+    }
+    void sent_request(const lt::peer_request& r) override { outstanding_.insert(key_of(r)); }
+    void sent_cancel(const lt::peer_request& r) override { outstanding_.erase(key_of(r)); }
+    bool on_piece(const lt::peer_request& r, lt::span<char const>) override {
+        outstanding_.erase(key_of(r));
+        return false;
+    }
+    bool on_reject(const lt::peer_request& r) override {
+        outstanding_.erase(key_of(r));
+        return false;
+    }
+
+    void cancel_piece(int piece) {
+        if (pc_.is_disconnecting()) return;
+        auto it = outstanding_.lower_bound({piece, 0, 0});
+        while (it != outstanding_.end() && std::get<0>(*it) == piece) {
+            auto msg = encode_cancel(piece, std::get<1>(*it), std::get<2>(*it));
+            pc_.send_buffer(msg.data(), static_cast<int>(msg.size()));
+            control_->count_cancel();
+            it = outstanding_.erase(it);
+        }
+    }
+
+    void send_dont_have(int piece) {
+        if (dont_have_id_ <= 0 || pc_.in_handshake() || pc_.is_disconnecting()) return;
+        auto msg = encode_lt_donthave(dont_have_id_, piece);
+        pc_.send_buffer(msg.data(), static_cast<int>(msg.size()));
+        control_->count_dont_have();
+    }
+
+    std::uint64_t id() const { return id_; }
+    lt::peer_connection_handle& handle() { return pc_; }
+
+  private:
+    lt::peer_connection_handle pc_;
+    std::shared_ptr<SwarmControl> control_;
+    std::uint64_t id_;
+    int dont_have_id_ = 0;
+    std::set<RequestKey> outstanding_;
+};
+
+}  // namespace
+
+// One per torrent: knows its live peers, cancels on server pieces, runs the seed choker each second.
+class ToastTorrentPlugin final : public lt::torrent_plugin {
+  public:
+    explicit ToastTorrentPlugin(std::shared_ptr<SwarmControl> control) : control_(std::move(control)) {}
+
+    std::shared_ptr<lt::peer_plugin> new_connection(const lt::peer_connection_handle& pc) override {
+        if (pc.type() != lt::connection_type::bittorrent) return {};
+        auto plugin = std::make_shared<ToastPeerPlugin>(pc, control_);
+        prune();
+        peers_.push_back(plugin);
+        return plugin;
+    }
+
+    void on_piece_pass(lt::piece_index_t piece) override {
+        int index = static_cast<int>(piece);
+        if (!control_->take_server_piece(index)) return;
+        for_each_peer([index](ToastPeerPlugin& p) { p.cancel_piece(index); });
+    }
+
+    void tick() override {
+        if (control_->config().choker != ChokerKind::seed) return;
+        std::vector<ChokeCandidate> candidates;
+        std::vector<std::shared_ptr<ToastPeerPlugin>> live;
+        for_each_peer([&](ToastPeerPlugin& p) {
+            auto& pc = p.handle();
+            if (pc.is_disconnecting() || pc.is_connecting() || pc.in_handshake()) return;
+            lt::peer_info info;
+            pc.get_peer_info(info);
+            candidates.push_back({p.id(), info.payload_up_speed, pc.is_peer_interested()});
+        });
+        auto unchoke = seed_choker_unchoke_set(candidates, control_->config().unchoke_slots,
+                                               control_->config().optimistic_rotate_ticks, choker_state_);
+        for_each_peer([&](ToastPeerPlugin& p) {
+            auto& pc = p.handle();
+            if (pc.is_disconnecting() || pc.is_connecting() || pc.in_handshake()) return;
+            bool want = unchoke.count(p.id()) > 0;
+            if (want && pc.is_choked()) {
+                pc.maybe_unchoke_this_peer();
+                control_->count_choker_change();
+            } else if (!want && !pc.is_choked()) {
+                pc.choke_this_peer();
+                control_->count_choker_change();
+            }
+        });
+    }
+
+    void send_dont_have(int piece) {
+        for_each_peer([piece](ToastPeerPlugin& p) { p.send_dont_have(piece); });
+    }
+
+  private:
+    template <class F>
+    void for_each_peer(F&& f) {
+        for (auto& weak : peers_) {
+            if (auto p = weak.lock()) f(*p);
+        }
+    }
+    void prune() {
+        peers_.erase(std::remove_if(peers_.begin(), peers_.end(), [](auto& w) { return w.expired(); }),
+                     peers_.end());
+    }
+
+    std::shared_ptr<SwarmControl> control_;
+    std::vector<std::weak_ptr<ToastPeerPlugin>> peers_;
+    SeedChokerState choker_state_;
+};
+
+namespace {
+
+class ToastSessionPlugin final : public lt::plugin {
+  public:
+    explicit ToastSessionPlugin(std::shared_ptr<SwarmControl> control) : control_(std::move(control)) {}
+    std::shared_ptr<lt::torrent_plugin> new_torrent(const lt::torrent_handle&, lt::client_data_t) override {
+        auto torrent_plugin = std::make_shared<ToastTorrentPlugin>(control_);
+        control_->add_torrent_plugin(torrent_plugin);
+        return torrent_plugin;
+    }
+
+  private:
+    std::shared_ptr<SwarmControl> control_;
+};
+
+}  // namespace
+
+std::shared_ptr<lt::plugin> SwarmControl::make_plugin() {
+    return std::make_shared<ToastSessionPlugin>(shared_from_this());
+}
+
+void SwarmControl::attach(lt::io_context& network) {
+    std::lock_guard lock(mutex_);
+    network_ = &network;
+}
+
+void SwarmControl::detach() {
+    std::lock_guard lock(mutex_);
+    network_ = nullptr;
+}
+
+void SwarmControl::expect_server_piece(int piece) {
+    std::lock_guard lock(mutex_);
+    server_pieces_.insert(piece);
+}
+
+bool SwarmControl::take_server_piece(int piece) {
+    std::lock_guard lock(mutex_);
+    return server_pieces_.erase(piece) > 0;
+}
+
+void SwarmControl::add_torrent_plugin(std::weak_ptr<ToastTorrentPlugin> plugin) {
+    torrents_.push_back(std::move(plugin));
+}
+
+void SwarmControl::announce_dont_have(int piece) {
+    std::lock_guard lock(mutex_);
+    if (network_ == nullptr) return;
+    boost::asio::post(*network_, [self = shared_from_this(), piece] {
+        for (auto& weak : self->torrents_) {
+            if (auto t = weak.lock()) t->send_dont_have(piece);
+        }
+    });
+}
+
+std::vector<char> encode_cancel(int piece, int start, int length) {
+    std::vector<char> out;
+    put_int32(out, 13);
+    out.push_back(8);  // CANCEL
+    put_int32(out, static_cast<std::uint32_t>(piece));
+    put_int32(out, static_cast<std::uint32_t>(start));
+    put_int32(out, static_cast<std::uint32_t>(length));
+    return out;
+}
+
+std::vector<char> encode_lt_donthave(int extension_id, int piece) {
+    std::vector<char> out;
+    put_int32(out, 6);
+    out.push_back(20);  // extended message
+    out.push_back(static_cast<char>(extension_id));
+    put_int32(out, static_cast<std::uint32_t>(piece));
+    return out;
+}
+
+}  // namespace toast::client

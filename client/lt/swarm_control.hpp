@@ -1,0 +1,75 @@
+// What Toast needs to say to peers that libtorrent's public API cannot: a raw CANCEL for requests still
+// outstanding for a piece the server just delivered (add_piece cancels nothing, torrent.cpp:1352 is dead
+// code in 2.0.8), an lt_donthave for a piece ejected from the bounded buffer, and the seed-style choker.
+// The engine calls in from its own thread; everything that touches a peer runs on libtorrent's network
+// thread (inside plugin callbacks or posted to the session's io_context).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include <libtorrent/extensions.hpp>
+#include <libtorrent/io_context.hpp>
+
+#include "client/lt/session_factory.hpp"
+
+namespace toast::client {
+
+class ToastTorrentPlugin;
+
+class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
+  public:
+    struct Config {
+        ChokerKind choker = ChokerKind::tit_for_tat;
+        int unchoke_slots = 8;
+        int optimistic_rotate_ticks = 3;  // seed choker: ticks (seconds) per optimistic unchoke
+    };
+    explicit SwarmControl(Config config) : config_(config) {}
+
+    // The session plugin that routes libtorrent's callbacks here.
+    std::shared_ptr<libtorrent::plugin> make_plugin();
+    // Where peer work is posted; set once the session exists, cleared before it is destroyed.
+    void attach(libtorrent::io_context& network);
+    void detach();
+
+    // Engine thread. Call before add_piece: when the piece passes, every request still outstanding to a peer
+    // for it is cancelled with a raw CANCEL message.
+    void expect_server_piece(int piece);
+    // Engine thread. Sends lt_donthave for `piece` to every peer that supports it.
+    void announce_dont_have(int piece);
+
+    std::uint64_t cancels_sent() const { return cancels_sent_.load(); }
+    std::uint64_t dont_haves_sent() const { return dont_haves_sent_.load(); }
+    std::uint64_t choker_changes() const { return choker_changes_.load(); }
+    std::uint64_t peers_seen() const { return peers_seen_.load(); }
+
+    // Network thread only.
+    const Config& config() const { return config_; }
+    bool take_server_piece(int piece);
+    void add_torrent_plugin(std::weak_ptr<ToastTorrentPlugin> plugin);
+    void count_cancel() { ++cancels_sent_; }
+    void count_dont_have() { ++dont_haves_sent_; }
+    void count_choker_change() { ++choker_changes_; }
+    std::uint64_t next_peer_id() { return ++peers_seen_; }
+
+  private:
+    Config config_;
+    std::mutex mutex_;
+    std::set<int> server_pieces_;                              // guarded by mutex_
+    libtorrent::io_context* network_ = nullptr;                // guarded by mutex_
+    std::vector<std::weak_ptr<ToastTorrentPlugin>> torrents_;  // network thread only
+    std::atomic<std::uint64_t> cancels_sent_{0};
+    std::atomic<std::uint64_t> dont_haves_sent_{0};
+    std::atomic<std::uint64_t> choker_changes_{0};
+    std::atomic<std::uint64_t> peers_seen_{0};
+};
+
+// Wire encodings, exposed for tests.
+std::vector<char> encode_cancel(int piece, int start, int length);
+std::vector<char> encode_lt_donthave(int extension_id, int piece);
+
+}  // namespace toast::client

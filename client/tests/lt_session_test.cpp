@@ -1,0 +1,115 @@
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include <libtorrent/session.hpp>
+#include <libtorrent/settings_pack.hpp>
+#include <libtorrent/torrent_status.hpp>
+
+#include "client/lt/session_factory.hpp"
+#include "lt_test_support.hpp"
+#include "test_support.hpp"
+
+namespace lt = libtorrent;
+using namespace std::chrono_literals;
+using toast::client::ChokerKind;
+using toast::client::SessionConfig;
+
+namespace {
+
+struct Transfer {
+    std::unique_ptr<lt::session> seed;
+    std::unique_ptr<lt::session> leech;
+    lt::torrent_handle seed_handle;
+    lt::torrent_handle leech_handle;
+};
+
+// A seed session (made by `make_seed`) serving one file to a fresh unlimited leecher on 127.0.0.1.
+Transfer start_transfer(const toast::testing::TempDir& dir, std::uint64_t file_size,
+                        std::unique_ptr<lt::session> seed) {
+    std::filesystem::create_directories(dir / "seed");
+    std::filesystem::create_directories(dir / "leech");
+    toast::testing::write_random_file(dir / "seed" / "title.bin", file_size, 7);
+    auto ti = toast::client::testing::make_torrent(dir / "seed" / "title.bin", 64 * 1024);
+
+    Transfer t;
+    t.seed = std::move(seed);
+    t.seed_handle = toast::client::testing::add_torrent(*t.seed, ti, dir / "seed");
+    REQUIRE(toast::client::testing::wait_until([&] { return t.seed_handle.status().is_seeding; }, 10s));
+
+    t.leech = toast::client::make_session(toast::client::make_session_params(SessionConfig{}), nullptr);
+    t.leech_handle = toast::client::testing::add_torrent(*t.leech, ti, dir / "leech");
+    int seed_port = toast::client::testing::listen_port(*t.seed);
+    REQUIRE(seed_port != 0);
+    t.leech_handle.connect_peer({lt::make_address("127.0.0.1"), static_cast<std::uint16_t>(seed_port)});
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("session settings turn off everything that defeats streaming on a closed testbed",
+          "[client][session]") {
+    SessionConfig config;
+    config.listen_port = 6881;
+    config.upload_limit = toast::BitRate(3'200'000);
+    auto params = toast::client::make_session_params(config);
+    const auto& s = params.settings;
+    CHECK(s.get_str(lt::settings_pack::listen_interfaces) == "127.0.0.1:6881");
+    CHECK_FALSE(s.get_bool(lt::settings_pack::enable_dht));
+    CHECK_FALSE(s.get_bool(lt::settings_pack::enable_lsd));
+    CHECK_FALSE(s.get_bool(lt::settings_pack::enable_upnp));
+    CHECK_FALSE(s.get_bool(lt::settings_pack::enable_natpmp));
+    CHECK_FALSE(s.get_bool(lt::settings_pack::enable_ip_notifier));
+    CHECK(s.get_bool(lt::settings_pack::allow_multiple_connections_per_ip));
+    CHECK_FALSE(s.get_bool(lt::settings_pack::close_redundant_connections));
+    CHECK(s.get_int(lt::settings_pack::whole_pieces_threshold) == 0);
+    CHECK(s.get_int(lt::settings_pack::initial_picker_threshold) == 0);
+    CHECK_FALSE(s.get_bool(lt::settings_pack::prioritize_partial_pieces));
+    CHECK(s.get_int(lt::settings_pack::upload_rate_limit) == 400'000);
+    CHECK(s.get_int(lt::settings_pack::download_rate_limit) == 0);
+    CHECK(s.get_int(lt::settings_pack::unchoke_slots_limit) == 8);
+}
+
+TEST_CASE("the seed choker takes libtorrent's slot limit away so the plugin decides", "[client][session]") {
+    SessionConfig config;
+    config.choker = ChokerKind::seed;
+    auto params = toast::client::make_session_params(config);
+    CHECK(params.settings.get_int(lt::settings_pack::unchoke_slots_limit) == -1);
+    CHECK(params.settings.get_int(lt::settings_pack::choking_algorithm) ==
+          lt::settings_pack::fixed_slots_choker);
+}
+
+TEST_CASE("an upload limit holds within 10% between peers on 127.0.0.1", "[client][session][slow]") {
+    toast::testing::TempDir dir;
+    SessionConfig seed_config;
+    seed_config.upload_limit = toast::BitRate(400'000 * 8);  // 400 kB/s
+    auto seed = toast::client::make_session(toast::client::make_session_params(seed_config), nullptr);
+    auto t = start_transfer(dir, 4 * 1024 * 1024, std::move(seed));
+
+    // Skip the first second (connection set-up and the rate limiter's initial quota), then measure four.
+    REQUIRE(toast::client::testing::wait_until(
+        [&] { return t.leech_handle.status().total_payload_download > 0; }, 5s));
+    std::this_thread::sleep_for(1s);
+    auto start_bytes = t.leech_handle.status().total_payload_download;
+    auto start = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(4s);
+    auto bytes = t.leech_handle.status().total_payload_download - start_bytes;
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double rate = static_cast<double>(bytes) / seconds;
+    INFO("measured " << rate << " B/s against a limit of 400000 B/s");
+    CHECK(rate > 360'000.0);
+    CHECK(rate < 440'000.0);
+}
+
+TEST_CASE("without the global peer class a loopback peer ignores the upload limit",
+          "[client][session][slow]") {
+    // The control for the test above: the same limit, but libtorrent's default peer classes.
+    toast::testing::TempDir dir;
+    SessionConfig seed_config;
+    seed_config.upload_limit = toast::BitRate(400'000 * 8);
+    auto seed = std::make_unique<lt::session>(toast::client::make_session_params(seed_config));
+    auto t = start_transfer(dir, 4 * 1024 * 1024, std::move(seed));
+    // 4 MiB at 400 kB/s would take over ten seconds.
+    CHECK(toast::client::testing::wait_until([&] { return t.leech_handle.status().is_seeding; }, 5s));
+}
