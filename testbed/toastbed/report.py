@@ -1,0 +1,183 @@
+"""Results of one run, computed only from the clients' stats files and the servers' metrics."""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from pathlib import Path
+
+from .scenario import Scenario
+
+_PROM_LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)$')
+
+
+def prometheus_sum(text: str, name: str) -> float:
+    """Sum of every sample of metric `name` (all label sets) in Prometheus text format."""
+    total = 0.0
+    for line in text.splitlines():
+        m = _PROM_LINE.match(line.strip())
+        if m and m.group(1) == name:
+            total += float(m.group(3))
+    return total
+
+
+def read_stats(path: Path) -> tuple[dict | None, list[dict]]:
+    """The summary line (or None if the client never wrote one) and the per-second lines of a stats file."""
+    summary, lines = None, []
+    try:
+        text = path.read_text()
+    except OSError:
+        return None, []
+    for raw in text.splitlines():
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if rec.get("event") == "summary":
+            summary = rec
+        else:
+            lines.append(rec)
+    return summary, lines
+
+
+def percentile(values: list[float], pct: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * pct / 100.0
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def ceiling_pct(s: Scenario) -> float:
+    """Best reduction the scenario allows: 1 - 1/N, and upload/bitrate for streamers uploading below the bitrate."""
+    ceiling = (1.0 - 1.0 / s.clients) * 100.0
+    if s.behavior == "stream" and s.upload_limit < s.bitrate:
+        ceiling = min(ceiling, 100.0 * s.upload_limit / s.bitrate)
+    return ceiling
+
+
+def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], vod_bytes: float,
+            seed_bytes: float, tracker_bytes: float) -> dict:
+    """The report's numbers. `client_summaries` has one entry per client (None: no summary was written)."""
+    n = len(client_summaries)
+    unicast = title_bytes * n
+    server = vod_bytes + seed_bytes + tracker_bytes
+    rows, startups = [], []
+    stall_count, stall_seconds, redundant, uploaded = 0, 0.0, 0, 0
+    for i, summ in enumerate(client_summaries):
+        summ = summ or {}
+        row = {
+            "client": i,
+            "completed": bool(summ.get("completed", False)),
+            "bytes_from_peers": int(summ.get("bytes_from_peers", 0)),
+            "bytes_from_server": int(summ.get("bytes_from_server", 0)),
+            "bytes_uploaded": int(summ.get("bytes_uploaded", 0)),
+            "bytes_redundant": int(summ.get("bytes_redundant", 0)),
+            "stalls": int(summ.get("stalls", 0)),
+            "stall_seconds": float(summ.get("stall_seconds", 0.0)),
+            "startup_ms": summ.get("startup_ms"),
+            "summary_written": bool(summ),
+        }
+        rows.append(row)
+        stall_count += row["stalls"]
+        stall_seconds += row["stall_seconds"]
+        redundant += row["bytes_redundant"]
+        uploaded += row["bytes_uploaded"]
+        if isinstance(row["startup_ms"], (int, float)) and row["startup_ms"] >= 0:
+            startups.append(float(row["startup_ms"]))
+    reduction = 100.0 * (1.0 - server / unicast) if unicast else 0.0
+    return {
+        "scenario": s.name,
+        "clients": n,
+        "completed_clients": sum(1 for r in rows if r["completed"]),
+        "title_bytes": title_bytes,
+        "unicast_bytes": unicast,
+        "server_bytes": int(server),
+        "vod_server_bytes": int(vod_bytes),
+        "seed_bytes": int(seed_bytes),
+        "tracker_bytes": int(tracker_bytes),
+        "vod_share_pct": 100.0 * vod_bytes / server if server else 0.0,
+        "seed_share_pct": 100.0 * seed_bytes / server if server else 0.0,
+        "reduction_pct": reduction,
+        "ceiling_pct": ceiling_pct(s),
+        "total_traffic_bytes": int(server + uploaded),
+        "redundant_bytes": redundant,
+        "stalls": {"count": stall_count, "seconds": stall_seconds},
+        "startup_ms": {"median": percentile(startups, 50), "p95": percentile(startups, 95)},
+        "per_client": rows,
+    }
+
+
+def _mb(b: float) -> str:
+    return f"{b / 1e6:.1f} MB"
+
+
+def render_markdown(report: dict, plots: list[str]) -> str:
+    r = report
+    out = [f"# Toast testbed report: {r['scenario']}", ""]
+    if r.get("notes"):
+        out += [f"> {n}" for n in r["notes"]] + [""]
+    out += [
+        "| metric | value |", "|---|---|",
+        f"| clients (completed) | {r['clients']} ({r['completed_clients']}) |",
+        f"| unicast bytes | {_mb(r['unicast_bytes'])} |",
+        f"| server bytes (VoD + seed + tracker) | {_mb(r['server_bytes'])} |",
+        f"| VoD server / seed share | {r['vod_share_pct']:.1f}% / {r['seed_share_pct']:.1f}% |",
+        f"| **reduction vs unicast** | **{r['reduction_pct']:.1f}%** (ceiling {r['ceiling_pct']:.1f}%) |",
+        f"| total traffic | {_mb(r['total_traffic_bytes'])} |",
+        f"| redundant bytes | {_mb(r['redundant_bytes'])} |",
+        f"| stalls | {r['stalls']['count']} ({r['stalls']['seconds']:.1f} s) |",
+        f"| startup median / p95 | {_fmt_ms(r['startup_ms']['median'])} / {_fmt_ms(r['startup_ms']['p95'])} |",
+        "",
+    ]
+    if r.get("baselines"):
+        out += ["## Baselines (same scenario)", "", "| system | server bytes | reduction | stalls |",
+                "|---|---|---|---|",
+                f"| Toast | {_mb(r['server_bytes'])} | {r['reduction_pct']:.1f}% | {r['stalls']['count']} |"]
+        for name, b in r["baselines"].items():
+            out.append(f"| {name} | {_mb(b['server_bytes'])} | {b['reduction_pct']:.1f}% | {b['stalls']} |")
+        out.append("")
+    out += ["## Clients", "", "| # | done | from peers | from server | uploaded | redundant | stalls | startup |",
+            "|---|---|---|---|---|---|---|---|"]
+    for c in r["per_client"]:
+        out.append(f"| {c['client']} | {'yes' if c['completed'] else 'no'} | {_mb(c['bytes_from_peers'])} | "
+                   f"{_mb(c['bytes_from_server'])} | {_mb(c['bytes_uploaded'])} | {_mb(c['bytes_redundant'])} | "
+                   f"{c['stalls']} ({c['stall_seconds']:.1f} s) | {_fmt_ms(c['startup_ms'])} |")
+    out.append("")
+    for p in plots:
+        out += [f"![{Path(p).stem}]({p})", ""]
+    return "\n".join(out)
+
+
+def _fmt_ms(v) -> str:
+    return "n/a" if v is None else f"{v:.0f} ms"
+
+
+def plot_bytes(report: dict, path: Path) -> bool:
+    """Per-client bytes from peers vs from the server. False if matplotlib is unavailable."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    rows = report["per_client"]
+    idx = [r["client"] for r in rows]
+    peers = [r["bytes_from_peers"] / 1e6 for r in rows]
+    server = [r["bytes_from_server"] / 1e6 for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.bar(idx, peers, label="from peers")
+    ax.bar(idx, server, bottom=peers, label="from VoD server")
+    ax.set_xlabel("client (arrival order)")
+    ax.set_ylabel("MB")
+    ax.set_title(f"{report['scenario']}: reduction {report['reduction_pct']:.1f}%")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True

@@ -1,0 +1,308 @@
+"""testbed/run SCENARIO.json --out DIR: one experiment end to end.
+
+Starts the tracker, the VoD server with the title ingested, the optional seed (on the "server host": its upload
+counts as server traffic, as in the thesis), then the clients on their arrival schedule; waits for them; stops
+everything (also on Ctrl-C); writes DIR/report.json and DIR/report.md. Baselines named in the scenario run the
+same scenario again with plain unicast viewers and with stock libtorrent streaming, side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from . import netshape, report, scenario as scen
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+STOCK_PEER = HERE / "stock_peer.py"
+UNICAST = HERE / "unicast_client.py"
+PY = "/usr/bin/python3"  # Debian's python: has python3-libtorrent and matplotlib
+
+
+class RunError(RuntimeError):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def http_get(url: str, timeout: float = 5.0) -> str:
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.read().decode()
+
+
+class Processes:
+    """Every process the run starts, each in its own process group, all stopped by stop_all()."""
+
+    def __init__(self, log_dir: Path):
+        self.log_dir = log_dir
+        self.procs: list[tuple[str, subprocess.Popen]] = []
+
+    def start(self, name: str, argv: list[str], netns: str | None = None) -> subprocess.Popen:
+        if netns:
+            argv = ["ip", "netns", "exec", netns] + argv
+        out = open(self.log_dir / f"{name}.log", "wb")
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+        self.procs.append((name, p))
+        return p
+
+    def stop(self, p: subprocess.Popen, grace: float = 10.0) -> None:
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                return
+            try:
+                p.wait(grace)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(5)
+
+    def stop_all(self) -> None:
+        for _, p in reversed(self.procs):
+            self.stop(p)
+
+
+def binaries(bin_dir: Path) -> dict[str, Path]:
+    found = {
+        "server": bin_dir / "server" / "toast-server",
+        "tracker": bin_dir / "tracker" / "toast-tracker",
+        "client": bin_dir / "client" / "toast-client",
+    }
+    missing = [str(p) for p in found.values() if not p.exists()]
+    if missing:
+        raise RunError("missing executables (build first: cmake --build build): " + ", ".join(missing))
+    return found
+
+
+def make_title(path: Path, size: int, seed: int) -> None:
+    rng = random.Random(seed)
+    with open(path, "wb") as f:
+        left = size
+        while left:
+            n = min(left, 1 << 20)
+            f.write(rng.randbytes(n))
+            left -= n
+
+
+class Stack:
+    """Tracker + VoD server (+ seed): the "server host" of one run."""
+
+    def __init__(self, s: scen.Scenario, bins: dict, work: Path, procs: Processes):
+        self.s, self.bins, self.work, self.procs = s, bins, work, procs
+        self.tracker_port = free_port()
+        self.server_port = free_port()
+        self.title = "title"
+        self.torrent = work / "title.torrent"
+        self.media = work / "media" / self.title
+        self.seed_stats = work / "seed.jsonl"
+        self.seed_proc = None
+
+    @property
+    def server_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_port}"
+
+    def start(self) -> None:
+        s, w = self.s, self.work
+        self.media.parent.mkdir(parents=True, exist_ok=True)
+        make_title(self.media, s.title_bytes, s.random_seed)
+        disks = [str(w / "disks" / f"d{i}") for i in range(4)]
+        for d in disks:
+            Path(d).mkdir(parents=True, exist_ok=True)
+        config = {"listen": f"127.0.0.1:{self.server_port}", "disks": disks, "policy": "rda",
+                  "public_url": self.server_url, "placement_seed": s.random_seed, "log_level": "warn"}
+        (w / "server.json").write_text(json.dumps(config, indent=2))
+        tracker = self.procs.start("tracker", [str(self.bins["tracker"]), "--listen",
+                                               f"127.0.0.1:{self.tracker_port}"])
+        ingest = subprocess.run([str(self.bins["server"]), "--config", str(w / "server.json"), "ingest", self.title,
+                                 str(self.media), "--torrent", str(self.torrent), "--bitrate", str(s.bitrate),
+                                 "--piece-size", str(s.piece_size), "--announce",
+                                 f"http://127.0.0.1:{self.tracker_port}/announce"],
+                                capture_output=True, text=True, timeout=600)
+        if ingest.returncode != 0:
+            raise RunError("ingest failed: " + ingest.stderr.strip())
+        self.procs.start("server", [str(self.bins["server"]), "--config", str(w / "server.json"), "serve"])
+        if not wait_port(self.server_port, 20) or not wait_port(self.tracker_port, 20) or tracker.poll() is not None:
+            raise RunError("the VoD server or the tracker did not start; see logs in " + str(self.procs.log_dir))
+        if s.seed:
+            seed_port = free_port()
+            self.seed_proc = self.procs.start("seed", [PY, str(STOCK_PEER), "seed", str(self.torrent),
+                                                       "--save-dir", str(self.media.parent), "--listen",
+                                                       str(seed_port), "--stats", str(self.seed_stats),
+                                                       "--upload-limit", str(s.seed_upload_limit)])
+
+    def server_bytes(self) -> float:
+        try:
+            return report.prometheus_sum(http_get(self.server_url + "/metrics"), "toast_http_bytes_sent_total")
+        except OSError:
+            return 0.0
+
+    def tracker_bytes(self) -> float:
+        try:
+            text = http_get(f"http://127.0.0.1:{self.tracker_port}/metrics")
+        except OSError:
+            return 0.0
+        return report.prometheus_sum(text, "toast_tracker_bytes_sent_total")
+
+    def stop_seed(self) -> float:
+        if self.seed_proc is None:
+            return 0.0
+        self.procs.stop(self.seed_proc)
+        summary, _ = report.read_stats(self.seed_stats)
+        return float((summary or {}).get("bytes_uploaded", 0))
+
+
+def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Path, index: int) -> list[str]:
+    stats = cdir / "stats.jsonl"
+    port = free_port()
+    if kind == "toast":
+        argv = [str(bins["client"]), "stream", str(stack.torrent), "--save-dir", str(cdir / "data"), "--listen",
+                str(port), "--server", stack.server_url + "/titles/" + stack.title, "--stats", str(stats),
+                "--picker", s.picker, "--inorder-window", f"{s.inorder_window}s", "--behavior", s.behavior,
+                "--upload-limit", str(s.upload_limit), "--choker", s.choker, "--seed",
+                str(s.random_seed + index), "--log-level", "warn"]
+        if s.download_limit:
+            argv += ["--download-limit", str(s.download_limit)]
+        if s.buffer_limit:
+            argv += ["--buffer-limit", s.buffer_limit]
+        return argv + list(s.extra_client_args)
+    if kind == "stock":
+        return [PY, str(STOCK_PEER), "stream", str(stack.torrent), "--save-dir", str(cdir / "data"), "--listen",
+                str(port), "--stats", str(stats), "--upload-limit", str(s.upload_limit), "--behavior", s.behavior,
+                "--web-seed", stack.server_url + "/titles/" + stack.title]
+    return [PY, str(UNICAST), stack.server_url + "/stream/" + stack.title, "--bitrate", str(s.bitrate),
+            "--stats", str(stats)]
+
+
+def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print) -> dict:
+    """Runs the scenario with `kind` viewers ("toast", "stock" or "unicast"); returns the report dict."""
+    work = out / kind
+    if work.exists():
+        shutil.rmtree(work)
+    (work / "logs").mkdir(parents=True)
+    procs = Processes(work / "logs")
+    stack = Stack(s, bins, work, procs)
+    arrivals = scen.arrival_times(s)
+    limit = s.time_limit or (arrivals[-1] + s.title_seconds * 3 + 60)
+    clients: list[subprocess.Popen | None] = [None] * s.clients
+    notes = []
+    interrupted = False
+    try:
+        stack.start()
+        t0 = time.monotonic()
+        last_progress = 0.0
+        while True:
+            now = time.monotonic() - t0
+            for i, at in enumerate(arrivals):
+                if clients[i] is None and now >= at:
+                    cdir = work / f"client{i:03d}"
+                    cdir.mkdir()
+                    clients[i] = procs.start(f"client{i:03d}", client_argv(kind, s, stack, bins, cdir, i))
+            started = sum(1 for c in clients if c is not None)
+            running = sum(1 for c in clients if c is not None and c.poll() is None)
+            if started == s.clients and running == 0:
+                break
+            if now > limit:
+                notes.append(f"time limit of {limit:.0f} s reached with {running} clients still running")
+                break
+            if now - last_progress >= 5:
+                progress(f"[{kind}] t={now:5.0f}s clients started {started}/{s.clients}, running {running}, "
+                         f"VoD server sent {stack.server_bytes() / 1e6:.1f} MB")
+                last_progress = now
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        interrupted = True
+        notes.append("interrupted by Ctrl-C")
+    finally:
+        for c in clients:
+            if c is not None:
+                procs.stop(c)
+        vod = stack.server_bytes()
+        tracker = stack.tracker_bytes()
+        seed = stack.stop_seed()
+        procs.stop_all()
+    summaries = [report.read_stats(work / f"client{i:03d}" / "stats.jsonl")[0] for i in range(s.clients)]
+    r = report.compute(s, s.title_bytes, summaries, vod, seed, tracker)
+    r["notes"] = notes
+    r["kind"] = kind
+    if interrupted:
+        raise KeyboardInterrupt
+    return r
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="testbed/run", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("scenario", help="scenario JSON file (see testbed/scenarios/)")
+    ap.add_argument("--out", required=True, help="output directory for logs, stats and the report")
+    ap.add_argument("--bin-dir", default=str(REPO / "build"), help="CMake build directory (default: build/)")
+    ap.add_argument("--no-baselines", action="store_true", help="skip the scenario's baselines")
+    args = ap.parse_args(argv)
+    try:
+        s = scen.load(args.scenario)
+        bins = binaries(Path(args.bin_dir))
+    except (scen.ScenarioError, RunError) as e:
+        print(f"testbed/run: {e}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    notes = []
+    if s.delay_ms > 0 and not netshape.has_netem():
+        notes.append(f"this kernel has no netem qdisc: the scenario's {s.delay_ms} ms delay was not added")
+        s.delay_ms = 0
+    started = time.monotonic()
+    try:
+        r = run_once("toast", s, bins, out)
+        r["notes"] = notes + r["notes"]
+        if not args.no_baselines and s.baselines:
+            r["baselines"] = {}
+            for kind in s.baselines:
+                b = run_once("stock" if kind == "stock" else "unicast", s, bins, out)
+                r["baselines"][kind] = {"server_bytes": b["server_bytes"], "reduction_pct": b["reduction_pct"],
+                                        "stalls": b["stalls"]["count"], "stall_seconds": b["stalls"]["seconds"],
+                                        "completed_clients": b["completed_clients"]}
+    except RunError as e:
+        print(f"testbed/run: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("testbed/run: interrupted; every process was stopped", file=sys.stderr)
+        return 130
+    r["scenario_config"] = s.to_json()
+    r["wall_seconds"] = round(time.monotonic() - started, 1)
+    (out / "report.json").write_text(json.dumps(r, indent=2))
+    plots = []
+    if report.plot_bytes(r, out / "bytes_per_client.png"):
+        plots.append("bytes_per_client.png")
+    (out / "report.md").write_text(report.render_markdown(r, plots))
+    print(report.render_markdown(r, []).split("## Clients")[0])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
