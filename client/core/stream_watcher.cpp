@@ -1,0 +1,269 @@
+#include "client/core/stream_watcher.hpp"
+
+#include <algorithm>
+
+namespace toast::client {
+
+using std::chrono::nanoseconds;
+
+std::string_view to_string(PlaybackState s) {
+    switch (s) {
+        case PlaybackState::starting:
+            return "starting";
+        case PlaybackState::playing:
+            return "playing";
+        case PlaybackState::stalled:
+            return "stalled";
+        case PlaybackState::seeking:
+            return "seeking";
+        case PlaybackState::paused:
+            return "paused";
+        case PlaybackState::finished:
+            return "finished";
+    }
+    return "unknown";
+}
+
+StreamWatcher::StreamWatcher(TitleGeometry geometry, StreamWatcherConfig config, SteadyTime start,
+                             PieceSet had)
+    : geometry_(geometry),
+      config_(config),
+      had_(had.size() == geometry.piece_count() ? std::move(had) : PieceSet(geometry.piece_count())),
+      start_(start),
+      last_(start),
+      media_pos_(geometry.media_time_at(std::min(config.start_offset, geometry.end()))),
+      frontier_(std::min(config.start_offset, geometry.end())),
+      last_read_(start) {
+    if (media_pos_ >= geometry_.title_duration()) {
+        state_ = PlaybackState::finished;
+        return;
+    }
+    try_start(start);
+}
+
+ByteOffset StreamWatcher::playhead() const {
+    return geometry_.offset_at(media_pos_);
+}
+
+nanoseconds StreamWatcher::into_playhead_piece() const {
+    auto start = geometry_.media_time_at(geometry_.piece_start(playhead_piece()));
+    return media_pos_ > start ? media_pos_ - start : nanoseconds(0);
+}
+
+nanoseconds StreamWatcher::time_until_needed(PieceIndex p) const {
+    if (p <= playhead_piece()) return nanoseconds(0);
+    auto at = geometry_.media_time_at(geometry_.piece_start(p));
+    return at > media_pos_ ? at - media_pos_ : nanoseconds(0);
+}
+
+nanoseconds StreamWatcher::buffer_ahead() const {
+    auto p = playhead_piece();
+    if (!had_.has(p)) return nanoseconds(0);
+    while (p < geometry_.last_piece() && had_.has(p.next()))
+        ++p;
+    auto end = geometry_.media_time_at(geometry_.piece_end(p));
+    return end > media_pos_ ? end - media_pos_ : nanoseconds(0);
+}
+
+StallStats StreamWatcher::stalls(SteadyTime now) const {
+    StallStats s = stalls_;
+    if (state_ == PlaybackState::stalled && now > stall_start_) {
+        auto ongoing = now - stall_start_;
+        s.total += ongoing;
+        s.longest = std::max(s.longest, nanoseconds(ongoing));
+    }
+    return s;
+}
+
+std::vector<PieceIndex> StreamWatcher::blocked_reads() const {
+    auto out = blocked_;
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+nanoseconds StreamWatcher::cap() const {
+    if (config_.mode == WatcherMode::player) return geometry_.media_time_at(frontier_);
+    return nanoseconds::max();
+}
+
+void StreamWatcher::advance_to(SteadyTime now) {
+    if (now < last_) now = last_;
+    if (state_ != PlaybackState::playing) {
+        last_ = now;
+        return;
+    }
+    SteadyTime until = now;
+    bool pause_at_end = false;
+    if (config_.mode == WatcherMode::player && now - last_read_ > config_.pause_after) {
+        until = std::max(last_, last_read_ + config_.pause_after);
+        pause_at_end = true;
+    }
+    SteadyTime t = last_;
+    const auto title_end = geometry_.title_duration();
+    while (t < until && state_ == PlaybackState::playing) {
+        auto piece = playhead_piece();
+        bool last_piece = piece == geometry_.last_piece();
+        auto boundary = last_piece ? title_end : geometry_.media_time_at(geometry_.piece_start(piece.next()));
+        auto limit = std::min(boundary, cap());
+        if (media_pos_ >= limit) break;  // waiting at the read frontier: the player has not asked for more
+        auto need = limit - media_pos_;
+        auto avail = nanoseconds(until - t);
+        if (need > avail) {
+            media_pos_ += avail;
+            playing_time_ += avail;
+            t = until;
+            break;
+        }
+        media_pos_ = limit;
+        playing_time_ += need;
+        t += need;
+        if (limit != boundary) break;
+        if (last_piece) {
+            state_ = PlaybackState::finished;
+        } else if (!had_.has(piece.next())) {
+            begin_stall(t);
+        }
+    }
+    if (pause_at_end && state_ == PlaybackState::playing) state_ = PlaybackState::paused;
+    last_ = now;
+}
+
+void StreamWatcher::try_start(SteadyTime now) {
+    if (state_ != PlaybackState::starting) return;
+    if (config_.mode == WatcherMode::player && !seen_read_) return;
+    auto from = playhead();
+    auto need = bytes_in(geometry_.bitrate(), config_.startup_buffer);
+    if (need.value() == 0) need = Bytes(1);
+    auto to = std::min(from + need, geometry_.end());
+    for (auto p = geometry_.piece_at(from); p <= geometry_.piece_at(ByteOffset(to.value() - 1)); ++p)
+        if (!had_.has(p)) return;
+    state_ = PlaybackState::playing;
+    startup_delay_ = now - start_;
+    last_ = now;
+}
+
+void StreamWatcher::begin_stall(SteadyTime at) {
+    state_ = PlaybackState::stalled;
+    stall_start_ = at;
+    ++stalls_.count;
+}
+
+void StreamWatcher::end_stall(SteadyTime at) {
+    auto d = at > stall_start_ ? nanoseconds(at - stall_start_) : nanoseconds(0);
+    stalls_.total += d;
+    stalls_.longest = std::max(stalls_.longest, d);
+    state_ = PlaybackState::playing;
+    last_ = at;
+}
+
+void StreamWatcher::on_piece_had(PieceIndex p, SteadyTime now) {
+    advance_to(now);
+    if (!had_.set(p)) return;
+    std::erase(blocked_, p);
+    switch (state_) {
+        case PlaybackState::starting:
+            try_start(last_);
+            break;
+        case PlaybackState::stalled:
+            if (p == playhead_piece()) end_stall(last_);
+            break;
+        case PlaybackState::seeking:
+            if (p == playhead_piece()) {
+                seek_latencies_.push_back(last_ - seek_start_);
+                state_ = PlaybackState::playing;
+            }
+            break;
+        default:
+            break;
+    }
+}
+
+void StreamWatcher::on_piece_lost(PieceIndex p, SteadyTime now) {
+    advance_to(now);
+    had_.clear(p);
+}
+
+void StreamWatcher::tick(SteadyTime now) {
+    advance_to(now);
+    if (state_ == PlaybackState::starting) try_start(last_);
+}
+
+void StreamWatcher::pause(SteadyTime now) {
+    advance_to(now);
+    if (state_ == PlaybackState::stalled) end_stall(last_);
+    if (state_ == PlaybackState::playing) state_ = PlaybackState::paused;
+}
+
+void StreamWatcher::resume(SteadyTime now) {
+    advance_to(now);
+    if (state_ != PlaybackState::paused) return;
+    last_read_ = last_;
+    state_ = PlaybackState::playing;
+    if (!had_.has(playhead_piece())) begin_stall(last_);
+}
+
+void StreamWatcher::jump_to(ByteOffset offset, SteadyTime now) {
+    if (state_ == PlaybackState::stalled) end_stall(now);
+    ++seeks_;
+    offset = std::min(offset, geometry_.end());
+    media_pos_ = geometry_.media_time_at(offset);
+    frontier_ = offset;
+    if (offset >= geometry_.end()) {
+        state_ = PlaybackState::finished;
+        return;
+    }
+    if (state_ == PlaybackState::starting) {
+        try_start(now);
+        return;
+    }
+    last_ = now;
+    if (had_.has(playhead_piece())) {
+        seek_latencies_.push_back(nanoseconds(0));
+        state_ = PlaybackState::playing;
+    } else {
+        seek_start_ = now;
+        state_ = PlaybackState::seeking;
+    }
+}
+
+void StreamWatcher::seek(ByteOffset offset, SteadyTime now) {
+    advance_to(now);
+    jump_to(offset, last_);
+}
+
+ReadKind StreamWatcher::on_player_read(ByteOffset offset, Bytes length, SteadyTime now) {
+    if (config_.mode != WatcherMode::player) return ReadKind::ignored;
+    advance_to(now);
+    last_read_ = last_;
+    offset = std::min(offset, geometry_.end());
+    auto end = std::min(offset + length, geometry_.end());
+    if (offset < end) {
+        // Only the first missing piece is urgent: a read of "bytes=0-" must not make the whole title urgent.
+        for (auto p = geometry_.piece_at(offset); p <= geometry_.piece_at(ByteOffset(end.value() - 1)); ++p) {
+            if (!had_.has(p)) {
+                if (std::find(blocked_.begin(), blocked_.end(), p) == blocked_.end()) blocked_.push_back(p);
+                break;
+            }
+        }
+    }
+    if (!seen_read_) {
+        seen_read_ = true;
+        media_pos_ = geometry_.media_time_at(offset);
+        frontier_ = end;
+        if (state_ == PlaybackState::finished && offset < geometry_.end()) state_ = PlaybackState::starting;
+        try_start(last_);
+        return ReadKind::first;
+    }
+    auto distance = offset > frontier_ ? offset - frontier_ : frontier_ - offset;
+    if (distance <= config_.seek_threshold) {
+        frontier_ = std::max(frontier_, end);
+        if (state_ == PlaybackState::paused) resume(last_);
+        return ReadKind::sequential;
+    }
+    if (state_ == PlaybackState::paused) state_ = PlaybackState::playing;
+    jump_to(offset, last_);
+    frontier_ = end;
+    return ReadKind::seek;
+}
+
+}  // namespace toast::client

@@ -1,0 +1,144 @@
+// StreamWatcher: the viewer's playhead (thesis §5.1.2). It decides where playback is, when it starts, when it
+// stalls and when each piece will be needed; the policies, the give-up horizon and the fallback planner read
+// those answers. Time is passed in with every event, so tests drive it with a fake clock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "client/core/piece_types.hpp"
+#include "client/core/title_geometry.hpp"
+
+namespace toast::client {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+enum class PlaybackState {
+    starting,  // waiting for the startup buffer (player mode: also for the player's first read)
+    playing,
+    stalled,   // the playhead reached a piece that is not present
+    seeking,   // player mode / seek(): waiting for the target piece; not counted as a stall
+    paused,    // pause(), or player mode with no reads for pause_after
+    finished,  // the playhead reached the end of the title
+};
+std::string_view to_string(PlaybackState s);
+
+enum class WatcherMode {
+    clock,   // position = start + bitrate x playing time (the thesis's conceptual viewer)
+    player,  // a real player's reads drive the position (issue 5); the clock still advances it between reads
+};
+
+struct StreamWatcherConfig {
+    WatcherMode mode = WatcherMode::clock;
+    // Media time that must be present from the start position before playback begins. Zero means the piece
+    // holding the start position is enough.
+    std::chrono::nanoseconds startup_buffer{0};
+    // Where playback begins (a resumed title starts at its saved position).
+    ByteOffset start_offset{0};
+    // Player mode: a read starting farther than this from the read frontier is a seek.
+    Bytes seek_threshold{4 * 1024 * 1024};
+    // Player mode: no reads for this long means the player paused.
+    std::chrono::nanoseconds pause_after = std::chrono::seconds(10);
+};
+
+struct StallStats {
+    std::uint32_t count = 0;
+    std::chrono::nanoseconds total{0};
+    std::chrono::nanoseconds longest{0};
+};
+
+// What a player read turned out to be.
+enum class ReadKind {
+    ignored,     // clock mode, or the title already finished
+    first,       // the player's first read: sets the position, no seek counted
+    sequential,  // within seek_threshold of the read frontier
+    seek,        // far from the frontier: the playhead jumps there
+};
+
+// Invariants:
+//  - playhead() only moves forward except through seek() or a seeking read.
+//  - In state playing, every piece from the start of the title's current playback run up to the playhead
+//  piece
+//    was present when the playhead entered it; the playhead never passes a missing piece (it stalls at the
+//    start of that piece instead, at the exact time it would have reached it, however coarse the ticks).
+//  - Player mode: the playhead never passes the read frontier (the player cannot show bytes it has not read).
+//  - Events must come in time order; an event earlier than the last one is treated as happening at the last.
+class StreamWatcher {
+  public:
+    StreamWatcher(TitleGeometry geometry, StreamWatcherConfig config, SteadyTime start, PieceSet had = {});
+
+    // --- events ---
+    void on_piece_had(PieceIndex p, SteadyTime now);
+    // The piece left local storage (ejected by the bounded buffer).
+    void on_piece_lost(PieceIndex p, SteadyTime now);
+    void tick(SteadyTime now);
+    // Player mode: the player asked for bytes [offset, offset + length).
+    ReadKind on_player_read(ByteOffset offset, Bytes length, SteadyTime now);
+    void pause(SteadyTime now);
+    void resume(SteadyTime now);
+    // Jump the playhead to `offset` (VCR seek, or a player read far from the frontier).
+    void seek(ByteOffset offset, SteadyTime now);
+
+    // --- queries (as of the last event) ---
+    PlaybackState state() const { return state_; }
+    WatcherMode mode() const { return config_.mode; }
+    ByteOffset playhead() const;
+    PieceIndex playhead_piece() const { return geometry_.piece_at(playhead()); }
+    // Media time already played inside the playhead piece.
+    std::chrono::nanoseconds into_playhead_piece() const;
+    // How long until playback needs the first byte of p, if it played on from now; zero when p is at or
+    // behind the playhead piece.
+    std::chrono::nanoseconds time_until_needed(PieceIndex p) const;
+    SteadyTime deadline(PieceIndex p, SteadyTime now) const { return now + time_until_needed(p); }
+    // Media time present contiguously from the playhead (buffer health).
+    std::chrono::nanoseconds buffer_ahead() const;
+    std::optional<std::chrono::nanoseconds> startup_delay() const { return startup_delay_; }
+    // Stalls so far; an ongoing stall counts up to `now`.
+    StallStats stalls(SteadyTime now) const;
+    std::chrono::nanoseconds playing_time() const { return playing_time_; }
+    bool reached_end() const { return state_ == PlaybackState::finished; }
+    const PieceSet& had() const { return had_; }
+    const TitleGeometry& geometry() const { return geometry_; }
+
+    // Player mode.
+    ByteOffset read_frontier() const { return frontier_; }
+    Bytes read_ahead() const { return frontier_ - playhead(); }
+    std::uint32_t seeks() const { return seeks_; }
+    // Time from each seek to the target piece being present.
+    const std::vector<std::chrono::nanoseconds>& seek_latencies() const { return seek_latencies_; }
+    // Pieces a player read is waiting for, ascending: the fallback fetches them at once.
+    std::vector<PieceIndex> blocked_reads() const;
+
+  private:
+    void advance_to(SteadyTime now);
+    void try_start(SteadyTime now);
+    void enter_piece_or_stall(SteadyTime at);
+    void begin_stall(SteadyTime at);
+    void end_stall(SteadyTime at);
+    void jump_to(ByteOffset offset, SteadyTime now);
+    std::chrono::nanoseconds cap() const;
+
+    TitleGeometry geometry_;
+    StreamWatcherConfig config_;
+    PieceSet had_;
+    PlaybackState state_ = PlaybackState::starting;
+    SteadyTime start_;
+    SteadyTime last_;                     // time of the last event processed
+    std::chrono::nanoseconds media_pos_;  // the playhead as media time
+    std::chrono::nanoseconds playing_time_{0};
+    std::optional<std::chrono::nanoseconds> startup_delay_;
+    StallStats stalls_;
+    SteadyTime stall_start_{};
+    SteadyTime seek_start_{};
+    std::vector<std::chrono::nanoseconds> seek_latencies_;
+    std::uint32_t seeks_ = 0;
+    bool seen_read_ = false;
+    ByteOffset frontier_;
+    SteadyTime last_read_{};
+    std::vector<PieceIndex> blocked_;
+};
+
+}  // namespace toast::client
