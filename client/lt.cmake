@@ -1,7 +1,9 @@
 # libtorrent adapters and the toast-client executable: see client/CMakeLists.txt
 add_library(toast_client_lt STATIC
   lt/ejecting_disk_io.cpp
+  lt/http_fetcher.cpp
   lt/seed_choker.cpp
+  lt/server_pool.cpp
   lt/session_factory.cpp
   lt/swarm_control.cpp)
 target_include_directories(toast_client_lt PUBLIC ${PROJECT_SOURCE_DIR})
@@ -14,6 +16,8 @@ endif()
 
 if(BUILD_TESTING)
   add_executable(client_tests
+    tests/lt_http_fetcher_test.cpp
+    tests/lt_range_server.cpp
     tests/lt_seed_choker_test.cpp
     tests/lt_session_test.cpp
     tests/lt_test_support.cpp)

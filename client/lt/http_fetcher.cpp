@@ -1,0 +1,358 @@
+#include "client/lt/http_fetcher.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+
+namespace toast::client {
+
+std::optional<ServerUrl> parse_http_url(std::string_view url) {
+    constexpr std::string_view scheme = "http://";
+    if (url.substr(0, scheme.size()) != scheme) return std::nullopt;
+    std::string_view rest = url.substr(scheme.size());
+    auto slash = rest.find('/');
+    std::string_view authority = rest.substr(0, slash);
+    ServerUrl out;
+    out.text = std::string(url);
+    out.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+    if (authority.empty()) return std::nullopt;
+    if (authority.front() == '[') {
+        auto close = authority.find(']');
+        if (close == std::string_view::npos) return std::nullopt;
+        out.host = std::string(authority.substr(1, close - 1));
+        authority = authority.substr(close + 1);
+        if (!authority.empty() && authority.front() != ':') return std::nullopt;
+        out.port = authority.empty() ? "80" : std::string(authority.substr(1));
+    } else {
+        auto colon = authority.rfind(':');
+        out.host = std::string(authority.substr(0, colon));
+        out.port = colon == std::string_view::npos ? "80" : std::string(authority.substr(colon + 1));
+    }
+    if (out.host.empty() || out.port.empty() || out.port.size() > 5 ||
+        !std::all_of(out.port.begin(), out.port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+        std::stoi(out.port) == 0 || std::stoi(out.port) > 65535) {
+        return std::nullopt;
+    }
+    return out;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Job {
+    PieceRequest request;
+    int attempt = 0;
+    Clock::time_point ready{};
+};
+
+// The Content-Range a correct answer carries for `r`: "bytes FIRST-LAST/..." (the total is not checked).
+bool content_range_matches(std::string_view value, const PieceRequest& r) {
+    std::string expected =
+        "bytes " + std::to_string(r.offset) + "-" + std::to_string(r.offset + r.length - 1) + "/";
+    return value.substr(0, expected.size()) == expected && value.size() > expected.size();
+}
+
+}  // namespace
+
+class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl> {
+  public:
+    struct Connection {
+        explicit Connection(asio::io_context& io, std::size_t s) : stream(io), resolver(io), server(s) {}
+        beast::tcp_stream stream;
+        tcp::resolver resolver;
+        beast::flat_buffer buffer;
+        std::size_t server;
+        bool busy = false;
+        bool connected = false;
+        bool fresh = false;  // connected for the current request (a failure is then the server's)
+        Job job;
+        Clock::time_point started;
+        http::request<http::empty_body> request;
+        std::optional<http::response_parser<http::vector_body<char>>> parser;
+    };
+
+    Impl(asio::io_context& io, std::vector<ServerUrl> servers, FetcherConfig config, OnPiece on_piece)
+        : io_(io),
+          urls_(std::move(servers)),
+          config_(config),
+          on_piece_(std::move(on_piece)),
+          pool_(urls_.size(), config.server_backoff),
+          timer_(io) {
+        for (std::size_t s = 0; s < urls_.size(); ++s) {
+            conns_.emplace_back();
+            for (int i = 0; i < std::max(config_.connections_per_server, 1); ++i) {
+                conns_.back().push_back(std::make_shared<Connection>(io_, s));
+            }
+        }
+    }
+
+    bool fetch(const PieceRequest& r, std::chrono::milliseconds delay) {
+        if (stopped_ || urls_.empty() || r.length == 0 || busy_.count(r.piece)) return false;
+        busy_.insert(r.piece);
+        queue_.push_back({r, 0, Clock::now() + delay});
+        pump();
+        return true;
+    }
+
+    bool cancel_queued(int piece) {
+        auto it = std::find_if(queue_.begin(), queue_.end(),
+                               [&](const Job& j) { return j.request.piece == piece; });
+        if (it == queue_.end()) return false;
+        queue_.erase(it);
+        busy_.erase(piece);
+        return true;
+    }
+
+    bool busy(int piece) const { return busy_.count(piece) > 0; }
+    std::size_t in_flight() const { return busy_.size() - queue_.size(); }
+    std::size_t queued() const { return queue_.size(); }
+
+    void stop() {
+        stopped_ = true;
+        timer_.cancel();
+        for (auto& per_server : conns_) {
+            for (auto& c : per_server) {
+                beast::error_code ignored;
+                c->resolver.cancel();
+                c->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+                c->stream.close();
+            }
+        }
+        queue_.clear();
+        busy_.clear();
+    }
+
+    asio::io_context& io_;
+    std::vector<ServerUrl> urls_;
+    FetcherConfig config_;
+    OnPiece on_piece_;
+    ServerPool pool_;
+    asio::steady_timer timer_;
+    std::vector<std::vector<std::shared_ptr<Connection>>> conns_;
+    std::deque<Job> queue_;
+    std::set<int> busy_;  // queued or in flight
+    FetcherStats stats_;
+    bool stopped_ = false;
+
+  private:
+    std::shared_ptr<Connection> idle_connection(std::size_t server) {
+        for (auto& c : conns_[server]) {
+            if (!c->busy) return c;
+        }
+        return nullptr;
+    }
+
+    void pump() {
+        if (stopped_) return;
+        auto now = Clock::now();
+        for (auto it = queue_.begin(); it != queue_.end();) {
+            if (it->ready > now) {
+                ++it;
+                continue;
+            }
+            auto server = pool_.choose(now);
+            if (!server) break;
+            auto conn = idle_connection(*server);
+            if (!conn) break;
+            Job job = *it;
+            it = queue_.erase(it);
+            start(conn, job);
+        }
+        arm_timer(now);
+    }
+
+    void arm_timer(Clock::time_point now) {
+        if (queue_.empty()) return;
+        auto wake = Clock::time_point::max();
+        for (const auto& j : queue_)
+            wake = std::min(wake, j.ready);
+        if (!pool_.choose(now)) wake = std::max(wake, pool_.next_ready());
+        // Also wake when a connection may have freed up; completions call pump() themselves.
+        if (wake <= now) return;
+        timer_.expires_at(wake);
+        timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+            if (!ec) self->pump();
+        });
+    }
+
+    void start(const std::shared_ptr<Connection>& c, const Job& job) {
+        c->busy = true;
+        c->job = job;
+        c->started = Clock::now();
+        const auto& url = urls_[c->server];
+        const auto& r = job.request;
+        c->request = {};
+        c->request.method(http::verb::get);
+        c->request.target(url.target);
+        c->request.version(11);
+        c->request.set(http::field::host, url.host + ":" + url.port);
+        c->request.set(http::field::user_agent, "toast-client/0.1");
+        c->request.set(http::field::range,
+                       "bytes=" + std::to_string(r.offset) + "-" + std::to_string(r.offset + r.length - 1));
+        c->request.keep_alive(true);
+        ++stats_.requests;
+        if (c->connected) {
+            c->fresh = false;
+            write(c);
+        } else {
+            connect(c);
+        }
+    }
+
+    void connect(const std::shared_ptr<Connection>& c) {
+        c->fresh = true;
+        const auto& url = urls_[c->server];
+        c->resolver.async_resolve(
+            url.host, url.port,
+            [self = shared_from_this(), c](beast::error_code ec, tcp::resolver::results_type results) {
+                if (self->stopped_) return;
+                if (ec) return self->fail(c, "resolve: " + ec.message());
+                c->stream.expires_after(self->config_.timeout);
+                c->stream.async_connect(results, [self, c](beast::error_code ec2, const tcp::endpoint&) {
+                    if (self->stopped_) return;
+                    if (ec2) return self->fail(c, "connect: " + ec2.message());
+                    c->connected = true;
+                    c->stream.socket().set_option(tcp::no_delay(true));
+                    self->write(c);
+                });
+            });
+    }
+
+    void write(const std::shared_ptr<Connection>& c) {
+        c->stream.expires_after(config_.timeout);
+        http::async_write(c->stream, c->request,
+                          [self = shared_from_this(), c](beast::error_code ec, std::size_t) {
+                              if (self->stopped_) return;
+                              if (ec) return self->connection_error(c, "write: " + ec.message());
+                              self->read(c);
+                          });
+    }
+
+    void read(const std::shared_ptr<Connection>& c) {
+        c->parser.emplace();
+        c->parser->body_limit(static_cast<std::uint64_t>(c->job.request.length) + 64 * 1024);
+        c->stream.expires_after(config_.timeout);
+        http::async_read(c->stream, c->buffer, *c->parser,
+                         [self = shared_from_this(), c](beast::error_code ec, std::size_t) {
+                             if (self->stopped_) return;
+                             if (ec) return self->connection_error(c, "read: " + ec.message());
+                             self->on_response(c);
+                         });
+    }
+
+    // A kept-alive connection the server closed in the meantime fails on first use: that is not the
+    // server's fault, so the request is sent again at once on a new connection.
+    void connection_error(const std::shared_ptr<Connection>& c, const std::string& what) {
+        bool nothing_received = !c->parser || !c->parser->got_some();
+        if (!c->fresh && nothing_received) {
+            close(c);
+            connect(c);
+            return;
+        }
+        fail(c, what);
+    }
+
+    void on_response(const std::shared_ptr<Connection>& c) {
+        auto response = c->parser->release();
+        const auto& r = c->job.request;
+        auto body = std::move(response.body());
+        stats_.bytes_received += body.size();
+        std::string problem;
+        if (response.result() != http::status::partial_content) {
+            problem = "status " + std::to_string(response.result_int()) + " (expected 206)";
+        } else if (!content_range_matches(response[http::field::content_range], r)) {
+            problem =
+                "Content-Range '" + std::string(response[http::field::content_range]) + "' does not match";
+        } else if (body.size() != r.length) {
+            problem = "body of " + std::to_string(body.size()) + " bytes (expected " +
+                      std::to_string(r.length) + ")";
+        }
+        if (!response.keep_alive()) close(c);
+        if (!problem.empty()) {
+            stats_.bytes_rejected += body.size();
+            return fail(c, problem);
+        }
+        pool_.on_success(c->server, body.size(), Clock::now() - c->started);
+        c->busy = false;
+        busy_.erase(r.piece);
+        ++stats_.delivered;
+        on_piece_(r.piece, std::move(body), c->server);
+        pump();
+    }
+
+    void close(const std::shared_ptr<Connection>& c) {
+        beast::error_code ignored;
+        c->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+        c->stream.close();
+        c->buffer.clear();
+        c->connected = false;
+    }
+
+    void fail(const std::shared_ptr<Connection>& c, const std::string& what) {
+        ++stats_.failures;
+        close(c);
+        c->busy = false;
+        auto now = Clock::now();
+        pool_.on_failure(c->server, now);
+        Job job = c->job;
+        ++job.attempt;
+        // Another server may take it at once; with none left the piece itself backs off.
+        auto other = pool_.choose(now);
+        job.ready = other ? now : now + backoff_delay(job.attempt, config_.retry_initial, config_.retry_max);
+        spdlog::warn("fallback: piece {} from {} failed ({}); retry {} in {} ms", job.request.piece,
+                     urls_[c->server].text, what, job.attempt,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(job.ready - now).count());
+        queue_.push_back(job);
+        pump();
+    }
+};
+
+HttpFetcher::HttpFetcher(asio::io_context& io, std::vector<ServerUrl> servers, FetcherConfig config,
+                         OnPiece on_piece)
+    : impl_(std::make_shared<Impl>(io, std::move(servers), config, std::move(on_piece))) {}
+
+HttpFetcher::~HttpFetcher() {
+    impl_->stop();
+}
+
+bool HttpFetcher::fetch(const PieceRequest& request, std::chrono::milliseconds delay) {
+    return impl_->fetch(request, delay);
+}
+bool HttpFetcher::cancel_queued(int piece) {
+    return impl_->cancel_queued(piece);
+}
+bool HttpFetcher::busy(int piece) const {
+    return impl_->busy(piece);
+}
+std::size_t HttpFetcher::in_flight() const {
+    return impl_->in_flight();
+}
+std::size_t HttpFetcher::queued() const {
+    return impl_->queued();
+}
+const FetcherStats& HttpFetcher::stats() const {
+    return impl_->stats_;
+}
+const ServerPool& HttpFetcher::servers() const {
+    return impl_->pool_;
+}
+const std::vector<ServerUrl>& HttpFetcher::urls() const {
+    return impl_->urls_;
+}
+void HttpFetcher::stop() {
+    impl_->stop();
+}
+
+}  // namespace toast::client

@@ -1,0 +1,88 @@
+// The server fallback's transport: fetches exactly one piece's bytes with an HTTP Range request, at full
+// speed, over keep-alive connections (a few per server URL). A piece is never fetched twice at once; HTTP
+// errors, timeouts and malformed answers (not 206, wrong Content-Range, wrong length) retry the piece with
+// exponential backoff, on the fastest server that is not backing off itself. Runs on the caller's
+// io_context; every callback comes from there. It knows nothing of libtorrent: the caller writes the bytes
+// into the torrent (add_piece) and asks again if the hash check fails.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "client/lt/server_pool.hpp"
+
+namespace toast::client {
+
+struct ServerUrl {
+    std::string text;    // as given
+    std::string host;    // without brackets
+    std::string port;    // "80" when absent
+    std::string target;  // path and query, "/" when absent
+};
+
+// "http://host[:port][/path]"; nullopt for anything else (https is not spoken here).
+std::optional<ServerUrl> parse_http_url(std::string_view url);
+
+struct PieceRequest {
+    int piece = 0;
+    std::uint64_t offset = 0;  // of the piece in the title
+    std::uint32_t length = 0;
+};
+
+struct FetcherConfig {
+    int connections_per_server = 2;
+    std::chrono::milliseconds timeout{10'000};     // per request (connect, write, read each)
+    ServerPool::Backoff server_backoff{};          // a failing server rests this long
+    std::chrono::milliseconds retry_initial{200};  // a failing piece waits this long before its next try
+    std::chrono::milliseconds retry_max{3'000};
+};
+
+struct FetcherStats {
+    std::uint64_t requests = 0;        // sent
+    std::uint64_t delivered = 0;       // pieces handed to the caller
+    std::uint64_t failures = 0;        // connection errors, timeouts, bad status, malformed answers
+    std::uint64_t bytes_received = 0;  // body bytes of every response, accepted or not
+    std::uint64_t bytes_rejected = 0;  // body bytes of malformed answers
+};
+
+class HttpFetcher {
+  public:
+    // `server` is the index into the URL list the piece came from.
+    using OnPiece = std::function<void(int piece, std::vector<char> data, std::size_t server)>;
+
+    HttpFetcher(boost::asio::io_context& io, std::vector<ServerUrl> servers, FetcherConfig config,
+                OnPiece on_piece);
+    ~HttpFetcher();
+    HttpFetcher(const HttpFetcher&) = delete;
+    HttpFetcher& operator=(const HttpFetcher&) = delete;
+
+    // Queues `request` to start after `delay`. False (and nothing queued) when the piece is already queued
+    // or in flight.
+    bool fetch(const PieceRequest& request, std::chrono::milliseconds delay = std::chrono::milliseconds(0));
+    // Drops a queued piece that has not been sent yet; true if it was dropped. An in-flight request
+    // completes.
+    bool cancel_queued(int piece);
+    bool busy(int piece) const;
+    std::size_t in_flight() const;
+    std::size_t queued() const;
+    const FetcherStats& stats() const;
+    const ServerPool& servers() const;
+    const std::vector<ServerUrl>& urls() const;
+    // Closes every connection; no callback runs afterwards.
+    void stop();
+
+  private:
+    class Impl;
+    std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace toast::client

@@ -1,0 +1,64 @@
+#include "client/lt/server_pool.hpp"
+
+#include <algorithm>
+
+namespace toast::client {
+
+std::chrono::milliseconds backoff_delay(int attempt, std::chrono::milliseconds initial,
+                                        std::chrono::milliseconds max) {
+    if (attempt <= 0) return std::chrono::milliseconds(0);
+    auto delay = initial;
+    for (int i = 1; i < attempt && delay < max; ++i)
+        delay *= 2;
+    return std::min(delay, max);
+}
+
+ServerPool::ServerPool(std::size_t servers, Backoff backoff) : backoff_(backoff), servers_(servers) {}
+
+std::optional<std::size_t> ServerPool::choose(Clock::time_point now) const {
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < servers_.size(); ++i) {
+        const auto& s = servers_[i];
+        if (s.ready_at > now) continue;
+        if (!best) {
+            best = i;
+            continue;
+        }
+        const auto& b = servers_[*best];
+        // Healthy before recently failed, then unmeasured (explore), then fastest; ties keep the earlier URL.
+        bool s_failed = s.failures > 0, b_failed = b.failures > 0;
+        bool s_unknown = s.throughput == 0, b_unknown = b.throughput == 0;
+        if (s_failed != b_failed) {
+            if (!s_failed) best = i;
+        } else if (s_unknown != b_unknown) {
+            if (s_unknown) best = i;
+        } else if (s.throughput > b.throughput) {
+            best = i;
+        }
+    }
+    return best;
+}
+
+ServerPool::Clock::time_point ServerPool::next_ready() const {
+    auto earliest = Clock::time_point::max();
+    for (const auto& s : servers_)
+        earliest = std::min(earliest, s.ready_at);
+    return earliest;
+}
+
+void ServerPool::on_success(std::size_t server, std::uint64_t bytes, std::chrono::nanoseconds took) {
+    auto& s = servers_.at(server);
+    s.failures = 0;
+    s.ready_at = {};
+    double seconds = std::max(std::chrono::duration<double>(took).count(), 1e-6);
+    double rate = static_cast<double>(bytes) / seconds;
+    s.throughput = s.throughput == 0 ? rate : 0.7 * s.throughput + 0.3 * rate;
+}
+
+void ServerPool::on_failure(std::size_t server, Clock::time_point now) {
+    auto& s = servers_.at(server);
+    ++s.failures;
+    s.ready_at = now + backoff_delay(s.failures, backoff_.initial, backoff_.max);
+}
+
+}  // namespace toast::client

@@ -1,0 +1,51 @@
+// Which VoD server URL the fallback fetcher asks next. Servers that failed back off exponentially; among the
+// rest a server without recent failures comes first, then one never measured (so every URL gets tried),
+// then the fastest observed throughput. Pure: the caller passes the time.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace toast::client {
+
+class ServerPool {
+  public:
+    using Clock = std::chrono::steady_clock;
+    struct Backoff {
+        std::chrono::milliseconds initial{200};
+        std::chrono::milliseconds max{3000};
+    };
+
+    ServerPool(std::size_t servers, Backoff backoff);
+
+    // The server to use at `now`, or nullopt while every server is backing off.
+    std::optional<std::size_t> choose(Clock::time_point now) const;
+    // When the first backing-off server becomes usable again.
+    Clock::time_point next_ready() const;
+
+    void on_success(std::size_t server, std::uint64_t bytes, std::chrono::nanoseconds took);
+    void on_failure(std::size_t server, Clock::time_point now);
+
+    // Observed throughput in bytes per second (exponentially weighted), 0 before the first success.
+    double throughput(std::size_t server) const { return servers_.at(server).throughput; }
+    int consecutive_failures(std::size_t server) const { return servers_.at(server).failures; }
+    std::size_t size() const { return servers_.size(); }
+
+  private:
+    struct Server {
+        double throughput = 0;
+        int failures = 0;
+        Clock::time_point ready_at{};
+    };
+    Backoff backoff_;
+    std::vector<Server> servers_;
+};
+
+// The delay before attempt `attempt` (1 = first retry): initial x 2^(attempt-1), capped at max.
+std::chrono::milliseconds backoff_delay(int attempt, std::chrono::milliseconds initial,
+                                        std::chrono::milliseconds max);
+
+}  // namespace toast::client

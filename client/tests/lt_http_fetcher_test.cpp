@@ -1,0 +1,250 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+
+#include <boost/asio/io_context.hpp>
+
+#include "client/lt/http_fetcher.hpp"
+#include "client/lt/server_pool.hpp"
+#include "lt_range_server.hpp"
+
+using namespace std::chrono_literals;
+using toast::client::FetcherConfig;
+using toast::client::HttpFetcher;
+using toast::client::PieceRequest;
+using toast::client::ServerPool;
+using toast::client::testing::RangeServer;
+
+namespace {
+
+constexpr std::uint32_t kPiece = 16 * 1024;
+
+std::vector<char> title_bytes(std::size_t size) {
+    std::vector<char> out(size);
+    std::mt19937_64 rng(42);
+    for (auto& c : out)
+        c = static_cast<char>(rng() & 0xff);
+    return out;
+}
+
+PieceRequest piece(int i, std::size_t size) {
+    auto offset = static_cast<std::uint64_t>(i) * kPiece;
+    return {i, offset, static_cast<std::uint32_t>(std::min<std::uint64_t>(kPiece, size - offset))};
+}
+
+std::vector<toast::client::ServerUrl> urls(const std::vector<std::string>& texts) {
+    std::vector<toast::client::ServerUrl> out;
+    for (const auto& t : texts)
+        out.push_back(*toast::client::parse_http_url(t));
+    return out;
+}
+
+// Runs `io` until `done` or `limit` passes.
+bool run_until(boost::asio::io_context& io, const std::function<bool()>& done,
+               std::chrono::milliseconds limit) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+        io.restart();
+        io.run_for(20ms);
+    }
+    return done();
+}
+
+FetcherConfig fast_retries() {
+    FetcherConfig c;
+    c.timeout = 2s;
+    c.retry_initial = 50ms;
+    c.retry_max = 400ms;
+    c.server_backoff = {50ms, 400ms};
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("server URLs parse into host, port and target", "[client][fetcher]") {
+    auto u = toast::client::parse_http_url("http://127.0.0.1:8080/titles/movie.mp4");
+    REQUIRE(u);
+    CHECK(u->host == "127.0.0.1");
+    CHECK(u->port == "8080");
+    CHECK(u->target == "/titles/movie.mp4");
+    auto v6 = toast::client::parse_http_url("http://[::1]:81");
+    REQUIRE(v6);
+    CHECK(v6->host == "::1");
+    CHECK(v6->target == "/");
+    CHECK(toast::client::parse_http_url("http://example.org")->port == "80");
+    CHECK_FALSE(toast::client::parse_http_url("https://127.0.0.1/x"));
+    CHECK_FALSE(toast::client::parse_http_url("http://127.0.0.1:0/x"));
+    CHECK_FALSE(toast::client::parse_http_url("http://127.0.0.1:99999/x"));
+    CHECK_FALSE(toast::client::parse_http_url("http://:80/x"));
+}
+
+TEST_CASE("backoff doubles from the initial delay up to the cap", "[client][fetcher]") {
+    using toast::client::backoff_delay;
+    CHECK(backoff_delay(0, 100ms, 1s) == 0ms);
+    CHECK(backoff_delay(1, 100ms, 1s) == 100ms);
+    CHECK(backoff_delay(3, 100ms, 1s) == 400ms);
+    CHECK(backoff_delay(30, 100ms, 1s) == 1000ms);
+}
+
+TEST_CASE("the server pool prefers the fastest server and rests failing ones", "[client][fetcher]") {
+    ServerPool pool(3, {100ms, 1s});
+    auto t0 = std::chrono::steady_clock::now();
+    CHECK(pool.choose(t0) == 0u);  // nothing measured: the first URL
+    pool.on_success(0, 1'000'000, 1s);
+    CHECK(pool.choose(t0) == 1u);  // unmeasured servers are tried
+    pool.on_success(1, 4'000'000, 1s);
+    pool.on_success(2, 2'000'000, 1s);
+    CHECK(pool.choose(t0) == 1u);
+    pool.on_failure(1, t0);
+    CHECK(pool.choose(t0) == 2u);
+    CHECK(pool.choose(t0 + 150ms) == 2u);  // rested, but a healthy server still comes first
+    pool.on_success(1, 4'000'000, 1s);
+    CHECK(pool.choose(t0) == 1u);  // a success clears the failure
+    pool.on_failure(0, t0);
+    pool.on_failure(1, t0);  // second failure: 200 ms
+    pool.on_failure(2, t0);
+    CHECK_FALSE(pool.choose(t0 + 50ms));
+    CHECK(pool.next_ready() == t0 + 100ms);
+}
+
+TEST_CASE("the fetcher gets exactly each piece's bytes over kept-alive connections", "[client][fetcher]") {
+    auto data = title_bytes(20 * kPiece + 1234);
+    RangeServer server("/titles/t.bin", data);
+    boost::asio::io_context io;
+    std::map<int, std::vector<char>> got;
+    HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
+                        [&](int p, std::vector<char> bytes, std::size_t) { got[p] = std::move(bytes); });
+    for (int i = 0; i <= 20; ++i)
+        REQUIRE(fetcher.fetch(piece(i, data.size())));
+    REQUIRE(run_until(
+        io, [&] { return got.size() == 21; }, 10s));
+    for (int i = 0; i <= 20; ++i) {
+        auto r = piece(i, data.size());
+        std::vector<char> expected(data.begin() + static_cast<long>(r.offset),
+                                   data.begin() + static_cast<long>(r.offset + r.length));
+        CHECK(got[i] == expected);
+    }
+    CHECK(got[20].size() == 1234);
+    CHECK(server.requests == 21);
+    CHECK(server.connections <= 2);  // two connections per server, reused
+    CHECK(fetcher.stats().failures == 0);
+    CHECK(fetcher.stats().bytes_received == data.size());
+}
+
+TEST_CASE("the fetcher never has the same piece queued or in flight twice", "[client][fetcher]") {
+    auto data = title_bytes(4 * kPiece);
+    RangeServer server("/t", data);
+    boost::asio::io_context io;
+    int delivered = 0;
+    HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
+                        [&](int, std::vector<char>, std::size_t) { ++delivered; });
+    CHECK(fetcher.fetch(piece(1, data.size())));
+    CHECK_FALSE(fetcher.fetch(piece(1, data.size())));
+    CHECK(fetcher.busy(1));
+    REQUIRE(run_until(
+        io, [&] { return delivered == 1; }, 5s));
+    CHECK_FALSE(fetcher.busy(1));
+    CHECK(fetcher.fetch(piece(1, data.size())));  // done: may be asked again
+    REQUIRE(run_until(
+        io, [&] { return delivered == 2; }, 5s));
+    CHECK(server.requests == 2);
+}
+
+TEST_CASE("HTTP errors are retried with backoff until the piece arrives", "[client][fetcher]") {
+    auto data = title_bytes(4 * kPiece);
+    RangeServer server("/t", data);
+    server.fail_first = 3;
+    boost::asio::io_context io;
+    std::vector<char> got;
+    HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
+                        [&](int, std::vector<char> bytes, std::size_t) { got = std::move(bytes); });
+    auto start = std::chrono::steady_clock::now();
+    REQUIRE(fetcher.fetch(piece(2, data.size())));
+    REQUIRE(run_until(
+        io, [&] { return !got.empty(); }, 5s));
+    auto took = std::chrono::steady_clock::now() - start;
+    CHECK(std::vector<char>(data.begin() + 2 * kPiece, data.begin() + 3 * kPiece) == got);
+    CHECK(fetcher.stats().failures == 3);
+    CHECK(server.requests == 4);
+    CHECK(took >= 50ms + 100ms + 200ms);  // three backoffs: 50, 100, 200 ms
+}
+
+TEST_CASE("malformed answers are rejected: wrong status or a body that is not the range",
+          "[client][fetcher]") {
+    auto data = title_bytes(4 * kPiece);
+    RangeServer server("/t", data);
+    boost::asio::io_context io;
+    int delivered = 0;
+    // The wrong path gets 404 every time; the request is retried but never delivered.
+    HttpFetcher fetcher(io, urls({"http://127.0.0.1:" + std::to_string(server.port()) + "/missing"}),
+                        fast_retries(), [&](int, std::vector<char>, std::size_t) { ++delivered; });
+    REQUIRE(fetcher.fetch(piece(0, data.size())));
+    run_until(
+        io, [&] { return fetcher.stats().failures >= 3; }, 5s);
+    CHECK(fetcher.stats().failures >= 3);
+    CHECK(delivered == 0);
+    CHECK(fetcher.busy(0));
+}
+
+TEST_CASE("the fetcher retries after the server comes back", "[client][fetcher]") {
+    auto data = title_bytes(4 * kPiece);
+    RangeServer server("/t", data);
+    auto url = server.url();
+    server.stop();
+    boost::asio::io_context io;
+    std::vector<char> got;
+    HttpFetcher fetcher(io, urls({url}), fast_retries(),
+                        [&](int, std::vector<char> bytes, std::size_t) { got = std::move(bytes); });
+    REQUIRE(fetcher.fetch(piece(3, data.size())));
+    run_until(
+        io, [] { return false; }, 600ms);
+    CHECK(got.empty());
+    CHECK(fetcher.stats().failures >= 2);
+    server.start();
+    REQUIRE(run_until(
+        io, [&] { return !got.empty(); }, 5s));
+    CHECK(std::vector<char>(data.begin() + 3 * kPiece, data.end()) == got);
+}
+
+TEST_CASE("a kept-alive connection the server dropped is replaced without a failure", "[client][fetcher]") {
+    auto data = title_bytes(4 * kPiece);
+    RangeServer server("/t", data);
+    boost::asio::io_context io;
+    int delivered = 0;
+    FetcherConfig config = fast_retries();
+    config.connections_per_server = 1;
+    HttpFetcher fetcher(io, urls({server.url()}), config,
+                        [&](int, std::vector<char>, std::size_t) { ++delivered; });
+    REQUIRE(fetcher.fetch(piece(0, data.size())));
+    REQUIRE(run_until(
+        io, [&] { return delivered == 1; }, 5s));
+    server.stop();  // closes the kept-alive connection
+    server.start();
+    REQUIRE(fetcher.fetch(piece(1, data.size())));
+    REQUIRE(run_until(
+        io, [&] { return delivered == 2; }, 5s));
+    CHECK(fetcher.stats().failures == 0);
+    CHECK(server.connections == 2);  // one before the restart, one after
+}
+
+TEST_CASE("with two servers the fetcher moves to the live one and prefers the faster", "[client][fetcher]") {
+    auto data = title_bytes(40 * kPiece);
+    RangeServer slow("/t", data), fast("/t", data);
+    slow.delay_ms = 150;
+    boost::asio::io_context io;
+    int delivered = 0;
+    FetcherConfig config = fast_retries();
+    config.connections_per_server = 1;
+    HttpFetcher fetcher(io, urls({"http://127.0.0.1:1/t", slow.url(), fast.url()}), config,
+                        [&](int, std::vector<char>, std::size_t) { ++delivered; });
+    // One at a time, so each choice is made with what has been measured so far.
+    for (int i = 0; i < 20; ++i) {
+        REQUIRE(fetcher.fetch(piece(i, data.size())));
+        REQUIRE(run_until(
+            io, [&] { return delivered == i + 1; }, 5s));
+    }
+    CHECK(fetcher.stats().failures >= 1);  // port 1 refuses
+    CHECK(slow.requests <= 2);
+    CHECK(fast.requests >= 17);
+}

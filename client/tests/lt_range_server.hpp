@@ -1,0 +1,46 @@
+// A small HTTP/1.1 server for fallback tests: serves one byte buffer with single byte ranges, keeps
+// connections alive, and misbehaves on request (corrupt the first N answers, fail the first N with 500,
+// delay every answer). Runs on its own thread; stop() closes everything and start() listens again on the
+// same port, so a test can take "the server" away and bring it back.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace toast::client::testing {
+
+class RangeServer {
+  public:
+    RangeServer(std::string path, std::vector<char> data, std::uint16_t port = 0);
+    ~RangeServer();
+    RangeServer(const RangeServer&) = delete;
+    RangeServer& operator=(const RangeServer&) = delete;
+
+    void start();
+    void stop();
+    std::uint16_t port() const { return port_; }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + path_; }
+
+    std::atomic<int> corrupt_first{0};  // answers whose body gets one byte flipped
+    std::atomic<int> fail_first{0};     // answers replaced by 500
+    std::atomic<int> delay_ms{0};       // added before every answer
+    std::atomic<int> requests{0};
+    std::atomic<int> connections{0};
+    std::atomic<std::uint64_t> body_bytes{0};
+
+    struct State;  // the server thread's io_context, acceptor and sockets
+
+  private:
+    std::string path_;
+    std::vector<char> data_;
+    std::uint16_t port_;
+    std::shared_ptr<State> state_;
+    std::thread thread_;
+};
+
+}  // namespace toast::client::testing
