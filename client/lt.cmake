@@ -2,10 +2,13 @@
 add_library(toast_client_lt STATIC
   lt/ejecting_disk_io.cpp
   lt/http_fetcher.cpp
+  lt/lt_events.cpp
+  lt/plan_applier.cpp
   lt/seed_choker.cpp
   lt/server_pool.cpp
   lt/session_factory.cpp
-  lt/swarm_control.cpp)
+  lt/swarm_control.cpp
+  lt/torrent_file.cpp)
 target_include_directories(toast_client_lt PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_client_lt
   PUBLIC toast_common toast_asio LibtorrentRasterbar::torrent-rasterbar
@@ -17,10 +20,12 @@ endif()
 if(BUILD_TESTING)
   add_executable(client_tests
     tests/lt_http_fetcher_test.cpp
+    tests/lt_plan_applier_test.cpp
     tests/lt_range_server.cpp
     tests/lt_seed_choker_test.cpp
     tests/lt_session_test.cpp
-    tests/lt_test_support.cpp)
+    tests/lt_test_support.cpp
+    tests/lt_torrent_file_test.cpp)
   target_link_libraries(client_tests PRIVATE toast_client_lt toast_testing toast_warnings Catch2::Catch2WithMain)
   catch_discover_tests(client_tests TEST_PREFIX "client." PROPERTIES TIMEOUT 120)
 endif()

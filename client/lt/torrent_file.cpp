@@ -1,0 +1,116 @@
+#include "client/lt/torrent_file.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include <libtorrent/bdecode.hpp>
+#include <libtorrent/torrent_info.hpp>
+
+namespace lt = libtorrent;
+
+namespace toast::client {
+
+namespace {
+
+std::string url_encode_path_segment(const std::string& s) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : s) {
+        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+            out.push_back(static_cast<char>(c));
+        } else {
+            out.push_back('%');
+            out.push_back(hex[c >> 4]);
+            out.push_back(hex[c & 15]);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+TitleTorrent parse_title_torrent(const std::vector<char>& bytes, const std::string& name) {
+    lt::error_code ec;
+    int error_pos = 0;
+    lt::bdecode_node root =
+        lt::bdecode(lt::span<const char>(bytes.data(), static_cast<long>(bytes.size())), ec, &error_pos);
+    if (ec) {
+        throw TorrentFileError(name + ": not a bencoded torrent (" + ec.message() + " at byte " +
+                               std::to_string(error_pos) + ")");
+    }
+    if (root.type() != lt::bdecode_node::dict_t)
+        throw TorrentFileError(name + ": not a torrent (not a dictionary)");
+
+    TitleTorrent out;
+    auto ti = std::make_shared<lt::torrent_info>(root, ec);
+    if (ec) throw TorrentFileError(name + ": not a valid torrent (" + ec.message() + ")");
+    if (ti->num_files() != 1) {
+        throw TorrentFileError(name + ": has " + std::to_string(ti->num_files()) +
+                               " files; a Toast title is a single file");
+    }
+
+    if (auto toast = root.dict_find("toast")) {
+        if (toast.type() != lt::bdecode_node::dict_t)
+            throw TorrentFileError(name + ": \"toast\" is not a dictionary");
+        if (auto br = toast.dict_find("bitrate")) {
+            if (br.type() != lt::bdecode_node::int_t || br.int_value() <= 0) {
+                throw TorrentFileError(
+                    name + ": \"toast\".\"bitrate\" must be a positive integer (bits per second)");
+            }
+            out.bitrate = BitRate(static_cast<std::uint64_t>(br.int_value()));
+        }
+        if (auto title = toast.dict_find_string("title")) out.title = std::string(title.string_value());
+    }
+    if (out.title.empty()) out.title = ti->name();
+
+    if (auto list = root.dict_find("url-list")) {
+        if (list.type() == lt::bdecode_node::string_t) {
+            out.url_list.emplace_back(list.string_value());
+        } else if (list.type() == lt::bdecode_node::list_t) {
+            for (int i = 0; i < list.list_size(); ++i) {
+                auto item = list.list_at(i);
+                if (item.type() == lt::bdecode_node::string_t) out.url_list.emplace_back(item.string_value());
+            }
+        }
+    }
+
+    // The server is the fallback, never a web seed.
+    ti->clear_web_seeds();
+    out.params.ti = std::move(ti);
+    out.params.url_seeds.clear();
+    out.params.http_seeds.clear();
+    return out;
+}
+
+TitleTorrent load_title_torrent(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw TorrentFileError(path.string() + ": cannot be read");
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.empty()) throw TorrentFileError(path.string() + ": is empty");
+    return parse_title_torrent(bytes, path.string());
+}
+
+std::vector<std::string> title_urls(const std::vector<std::string>& url_list,
+                                    const std::vector<std::string>& extra_servers,
+                                    const std::string& file_name) {
+    std::vector<std::string> out;
+    auto add = [&](std::string url) {
+        auto scheme = url.find("://");
+        auto path_start = scheme == std::string::npos ? std::string::npos : url.find('/', scheme + 3);
+        if (path_start == std::string::npos || path_start == url.size() - 1) {
+            if (path_start != std::string::npos) url.pop_back();
+            url += "/titles/" + url_encode_path_segment(file_name);
+        } else if (url.back() == '/') {
+            url += url_encode_path_segment(file_name);
+        }
+        if (std::find(out.begin(), out.end(), url) == out.end()) out.push_back(url);
+    };
+    for (const auto& u : url_list)
+        add(u);
+    for (const auto& u : extra_servers)
+        add(u);
+    return out;
+}
+
+}  // namespace toast::client
