@@ -1,18 +1,106 @@
-"""Network shaping helpers: what the kernel offers (netem is missing on some kernels, e.g. this one)."""
+"""Network shaping for a run: each client in its own network namespace, joined to the "server host" (the root
+namespace) by a veth pair on one bridge; `tbf` limits the bandwidth towards each client, `netem` adds delay
+when the kernel has it. Client upload limits themselves come from the client, as in the thesis.
 
+Addresses are in 10.213.0.0/16 and exist only inside namespaces and the bridge this module creates and deletes.
+"""
+
+from __future__ import annotations
+
+import secrets
 import subprocess
+
+SUBNET_PREFIX = "10.213"
+HOST_IP = f"{SUBNET_PREFIX}.0.1"
+
+
+class ShapingError(RuntimeError):
+    pass
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    r = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=20)
+    if check and r.returncode != 0:
+        raise ShapingError(f"ip {' '.join(args)}: {r.stderr.strip()}")
+    return r
+
+
+def _tc(*args: str, netns: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    argv = (["ip", "netns", "exec", netns] if netns else []) + ["tc", *args]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    if check and r.returncode != 0:
+        raise ShapingError(f"tc {' '.join(args)}: {r.stderr.strip()}")
+    return r
 
 
 def has_netem() -> bool:
-    """True if the kernel accepts a netem qdisc (tried on a throw-away dummy device in a fresh namespace)."""
-    ns = "toastbed-probe"
+    """True if the kernel accepts a netem qdisc (tried on the loopback of a throw-away namespace)."""
+    ns = "toastbed-probe-" + secrets.token_hex(3)
     try:
-        subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True, timeout=10)
+        if _ip("netns", "add", ns, check=False).returncode != 0:
+            return False
+        return _tc("qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms", netns=ns, check=False).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
-    try:
-        r = subprocess.run(["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay",
-                            "1ms"], capture_output=True, timeout=10)
-        return r.returncode == 0
     finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=10)
+        _ip("netns", "del", ns, check=False)
+
+
+def client_ip(index: int) -> str:
+    n = index + 2
+    return f"{SUBNET_PREFIX}.{n // 256}.{n % 256}"
+
+
+class Network:
+    """The bridge and one namespace per client; teardown() removes everything it created."""
+
+    def __init__(self, clients: int, download_limit_bps: int = 0, delay_ms: float = 0.0):
+        self.tag = secrets.token_hex(2)
+        self.bridge = f"tbbr{self.tag}"
+        self.clients = clients
+        self.download_limit_bps = download_limit_bps
+        self.delay_ms = delay_ms
+        self.namespaces: list[str] = []
+        self.created_bridge = False
+
+    def namespace(self, index: int) -> str:
+        return f"tb{self.tag}c{index}"
+
+    def setup(self) -> None:
+        try:
+            _ip("link", "add", self.bridge, "type", "bridge")
+            self.created_bridge = True
+            _ip("addr", "add", f"{HOST_IP}/16", "dev", self.bridge)
+            _ip("link", "set", self.bridge, "up")
+            for i in range(self.clients):
+                self._add_client(i)
+        except (ShapingError, OSError, subprocess.SubprocessError):
+            self.teardown()
+            raise
+
+    def _add_client(self, i: int) -> None:
+        ns = self.namespace(i)
+        host_end, ns_end = f"tb{self.tag}h{i}", f"tb{self.tag}n{i}"
+        _ip("netns", "add", ns)
+        self.namespaces.append(ns)
+        _ip("link", "add", host_end, "type", "veth", "peer", "name", ns_end)
+        _ip("link", "set", ns_end, "netns", ns)
+        _ip("link", "set", host_end, "master", self.bridge)
+        _ip("link", "set", host_end, "up")
+        _ip("-n", ns, "addr", "add", f"{client_ip(i)}/16", "dev", ns_end)
+        _ip("-n", ns, "link", "set", ns_end, "up")
+        _ip("-n", ns, "link", "set", "lo", "up")
+        if self.download_limit_bps:
+            # Traffic towards the client leaves the bridge through the host end of its veth.
+            _tc("qdisc", "add", "dev", host_end, "root", "tbf", "rate", f"{self.download_limit_bps}bit",
+                "burst", "32kb", "latency", "50ms")
+        if self.delay_ms > 0:
+            _tc("qdisc", "add", "dev", ns_end, "root", "netem", "delay", f"{self.delay_ms}ms", netns=ns)
+
+    def teardown(self) -> None:
+        for ns in self.namespaces:
+            _ip("netns", "del", ns, check=False)  # deletes the veth pair with it
+        self.namespaces = []
+        if self.created_bridge:
+            _ip("link", "del", self.bridge, check=False)
+            self.created_bridge = False

@@ -40,11 +40,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_port(port: int, timeout: float) -> bool:
+def wait_port(host: str, port: int, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            with socket.create_connection((host, port), timeout=0.5):
                 return True
         except OSError:
             time.sleep(0.05)
@@ -114,8 +114,8 @@ def make_title(path: Path, size: int, seed: int) -> None:
 class Stack:
     """Tracker + VoD server (+ seed): the "server host" of one run."""
 
-    def __init__(self, s: scen.Scenario, bins: dict, work: Path, procs: Processes):
-        self.s, self.bins, self.work, self.procs = s, bins, work, procs
+    def __init__(self, s: scen.Scenario, bins: dict, work: Path, procs: Processes, host: str = "127.0.0.1"):
+        self.s, self.bins, self.work, self.procs, self.host = s, bins, work, procs, host
         self.tracker_port = free_port()
         self.server_port = free_port()
         self.title = "title"
@@ -126,7 +126,7 @@ class Stack:
 
     @property
     def server_url(self) -> str:
-        return f"http://127.0.0.1:{self.server_port}"
+        return f"http://{self.host}:{self.server_port}"
 
     def start(self) -> None:
         s, w = self.s, self.work
@@ -135,26 +135,27 @@ class Stack:
         disks = [str(w / "disks" / f"d{i}") for i in range(4)]
         for d in disks:
             Path(d).mkdir(parents=True, exist_ok=True)
-        config = {"listen": f"127.0.0.1:{self.server_port}", "disks": disks, "policy": "rda",
+        config = {"listen": f"{self.host}:{self.server_port}", "disks": disks, "policy": "rda",
                   "public_url": self.server_url, "placement_seed": s.random_seed, "log_level": "warn"}
         (w / "server.json").write_text(json.dumps(config, indent=2))
         tracker = self.procs.start("tracker", [str(self.bins["tracker"]), "--listen",
-                                               f"127.0.0.1:{self.tracker_port}"])
+                                               f"{self.host}:{self.tracker_port}"])
         ingest = subprocess.run([str(self.bins["server"]), "--config", str(w / "server.json"), "ingest", self.title,
                                  str(self.media), "--torrent", str(self.torrent), "--bitrate", str(s.bitrate),
                                  "--piece-size", str(s.piece_size), "--announce",
-                                 f"http://127.0.0.1:{self.tracker_port}/announce"],
+                                 f"http://{self.host}:{self.tracker_port}/announce"],
                                 capture_output=True, text=True, timeout=600)
         if ingest.returncode != 0:
             raise RunError("ingest failed: " + ingest.stderr.strip())
         self.procs.start("server", [str(self.bins["server"]), "--config", str(w / "server.json"), "serve"])
-        if not wait_port(self.server_port, 20) or not wait_port(self.tracker_port, 20) or tracker.poll() is not None:
+        if (not wait_port(self.host, self.server_port, 20) or not wait_port(self.host, self.tracker_port, 20)
+                or tracker.poll() is not None):
             raise RunError("the VoD server or the tracker did not start; see logs in " + str(self.procs.log_dir))
         if s.seed:
             seed_port = free_port()
             self.seed_proc = self.procs.start("seed", [PY, str(STOCK_PEER), "seed", str(self.torrent),
                                                        "--save-dir", str(self.media.parent), "--listen",
-                                                       str(seed_port), "--stats", str(self.seed_stats),
+                                                       f"{self.host}:{seed_port}", "--stats", str(self.seed_stats),
                                                        "--upload-limit", str(s.seed_upload_limit)])
 
     def server_bytes(self) -> float:
@@ -165,7 +166,7 @@ class Stack:
 
     def tracker_bytes(self) -> float:
         try:
-            text = http_get(f"http://127.0.0.1:{self.tracker_port}/metrics")
+            text = http_get(f"http://{self.host}:{self.tracker_port}/metrics")
         except OSError:
             return 0.0
         return report.prometheus_sum(text, "toast_tracker_bytes_sent_total")
@@ -178,12 +179,14 @@ class Stack:
         return float((summary or {}).get("bytes_uploaded", 0))
 
 
-def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Path, index: int) -> list[str]:
+def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Path, index: int,
+                ip: str = "127.0.0.1") -> list[str]:
     stats = cdir / "stats.jsonl"
     port = free_port()
+    listen = f"{ip}:{port}"
     if kind == "toast":
         argv = [str(bins["client"]), "stream", str(stack.torrent), "--save-dir", str(cdir / "data"), "--listen",
-                str(port), "--server", stack.server_url + "/titles/" + stack.title, "--stats", str(stats),
+                listen, "--server", stack.server_url + "/titles/" + stack.title, "--stats", str(stats),
                 "--picker", s.picker, "--inorder-window", f"{s.inorder_window}s", "--behavior", s.behavior,
                 "--upload-limit", str(s.upload_limit), "--choker", s.choker, "--seed",
                 str(s.random_seed + index), "--log-level", "warn"]
@@ -194,7 +197,7 @@ def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Pat
         return argv + list(s.extra_client_args)
     if kind == "stock":
         return [PY, str(STOCK_PEER), "stream", str(stack.torrent), "--save-dir", str(cdir / "data"), "--listen",
-                str(port), "--stats", str(stats), "--upload-limit", str(s.upload_limit), "--behavior", s.behavior,
+                listen, "--stats", str(stats), "--upload-limit", str(s.upload_limit), "--behavior", s.behavior,
                 "--web-seed", stack.server_url + "/titles/" + stack.title]
     return [PY, str(UNICAST), stack.server_url + "/stream/" + stack.title, "--bitrate", str(s.bitrate),
             "--stats", str(stats)]
@@ -207,13 +210,16 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print)
         shutil.rmtree(work)
     (work / "logs").mkdir(parents=True)
     procs = Processes(work / "logs")
-    stack = Stack(s, bins, work, procs)
+    network = netshape.Network(s.clients, s.download_limit, s.delay_ms) if s.shaping else None
+    stack = Stack(s, bins, work, procs, netshape.HOST_IP if network else "127.0.0.1")
     arrivals = scen.arrival_times(s)
     limit = s.time_limit or (arrivals[-1] + s.title_seconds * 3 + 60)
     clients: list[subprocess.Popen | None] = [None] * s.clients
     notes = []
     interrupted = False
     try:
+        if network:
+            network.setup()
         stack.start()
         t0 = time.monotonic()
         last_progress = 0.0
@@ -223,7 +229,9 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print)
                 if clients[i] is None and now >= at:
                     cdir = work / f"client{i:03d}"
                     cdir.mkdir()
-                    clients[i] = procs.start(f"client{i:03d}", client_argv(kind, s, stack, bins, cdir, i))
+                    ip = netshape.client_ip(i) if network else "127.0.0.1"
+                    clients[i] = procs.start(f"client{i:03d}", client_argv(kind, s, stack, bins, cdir, i, ip),
+                                             netns=network.namespace(i) if network else None)
             started = sum(1 for c in clients if c is not None)
             running = sum(1 for c in clients if c is not None and c.poll() is None)
             if started == s.clients and running == 0:
@@ -247,6 +255,8 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print)
         tracker = stack.tracker_bytes()
         seed = stack.stop_seed()
         procs.stop_all()
+        if network:
+            network.teardown()
     summaries = [report.read_stats(work / f"client{i:03d}" / "stats.jsonl")[0] for i in range(s.clients)]
     r = report.compute(s, s.title_bytes, summaries, vod, seed, tracker)
     r["notes"] = notes
@@ -287,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
                 r["baselines"][kind] = {"server_bytes": b["server_bytes"], "reduction_pct": b["reduction_pct"],
                                         "stalls": b["stalls"]["count"], "stall_seconds": b["stalls"]["seconds"],
                                         "completed_clients": b["completed_clients"]}
-    except RunError as e:
+    except (RunError, netshape.ShapingError) as e:
         print(f"testbed/run: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

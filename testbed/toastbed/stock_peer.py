@@ -17,9 +17,9 @@ import time
 import libtorrent as lt
 
 
-def make_session(port: int, upload_limit_bps: int) -> lt.session:
+def make_session(listen: str, upload_limit_bps: int) -> lt.session:
     settings = {
-        "listen_interfaces": f"127.0.0.1:{port}",
+        "listen_interfaces": listen,
         "enable_dht": False, "enable_lsd": False, "enable_upnp": False, "enable_natpmp": False,
         "allow_multiple_connections_per_ip": True,
         "close_redundant_connections": False,
@@ -39,7 +39,7 @@ def main() -> int:
     ap.add_argument("role", choices=["seed", "stream"])
     ap.add_argument("torrent")
     ap.add_argument("--save-dir", required=True)
-    ap.add_argument("--listen", type=int, required=True)
+    ap.add_argument("--listen", required=True, help="HOST:PORT")
     ap.add_argument("--stats", required=True)
     ap.add_argument("--upload-limit", type=int, default=0, help="bits/s, 0 = unlimited")
     ap.add_argument("--bitrate", type=int, default=0, help="bits/s (stream role; default: the torrent's)")
