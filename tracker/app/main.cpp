@@ -1,0 +1,207 @@
+// toast-tracker: a BitTorrent tracker (HTTP and UDP) for Toast swarms and stock clients. Wiring and the
+// command line; every decision lives in tracker/core and TrackerService.
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/udp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "toast/common/config.hpp"
+#include "toast/common/endpoint.hpp"
+#include "toast/common/log.hpp"
+#include "toast/common/metrics.hpp"
+#include "tracker/core/tracker_config.hpp"
+#include "tracker/io/http_server.hpp"
+#include "tracker/io/tracker_service.hpp"
+#include "tracker/io/udp_server.hpp"
+
+namespace {
+
+namespace asio = boost::asio;
+using namespace toast::tracker;
+
+constexpr const char* kUsage =
+    "usage: toast-tracker --listen HOST:PORT [--udp HOST:PORT] [--config CONFIG]\n"
+    "\n"
+    "A BitTorrent tracker: HTTP announce at /announce, scrape at /scrape, GET /stats (JSON) and\n"
+    "GET /metrics (Prometheus text); optionally the UDP tracker protocol (BEP 15).\n"
+    "\n"
+    "options:\n"
+    "  --listen HOST:PORT  HTTP address (required; no default). Port 0 picks a free port, printed at start.\n"
+    "  --udp HOST:PORT     also serve UDP announce/scrape here (default: no UDP tracker)\n"
+    "  --config CONFIG     JSON configuration file (default: none, every key at its default below)\n"
+    "  -h, --help          print this help and exit\n"
+    "\n"
+    "config keys (default):\n"
+    "  interval          re-announce interval sent to clients (\"300s\")\n"
+    "  min_interval      minimum re-announce interval (\"30s\")\n"
+    "  peer_expiry       a peer silent this long is dropped (2 x interval + 60s)\n"
+    "  numwant_default   peers returned when the client does not say (50)\n"
+    "  numwant_max       most peers returned in one answer (200)\n"
+    "  max_swarms        swarms kept before new info-hashes are refused with 503 (1000000)\n"
+    "  whitelist         file with one hex info-hash per line; reloaded on SIGHUP (default: serve all)\n"
+    "  rate_limit        {\"per_second\": 20, \"burst\": 100, \"max_tracked\": 1000000} announces+scrapes\n"
+    "                    per source IP; per_second 0 disables\n"
+    "  max_scrape_hashes info-hashes accepted in one HTTP scrape (64)\n"
+    "  http              {\"idle_timeout\": \"15s\", \"header_limit\": 8192, \"max_target_length\": 2048,\n"
+    "                     \"max_connections\": 4096}\n"
+    "  log_level         trace, debug, info, warn, error or off (\"info\")\n"
+    "\n"
+    "signals: SIGHUP reloads the whitelist (a bad file keeps the old list); SIGINT/SIGTERM stop.\n";
+
+int usage_error(const std::string& message) {
+    std::fprintf(stderr, "toast-tracker: %s\n(run toast-tracker --help for usage)\n", message.c_str());
+    return 2;
+}
+
+struct Options {
+    toast::Endpoint listen;
+    std::optional<toast::Endpoint> udp;
+    std::optional<std::string> config;
+};
+
+asio::ip::address resolve_host(asio::io_context& ioc, const std::string& host) {
+    boost::system::error_code ec;
+    auto a = asio::ip::make_address(host, ec);
+    if (!ec) return a;
+    asio::ip::tcp::resolver resolver(ioc);
+    auto results = resolver.resolve(host, "0");
+    return results.begin()->endpoint().address();
+}
+
+toast::tracker::SipKey random_key(std::random_device& rd) {
+    // Secrets, not simulation randomness: they must be unpredictable, so they are not seeded from config.
+    auto word = [&] { return (static_cast<std::uint64_t>(rd()) << 32) | rd(); };
+    return {word(), word()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    Options opt;
+    bool have_listen = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        std::string name = args[i];
+        std::optional<std::string> value;
+        if (auto eq = name.find('='); name.rfind("--", 0) == 0 && eq != std::string::npos) {
+            value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+        }
+        if (name == "--help" || name == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
+        if (name != "--listen" && name != "--udp" && name != "--config") {
+            return usage_error("unknown option '" + args[i] + "'");
+        }
+        if (!value) {
+            if (i + 1 >= args.size()) return usage_error(name + " needs a value");
+            value = args[++i];
+        }
+        if (name == "--config") {
+            opt.config = *value;
+            continue;
+        }
+        auto ep = toast::parse_endpoint(*value);
+        if (!ep) return usage_error(name + ": expected HOST:PORT, got '" + *value + "'");
+        if (name == "--listen") {
+            opt.listen = *ep;
+            have_listen = true;
+        } else {
+            opt.udp = *ep;
+        }
+    }
+    if (!have_listen) return usage_error("--listen HOST:PORT is required");
+
+    TrackerConfig config;
+    try {
+        if (opt.config) config = load_tracker_config_file(*opt.config);
+        toast::init_logging("tracker", config.log_level);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "toast-tracker: %s\n", e.what());
+        return 1;
+    }
+
+    try {
+        asio::io_context ioc(1);
+        toast::MetricsRegistry metrics;
+        std::random_device rd;
+        TrackerService service(config, ServiceSecrets{random_key(rd), random_key(rd)}, metrics);
+
+        HttpServer http(ioc, asio::ip::tcp::endpoint(resolve_host(ioc, opt.listen.host), opt.listen.port),
+                        service);
+        std::optional<UdpServer> udp;
+        if (opt.udp) {
+            udp.emplace(ioc, asio::ip::udp::endpoint(resolve_host(ioc, opt.udp->host), opt.udp->port),
+                        service);
+        }
+        http.start();
+        if (udp) udp->start();
+
+        auto http_ep = http.local_endpoint();
+        spdlog::info("http tracker on {}:{} (announce at /announce)", http_ep.address().to_string(),
+                     http_ep.port());
+        std::printf("toast-tracker: http %s:%u\n", http_ep.address().to_string().c_str(), http_ep.port());
+        if (udp) {
+            auto udp_ep = udp->local_endpoint();
+            spdlog::info("udp tracker on {}:{}", udp_ep.address().to_string(), udp_ep.port());
+            std::printf("toast-tracker: udp %s:%u\n", udp_ep.address().to_string().c_str(), udp_ep.port());
+        }
+        std::fflush(stdout);
+
+        // Expiry and rate-limiter upkeep; often enough that a peer outlives peer_expiry by at most 10%.
+        const auto period = std::clamp<std::chrono::seconds>(
+            service.config().registry.peer_expiry / 10, std::chrono::seconds(1), std::chrono::seconds(30));
+        asio::steady_timer tick(ioc);
+        std::function<void()> schedule = [&] {
+            tick.expires_after(period);
+            tick.async_wait([&](boost::system::error_code ec) {
+                if (ec) return;
+                service.tick(std::chrono::steady_clock::now());
+                schedule();
+            });
+        };
+        schedule();
+
+        asio::signal_set signals(ioc, SIGINT, SIGTERM, SIGHUP);
+        std::function<void()> wait_signal = [&] {
+            signals.async_wait([&](boost::system::error_code ec, int signo) {
+                if (ec) return;
+                if (signo == SIGHUP) {
+                    auto outcome = service.reload_whitelist();
+                    if (outcome.ok) {
+                        spdlog::info("{}", outcome.message);
+                    } else {
+                        spdlog::error("{}", outcome.message);
+                    }
+                    wait_signal();
+                    return;
+                }
+                spdlog::info("signal {}: stopping", signo);
+                http.stop();
+                if (udp) udp->stop();
+                tick.cancel();
+                ioc.stop();
+            });
+        };
+        wait_signal();
+
+        ioc.run();
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "toast-tracker: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,206 @@
+#include "tracker/core/swarm_registry.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace toast::tracker {
+
+std::string_view failure_reason(AnnounceRefusal r) {
+    switch (r) {
+        case AnnounceRefusal::not_whitelisted:
+            return "info_hash is not served by this tracker";
+        case AnnounceRefusal::too_many_swarms:
+            return "tracker is full: too many swarms";
+    }
+    return "refused";
+}
+
+IpAddress effective_ip(const IpAddress& source, const std::optional<IpAddress>& requested) {
+    if (requested && source.is_loopback()) return *requested;
+    return source;
+}
+
+std::size_t SwarmRegistry::KeyHasher::operator()(const InfoHash& h) const {
+    return static_cast<std::size_t>(siphash24(key, h.view()));
+}
+
+std::size_t SwarmRegistry::KeyHasher::operator()(const PeerKey& k) const {
+    char buf[20 + 16 + 1];
+    std::memcpy(buf, k.id.bytes.data(), 20);
+    std::memcpy(buf + 20, k.ip.bytes.data(), 16);
+    buf[36] = k.ip.v6 ? 1 : 0;
+    return static_cast<std::size_t>(siphash24(key, std::string_view(buf, sizeof buf)));
+}
+
+SwarmRegistry::SwarmRegistry(RegistryPolicy policy, SipKey hash_key)
+    : policy_(policy), hasher_{hash_key}, swarms_(64, hasher_) {}
+
+void SwarmRegistry::set_whitelist(std::optional<Whitelist> whitelist) {
+    whitelist_ = std::move(whitelist);
+}
+
+bool SwarmRegistry::allowed(const InfoHash& info_hash) const {
+    return !whitelist_ || whitelist_->contains(info_hash);
+}
+
+SwarmCounts SwarmRegistry::counts_of(const Swarm& s) {
+    return SwarmCounts{static_cast<std::uint32_t>(s.seeders.peers.size()),
+                       static_cast<std::uint32_t>(s.leechers.peers.size()), s.completed};
+}
+
+void SwarmRegistry::add_peer(Swarm& swarm, PeerRecord record, bool seeder) {
+    auto& list = seeder ? swarm.seeders : swarm.leechers;
+    swarm.slots[record.key] = Slot{seeder, list.peers.size()};
+    list.peers.push_back(std::move(record));
+    (seeder ? total_seeders_ : total_leechers_)++;
+}
+
+void SwarmRegistry::remove_peer(Swarm& swarm, const PeerKey& key) {
+    auto it = swarm.slots.find(key);
+    if (it == swarm.slots.end()) return;
+    Slot slot = it->second;
+    swarm.slots.erase(it);
+    auto& list = slot.seeder ? swarm.seeders : swarm.leechers;
+    // Swap-remove keeps removal O(1); the moved record's slot follows it.
+    if (slot.index + 1 != list.peers.size()) {
+        list.peers[slot.index] = std::move(list.peers.back());
+        swarm.slots[list.peers[slot.index].key].index = slot.index;
+    }
+    list.peers.pop_back();
+    (slot.seeder ? total_seeders_ : total_leechers_)--;
+}
+
+void SwarmRegistry::take(PeerList& list, std::size_t limit, const PeerKey& self, const PeerEndpoint& self_ep,
+                         Families families, std::vector<PeerInfo>& out) {
+    const std::size_t n = list.peers.size();
+    if (n == 0 || limit == 0) return;
+    std::size_t start = list.cursor % n;
+    std::size_t taken = 0;
+    std::size_t steps = 0;
+    for (; steps < n && taken < limit; ++steps) {
+        const auto& p = list.peers[(start + steps) % n];
+        if (p.key == self) continue;
+        if (p.key.ip == self_ep.ip && p.port == self_ep.port) continue;
+        if (families == Families::v4_only && p.key.ip.v6) continue;
+        if (families == Families::v6_only && !p.key.ip.v6) continue;
+        out.push_back(PeerInfo{p.key.id, PeerEndpoint{p.key.ip, p.port}});
+        ++taken;
+    }
+    list.cursor = (start + steps) % n;
+}
+
+Result<AnnounceReply, AnnounceRefusal> SwarmRegistry::announce(const AnnounceRequest& request,
+                                                               const IpAddress& source, TimePoint now,
+                                                               const AnnounceOptions& options) {
+    if (!allowed(request.info_hash)) return AnnounceRefusal::not_whitelisted;
+
+    AnnounceReply reply;
+    reply.interval = policy_.interval;
+    reply.min_interval = policy_.min_interval;
+
+    const IpAddress ip = effective_ip(source, request.ip);
+    const PeerKey key{request.peer_id, ip};
+    const bool stopping = request.event == AnnounceEvent::stopped;
+
+    auto it = swarms_.find(request.info_hash);
+    if (it == swarms_.end()) {
+        if (stopping) return reply;  // nothing to remove, and no reason to create a swarm
+        if (swarms_.size() >= policy_.max_swarms) return AnnounceRefusal::too_many_swarms;
+        it = swarms_.emplace(request.info_hash, Swarm(hasher_)).first;
+    }
+    Swarm& swarm = it->second;
+    swarm.announces++;
+    total_announces_++;
+    swarm.last_active = now;
+
+    if (stopping) {
+        remove_peer(swarm, key);
+        reply.counts = counts_of(swarm);
+        return reply;
+    }
+
+    const bool seeder = request.left == 0;
+    bool was_seeder = false;
+    if (auto slot = swarm.slots.find(key); slot != swarm.slots.end()) {
+        was_seeder = slot->second.seeder;
+        if (was_seeder == seeder) {
+            auto& rec = (seeder ? swarm.seeders : swarm.leechers).peers[slot->second.index];
+            rec.port = request.port;
+            rec.last_seen = now;
+        } else {
+            remove_peer(swarm, key);
+            add_peer(swarm, PeerRecord{key, request.port, now}, seeder);
+        }
+    } else {
+        add_peer(swarm, PeerRecord{key, request.port, now}, seeder);
+    }
+    if (request.event == AnnounceEvent::completed && !was_seeder) {
+        swarm.completed++;
+        total_completed_++;
+    }
+
+    std::uint64_t want = request.numwant.value_or(policy_.numwant_default);
+    want = std::min<std::uint64_t>({want, policy_.numwant_max, options.peer_cap});
+    const PeerEndpoint self_ep{ip, request.port};
+    if (want > 0) {
+        if (seeder) {
+            take(swarm.leechers, want, key, self_ep, options.families, reply.peers);
+        } else {
+            const std::size_t other_leechers = swarm.leechers.peers.size() - 1;  // minus the announcer
+            std::size_t seed_quota = (want + 1) / 2;
+            if (want > other_leechers) seed_quota = std::max<std::size_t>(seed_quota, want - other_leechers);
+            take(swarm.seeders, seed_quota, key, self_ep, options.families, reply.peers);
+            take(swarm.leechers, want - reply.peers.size(), key, self_ep, options.families, reply.peers);
+        }
+    }
+    reply.counts = counts_of(swarm);
+    return reply;
+}
+
+std::optional<SwarmCounts> SwarmRegistry::scrape(const InfoHash& info_hash) const {
+    if (!allowed(info_hash)) return std::nullopt;
+    auto it = swarms_.find(info_hash);
+    if (it == swarms_.end()) return SwarmCounts{};
+    return counts_of(it->second);
+}
+
+std::size_t SwarmRegistry::expire(TimePoint now) {
+    std::size_t removed = 0;
+    for (auto it = swarms_.begin(); it != swarms_.end();) {
+        Swarm& swarm = it->second;
+        for (PeerList* list : {&swarm.seeders, &swarm.leechers}) {
+            for (std::size_t i = 0; i < list->peers.size();) {
+                if (list->peers[i].last_seen + policy_.peer_expiry <= now) {
+                    PeerKey key = list->peers[i].key;
+                    remove_peer(swarm, key);  // moves the last record into slot i
+                    ++removed;
+                } else {
+                    ++i;
+                }
+            }
+        }
+        if (swarm.slots.empty() && swarm.last_active + policy_.peer_expiry <= now) {
+            it = swarms_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return removed;
+}
+
+std::vector<SwarmStats> SwarmRegistry::swarm_stats() const {
+    std::vector<SwarmStats> out;
+    out.reserve(swarms_.size());
+    for (const auto& [hash, swarm] : swarms_)
+        out.push_back(SwarmStats{hash, counts_of(swarm), swarm.announces});
+    std::sort(out.begin(), out.end(),
+              [](const SwarmStats& a, const SwarmStats& b) { return a.info_hash < b.info_hash; });
+    return out;
+}
+
+RegistryTotals SwarmRegistry::totals() const {
+    return RegistryTotals{swarms_.size(), total_seeders_, total_leechers_, total_completed_,
+                          total_announces_};
+}
+
+}  // namespace toast::tracker

@@ -1,0 +1,170 @@
+// SwarmRegistry: every swarm's peers and counters, decided from announces and the injected time alone.
+//
+// What it decides, and its invariants:
+//  - A peer is identified within a swarm by (peer_id, IP address): another host cannot stop or move a peer
+//    by replaying its peer_id, and a client that changes address appears as a new peer while the old entry
+//    expires. A re-announce from the same key updates port, seed/leech state and last-seen time.
+//  - Each peer is in exactly one of its swarm's two lists (seeders: left == 0, leechers); the totals equal
+//    the sums over swarms.
+//  - "stopped" removes the peer at once; a peer not heard from for `peer_expiry` is removed by expire().
+//    A swarm without peers for `peer_expiry` is forgotten, together with its completed count.
+//  - The announcing peer never receives itself, nor any entry at its own IP and port. A seeder is only
+//    given leechers (seeds have nothing to gain from each other); a leecher gets up to half seeders and the
+//    rest leechers. Peers are handed out round-robin per list, so every peer gets advertised in turn.
+//  - "completed" counts a completion when a peer announces event=completed while not already a seeder.
+//  - Under a whitelist, unknown info-hashes are refused and not created; replacing the whitelist keeps
+//    every swarm (a swarm that left the list gets no more announces and empties by expiry).
+//  - The IP recorded for a peer is the connection's source address; the ip= parameter is honoured only
+//    when the source is loopback (a local testbed or a front-end proxy on the same host), never otherwise,
+//    so nobody can point a swarm at a third party.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "tracker/core/announce_request.hpp"
+#include "tracker/core/ids.hpp"
+#include "tracker/core/result.hpp"
+#include "tracker/core/siphash.hpp"
+#include "tracker/core/whitelist.hpp"
+
+namespace toast::tracker {
+
+using TimePoint = std::chrono::steady_clock::time_point;
+
+struct RegistryPolicy {
+    std::chrono::seconds interval{300};
+    std::chrono::seconds min_interval{30};
+    std::chrono::seconds peer_expiry{660};
+    std::uint32_t numwant_default = 50;
+    std::uint32_t numwant_max = 200;
+    std::size_t max_swarms = 1'000'000;
+};
+
+// Which address families the requester can use: HTTP answers carry both (peers and peers6), a UDP answer
+// carries only the family of the socket it goes out on (BEP 15).
+enum class Families { both, v4_only, v6_only };
+
+struct AnnounceOptions {
+    Families families = Families::both;
+    std::size_t peer_cap = std::numeric_limits<std::size_t>::max();  // e.g. what fits in one datagram
+};
+
+struct PeerInfo {
+    PeerId id;
+    PeerEndpoint endpoint;
+    bool operator==(const PeerInfo&) const = default;
+};
+
+struct SwarmCounts {
+    std::uint32_t seeders = 0;
+    std::uint32_t leechers = 0;
+    std::uint64_t completed = 0;
+    bool operator==(const SwarmCounts&) const = default;
+};
+
+struct AnnounceReply {
+    std::vector<PeerInfo> peers;
+    SwarmCounts counts;  // after this announce
+    std::chrono::seconds interval{0};
+    std::chrono::seconds min_interval{0};
+};
+
+enum class AnnounceRefusal { not_whitelisted, too_many_swarms };
+std::string_view failure_reason(AnnounceRefusal r);
+
+struct SwarmStats {
+    InfoHash info_hash;
+    SwarmCounts counts;
+    std::uint64_t announces = 0;
+};
+
+struct RegistryTotals {
+    std::size_t swarms = 0;
+    std::size_t seeders = 0;
+    std::size_t leechers = 0;
+    std::uint64_t completed = 0;
+    std::uint64_t announces = 0;
+};
+
+// The IP to record for a peer whose packet came from `source`.
+IpAddress effective_ip(const IpAddress& source, const std::optional<IpAddress>& requested);
+
+class SwarmRegistry {
+  public:
+    // `hash_key` keys the hash tables (client-chosen keys must not be able to collide on purpose).
+    SwarmRegistry(RegistryPolicy policy, SipKey hash_key);
+
+    Result<AnnounceReply, AnnounceRefusal> announce(const AnnounceRequest& request, const IpAddress& source,
+                                                    TimePoint now, const AnnounceOptions& options = {});
+
+    // Counts for one swarm (zeros for an unknown one); nullopt when the whitelist refuses the hash.
+    std::optional<SwarmCounts> scrape(const InfoHash& info_hash) const;
+
+    // Removes peers silent for peer_expiry and swarms empty that long; returns the number of peers removed.
+    std::size_t expire(TimePoint now);
+
+    // nullopt serves every info-hash.
+    void set_whitelist(std::optional<Whitelist> whitelist);
+    bool allowed(const InfoHash& info_hash) const;
+
+    std::vector<SwarmStats> swarm_stats() const;  // ordered by info-hash
+    RegistryTotals totals() const;
+    const RegistryPolicy& policy() const { return policy_; }
+
+  private:
+    struct PeerKey {
+        PeerId id;
+        IpAddress ip;
+        bool operator==(const PeerKey&) const = default;
+    };
+    struct KeyHasher {
+        SipKey key;
+        std::size_t operator()(const InfoHash& h) const;
+        std::size_t operator()(const PeerKey& k) const;
+    };
+    struct PeerRecord {
+        PeerKey key;
+        std::uint16_t port = 0;
+        TimePoint last_seen;
+    };
+    struct Slot {
+        bool seeder = false;
+        std::size_t index = 0;
+    };
+    struct PeerList {
+        std::vector<PeerRecord> peers;
+        std::size_t cursor = 0;  // where the next round-robin hand-out starts
+    };
+    struct Swarm {
+        explicit Swarm(const KeyHasher& h) : slots(16, h) {}
+        PeerList seeders;
+        PeerList leechers;
+        std::unordered_map<PeerKey, Slot, KeyHasher> slots;
+        std::uint64_t completed = 0;
+        std::uint64_t announces = 0;
+        TimePoint last_active;
+    };
+
+    void remove_peer(Swarm& swarm, const PeerKey& key);
+    void add_peer(Swarm& swarm, PeerRecord record, bool seeder);
+    static void take(PeerList& list, std::size_t limit, const PeerKey& self, const PeerEndpoint& self_ep,
+                     Families families, std::vector<PeerInfo>& out);
+    static SwarmCounts counts_of(const Swarm& s);
+
+    RegistryPolicy policy_;
+    KeyHasher hasher_;
+    std::unordered_map<InfoHash, Swarm, KeyHasher> swarms_;
+    std::optional<Whitelist> whitelist_;
+    std::size_t total_seeders_ = 0;
+    std::size_t total_leechers_ = 0;
+    std::uint64_t total_completed_ = 0;
+    std::uint64_t total_announces_ = 0;
+};
+
+}  // namespace toast::tracker

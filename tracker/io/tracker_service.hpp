@@ -1,0 +1,119 @@
+// TrackerService: everything toast-tracker answers, as functions that touch no socket. The HTTP and UDP
+// servers hand it a request, the source address and the time, and send back what it returns. It owns the
+// swarm registry, the rate limiter, the UDP connection ids, the whitelist file and the metrics.
+//
+// Threading: one io thread calls every member (the servers, the maintenance timer and the SIGHUP handler
+// share one io_context), so the state needs no locks; only the MetricsRegistry is read from elsewhere.
+//
+// HTTP status decisions (libtorrent 2.0.8 reports any non-200 answer as "HTTP error <status>" with the
+// reason phrase and does not read the body, so the reason phrase carries the failure reason too):
+//   400 malformed announce/scrape, 403 info-hash not whitelisted, 404 unknown path, 405 not GET,
+//   414 request target too long, 429 per-IP rate limit, 503 swarm limit reached.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "toast/common/metrics.hpp"
+#include "tracker/core/rate_limiter.hpp"
+#include "tracker/core/swarm_registry.hpp"
+#include "tracker/core/tracker_config.hpp"
+#include "tracker/core/udp_protocol.hpp"
+#include "tracker/core/whitelist.hpp"
+
+namespace toast::tracker {
+
+struct HttpAnswer {
+    int status = 200;
+    std::string reason;  // empty: the standard phrase
+    std::string content_type = "text/plain";
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string body;
+};
+
+// Reads and parses a whitelist file; errors name the file and the line.
+Result<Whitelist, std::string> load_whitelist_file(const std::filesystem::path& path);
+
+struct ServiceSecrets {
+    SipKey hash_key;    // hash tables
+    SipKey udp_secret;  // UDP connection ids
+};
+
+class TrackerService {
+  public:
+    // Throws std::runtime_error if the configured whitelist cannot be loaded (a start-up error).
+    TrackerService(const TrackerConfig& config, ServiceSecrets secrets, MetricsRegistry& metrics);
+
+    HttpAnswer handle_http(std::string_view method, std::string_view target, const IpAddress& source,
+                           TimePoint now);
+    // An answer for requests the HTTP layer rejects before they reach handle_http (header too large, ...).
+    HttpAnswer http_error(int status, std::string_view reason);
+
+    // The reply datagram, or nullopt when the packet is dropped (and counted).
+    std::optional<std::vector<std::uint8_t>> handle_udp(std::span<const std::uint8_t> packet,
+                                                        const PeerEndpoint& source, TimePoint now);
+
+    // Periodic upkeep: expiry, rate-limiter pruning, gauges.
+    void tick(TimePoint now);
+
+    struct ReloadOutcome {
+        bool ok = false;
+        std::string message;
+    };
+    // Re-reads the whitelist file; on any error the previous list stays in force. Without a configured
+    // whitelist this is a no-op that says so.
+    ReloadOutcome reload_whitelist();
+
+    std::string stats_json() const;
+    std::string metrics_text() const { return metrics_.render(); }
+    void observe_latency(bool udp, double seconds);
+    void count_http_connection_refused() { connections_refused_.inc(); }
+    Gauge& http_connections() { return http_connections_; }
+
+    const SwarmRegistry& registry() const { return registry_; }
+    const TrackerConfig& config() const { return config_; }
+
+  private:
+    HttpAnswer announce(std::string_view query, const IpAddress& source, TimePoint now);
+    HttpAnswer scrape(std::string_view query, const IpAddress& source, TimePoint now);
+    HttpAnswer failure(int status, std::string_view reason);
+    void update_gauges();
+    Counter& http_malformed(std::string_view reason);
+    Counter& udp_malformed(std::string_view reason);
+    Counter& refused(std::string_view transport, std::string_view reason);
+
+    TrackerConfig config_;
+    MetricsRegistry& metrics_;
+    SwarmRegistry registry_;
+    RateLimiter limiter_;
+    udp::ConnectionIds connection_ids_;
+    std::size_t whitelist_size_ = 0;
+
+    Counter& announces_http_;
+    Counter& announces_udp_;
+    Counter& scrapes_http_;
+    Counter& scrapes_udp_;
+    Counter& connects_udp_;
+    Counter& bad_connection_ids_;
+    Counter& expired_;
+    Counter& reloads_ok_;
+    Counter& reloads_failed_;
+    Counter& connections_refused_;
+    Gauge& swarms_;
+    Gauge& seeders_;
+    Gauge& leechers_;
+    Gauge& whitelist_entries_;
+    Gauge& limiter_tracked_;
+    Gauge& http_connections_;
+    Histogram& latency_http_;
+    Histogram& latency_udp_;
+};
+
+}  // namespace toast::tracker

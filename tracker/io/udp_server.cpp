@@ -1,0 +1,57 @@
+#include "tracker/io/udp_server.hpp"
+
+#include <chrono>
+#include <span>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/ip/v6_only.hpp>
+
+#include "tracker/io/asio_address.hpp"
+
+namespace toast::tracker {
+
+namespace asio = boost::asio;
+using udp_proto = asio::ip::udp;
+
+UdpServer::UdpServer(asio::io_context& ioc, const udp_proto::endpoint& listen, TrackerService& service)
+    : socket_(ioc), service_(service) {
+    socket_.open(listen.protocol());
+    if (listen.address().is_v6()) socket_.set_option(asio::ip::v6_only(false));
+    socket_.bind(listen);
+}
+
+void UdpServer::start() {
+    do_receive();
+}
+
+void UdpServer::stop() {
+    stopped_ = true;
+    boost::system::error_code ec;
+    socket_.close(ec);
+}
+
+void UdpServer::do_receive() {
+    socket_.async_receive_from(
+        asio::buffer(buffer_), sender_, [this](boost::system::error_code ec, std::size_t n) {
+            if (stopped_ || ec == asio::error::operation_aborted) return;
+            if (!ec) {
+                const auto started = std::chrono::steady_clock::now();
+                PeerEndpoint source{to_ip(sender_.address()), sender_.port()};
+                auto reply =
+                    service_.handle_udp(std::span<const std::uint8_t>(buffer_.data(), n), source, started);
+                if (reply) {
+                    boost::system::error_code send_ec;
+                    socket_.send_to(asio::buffer(*reply), sender_, 0, send_ec);
+                    if (send_ec)
+                        spdlog::debug("udp send to {} failed: {}", sender_.address().to_string(),
+                                      send_ec.message());
+                }
+                service_.observe_latency(
+                    true, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+            }
+            // Errors on an unconnected UDP socket concern one datagram; keep serving the others.
+            do_receive();
+        });
+}
+
+}  // namespace toast::tracker
