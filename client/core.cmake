@@ -1,7 +1,13 @@
 # Pure client core: see client/CMakeLists.txt. No libtorrent, sockets, clocks or threads in here.
 add_library(toast_client_core STATIC
+  core/buffer_planner.cpp
+  core/client_options.cpp
+  core/fallback_planner.cpp
+  core/fidelity.cpp
+  core/give_up_horizon.cpp
   core/piece_policy.cpp
   core/piece_types.cpp
+  core/stats.cpp
   core/stream_watcher.cpp
   core/title_geometry.cpp)
 target_include_directories(toast_client_core PUBLIC ${PROJECT_SOURCE_DIR})
@@ -9,7 +15,13 @@ target_link_libraries(toast_client_core PUBLIC toast_common PRIVATE toast_warnin
 
 if(BUILD_TESTING)
   add_executable(client_core_tests
+    tests/buffer_planner_test.cpp
+    tests/client_options_test.cpp
+    tests/fallback_planner_test.cpp
+    tests/fidelity_test.cpp
+    tests/horizon_test.cpp
     tests/piece_policy_test.cpp
+    tests/stats_test.cpp
     tests/stream_watcher_test.cpp)
   target_link_libraries(client_core_tests PRIVATE toast_client_core toast_warnings Catch2::Catch2WithMain)
   catch_discover_tests(client_core_tests TEST_PREFIX "client.")

@@ -1,0 +1,326 @@
+#include "client/core/client_options.hpp"
+
+#include <charconv>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "toast/common/log.hpp"
+
+namespace toast::client {
+
+std::string_view to_string(ClientCommand c) {
+    return c == ClientCommand::stream ? "stream" : "play";
+}
+
+std::string_view to_string(Behavior b) {
+    switch (b) {
+        case Behavior::download:
+            return "download";
+        case Behavior::stream:
+            return "stream";
+        case Behavior::seed:
+            return "seed";
+    }
+    return "unknown";
+}
+
+std::string_view to_string(ChokerOption c) {
+    return c == ChokerOption::tit_for_tat ? "tit-for-tat" : "seed";
+}
+
+std::string_view to_string(PlayerKind p) {
+    switch (p) {
+        case PlayerKind::mpv:
+            return "mpv";
+        case PlayerKind::vlc:
+            return "vlc";
+        case PlayerKind::ffplay:
+            return "ffplay";
+        case PlayerKind::none:
+            return "none";
+    }
+    return "unknown";
+}
+
+namespace {
+
+struct OptionSpec {
+    std::string_view name;
+    bool takes_value;
+    bool repeatable;
+    // Returns an empty string on success, else what is wrong with the value (the caller adds the option
+    // name).
+    std::function<std::string(ClientOptions&, const std::string&)> apply;
+};
+
+std::string quoted(const std::string& v) {
+    return "'" + v + "'";
+}
+
+bool is_http_url(const std::string& v) {
+    auto rest = [&](std::string_view scheme) {
+        return v.size() > scheme.size() && std::string_view(v).substr(0, scheme.size()) == scheme;
+    };
+    return rest("http://") || rest("https://");
+}
+
+const std::vector<OptionSpec>& specs() {
+    static const std::vector<OptionSpec> list = {
+        {"--save-dir", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty()) return "empty directory";
+             o.save_dir = v;
+             return "";
+         }},
+        {"--listen", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             unsigned port = 0;
+             auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), port);
+             if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || port > 65535)
+                 return "invalid port " + quoted(v) + " (expected 0..65535)";
+             o.listen_port = static_cast<std::uint16_t>(port);
+             return "";
+         }},
+        {"--server", true, true,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (!is_http_url(v)) return "invalid URL " + quoted(v) + " (expected http://HOST:PORT/...)";
+             o.servers.push_back(v);
+             return "";
+         }},
+        {"--bitrate", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             auto r = parse_bitrate(v);
+             if (!r || r->value() == 0) return "invalid bitrate " + quoted(v) + " (e.g. 2Mbps)";
+             o.bitrate = *r;
+             return "";
+         }},
+        {"--stats", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty()) return "empty file name";
+             o.stats_file = v;
+             return "";
+         }},
+        {"--picker", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             auto k = parse_picker_kind(v);
+             if (!k) return "unknown picker " + quoted(v) + " (expected rarest|inorder|beta|hybrid)";
+             o.picker = *k;
+             return "";
+         }},
+        {"--inorder-window", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             auto d = parse_duration(v);
+             if (!d || d->count() <= 0) return "invalid duration " + quoted(v) + " (e.g. 15min, 90s)";
+             o.inorder_window = *d;
+             return "";
+         }},
+        {"--buffer-limit", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             auto l = BufferLimit::parse(v);
+             if (!l)
+                 return "invalid limit " + quoted(v) + " (expected BYTES like 512MiB or PERCENT like 25%)";
+             o.buffer_limit = *l;
+             return "";
+         }},
+        {"--behavior", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v == "download")
+                 o.behavior = Behavior::download;
+             else if (v == "stream")
+                 o.behavior = Behavior::stream;
+             else if (v == "seed")
+                 o.behavior = Behavior::seed;
+             else
+                 return "unknown behavior " + quoted(v) + " (expected download|stream|seed)";
+             return "";
+         }},
+        {"--upload-limit", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             auto r = parse_bitrate(v);
+             if (!r || r->value() == 0) return "invalid rate " + quoted(v) + " (e.g. 2Mbps)";
+             o.upload_limit = *r;
+             return "";
+         }},
+        {"--download-limit", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             auto r = parse_bitrate(v);
+             if (!r || r->value() == 0) return "invalid rate " + quoted(v) + " (e.g. 8Mbps)";
+             o.download_limit = *r;
+             return "";
+         }},
+        {"--choker", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v == "tit-for-tat")
+                 o.choker = ChokerOption::tit_for_tat;
+             else if (v == "seed")
+                 o.choker = ChokerOption::seed;
+             else
+                 return "unknown choker " + quoted(v) + " (expected tit-for-tat|seed)";
+             return "";
+         }},
+        {"--seed", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             std::uint64_t n = 0;
+             auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+             if (v.empty() || ec != std::errc() || ptr != v.data() + v.size())
+                 return "invalid seed " + quoted(v) + " (expected a non-negative integer)";
+             o.seed = n;
+             return "";
+         }},
+        {"--startup-buffer", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             auto d = parse_duration(v);
+             if (!d || d->count() < 0) return "invalid duration " + quoted(v) + " (e.g. 2s)";
+             o.startup_buffer = *d;
+             return "";
+         }},
+        {"--tracker", true, true,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (!is_http_url(v) && v.rfind("udp://", 0) != 0)
+                 return "invalid tracker URL " + quoted(v) + " (expected http://, https:// or udp://)";
+             o.trackers.push_back(v);
+             return "";
+         }},
+        {"--enable-dht", false, false,
+         [](ClientOptions& o, const std::string&) -> std::string {
+             o.enable_dht = true;
+             return "";
+         }},
+        {"--log-level", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (!parse_log_level(v))
+                 return "unknown level " + quoted(v) + " (expected trace|debug|info|warn|error|off)";
+             o.log_level = v;
+             return "";
+         }},
+        {"--http", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             auto e = parse_endpoint(v, true);
+             if (!e) return "invalid endpoint " + quoted(v) + " (expected HOST:PORT)";
+             o.http = *e;
+             return "";
+         }},
+        {"--player", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v == "mpv")
+                 o.player = PlayerKind::mpv;
+             else if (v == "vlc")
+                 o.player = PlayerKind::vlc;
+             else if (v == "ffplay")
+                 o.player = PlayerKind::ffplay;
+             else if (v == "none")
+                 o.player = PlayerKind::none;
+             else
+                 return "unknown player " + quoted(v) + " (expected mpv|vlc|ffplay|none)";
+             return "";
+         }},
+    };
+    return list;
+}
+
+ParseResult failure(std::string message) {
+    ParseResult r;
+    r.error = std::move(message);
+    return r;
+}
+
+}  // namespace
+
+ParseResult parse_client_args(const std::vector<std::string>& args) {
+    for (const auto& a : args)
+        if (a == "--help" || a == "-h") return ParseResult{std::nullopt, true, ""};
+    if (args.empty()) return failure("missing command (expected 'stream' or 'play'; see --help)");
+
+    ClientOptions o;
+    if (args[0] == "stream")
+        o.command = ClientCommand::stream;
+    else if (args[0] == "play")
+        o.command = ClientCommand::play;
+    else
+        return failure("unknown command '" + args[0] + "' (expected 'stream' or 'play')");
+
+    std::set<std::string_view> seen;
+    bool have_torrent = false;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (arg.rfind("--", 0) != 0) {
+            if (have_torrent)
+                return failure("unexpected argument '" + arg + "' (only one TORRENT is allowed)");
+            if (arg.empty()) return failure("TORRENT: empty path");
+            o.torrent = arg;
+            have_torrent = true;
+            continue;
+        }
+        auto eq = arg.find('=');
+        std::string name = arg.substr(0, eq);
+        const OptionSpec* spec = nullptr;
+        for (const auto& s : specs())
+            if (s.name == name) spec = &s;
+        if (!spec) return failure("unknown option '" + name + "' (see --help)");
+        if (!spec->repeatable && !seen.insert(spec->name).second)
+            return failure(name + ": given more than once");
+        std::string value;
+        if (!spec->takes_value) {
+            if (eq != std::string::npos) return failure(name + ": takes no value");
+        } else if (eq != std::string::npos) {
+            value = arg.substr(eq + 1);
+        } else {
+            if (i + 1 >= args.size()) return failure(name + ": missing value");
+            value = args[++i];
+        }
+        if (auto problem = spec->apply(o, value); !problem.empty()) return failure(name + ": " + problem);
+        seen.insert(spec->name);
+    }
+
+    if (!have_torrent) return failure("missing TORRENT (the .torrent file to stream)");
+    for (std::string_view required : {"--save-dir", "--listen", "--stats"})
+        if (!seen.count(required)) return failure("missing required option " + std::string(required));
+    if (o.command == ClientCommand::stream && (seen.count("--player") || seen.count("--http")))
+        return failure(std::string(seen.count("--player") ? "--player" : "--http") +
+                       ": only valid with 'play'");
+    ParseResult r;
+    r.options = std::move(o);
+    return r;
+}
+
+std::string client_help_text() {
+    return R"(Usage:
+  toast-client stream TORRENT --save-dir DIR --listen PORT --stats FILE [options]
+  toast-client play   TORRENT --save-dir DIR --listen PORT --stats FILE [--http HOST:PORT] [--player P] [options]
+
+Streams a title through a BitTorrent swarm, falling back to the VoD server for pieces the swarm cannot deliver
+before playback needs them.
+
+Required:
+  TORRENT                     the title's .torrent file
+  --save-dir DIR              where the title's data is stored
+  --listen PORT               BitTorrent listen port on 127.0.0.1 (0 = any free port)
+  --stats FILE                JSON-lines stats, one line per second and a final summary
+                              (schema: common/docs/client-stats.md)
+
+Options:
+  --server URL                VoD server base URL; repeatable; tried after the torrent's url-list,
+                              fastest first (default: the torrent's url-list only)
+  --bitrate RATE              title bitrate, e.g. 2Mbps (default: the bitrate recorded in the torrent)
+  --picker P                  rarest|inorder|beta|hybrid (default: hybrid)
+  --inorder-window DURATION   hybrid: pick in order within this much video ahead (default: 15min)
+  --buffer-limit BYTES|PCT    bound local storage, e.g. 512MiB or 25% of the title (default: unlimited)
+  --behavior B                download: leave once every piece is had; stream: leave when playback
+                              ends; seed: stay until stopped (default: stream)
+  --upload-limit RATE         upload cap, also on loopback, e.g. 2Mbps (default: unlimited)
+  --download-limit RATE       download cap (default: unlimited)
+  --choker C                  tit-for-tat|seed (default: tit-for-tat)
+  --seed N                    seed for the picker's random choices (default: 1)
+  --startup-buffer DURATION   media that must be present before playback starts (default: 0s, the
+                              first piece)
+  --tracker URL               extra tracker; repeatable (default: the torrent's trackers only)
+  --enable-dht                enable the DHT (default: off; LSD, UPnP and NAT-PMP are always off)
+  --log-level L               trace|debug|info|warn|error|off (default: info)
+  --http HOST:PORT            play: serve the title to a player here (default: 127.0.0.1:0)
+  --player P                  play: mpv|vlc|ffplay|none (default: none)
+  -h, --help                  show this text
+)";
+}
+
+}  // namespace toast::client

@@ -1,0 +1,81 @@
+// toast-client's command line, parsed purely: argv in, ClientOptions or an error message naming the option
+// and the bad value out. main() prints the error (or the help text) and exits; nothing here touches the
+// system.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client/core/buffer_planner.hpp"
+#include "client/core/piece_policy.hpp"
+#include "toast/common/endpoint.hpp"
+#include "toast/common/units.hpp"
+
+namespace toast::client {
+
+enum class ClientCommand {
+    stream,  // clock-driven StreamWatcher (issue 4)
+    play,    // serve the title on --http and launch --player (issue 5)
+};
+
+enum class Behavior {
+    download,  // leave as soon as every piece is had
+    stream,    // leave when playback reaches the end
+    seed,      // stay until stopped
+};
+
+// Named apart from the adapter's ChokerKind (client/lt/session_factory.hpp), which it maps onto.
+enum class ChokerOption { tit_for_tat, seed };
+
+enum class PlayerKind { mpv, vlc, ffplay, none };
+
+std::string_view to_string(ClientCommand c);
+std::string_view to_string(Behavior b);
+std::string_view to_string(ChokerOption c);
+std::string_view to_string(PlayerKind p);
+
+// Defaults are the values written here; the help text states them.
+struct ClientOptions {
+    ClientCommand command = ClientCommand::stream;
+    std::filesystem::path torrent;     // required
+    std::filesystem::path save_dir;    // required
+    std::uint16_t listen_port = 0;     // required; 0 = any free port
+    std::vector<std::string> servers;  // --server, repeatable, tried after the torrent's url-list
+    std::optional<BitRate> bitrate;    // overrides the torrent's bitrate
+    std::filesystem::path stats_file;  // required
+    PickerKind picker = PickerKind::hybrid;
+    std::chrono::nanoseconds inorder_window = std::chrono::minutes(15);
+    std::optional<BufferLimit> buffer_limit;  // unlimited when absent
+    Behavior behavior = Behavior::stream;
+    std::optional<BitRate> upload_limit;    // unlimited when absent
+    std::optional<BitRate> download_limit;  // unlimited when absent
+    ChokerOption choker = ChokerOption::tit_for_tat;
+    std::uint64_t seed = 1;
+    std::chrono::nanoseconds startup_buffer{0};  // 0: the first piece is enough
+    std::vector<std::string> trackers;           // --tracker, repeatable, added to the torrent's
+    bool enable_dht = false;
+    std::string log_level = "info";
+    // play
+    Endpoint http{"127.0.0.1", 0};
+    PlayerKind player = PlayerKind::none;
+};
+
+struct ParseResult {
+    std::optional<ClientOptions> options;  // set on success
+    bool help = false;                     // --help or -h: print client_help_text() and exit 0
+    std::string error;                     // set on failure: names the option and the value
+};
+
+// `args` excludes the program name: {"stream", "a.torrent", "--save-dir", "d", ...}. Accepts "--opt value"
+// and
+// "--opt=value".
+ParseResult parse_client_args(const std::vector<std::string>& args);
+
+std::string client_help_text();
+
+}  // namespace toast::client

@@ -1,0 +1,146 @@
+#include "client/core/fallback_planner.hpp"
+
+#include <algorithm>
+
+namespace toast::client {
+
+using std::chrono::nanoseconds;
+
+namespace {
+
+nanoseconds time_until_needed(const FallbackInput& in, PieceIndex p) {
+    if (p <= in.playhead) return nanoseconds(0);
+    auto t = in.piece_duration * (p - in.playhead).value() - in.into_playhead_piece;
+    return t.count() > 0 ? t : nanoseconds(0);
+}
+
+nanoseconds saturating_add(nanoseconds a, nanoseconds b) {
+    if (b.count() > 0 && a > nanoseconds::max() - b) return nanoseconds::max();
+    return a + b;
+}
+
+}  // namespace
+
+std::string_view to_string(FetchReason r) {
+    switch (r) {
+        case FetchReason::urgent:
+            return "urgent";
+        case FetchReason::needed:
+            return "needed";
+        case FetchReason::ahead:
+            return "ahead";
+    }
+    return "unknown";
+}
+
+FallbackPlanner::FallbackPlanner(FallbackConfig config)
+    : config_(config), estimate_(config.initial_fetch_estimate) {}
+
+nanoseconds FallbackPlanner::need_window(nanoseconds horizon) const {
+    return saturating_add(saturating_add(horizon, estimate_), config_.lead_margin);
+}
+
+bool FallbackPlanner::startable(PieceIndex p, const FallbackInput& input, SteadyTime now) const {
+    if (!input.had.contains_index(p) || input.had.has(p) || in_flight(p)) return false;
+    auto f = failures_.find(p);
+    return f == failures_.end() || now >= f->second.retry_at;
+}
+
+std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, SteadyTime now) {
+    std::vector<FallbackFetch> out;
+    auto start = [&](PieceIndex p, FetchReason why) {
+        in_flight_.emplace(p, why);
+        out.push_back({p, why});
+        ++started_;
+        if (why == FetchReason::ahead) ++fetched_ahead_;
+    };
+    auto count = [&](FetchReason why) {
+        return static_cast<std::size_t>(std::count_if(in_flight_.begin(), in_flight_.end(),
+                                                      [&](const auto& e) { return e.second == why; }));
+    };
+
+    auto urgent = input.urgent;
+    std::sort(urgent.begin(), urgent.end());
+    urgent.erase(std::unique(urgent.begin(), urgent.end()), urgent.end());
+    for (auto p : urgent)
+        if (startable(p, input, now)) start(p, FetchReason::urgent);
+
+    const auto n = input.had.size().value();
+    const auto end = input.request_end ? std::min(input.request_end->value(), n) : n;
+    const auto window = need_window(input.horizon);
+    std::size_t needed = count(FetchReason::needed);
+    for (PieceIndex p = std::max(input.playhead, PieceIndex(0)); p.value() < end; ++p) {
+        auto due = time_until_needed(input, p);
+        if (due > window) break;
+        // A full buffer still lets the piece under the playhead through: playback cannot free space without
+        // it.
+        if (input.suspended && p != input.playhead) break;
+        if (needed >= config_.max_concurrent) break;
+        if (!startable(p, input, now)) continue;
+        start(p, FetchReason::needed);
+        ++needed;
+    }
+
+    if (input.availability && !input.suspended) {
+        std::size_t ahead = count(FetchReason::ahead);
+        const auto ahead_end = saturating_add(window, config_.ahead_window);
+        for (PieceIndex p = std::max(input.playhead, PieceIndex(0));
+             p.value() < end && ahead < config_.max_ahead; ++p) {
+            auto due = time_until_needed(input, p);
+            if (due <= window) continue;
+            if (due > ahead_end) break;
+            auto i = static_cast<std::size_t>(p.value());
+            bool nobody_has = i >= input.availability->size() || (*input.availability)[i] <= 0;
+            if (!nobody_has || !startable(p, input, now)) continue;
+            start(p, FetchReason::ahead);
+            ++ahead;
+        }
+    }
+    return out;
+}
+
+void FallbackPlanner::on_fetch_succeeded(PieceIndex p, nanoseconds took) {
+    if (in_flight_.erase(p) == 0) return;
+    failures_.erase(p);
+    ++succeeded_;
+    if (took.count() <= 0) return;
+    if (!estimated_) {
+        estimate_ = took;
+        estimated_ = true;
+    } else {
+        auto next = config_.ewma_alpha * static_cast<double>(took.count()) +
+                    (1.0 - config_.ewma_alpha) * static_cast<double>(estimate_.count());
+        estimate_ = nanoseconds(static_cast<std::int64_t>(next));
+    }
+}
+
+void FallbackPlanner::on_fetch_failed(PieceIndex p, SteadyTime now) {
+    if (in_flight_.erase(p) == 0) return;
+    ++failed_;
+    auto& f = failures_[p];
+    ++f.attempts;
+    auto backoff = config_.backoff_initial;
+    for (std::uint32_t i = 1; i < f.attempts && backoff < config_.backoff_max; ++i)
+        backoff *= 2;
+    f.retry_at = now + std::min(backoff, config_.backoff_max);
+}
+
+void FallbackPlanner::on_fetch_abandoned(PieceIndex p) {
+    in_flight_.erase(p);
+    failures_.erase(p);
+}
+
+std::vector<PieceIndex> FallbackPlanner::in_flight_pieces() const {
+    std::vector<PieceIndex> out;
+    for (const auto& [p, why] : in_flight_)
+        out.push_back(p);
+    return out;
+}
+
+std::optional<SteadyTime> FallbackPlanner::retry_at(PieceIndex p) const {
+    auto f = failures_.find(p);
+    if (f == failures_.end()) return std::nullopt;
+    return f->second.retry_at;
+}
+
+}  // namespace toast::client

@@ -1,0 +1,103 @@
+// The server fallback's decisions (thesis §5.1.2, issue 4 "Server fallback"): which missing pieces to fetch
+// from the VoD server now. It fires before a piece's deadline, not at it: a piece is fetched once its
+// deadline is within the give-up horizon plus the time a server fetch takes (an EWMA of observed fetches)
+// plus a margin. It never fetches a piece twice at once, retries failures with exponential backoff, and
+// bounds the fetches it makes ahead of need. The adapter performs the HTTP requests and reports back.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "client/core/piece_types.hpp"
+#include "client/core/stream_watcher.hpp"
+
+namespace toast::client {
+
+struct FallbackConfig {
+    std::size_t max_concurrent = 4;  // needed fetches in flight at once (urgent ones are not held back)
+    // Fetches ahead of need: pieces beyond the need window that no peer has. At most this many in flight.
+    std::size_t max_ahead = 2;
+    std::chrono::nanoseconds ahead_window =
+        std::chrono::seconds(30);  // how far past the need window they look
+    std::chrono::nanoseconds lead_margin = std::chrono::milliseconds(500);
+    std::chrono::nanoseconds initial_fetch_estimate = std::chrono::seconds(1);
+    double ewma_alpha = 0.3;
+    std::chrono::nanoseconds backoff_initial = std::chrono::milliseconds(500);
+    std::chrono::nanoseconds backoff_max = std::chrono::seconds(10);
+};
+
+// What the planner needs to know about playback and storage at one moment.
+struct FallbackInput {
+    const PieceSet& had;
+    PieceIndex playhead;
+    std::chrono::nanoseconds piece_duration{0};       // media time of one full piece
+    std::chrono::nanoseconds into_playhead_piece{0};  // already played of the playhead piece
+    std::chrono::nanoseconds horizon{0};              // GiveUpHorizon::horizon_time()
+    std::vector<PieceIndex> urgent = {};              // pieces a player read waits for: fetched first
+    const std::vector<int>* availability = nullptr;   // peers per piece; enables fetching ahead of need
+    std::optional<PieceIndex> request_end = {};       // bounded buffer: nothing at or beyond this is fetched
+    bool suspended = false;                           // bounded buffer full: only urgent and overdue pieces
+};
+
+enum class FetchReason {
+    urgent,  // a player read is waiting for it
+    needed,  // its deadline is inside horizon + fetch estimate + margin
+    ahead,   // beyond that window, and no peer has it
+};
+std::string_view to_string(FetchReason r);
+
+struct FallbackFetch {
+    PieceIndex piece;
+    FetchReason reason = FetchReason::needed;
+    bool operator==(const FallbackFetch&) const = default;
+};
+
+// Invariants: a piece is in flight at most once; a piece whose last fetch failed is not fetched again before
+// its retry time; at most max_concurrent needed fetches and max_ahead ahead fetches are in flight (urgent
+// fetches may exceed max_concurrent: a player is waiting).
+class FallbackPlanner {
+  public:
+    explicit FallbackPlanner(FallbackConfig config = {});
+
+    // The fetches to start now, most urgent first; they are in flight from this call on.
+    std::vector<FallbackFetch> plan(const FallbackInput& input, SteadyTime now);
+
+    void on_fetch_succeeded(PieceIndex p, std::chrono::nanoseconds took);
+    // HTTP error, short body or hash failure: retry after a backoff that doubles with each failure.
+    void on_fetch_failed(PieceIndex p, SteadyTime now);
+    // The piece arrived another way (a peer was faster); no penalty, no estimate update.
+    void on_fetch_abandoned(PieceIndex p);
+
+    bool in_flight(PieceIndex p) const { return in_flight_.count(p) != 0; }
+    std::vector<PieceIndex> in_flight_pieces() const;
+    std::optional<SteadyTime> retry_at(PieceIndex p) const;
+    std::chrono::nanoseconds fetch_estimate() const { return estimate_; }
+    // Deadlines within this are fetched now.
+    std::chrono::nanoseconds need_window(std::chrono::nanoseconds horizon) const;
+
+    std::uint64_t started() const { return started_; }
+    std::uint64_t succeeded() const { return succeeded_; }
+    std::uint64_t failed() const { return failed_; }
+    // Fetches started ahead of need (FetchReason::ahead), reported as pieces_fetched_ahead.
+    std::uint64_t fetched_ahead() const { return fetched_ahead_; }
+
+  private:
+    struct Failure {
+        std::uint32_t attempts = 0;
+        SteadyTime retry_at{};
+    };
+    bool startable(PieceIndex p, const FallbackInput& input, SteadyTime now) const;
+
+    FallbackConfig config_;
+    std::map<PieceIndex, FetchReason> in_flight_;
+    std::map<PieceIndex, Failure> failures_;
+    std::chrono::nanoseconds estimate_;
+    bool estimated_ = false;
+    std::uint64_t started_ = 0, succeeded_ = 0, failed_ = 0, fetched_ahead_ = 0;
+};
+
+}  // namespace toast::client

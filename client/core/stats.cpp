@@ -1,0 +1,144 @@
+#include "client/core/stats.hpp"
+
+#include <chrono>
+
+namespace toast::client {
+
+namespace {
+
+double seconds(std::chrono::nanoseconds d) {
+    return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& stats_keys() {
+    static const std::vector<std::string_view> keys = {"event",
+                                                       "t_ms",
+                                                       "bytes_from_peers",
+                                                       "bytes_from_server",
+                                                       "bytes_server_useful",
+                                                       "bytes_server_wasted",
+                                                       "bytes_uploaded",
+                                                       "bytes_redundant",
+                                                       "stalls",
+                                                       "stall_seconds",
+                                                       "longest_stall",
+                                                       "startup_ms",
+                                                       "playhead",
+                                                       "pieces_had",
+                                                       "buffer_bytes",
+                                                       "pieces_fetched_ahead",
+                                                       "fidelity",
+                                                       "completed"};
+    return keys;
+}
+
+nlohmann::ordered_json to_json(const StatsRecord& r) {
+    nlohmann::ordered_json j;
+    j["event"] = r.event;
+    j["t_ms"] = r.t_ms;
+    j["bytes_from_peers"] = r.bytes_from_peers;
+    j["bytes_from_server"] = r.bytes_from_server;
+    j["bytes_server_useful"] = r.bytes_server_useful;
+    j["bytes_server_wasted"] = r.bytes_server_wasted;
+    j["bytes_uploaded"] = r.bytes_uploaded;
+    j["bytes_redundant"] = r.bytes_redundant;
+    j["stalls"] = r.stalls;
+    j["stall_seconds"] = r.stall_seconds;
+    j["longest_stall"] = r.longest_stall;
+    j["startup_ms"] = r.startup_ms ? nlohmann::ordered_json(*r.startup_ms) : nlohmann::ordered_json(nullptr);
+    j["playhead"] = r.playhead;
+    j["pieces_had"] = r.pieces_had;
+    j["buffer_bytes"] = r.buffer_bytes;
+    j["pieces_fetched_ahead"] = r.pieces_fetched_ahead;
+    j["fidelity"] = r.fidelity ? nlohmann::ordered_json(*r.fidelity) : nlohmann::ordered_json(nullptr);
+    j["completed"] = r.completed;
+    return j;
+}
+
+std::string to_json_line(const StatsRecord& r) {
+    return to_json(r).dump() + "\n";
+}
+
+std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string* error) {
+    auto fail = [&](std::string_view key, std::string_view problem) -> std::optional<StatsRecord> {
+        if (error) *error = std::string(key) + ": " + std::string(problem);
+        return std::nullopt;
+    };
+    if (!j.is_object()) return fail("record", "not a JSON object");
+    for (const auto& [key, value] : j.items()) {
+        bool known = false;
+        for (auto k : stats_keys())
+            known = known || k == key;
+        if (!known) return fail(key, "unknown key");
+    }
+    for (auto k : stats_keys())
+        if (!j.contains(k)) return fail(k, "missing");
+
+    StatsRecord r;
+    auto uint = [&](std::string_view k, std::uint64_t& out) {
+        const auto& v = j.at(k);
+        if (!v.is_number_unsigned()) return false;
+        out = v.get<std::uint64_t>();
+        return true;
+    };
+    auto real = [&](std::string_view k, double& out) {
+        const auto& v = j.at(k);
+        if (!v.is_number() || v.get<double>() < 0) return false;
+        out = v.get<double>();
+        return true;
+    };
+    const auto& event = j.at("event");
+    if (!event.is_string() || (event != "stats" && event != "summary"))
+        return fail("event", "not \"stats\" or \"summary\"");
+    r.event = event.get<std::string>();
+    if (!j.at("t_ms").is_number_integer()) return fail("t_ms", "not an integer");
+    r.t_ms = j.at("t_ms").get<std::int64_t>();
+    for (auto [k, field] :
+         {std::pair{"bytes_from_peers", &r.bytes_from_peers},
+          std::pair{"bytes_from_server", &r.bytes_from_server},
+          std::pair{"bytes_server_useful", &r.bytes_server_useful},
+          std::pair{"bytes_server_wasted", &r.bytes_server_wasted},
+          std::pair{"bytes_uploaded", &r.bytes_uploaded}, std::pair{"bytes_redundant", &r.bytes_redundant},
+          std::pair{"playhead", &r.playhead}, std::pair{"buffer_bytes", &r.buffer_bytes},
+          std::pair{"pieces_fetched_ahead", &r.pieces_fetched_ahead}})
+        if (!uint(k, *field)) return fail(k, "not a non-negative integer");
+    std::uint64_t small = 0;
+    if (!uint("stalls", small) || small > UINT32_MAX) return fail("stalls", "not a non-negative integer");
+    r.stalls = static_cast<std::uint32_t>(small);
+    if (!uint("pieces_had", small) || small > UINT32_MAX)
+        return fail("pieces_had", "not a non-negative integer");
+    r.pieces_had = static_cast<std::uint32_t>(small);
+    if (!real("stall_seconds", r.stall_seconds)) return fail("stall_seconds", "not a non-negative number");
+    if (!real("longest_stall", r.longest_stall)) return fail("longest_stall", "not a non-negative number");
+    const auto& startup = j.at("startup_ms");
+    if (!startup.is_null()) {
+        if (!startup.is_number_integer()) return fail("startup_ms", "not an integer or null");
+        r.startup_ms = startup.get<std::int64_t>();
+    }
+    const auto& fidelity = j.at("fidelity");
+    if (!fidelity.is_null()) {
+        if (!fidelity.is_number() || fidelity.get<double>() < 0 || fidelity.get<double>() > 1)
+            return fail("fidelity", "not a number in [0, 1] or null");
+        r.fidelity = fidelity.get<double>();
+    }
+    if (!j.at("completed").is_boolean()) return fail("completed", "not a boolean");
+    r.completed = j.at("completed").get<bool>();
+    return r;
+}
+
+void fill_playback(StatsRecord& r, const StreamWatcher& watcher, SteadyTime now) {
+    auto s = watcher.stalls(now);
+    r.stalls = s.count;
+    r.stall_seconds = seconds(s.total);
+    r.longest_stall = seconds(s.longest);
+    if (auto d = watcher.startup_delay())
+        r.startup_ms = std::chrono::duration_cast<std::chrono::milliseconds>(*d).count();
+    else
+        r.startup_ms.reset();
+    r.playhead = watcher.playhead().value();
+    r.completed = r.completed || watcher.reached_end();
+}
+
+}  // namespace toast::client

@@ -1,0 +1,56 @@
+// The client's JSON-lines stats (issue 4 "Output"): one record per second and a final summary, with the
+// schema documented in common/docs/client-stats.md. The testbed reads these lines, so the keys are a
+// contract: every record has every key, in the order of stats_keys().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "client/core/stream_watcher.hpp"
+
+namespace toast::client {
+
+// Invariants: bytes_from_server == bytes_server_useful + bytes_server_wasted; longest_stall <= stall_seconds;
+// fidelity, when present, is in [0, 1]; event is "stats" or "summary".
+struct StatsRecord {
+    std::string event = "stats";
+    std::int64_t t_ms = 0;  // since the client started
+    std::uint64_t bytes_from_peers = 0;
+    std::uint64_t bytes_from_server = 0;
+    std::uint64_t bytes_server_useful = 0;  // server pieces that passed the hash check and were still missing
+    std::uint64_t bytes_server_wasted = 0;  // failed, corrupt, or already had from a peer by then
+    std::uint64_t bytes_uploaded = 0;
+    std::uint64_t bytes_redundant = 0;  // payload received for pieces already had (duplicate blocks)
+    std::uint32_t stalls = 0;
+    double stall_seconds = 0;
+    double longest_stall = 0;                // seconds
+    std::optional<std::int64_t> startup_ms;  // null until playback starts
+    std::uint64_t playhead = 0;              // byte offset
+    std::uint32_t pieces_had = 0;
+    std::uint64_t buffer_bytes = 0;          // bytes in local storage now
+    std::uint64_t pieces_fetched_ahead = 0;  // server fetches started ahead of need
+    std::optional<double> fidelity;          // null until a piece arrives from a peer
+    bool completed = false;                  // every piece had, or playback reached the end
+    bool operator==(const StatsRecord&) const = default;
+};
+
+// The keys of every record, in output order.
+const std::vector<std::string_view>& stats_keys();
+
+nlohmann::ordered_json to_json(const StatsRecord& r);
+// One line: compact JSON and a newline.
+std::string to_json_line(const StatsRecord& r);
+// Strict reading (for tests and tools): every key present with the right type, no other key. On failure
+// `error` names the key and the problem.
+std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string* error = nullptr);
+
+// Fills the playback fields (stalls, startup, playhead, completed from reaching the end) from a watcher.
+void fill_playback(StatsRecord& r, const StreamWatcher& watcher, SteadyTime now);
+
+}  // namespace toast::client

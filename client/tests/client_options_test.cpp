@@ -1,0 +1,185 @@
+#include <catch2/catch.hpp>
+
+#include "client/core/client_options.hpp"
+
+using namespace toast;
+using namespace toast::client;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::vector<std::string> base() {
+    return {"stream", "movie.torrent", "--save-dir", "/tmp/c1", "--listen", "6881", "--stats", "c1.jsonl"};
+}
+
+std::vector<std::string> with(std::vector<std::string> extra) {
+    auto args = base();
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+}
+
+std::string error_of(const std::vector<std::string>& args) {
+    auto r = parse_client_args(args);
+    CHECK_FALSE(r.options);
+    CHECK_FALSE(r.help);
+    return r.error;
+}
+
+}  // namespace
+
+TEST_CASE("the minimal stream command gets every documented default", "[client][options]") {
+    auto r = parse_client_args(base());
+    REQUIRE(r.options);
+    CHECK(r.error.empty());
+    const auto& o = *r.options;
+    CHECK(o.command == ClientCommand::stream);
+    CHECK(o.torrent == "movie.torrent");
+    CHECK(o.save_dir == "/tmp/c1");
+    CHECK(o.listen_port == 6881);
+    CHECK(o.stats_file == "c1.jsonl");
+    CHECK(o.servers.empty());
+    CHECK_FALSE(o.bitrate);
+    CHECK(o.picker == PickerKind::hybrid);
+    CHECK(o.inorder_window == 15min);
+    CHECK_FALSE(o.buffer_limit);
+    CHECK(o.behavior == Behavior::stream);
+    CHECK_FALSE(o.upload_limit);
+    CHECK_FALSE(o.download_limit);
+    CHECK(o.choker == ChokerOption::tit_for_tat);
+    CHECK(o.seed == 1);
+    CHECK(o.startup_buffer == 0s);
+    CHECK(o.trackers.empty());
+    CHECK_FALSE(o.enable_dht);
+    CHECK(o.log_level == "info");
+    CHECK(o.player == PlayerKind::none);
+}
+
+TEST_CASE("every option is parsed, in both spellings", "[client][options]") {
+    auto r = parse_client_args(with({"--server",
+                                     "http://127.0.0.1:8080/",
+                                     "--server=http://127.0.0.1:8081/",
+                                     "--bitrate",
+                                     "2Mbps",
+                                     "--picker=beta",
+                                     "--inorder-window",
+                                     "90s",
+                                     "--buffer-limit",
+                                     "25%",
+                                     "--behavior",
+                                     "seed",
+                                     "--upload-limit",
+                                     "1.5Mbps",
+                                     "--download-limit=8Mbps",
+                                     "--choker",
+                                     "seed",
+                                     "--seed",
+                                     "77",
+                                     "--startup-buffer",
+                                     "2s",
+                                     "--tracker",
+                                     "http://127.0.0.1:6969/announce",
+                                     "--tracker",
+                                     "udp://127.0.0.1:6969",
+                                     "--enable-dht",
+                                     "--log-level",
+                                     "debug"}));
+    REQUIRE(r.options);
+    const auto& o = *r.options;
+    CHECK(o.servers == std::vector<std::string>{"http://127.0.0.1:8080/", "http://127.0.0.1:8081/"});
+    CHECK(o.bitrate == BitRate(2'000'000));
+    CHECK(o.picker == PickerKind::beta);
+    CHECK(o.inorder_window == 90s);
+    REQUIRE(o.buffer_limit);
+    CHECK(o.buffer_limit->is_percent());
+    CHECK(o.buffer_limit->percent() == 25.0);
+    CHECK(o.behavior == Behavior::seed);
+    CHECK(o.upload_limit == BitRate(1'500'000));
+    CHECK(o.download_limit == BitRate(8'000'000));
+    CHECK(o.choker == ChokerOption::seed);
+    CHECK(o.seed == 77);
+    CHECK(o.startup_buffer == 2s);
+    CHECK(o.trackers.size() == 2);
+    CHECK(o.enable_dht);
+    CHECK(o.log_level == "debug");
+}
+
+TEST_CASE("play takes an HTTP endpoint and a player", "[client][options]") {
+    auto args = base();
+    args[0] = "play";
+    args.insert(args.end(), {"--http", "127.0.0.1:8099", "--player", "mpv", "--buffer-limit", "64MiB"});
+    auto r = parse_client_args(args);
+    REQUIRE(r.options);
+    CHECK(r.options->command == ClientCommand::play);
+    CHECK(r.options->http == Endpoint{"127.0.0.1", 8099});
+    CHECK(r.options->player == PlayerKind::mpv);
+    CHECK(r.options->buffer_limit->bytes() == Bytes(64ull << 20));
+    CHECK(error_of(with({"--player", "mpv"})) == "--player: only valid with 'play'");
+}
+
+TEST_CASE("help is recognised anywhere and documents every option with its default", "[client][options]") {
+    CHECK(parse_client_args({"--help"}).help);
+    CHECK(parse_client_args(with({"-h"})).help);
+    CHECK(parse_client_args({"stream", "--bogus", "--help"}).help);
+    auto text = client_help_text();
+    for (auto opt :
+         {"--save-dir", "--listen", "--server", "--bitrate", "--stats", "--picker", "--inorder-window",
+          "--buffer-limit", "--behavior", "--upload-limit", "--download-limit", "--choker", "--seed",
+          "--startup-buffer", "--tracker", "--enable-dht", "--log-level", "--http", "--player"})
+        CHECK(text.find(opt) != std::string::npos);
+    for (auto def : {"(default: hybrid)", "(default: 15min)", "(default: stream)", "(default: tit-for-tat)",
+                     "(default: 1)", "(default: info)", "(default: unlimited)"})
+        CHECK(text.find(def) != std::string::npos);
+}
+
+TEST_CASE("each invalid command line gets an error naming the option and value", "[client][options]") {
+    CHECK(error_of({}) == "missing command (expected 'stream' or 'play'; see --help)");
+    CHECK(error_of({"watch", "x.torrent"}) == "unknown command 'watch' (expected 'stream' or 'play')");
+    CHECK(error_of({"stream", "--save-dir", "d", "--listen", "1", "--stats", "s"}) ==
+          "missing TORRENT (the .torrent file to stream)");
+    CHECK(error_of({"stream", "a.torrent", "--listen", "1", "--stats", "s"}) ==
+          "missing required option --save-dir");
+    CHECK(error_of({"stream", "a.torrent", "--save-dir", "d", "--stats", "s"}) ==
+          "missing required option --listen");
+    CHECK(error_of({"stream", "a.torrent", "--save-dir", "d", "--listen", "1"}) ==
+          "missing required option --stats");
+    CHECK(error_of(with({"b.torrent"})) == "unexpected argument 'b.torrent' (only one TORRENT is allowed)");
+    CHECK(error_of(with({"--frobnicate"})) == "unknown option '--frobnicate' (see --help)");
+    CHECK(error_of(with({"--picker"})) == "--picker: missing value");
+    CHECK(error_of(with({"--picker", "random"})) ==
+          "--picker: unknown picker 'random' (expected rarest|inorder|beta|hybrid)");
+    CHECK(error_of(with({"--listen", "7"})) == "--listen: given more than once");
+    CHECK(error_of({"stream", "a", "--save-dir", "d", "--stats", "s", "--listen", "70000"}) ==
+          "--listen: invalid port '70000' (expected 0..65535)");
+    CHECK(error_of({"stream", "a", "--save-dir", "d", "--stats", "s", "--listen", "80x"}) ==
+          "--listen: invalid port '80x' (expected 0..65535)");
+    CHECK(error_of(with({"--server", "ftp://x"})) ==
+          "--server: invalid URL 'ftp://x' (expected http://HOST:PORT/...)");
+    CHECK(error_of(with({"--bitrate", "fast"})) == "--bitrate: invalid bitrate 'fast' (e.g. 2Mbps)");
+    CHECK(error_of(with({"--bitrate", "0"})) == "--bitrate: invalid bitrate '0' (e.g. 2Mbps)");
+    CHECK(error_of(with({"--inorder-window", "0s"})) ==
+          "--inorder-window: invalid duration '0s' (e.g. 15min, 90s)");
+    CHECK(error_of(with({"--buffer-limit", "150%"})) ==
+          "--buffer-limit: invalid limit '150%' (expected BYTES like 512MiB or PERCENT like 25%)");
+    CHECK(error_of(with({"--behavior", "leech"})) ==
+          "--behavior: unknown behavior 'leech' (expected download|stream|seed)");
+    CHECK(error_of(with({"--upload-limit", "lots"})) == "--upload-limit: invalid rate 'lots' (e.g. 2Mbps)");
+    CHECK(error_of(with({"--download-limit", "-1"})) == "--download-limit: invalid rate '-1' (e.g. 8Mbps)");
+    CHECK(error_of(with({"--choker", "optimistic"})) ==
+          "--choker: unknown choker 'optimistic' (expected tit-for-tat|seed)");
+    CHECK(error_of(with({"--seed", "-3"})) == "--seed: invalid seed '-3' (expected a non-negative integer)");
+    CHECK(error_of(with({"--startup-buffer", "soon"})) ==
+          "--startup-buffer: invalid duration 'soon' (e.g. 2s)");
+    CHECK(error_of(with({"--tracker", "magnet:x"})) ==
+          "--tracker: invalid tracker URL 'magnet:x' (expected http://, https:// or udp://)");
+    CHECK(error_of(with({"--enable-dht=yes"})) == "--enable-dht: takes no value");
+    CHECK(error_of(with({"--log-level", "loud"})) ==
+          "--log-level: unknown level 'loud' (expected trace|debug|info|warn|error|off)");
+    CHECK(error_of(with({"--save-dir="})).find("--save-dir") == 0);
+    auto play = base();
+    play[0] = "play";
+    play.insert(play.end(), {"--http", "nohost"});
+    CHECK(error_of(play) == "--http: invalid endpoint 'nohost' (expected HOST:PORT)");
+    play.back() = "127.0.0.1:8080";
+    play.insert(play.end(), {"--player", "winamp"});
+    CHECK(error_of(play) == "--player: unknown player 'winamp' (expected mpv|vlc|ffplay|none)");
+}

@@ -1,0 +1,122 @@
+#include <catch2/catch.hpp>
+
+#include "client/core/stats.hpp"
+
+using namespace toast;
+using namespace toast::client;
+using namespace std::chrono_literals;
+
+namespace {
+
+StatsRecord sample() {
+    StatsRecord r;
+    r.event = "summary";
+    r.t_ms = 61'000;
+    r.bytes_from_peers = 9'000'000;
+    r.bytes_from_server = 1'250'000;
+    r.bytes_server_useful = 1'000'000;
+    r.bytes_server_wasted = 250'000;
+    r.bytes_uploaded = 8'000'000;
+    r.bytes_redundant = 16'384;
+    r.stalls = 2;
+    r.stall_seconds = 1.5;
+    r.longest_stall = 1.25;
+    r.startup_ms = 420;
+    r.playhead = 10'000'000;
+    r.pieces_had = 40;
+    r.buffer_bytes = 2'500'000;
+    r.pieces_fetched_ahead = 3;
+    r.fidelity = 0.75;
+    r.completed = true;
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("a stats record serialises to one JSON line with exactly the documented keys in order",
+          "[client][stats]") {
+    auto line = to_json_line(sample());
+    CHECK(line ==
+          R"({"event":"summary","t_ms":61000,"bytes_from_peers":9000000,"bytes_from_server":1250000,)"
+          R"("bytes_server_useful":1000000,"bytes_server_wasted":250000,"bytes_uploaded":8000000,)"
+          R"("bytes_redundant":16384,"stalls":2,"stall_seconds":1.5,"longest_stall":1.25,"startup_ms":420,)"
+          R"("playhead":10000000,"pieces_had":40,"buffer_bytes":2500000,"pieces_fetched_ahead":3,)"
+          R"("fidelity":0.75,"completed":true})"
+          "\n");
+    auto j = to_json(sample());
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : j.items())
+        keys.push_back(k);
+    std::vector<std::string> expected(stats_keys().begin(), stats_keys().end());
+    CHECK(keys == expected);
+    // The keys issue 4 requires of the summary line.
+    for (auto k : {"event", "bytes_from_server", "bytes_from_peers", "bytes_uploaded", "bytes_redundant",
+                   "stalls", "stall_seconds", "startup_ms", "completed"})
+        CHECK(j.contains(k));
+}
+
+TEST_CASE("unknown startup and fidelity are null", "[client][stats]") {
+    StatsRecord r;
+    auto j = to_json(r);
+    CHECK(j["event"] == "stats");
+    CHECK(j["startup_ms"].is_null());
+    CHECK(j["fidelity"].is_null());
+    CHECK(j["completed"] == false);
+}
+
+TEST_CASE("stats records read back strictly", "[client][stats]") {
+    auto j = nlohmann::json::parse(to_json(sample()).dump());
+    auto back = stats_from_json(j);
+    REQUIRE(back);
+    CHECK(*back == sample());
+    StatsRecord empty;
+    CHECK(*stats_from_json(nlohmann::json::parse(to_json(empty).dump())) == empty);
+
+    std::string error;
+    auto broken = j;
+    broken.erase("stalls");
+    CHECK_FALSE(stats_from_json(broken, &error));
+    CHECK(error == "stalls: missing");
+    broken = j;
+    broken["extra"] = 1;
+    CHECK_FALSE(stats_from_json(broken, &error));
+    CHECK(error == "extra: unknown key");
+    broken = j;
+    broken["bytes_uploaded"] = -5;
+    CHECK_FALSE(stats_from_json(broken, &error));
+    CHECK(error == "bytes_uploaded: not a non-negative integer");
+    broken = j;
+    broken["fidelity"] = 1.5;
+    CHECK_FALSE(stats_from_json(broken, &error));
+    CHECK(error == "fidelity: not a number in [0, 1] or null");
+    broken = j;
+    broken["event"] = "tick";
+    CHECK_FALSE(stats_from_json(broken, &error));
+    CHECK(error == "event: not \"stats\" or \"summary\"");
+    CHECK_FALSE(stats_from_json(nlohmann::json::array(), &error));
+    CHECK(error == "record: not a JSON object");
+}
+
+TEST_CASE("playback figures come from the StreamWatcher", "[client][stats]") {
+    auto g = *TitleGeometry::make(Bytes(4000), Bytes(1000), BitRate(8000));
+    const SteadyTime t0{std::chrono::seconds(7)};
+    PieceSet had(PieceCount(4));
+    had.set(PieceIndex(0));
+    StreamWatcher w(g, {}, t0 + 0s, had);
+    w.tick(t0 + 1500ms);  // stalled at piece 1 since 1 s
+    StatsRecord r;
+    fill_playback(r, w, t0 + 1500ms);
+    CHECK(r.stalls == 1);
+    CHECK(r.stall_seconds == Approx(0.5));
+    CHECK(r.longest_stall == Approx(0.5));
+    CHECK(r.startup_ms == 0);
+    CHECK(r.playhead == 1000);
+    CHECK_FALSE(r.completed);
+    for (int p = 1; p < 4; ++p)
+        w.on_piece_had(PieceIndex(p), t0 + 2s);
+    w.tick(t0 + 10s);
+    fill_playback(r, w, t0 + 10s);
+    CHECK(r.completed);
+    CHECK(r.playhead == 4000);
+    CHECK(r.stall_seconds == Approx(1.0));
+}
