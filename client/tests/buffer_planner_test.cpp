@@ -68,7 +68,7 @@ TEST_CASE("a full buffer ejects pieces behind the playhead, oldest first, just e
     CHECK(plan.room == Bytes(100));
 }
 
-TEST_CASE("a piece at or after the playhead is never ejected; then the client suspends", "[client][buffer]") {
+TEST_CASE("a piece at or after the playhead is never ejected, so the client suspends", "[client][buffer]") {
     auto g = geometry();
     auto s = stored({2, 5, 6, 7, 8, 9});
     auto plan = plan_buffer({.geometry = g, .stored = s, .playhead = PieceIndex(5), .limit = Bytes(500)});
