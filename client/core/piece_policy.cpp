@@ -266,6 +266,16 @@ double beta_1_2_cell_mass(std::int64_t i, std::int64_t n) {
     return (2.0 * static_cast<double>(n - i) - 1.0) / (nn * nn);
 }
 
+std::vector<std::pair<PieceIndex, std::uint8_t>> priority_changes(const std::vector<std::uint8_t>& applied,
+                                                                  const std::vector<std::uint8_t>& planned) {
+    std::vector<std::pair<PieceIndex, std::uint8_t>> out;
+    for (std::size_t i = 0; i < planned.size(); ++i) {
+        auto before = i < applied.size() ? applied[i] : std::uint8_t{0};
+        if (before != planned[i]) out.emplace_back(PieceIndex(static_cast<std::int32_t>(i)), planned[i]);
+    }
+    return out;
+}
+
 std::uint8_t priority_for_rank(std::size_t rank, std::int32_t top_tier) {
     std::size_t a = top_tier > 0 ? static_cast<std::size_t>(top_tier) : 1;
     std::size_t bound = a;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "client/core/piece_types.hpp"
@@ -90,6 +91,11 @@ double sample_beta_1_2(std::mt19937_64& engine);
 double uniform_01(std::mt19937_64& engine);
 // The Beta(1,2) probability mass of the cell [i/n, (i+1)/n) of the remaining range: F((i+1)/n) - F(i/n).
 double beta_1_2_cell_mass(std::int64_t i, std::int64_t n);
+// The (piece, priority) pairs that turn `applied` into `planned`, ascending by piece: what the adapter passes
+// to prioritize_pieces' vector<pair<piece_index_t, download_priority_t>> overload. A piece beyond the end of
+// `applied` counts as priority 0 there; `planned` decides the size.
+std::vector<std::pair<PieceIndex, std::uint8_t>> priority_changes(const std::vector<std::uint8_t>& applied,
+                                                                  const std::vector<std::uint8_t>& planned);
 // The priority tier of rank `rank` (0 = most wanted) under PolicyConfig::top_tier.
 std::uint8_t priority_for_rank(std::size_t rank, std::int32_t top_tier);
 

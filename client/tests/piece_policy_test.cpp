@@ -256,3 +256,26 @@ TEST_CASE("a snapshot with short vectors is read as pieces nobody has", "[client
     CHECK(first(plan.wanted, 4) == idx({0, 1, 2, 3}));
     CHECK(plan.wanted.size() == 10);
 }
+
+TEST_CASE("priority changes list only the pieces whose priority differs", "[client][policy]") {
+    using Change = std::pair<PieceIndex, std::uint8_t>;
+    CHECK(priority_changes({1, 7, 0, 4}, {1, 6, 0, 4}) == std::vector<Change>{{PieceIndex(1), 6}});
+    CHECK(priority_changes({}, {0, 3}) == std::vector<Change>{{PieceIndex(1), 3}});
+    CHECK(priority_changes({2, 2}, {2, 2}).empty());
+    // Applying the diff to the old vector yields the new plan.
+    auto s = SwarmSnapshot::empty(PieceCount(100));
+    auto policy = make_policy(PickerKind::hybrid, {.seed = 5});
+    s.inorder_window = PieceCount(10);
+    auto before = policy->plan(s);
+    s.playhead = PieceIndex(4);
+    s.had.set(PieceIndex(0));
+    s.had.set(PieceIndex(1));
+    auto after = policy->plan(s);
+    auto applied = before.priority;
+    auto changes = priority_changes(applied, after.priority);
+    CHECK_FALSE(changes.empty());
+    CHECK(changes.size() < 100);
+    for (auto [p, prio] : changes)
+        applied[static_cast<std::size_t>(p.value())] = prio;
+    CHECK(applied == after.priority);
+}

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include "client/core/stats.hpp"
 
 using namespace toast;
@@ -119,4 +121,27 @@ TEST_CASE("playback figures come from the StreamWatcher", "[client][stats]") {
     CHECK(r.completed);
     CHECK(r.playhead == 4000);
     CHECK(r.stall_seconds == Approx(1.0));
+}
+
+TEST_CASE("the schema document lists exactly the record's keys and its examples read back",
+          "[client][stats]") {
+    std::ifstream doc(std::string(TOAST_SOURCE_DIR) + "/common/docs/client-stats.md");
+    REQUIRE(doc);
+    std::vector<std::string> table_keys;
+    std::vector<std::string> examples;
+    std::string line;
+    while (std::getline(doc, line)) {
+        if (line.rfind("| `", 0) == 0) table_keys.push_back(line.substr(3, line.find('`', 3) - 3));
+        if (line.rfind("{\"event\"", 0) == 0) examples.push_back(line);
+    }
+    std::vector<std::string> expected(stats_keys().begin(), stats_keys().end());
+    CHECK(table_keys == expected);
+    REQUIRE(examples.size() == 2);
+    for (const auto& e : examples) {
+        std::string error;
+        INFO(e);
+        CHECK(stats_from_json(nlohmann::json::parse(e), &error));
+        CHECK(error.empty());
+    }
+    CHECK(examples.back() == to_json(sample()).dump());
 }
