@@ -1,0 +1,99 @@
+// What toast-server answers to one parsed HTTP request, decided without touching a socket (like Beast's
+// handle_request): routing, title-name decoding, conditional requests, byte ranges, the admin routes.
+// The adapter (server/http) parses requests, sends what this returns, and streams title bytes from the store.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/io/disk_control.hpp"
+#include "server/io/title_store.hpp"
+#include "toast/common/byte_range.hpp"
+#include "toast/common/metrics.hpp"
+
+namespace toast::server {
+
+// The parts of a request the handler looks at. Views into the adapter's parsed message.
+struct HttpRequest {
+    std::string_view method;
+    std::string_view target;
+    std::string_view range;
+    std::string_view if_range;
+    std::string_view if_match;
+    std::string_view if_none_match;
+    std::string_view if_modified_since;
+    std::string_view if_unmodified_since;
+    std::string_view body;
+    bool has_range = false;
+    bool has_if_range = false;
+    bool has_if_match = false;
+    bool has_if_none_match = false;
+    bool peer_is_loopback = false;
+    bool on_admin_listener = false;
+};
+
+struct HttpHeader {
+    std::string name;
+    std::string value;
+};
+
+// A piece of a title's body: literal framing bytes, then one range of the title.
+struct BodyPart {
+    std::string prefix;
+    ByteRange range;
+};
+
+// The answer. Content-Length, Connection, Date and Server are added when the head is serialized.
+struct HttpResponse {
+    unsigned status = 200;
+    std::vector<HttpHeader> headers;
+    std::string body;  // literal body, when `title` is null
+
+    std::shared_ptr<const TitleInfo> title;  // set when the body is made of title bytes
+    std::vector<BodyPart> parts;             // in order
+    std::string trailer;                     // literal bytes after the last part (multipart close)
+
+    bool head_only = false;  // HEAD: the same head as GET, no body
+    bool paced = false;      // /stream: send the parts at the title's bitrate
+    bool close = false;      // close the connection after this response
+    std::string reason;      // why a 4xx/5xx was chosen, for the log line
+
+    std::uint64_t content_length() const;
+    // Value of the first header with this (case-insensitive) name, or "".
+    std::string_view header(std::string_view name) const;
+};
+
+struct HandlerLimits {
+    std::size_t max_ranges = 16;
+    std::uint64_t max_multipart_bytes = 64ull * 1024 * 1024;
+    bool admin_on_separate_listener = false;  // admin_listen configured: admin routes only there
+};
+
+// What the handler may consult. find() is the only way a title name is resolved.
+struct HandlerContext {
+    const TitleStore& titles;
+    DiskControl& disks;
+    const MetricsRegistry& metrics;
+    HandlerLimits limits;
+};
+
+HttpResponse handle_request(const HttpRequest& request, HandlerContext& context);
+
+// A plain error answer whose body states the reason (also used by the adapter for 400/408/413/431/503).
+HttpResponse error_response(unsigned status, std::string reason);
+
+// Status line and header block, ending with the blank line. `date` is an IMF-fixdate.
+std::string serialize_head(const HttpResponse& response, bool keep_alive, std::string_view date);
+
+std::string_view reason_phrase(unsigned status);
+
+// RFC 3986 percent-decoding; nullopt for a malformed escape.
+std::optional<std::string> percent_decode(std::string_view text);
+
+// The boundary of a title's multipart/byteranges answers (deterministic, derived from the ETag).
+std::string multipart_boundary(const TitleInfo& title);
+
+}  // namespace toast::server

@@ -1,0 +1,68 @@
+// State shared by the listeners and every session of one HttpService (private to server/http).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include <boost/asio/io_context.hpp>
+
+#include "server/core/request_handler.hpp"
+#include "server/core/server_config.hpp"
+#include "server/io/disk_control.hpp"
+#include "server/io/title_store.hpp"
+#include "toast/common/metrics.hpp"
+
+namespace toast::server {
+
+class HttpSession;
+
+// Counters and gauges this layer exports (the store registers its own).
+class HttpMetrics {
+  public:
+    explicit HttpMetrics(MetricsRegistry& registry);
+    void count_response(unsigned status);
+    void add_bytes_sent(const std::string& title, std::uint64_t bytes);
+    Gauge& open_connections;
+    Counter& rejected_connections;
+    Histogram& response_seconds;
+
+  private:
+    MetricsRegistry& registry_;
+    std::array<std::atomic<Counter*>, 600> by_status_{};
+};
+
+struct ServerShared {
+    ServerShared(const ServerConfig& c, TitleStore& s, DiskControl& d, MetricsRegistry& m);
+
+    ServerConfig config;
+    TitleStore& store;
+    DiskControl& disks;
+    MetricsRegistry& registry;
+    HttpMetrics metrics;
+    HandlerLimits limits;
+
+    std::atomic<std::size_t> connections{0};         // sessions counted against max_connections
+    std::atomic<std::int64_t> outstanding_reads{0};  // store reads whose handler has not returned yet
+    std::atomic<bool> draining{false};
+
+    void register_session(HttpSession* key, std::weak_ptr<HttpSession> session);
+    // Called once per session when it closes; may finish a drain.
+    void unregister_session(HttpSession* key, bool counted);
+    std::vector<std::shared_ptr<HttpSession>> live_sessions();
+    std::function<void()> on_all_closed;  // set by the service while draining
+
+  private:
+    std::mutex mutex_;
+    std::unordered_map<HttpSession*, std::weak_ptr<HttpSession>> sessions_;
+};
+
+// The current time as an IMF-fixdate, formatted at most once per second per thread.
+std::string_view cached_http_date();
+
+}  // namespace toast::server
