@@ -1,9 +1,23 @@
 # Block store: placement policies, manifests, per-disk workers, ingest and verify.
 add_library(toast_server_store STATIC
-  io/open_file.cpp)
+  core/block_math.cpp
+  core/crc32c.cpp
+  core/manifest.cpp
+  core/placement.cpp
+  core/replica_chooser.cpp
+  io/block_store.cpp
+  io/catalogue.cpp
+  io/durable_file.cpp
+  io/ingest.cpp
+  io/open_file.cpp
+  io/title_torrent.cpp
+  io/verify.cpp)
 target_include_directories(toast_server_store PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_server_store PUBLIC toast_server_config toast_common Threads::Threads
-  PRIVATE toast_warnings)
+  LibtorrentRasterbar::torrent-rasterbar PRIVATE toast_warnings)
 
 list(APPEND SERVER_TEST_SOURCES
+  tests/manifest_test.cpp
+  tests/placement_test.cpp
+  tests/replica_test.cpp
   tests/server_config_test.cpp)

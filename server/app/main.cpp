@@ -1,23 +1,143 @@
 // toast-server: the VoD server's command line. Subcommands validate the config, ingest and verify titles,
-// serve.
+// and serve.
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "server/core/server_config.hpp"
+#include "server/http/http_server.hpp"
+#include "server/io/block_store.hpp"
+#include "server/io/ingest.hpp"
+#include "server/io/verify.hpp"
 #include "toast/common/config.hpp"
+#include "toast/common/log.hpp"
+#include "toast/common/metrics.hpp"
+#include "toast/common/units.hpp"
 
 namespace {
 
+using namespace toast;
+using namespace toast::server;
+
 constexpr const char* kUsage =
     "usage: toast-server --config CONFIG <command> [args]\n"
+    "       toast-server --help\n"
     "commands:\n"
-    "  check    validate the configuration and exit\n";
+    "  check                 validate the configuration and exit\n"
+    "  serve                 serve the store's titles over HTTP on the config's \"listen\" address until\n"
+    "                        SIGTERM or SIGINT (GET/HEAD /titles/NAME with byte ranges, /stream/NAME, "
+    "/metrics)\n"
+    "  ingest NAME MEDIA_FILE --torrent OUT.torrent [options]\n"
+    "                        store MEDIA_FILE as title NAME ([A-Za-z0-9._-], 1-128 chars, not starting with\n"
+    "                        '.') and write its .torrent; replaces an existing NAME atomically\n"
+    "      --policy P        naive | raid0 | raid1 | random | rda (default: the config's \"policy\")\n"
+    "      --bitrate RATE    the title's bitrate, e.g. 6Mbps (default: the config's \"default_bitrate\")\n"
+    "      --announce URL    tracker announce URL (http, https or udp); repeat for more, one tier each\n"
+    "      --block-size SIZE block size, e.g. 4MiB (default: config \"block_size\", else bitrate x "
+    "time_slice)\n"
+    "      --piece-size SIZE torrent piece size, a power of two >= 16KiB (default: config \"piece_size\")\n"
+    "                        The torrent is BitTorrent v1 with a BEP 19 url-list entry "
+    "PUBLIC_URL/titles/NAME and,\n"
+    "                        outside the info dictionary, \"toast\": {\"bitrate\": BITS_PER_S, \"title\": "
+    "NAME}.\n"
+    "  verify [NAME]         re-read every replica of every block (or of NAME) and check it against its\n"
+    "                        checksum; exit 0 when all are intact, 1 otherwise\n"
+    "exit status: 0 success, 1 failure (bad config, bad input, damaged store), 2 bad command line\n";
 
 int usage_error(const std::string& message) {
-    std::fprintf(stderr, "toast-server: %s\n%s", message.c_str(), kUsage);
+    std::fprintf(stderr, "toast-server: %s (see toast-server --help)\n", message.c_str());
     return 2;
+}
+
+int fail(const std::string& message) {
+    std::fprintf(stderr, "toast-server: %s\n", message.c_str());
+    return 1;
+}
+
+int run_ingest(const ServerConfig& config, const std::vector<std::string>& args) {
+    IngestOptions opt;
+    std::vector<std::string> positional;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const auto& a = args[i];
+        auto value = [&]() -> std::optional<std::string> {
+            if (i + 1 >= args.size()) return std::nullopt;
+            return args[++i];
+        };
+        if (a == "--torrent" || a == "--policy" || a == "--bitrate" || a == "--announce" ||
+            a == "--block-size" || a == "--piece-size") {
+            auto v = value();
+            if (!v) return usage_error(a + " needs a value");
+            if (a == "--torrent") {
+                opt.torrent = *v;
+            } else if (a == "--policy") {
+                opt.policy = parse_placement_policy(*v);
+                if (!opt.policy)
+                    return usage_error("unknown policy '" + *v + "' (naive, raid0, raid1, random, rda)");
+            } else if (a == "--bitrate") {
+                opt.bitrate = parse_bitrate(*v);
+                if (!opt.bitrate || opt.bitrate->value() == 0) return usage_error("bad bitrate '" + *v + "'");
+            } else if (a == "--announce") {
+                opt.announce.push_back(*v);
+            } else if (a == "--block-size") {
+                opt.block_size = parse_bytes(*v);
+                if (!opt.block_size) return usage_error("bad block size '" + *v + "'");
+            } else {
+                opt.piece_size = parse_bytes(*v);
+                if (!opt.piece_size) return usage_error("bad piece size '" + *v + "'");
+            }
+        } else if (a.rfind("--", 0) == 0) {
+            return usage_error("unknown option '" + a + "' for ingest");
+        } else {
+            positional.push_back(a);
+        }
+    }
+    if (positional.size() != 2) return usage_error("ingest needs NAME and MEDIA_FILE");
+    if (opt.torrent.empty()) return usage_error("ingest needs --torrent OUT.torrent");
+    opt.name = positional[0];
+    opt.media = positional[1];
+    try {
+        auto r = ingest_title(config, opt);
+        const auto& m = r.manifest;
+        std::printf("ingested %s: %llu bytes, %zu blocks of %llu bytes, policy %s, bitrate %s, version %s\n",
+                    m.title.c_str(), static_cast<unsigned long long>(m.size), m.blocks.size(),
+                    static_cast<unsigned long long>(m.block_size), std::string(to_string(m.policy)).c_str(),
+                    format_bitrate(m.bitrate).c_str(), m.version.c_str());
+        for (std::size_t d = 0; d < r.blocks_per_disk.size(); ++d)
+            std::printf("  disk %zu (%s): %llu blocks\n", d, config.disks[d].path.c_str(),
+                        static_cast<unsigned long long>(r.blocks_per_disk[d]));
+        if (r.removed_versions > 0) std::printf("  replaced the previous version\n");
+        std::printf("torrent %s (info-hash %s)\n", opt.torrent.c_str(), r.info_hash.c_str());
+        return 0;
+    } catch (const IngestError& e) {
+        return fail(std::string("ingest failed: ") + e.what());
+    }
+}
+
+int run_verify(const ServerConfig& config, const std::vector<std::string>& args) {
+    if (args.size() > 1) return usage_error("verify takes at most one title name");
+    for (const auto& a : args)
+        if (a.rfind("--", 0) == 0) return usage_error("unknown option '" + a + "' for verify");
+    std::optional<std::string> name;
+    if (!args.empty()) name = args[0];
+    auto report = verify_store(config, name);
+    for (const auto& n : report.notes)
+        std::printf("note: %s\n", n.c_str());
+    for (const auto& p : report.problems)
+        std::printf("PROBLEM: %s\n", p.c_str());
+    std::printf("verify: %zu titles, %zu blocks, %zu replicas, %llu bytes checked: %s\n", report.titles,
+                report.blocks, report.replicas, static_cast<unsigned long long>(report.bytes),
+                report.clean() ? "clean" : (std::to_string(report.problems.size()) + " problems").c_str());
+    return report.clean() ? 0 : 1;
+}
+
+int run_serve(const ServerConfig& config) {
+    MetricsRegistry metrics;
+    BlockStore store(config, metrics);
+    const auto titles = store.rescan();
+    spdlog::info("block store: {} disks, {} titles", config.disks.size(), titles);
+    return run_http_server(config, store, store, metrics);
 }
 
 }  // namespace
@@ -27,11 +147,11 @@ int main(int argc, char** argv) {
     std::string config_path;
     std::vector<std::string> rest;
     for (std::size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--help" || args[i] == "-h") {
+        if (rest.empty() && (args[i] == "--help" || args[i] == "-h")) {
             std::fputs(kUsage, stdout);
             return 0;
         }
-        if (args[i] == "--config") {
+        if (rest.empty() && args[i] == "--config") {
             if (i + 1 >= args.size()) return usage_error("--config needs a file");
             config_path = args[++i];
         } else {
@@ -40,16 +160,27 @@ int main(int argc, char** argv) {
     }
     if (config_path.empty()) return usage_error("--config CONFIG is required");
     if (rest.empty()) return usage_error("no command given");
+    const std::string command = rest[0];
+    const std::vector<std::string> command_args(rest.begin() + 1, rest.end());
     try {
-        auto config = toast::server::load_server_config_file(config_path);
-        if (rest[0] == "check") {
+        auto config = load_server_config_file(config_path);
+        init_logging("server", config.log_level);
+        if (command == "check") {
+            if (!command_args.empty()) return usage_error("check takes no arguments");
             std::printf("config OK: %zu disks, policy %s, listen %s\n", config.disks.size(),
                         std::string(to_string(config.policy)).c_str(), config.listen.to_string().c_str());
             return 0;
         }
-        return usage_error("unknown command '" + rest[0] + "'");
-    } catch (const toast::ConfigError& e) {
-        std::fprintf(stderr, "toast-server: %s\n", e.what());
-        return 1;
+        if (command == "ingest") return run_ingest(config, command_args);
+        if (command == "verify") return run_verify(config, command_args);
+        if (command == "serve") {
+            if (!command_args.empty()) return usage_error("serve takes no arguments");
+            return run_serve(config);
+        }
+        return usage_error("unknown command '" + command + "'");
+    } catch (const ConfigError& e) {
+        return fail(e.what());
+    } catch (const std::exception& e) {
+        return fail(e.what());
     }
 }

@@ -1,0 +1,210 @@
+#include "server/core/manifest.hpp"
+
+#include <cstdio>
+#include <set>
+
+#include "server/core/block_math.hpp"
+
+namespace toast::server {
+
+namespace {
+
+bool name_char(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+}
+
+std::string hex_crcs(const std::vector<std::uint32_t>& crcs) {
+    std::string out;
+    out.reserve(crcs.size() * 8);
+    char buf[9];
+    for (auto c : crcs) {
+        std::snprintf(buf, sizeof buf, "%08x", c);
+        out += buf;
+    }
+    return out;
+}
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+std::optional<std::vector<std::uint32_t>> parse_crcs(std::string_view text) {
+    if (text.size() % 8 != 0) return std::nullopt;
+    std::vector<std::uint32_t> out;
+    out.reserve(text.size() / 8);
+    for (std::size_t i = 0; i < text.size(); i += 8) {
+        std::uint32_t v = 0;
+        for (std::size_t k = 0; k < 8; ++k) {
+            int d = hex_digit(text[i + k]);
+            if (d < 0) return std::nullopt;
+            v = (v << 4) | static_cast<std::uint32_t>(d);
+        }
+        out.push_back(v);
+    }
+    return out;
+}
+
+struct Fail {
+    std::string message;
+};
+
+const nlohmann::json& field(const nlohmann::json& j, const char* key) {
+    auto it = j.find(key);
+    if (it == j.end()) throw Fail{std::string("missing field '") + key + "'"};
+    return *it;
+}
+
+std::uint64_t uint_field(const nlohmann::json& j, const char* key) {
+    const auto& v = field(j, key);
+    // Parsed text gives unsigned numbers; a json built in memory may hold the same values as signed ones.
+    if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<std::int64_t>() < 0)) {
+        throw Fail{std::string("'") + key + "' must be a non-negative integer"};
+    }
+    return v.get<std::uint64_t>();
+}
+
+std::string string_field(const nlohmann::json& j, const char* key) {
+    const auto& v = field(j, key);
+    if (!v.is_string()) throw Fail{std::string("'") + key + "' must be a string"};
+    return v.get<std::string>();
+}
+
+}  // namespace
+
+bool is_valid_title_name(std::string_view name) {
+    if (name.empty() || name.size() > 128 || name.front() == '.') return false;
+    for (char c : name)
+        if (!name_char(c)) return false;
+    return true;
+}
+
+bool is_safe_relative_path(std::string_view path) {
+    if (path.empty() || path.size() > 1024) return false;
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        auto slash = path.find('/', start);
+        auto part =
+            path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+        if (part.empty() || part.front() == '.') return false;  // also rejects "." and ".."
+        for (char c : part)
+            if (!name_char(c) && c != '@') return false;
+        if (slash == std::string_view::npos) break;
+        start = slash + 1;
+    }
+    return true;
+}
+
+std::string version_dir_name(std::string_view title, std::string_view version) {
+    return "blocks/" + std::string(title) + "@" + std::string(version);
+}
+
+std::string block_file_name(std::string_view title, std::string_view version, std::uint64_t block) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "/%06llu.blk", static_cast<unsigned long long>(block));
+    return version_dir_name(title, version) + buf;
+}
+
+nlohmann::json manifest_to_json(const Manifest& m) {
+    nlohmann::json blocks = nlohmann::json::array();
+    for (const auto& b : m.blocks) {
+        nlohmann::json replicas = nlohmann::json::array();
+        for (const auto& r : b.replicas)
+            replicas.push_back({{"disk", r.disk}, {"file", r.file}});
+        blocks.push_back({{"replicas", std::move(replicas)}, {"crc32c", hex_crcs(b.chunk_crcs)}});
+    }
+    return {{"format", 1},
+            {"title", m.title},
+            {"size", m.size},
+            {"bitrate", m.bitrate.value()},
+            {"block_size", m.block_size},
+            {"policy", std::string(to_string(m.policy))},
+            {"seed", m.seed},
+            {"version", m.version},
+            {"generation", m.generation},
+            {"created", m.created},
+            {"chunk_size", m.chunk_size},
+            {"blocks", std::move(blocks)}};
+}
+
+ManifestParse parse_manifest(const nlohmann::json& j, std::size_t disk_count) {
+    try {
+        if (!j.is_object()) throw Fail{"a manifest must be a JSON object"};
+        if (uint_field(j, "format") != 1) throw Fail{"unsupported 'format' " + field(j, "format").dump()};
+        Manifest m;
+        m.title = string_field(j, "title");
+        if (!is_valid_title_name(m.title)) throw Fail{"invalid 'title' \"" + m.title + "\""};
+        m.size = uint_field(j, "size");
+        m.bitrate = BitRate(uint_field(j, "bitrate"));
+        m.block_size = uint_field(j, "block_size");
+        if (m.block_size == 0) throw Fail{"'block_size' must be greater than 0"};
+        auto policy_text = string_field(j, "policy");
+        auto policy = parse_placement_policy(policy_text);
+        if (!policy) throw Fail{"unknown 'policy' \"" + policy_text + "\""};
+        m.policy = *policy;
+        m.seed = uint_field(j, "seed");
+        m.version = string_field(j, "version");
+        if (m.version.empty() || m.version.size() > 64 || !is_safe_relative_path(m.version) ||
+            m.version.find('/') != std::string::npos) {
+            throw Fail{"invalid 'version' \"" + m.version + "\""};
+        }
+        m.generation = uint_field(j, "generation");
+        const auto& created = field(j, "created");
+        if (!created.is_number_integer()) throw Fail{"'created' must be an integer"};
+        m.created = created.get<std::int64_t>();
+        m.chunk_size = uint_field(j, "chunk_size");
+        if (m.chunk_size == 0) throw Fail{"'chunk_size' must be greater than 0"};
+
+        const auto& blocks = field(j, "blocks");
+        if (!blocks.is_array()) throw Fail{"'blocks' must be an array"};
+        const auto expected = block_count(m.size, m.block_size);
+        if (blocks.size() != expected) {
+            throw Fail{"'blocks' has " + std::to_string(blocks.size()) +
+                       " entries, size and block_size need " + std::to_string(expected)};
+        }
+        m.blocks.reserve(blocks.size());
+        for (std::size_t i = 0; i < blocks.size(); ++i) {
+            const std::string where = "blocks[" + std::to_string(i) + "]";
+            const auto& b = blocks[i];
+            if (!b.is_object()) throw Fail{where + " must be an object"};
+            BlockRecord rec;
+            const auto& replicas = field(b, "replicas");
+            if (!replicas.is_array() || replicas.empty())
+                throw Fail{where + ".replicas must be a non-empty array"};
+            std::set<std::uint32_t> seen;
+            for (const auto& r : replicas) {
+                if (!r.is_object()) throw Fail{where + ".replicas entries must be objects"};
+                BlockReplica rep;
+                auto disk = uint_field(r, "disk");
+                if (disk >= disk_count) {
+                    throw Fail{where + " names disk " + std::to_string(disk) + " but only " +
+                               std::to_string(disk_count) + " disks are configured"};
+                }
+                rep.disk = static_cast<std::uint32_t>(disk);
+                if (!seen.insert(rep.disk).second)
+                    throw Fail{where + " lists disk " + std::to_string(disk) + " twice"};
+                rep.file = string_field(r, "file");
+                if (!is_safe_relative_path(rep.file))
+                    throw Fail{where + " has an unsafe file \"" + rep.file + "\""};
+                rec.replicas.push_back(std::move(rep));
+            }
+            auto crcs = parse_crcs(string_field(b, "crc32c"));
+            const auto chunks = block_count(block_length(i, m.size, m.block_size), m.chunk_size);
+            if (!crcs || crcs->size() != chunks) {
+                throw Fail{where + ".crc32c must hold " + std::to_string(chunks) +
+                           " checksums of 8 hex digits"};
+            }
+            rec.chunk_crcs = std::move(*crcs);
+            m.blocks.push_back(std::move(rec));
+        }
+        return {std::move(m), {}};
+    } catch (const Fail& f) {
+        return {std::nullopt, f.message};
+    } catch (const nlohmann::json::exception& e) {
+        return {std::nullopt, e.what()};
+    }
+}
+
+}  // namespace toast::server

@@ -1,0 +1,78 @@
+// A title's manifest: everything needed to serve it and check it, written at ingest onto every disk (so
+// losing a disk does not lose the catalogue). Block files are named in the manifest, relative to the disk's
+// store root; a title name is only ever a key, never turned into a path when looking a title up.
+//
+// JSON (format 1):
+//   {"format":1, "title":"NAME", "size":N, "bitrate":BITS_PER_S, "block_size":B, "policy":"rda", "seed":S,
+//    "version":"HEX", "generation":G, "created":UNIX_SECONDS, "chunk_size":65536,
+//    "blocks":[{"replicas":[{"disk":0,"file":"blocks/NAME@HEX/000000.blk"}, ...], "crc32c":"8 hex digits per
+//    chunk"}, ...]}
+// `generation` grows by one per re-ingest of a name; of several manifests for one name the highest wins.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/core/server_config.hpp"
+#include "toast/common/units.hpp"
+
+namespace toast::server {
+
+// Checksum granularity: a 256 KiB range verifies only the 64 KiB chunks it touches.
+constexpr std::uint64_t kChunkSize = 64 * 1024;
+
+struct BlockReplica {
+    std::uint32_t disk = 0;
+    std::string file;  // relative to the disk's store root
+    bool operator==(const BlockReplica&) const = default;
+};
+
+struct BlockRecord {
+    std::vector<BlockReplica> replicas;
+    std::vector<std::uint32_t> chunk_crcs;  // CRC-32C of each kChunkSize chunk of the block
+    bool operator==(const BlockRecord&) const = default;
+};
+
+struct Manifest {
+    std::string title;
+    std::uint64_t size = 0;
+    BitRate bitrate{0};
+    std::uint64_t block_size = 0;
+    PlacementPolicy policy = PlacementPolicy::rda;
+    std::uint64_t seed = 0;
+    std::string version;  // hex id, unique per ingest; also the ETag
+    std::uint64_t generation = 0;
+    std::int64_t created = 0;  // seconds since the epoch
+    std::uint64_t chunk_size = kChunkSize;
+    std::vector<BlockRecord> blocks;
+    bool operator==(const Manifest&) const = default;
+};
+
+// [A-Za-z0-9._-]{1,128}, not starting with '.'.
+bool is_valid_title_name(std::string_view name);
+
+// A relative path of [A-Za-z0-9._@-] components separated by '/', none empty, "." or "..", none starting with
+// '.': what a manifest may name as a block file.
+bool is_safe_relative_path(std::string_view path);
+
+// The block file for `block` of version `version` of `title` ("blocks/NAME@VERSION/000042.blk").
+std::string block_file_name(std::string_view title, std::string_view version, std::uint64_t block);
+// The directory holding a version's blocks on each disk ("blocks/NAME@VERSION").
+std::string version_dir_name(std::string_view title, std::string_view version);
+
+nlohmann::json manifest_to_json(const Manifest& m);
+
+struct ManifestParse {
+    std::optional<Manifest> manifest;
+    std::string error;  // set when manifest is empty: which field is wrong and why
+};
+// Validates everything a reader relies on: types, the name, block count and lengths against size, checksum
+// counts, replica disks below `disk_count` and distinct, and file names safe.
+ManifestParse parse_manifest(const nlohmann::json& json, std::size_t disk_count);
+
+}  // namespace toast::server

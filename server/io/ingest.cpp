@@ -1,0 +1,333 @@
+#include "server/io/ingest.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include <libtorrent/hasher.hpp>
+
+#include "server/core/block_math.hpp"
+#include "server/core/crc32c.hpp"
+#include "server/core/placement.hpp"
+#include "server/io/catalogue.hpp"
+#include "server/io/durable_file.hpp"
+#include "server/io/title_torrent.hpp"
+
+namespace toast::server {
+
+namespace fs = std::filesystem;
+namespace lt = libtorrent;
+
+namespace {
+
+constexpr std::uint64_t kMinBlock = 4 * 1024;
+constexpr std::uint64_t kMaxBlock = 256 * 1024 * 1024;
+
+[[noreturn]] void io_fail(const std::string& what, const fs::path& path, int err) {
+    throw IngestError(what + " " + path.string() + ": " + std::strerror(err));
+}
+
+std::string new_version_id() {
+    std::random_device rd;
+    const auto now = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+    std::uint64_t v = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ now ^
+                      (static_cast<std::uint64_t>(::getpid()) << 40);
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+void write_block_file(const fs::path& target, const char* data, std::size_t size) {
+    auto tmp = temporary_name_for(target);
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) io_fail("cannot create", tmp, errno);
+    std::size_t done = 0;
+    while (done < size) {
+        auto n = ::write(fd, data + done, size - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            int err = errno;
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            io_fail("cannot write", tmp, err);
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+        int err = errno;
+        ::unlink(tmp.c_str());
+        io_fail("cannot fsync", tmp, err);
+    }
+    if (::rename(tmp.c_str(), target.c_str()) != 0) {
+        int err = errno;
+        ::unlink(tmp.c_str());
+        io_fail("cannot rename", target, err);
+    }
+}
+
+bool valid_announce(const std::string& url) {
+    return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0 || url.rfind("udp://", 0) == 0;
+}
+
+void prepare_disks(const ServerConfig& config) {
+    for (std::size_t d = 0; d < config.disks.size(); ++d) {
+        const auto& path = config.disks[d].path;
+        std::error_code ec;
+        if (!fs::is_directory(path, ec)) {
+            throw IngestError("disk " + std::to_string(d) + " (" + path.string() + ") is not a directory");
+        }
+        fs::create_directories(path / "manifests", ec);
+        if (!ec) fs::create_directories(path / "blocks", ec);
+        if (ec)
+            throw IngestError("cannot prepare disk " + std::to_string(d) + " (" + path.string() +
+                              "): " + ec.message());
+    }
+}
+
+std::vector<fs::path> disk_paths(const ServerConfig& config) {
+    std::vector<fs::path> out;
+    for (const auto& d : config.disks)
+        out.push_back(d.path);
+    return out;
+}
+
+// The work of clean_up_store, with the ingest lock already held.
+CleanupReport clean_up_locked(const ServerConfig& config) {
+    CleanupReport report;
+    Catalogue catalogue(disk_paths(config));
+    auto scan = catalogue.scan();
+    std::set<std::string> referenced;
+    for (const auto& [name, entry] : scan.titles) {
+        const auto& m = entry.manifest;
+        referenced.insert(fs::path(version_dir_name(m.title, m.version)).filename().string());
+        const auto text = manifest_to_json(m).dump();
+        for (std::size_t d = 0; d < config.disks.size(); ++d) {
+            auto it = entry.by_disk.find(d);
+            if (it != entry.by_disk.end() && it->second == m) continue;
+            std::error_code ec;
+            if (!fs::is_directory(config.disks[d].path / "manifests", ec)) continue;
+            write_file_atomically(manifest_path(config.disks[d].path, m.title), text);
+            ++report.repaired_manifests;
+        }
+    }
+    for (const auto& disk : config.disks) {
+        for (const char* sub : {"manifests", "blocks"}) {
+            std::error_code ec;
+            const auto dir = disk.path / sub;
+            std::vector<fs::path> doomed;
+            for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
+                 it.increment(ec)) {
+                const auto file = it->path().filename().string();
+                if (is_temporary_name(file)) {
+                    doomed.push_back(it->path());
+                    ++report.temporary_files;
+                } else if (std::string(sub) == "blocks" && !referenced.count(file)) {
+                    doomed.push_back(it->path());
+                    ++report.orphan_versions;
+                }
+            }
+            for (const auto& p : doomed)
+                fs::remove_all(p, ec);
+            if (!doomed.empty()) fsync_directory(dir);
+        }
+    }
+    return report;
+}
+
+}  // namespace
+
+CleanupReport clean_up_store(const ServerConfig& config) {
+    prepare_disks(config);
+    FileLock lock(ingest_lock_path(config.disks.front().path));
+    return clean_up_locked(config);
+}
+
+IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) {
+    // ---- validate everything before writing anything ----
+    if (!is_valid_title_name(opt.name)) {
+        throw IngestError("invalid title name \"" + opt.name +
+                          "\": use 1-128 of A-Z a-z 0-9 . _ - and do not start with '.'");
+    }
+    struct stat st {};
+    if (::stat(opt.media.c_str(), &st) != 0) io_fail("cannot read media file", opt.media, errno);
+    if (!S_ISREG(st.st_mode))
+        throw IngestError("media file " + opt.media.string() + " is not a regular file");
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (size == 0) throw IngestError("media file " + opt.media.string() + " is empty");
+    if (opt.torrent.empty()) throw IngestError("--torrent OUT.torrent is required");
+    const auto torrent_dir = opt.torrent.parent_path().empty() ? fs::path(".") : opt.torrent.parent_path();
+    std::error_code ec;
+    if (!fs::is_directory(torrent_dir, ec)) {
+        throw IngestError("cannot write torrent " + opt.torrent.string() + ": directory " +
+                          torrent_dir.string() + " does not exist");
+    }
+    const auto policy = opt.policy.value_or(config.policy);
+    if (auto problem = placement_problem(policy, config.disks.size()); !problem.empty()) {
+        throw IngestError("policy " + std::string(to_string(policy)) + ": " + problem);
+    }
+    const auto bitrate = opt.bitrate.value_or(config.default_bitrate);
+    if (bitrate.value() == 0) throw IngestError("bitrate must be greater than 0");
+    const std::uint64_t block_size =
+        opt.block_size
+            ? opt.block_size->value()
+            : (config.block_size ? config.block_size->value() : bytes_in(bitrate, config.time_slice).value());
+    if (block_size < kMinBlock || block_size > kMaxBlock) {
+        throw IngestError("block size " + std::to_string(block_size) + " bytes is outside 4 KiB..256 MiB" +
+                          (opt.block_size || config.block_size ? "" : " (bitrate x time_slice)"));
+    }
+    const std::uint64_t piece_size = opt.piece_size.value_or(config.piece_size).value();
+    if (piece_size < 16 * 1024 || (piece_size & (piece_size - 1)) != 0) {
+        throw IngestError("piece size " + std::to_string(piece_size) +
+                          " must be a power of two of at least 16 KiB");
+    }
+    for (const auto& url : opt.announce)
+        if (!valid_announce(url))
+            throw IngestError("announce URL \"" + url + "\" must start with http://, https:// or udp://");
+
+    prepare_disks(config);
+    FileLock lock(ingest_lock_path(config.disks.front().path));
+    clean_up_locked(config);
+    {
+        // Temporary torrents a crashed ingest left next to this target.
+        const auto prefix = "." + opt.torrent.filename().string() + ".tmp.";
+        for (fs::directory_iterator it(torrent_dir, ec); !ec && it != fs::directory_iterator();
+             it.increment(ec))
+            if (it->path().filename().string().rfind(prefix, 0) == 0) fs::remove(it->path(), ec);
+    }
+
+    Catalogue catalogue(disk_paths(config));
+    auto scan = catalogue.scan();
+    std::optional<Manifest> previous;
+    if (auto it = scan.titles.find(opt.name); it != scan.titles.end()) previous = it->second.manifest;
+
+    Manifest m;
+    m.title = opt.name;
+    m.size = size;
+    m.bitrate = bitrate;
+    m.block_size = block_size;
+    m.policy = policy;
+    m.seed = config.placement_seed;
+    m.version = new_version_id();
+    m.generation = previous ? previous->generation + 1 : 1;
+    m.created =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    m.chunk_size = kChunkSize;
+    const auto blocks = block_count(size, block_size);
+    const auto placement = place_blocks(policy, blocks, config.disks.size(), m.seed, m.title);
+
+    IngestResult result;
+    result.blocks_per_disk.assign(config.disks.size(), 0);
+    const auto version_dir = version_dir_name(m.title, m.version);
+    std::set<std::uint32_t> used_disks;
+    for (const auto& r : placement.replicas)
+        used_disks.insert(r.begin(), r.end());
+    for (auto d : used_disks) {
+        fs::create_directory(config.disks[d].path / version_dir, ec);
+        if (ec)
+            throw IngestError("cannot create " + (config.disks[d].path / version_dir).string() + ": " +
+                              ec.message());
+    }
+
+    // ---- one pass over the source: blocks, checksums, piece hashes ----
+    std::ifstream in(opt.media, std::ios::binary);
+    if (!in) io_fail("cannot open media file", opt.media, errno);
+    std::vector<char> buffer(block_size);
+    std::vector<lt::sha1_hash> piece_hashes;
+    lt::hasher piece_hasher;
+    std::uint64_t piece_fill = 0;
+    for (std::uint64_t b = 0; b < blocks; ++b) {
+        const auto len = block_length(b, size, block_size);
+        in.read(buffer.data(), static_cast<std::streamsize>(len));
+        if (static_cast<std::uint64_t>(in.gcount()) != len) {
+            throw IngestError("media file " + opt.media.string() +
+                              " changed while being read (short at block " + std::to_string(b) + ")");
+        }
+        BlockRecord rec;
+        for (std::uint64_t off = 0; off < len; off += kChunkSize)
+            rec.chunk_crcs.push_back(crc32c(buffer.data() + off, std::min(kChunkSize, len - off)));
+        for (std::uint64_t off = 0; off < len;) {
+            const auto n = std::min(len - off, piece_size - piece_fill);
+            piece_hasher.update({buffer.data() + off, static_cast<std::ptrdiff_t>(n)});
+            off += n;
+            piece_fill += n;
+            if (piece_fill == piece_size) {
+                piece_hashes.push_back(piece_hasher.final());
+                piece_hasher.reset();
+                piece_fill = 0;
+            }
+        }
+        for (auto d : placement.replicas[b]) {
+            BlockReplica rep{d, block_file_name(m.title, m.version, b)};
+            write_block_file(config.disks[d].path / rep.file, buffer.data(), len);
+            rec.replicas.push_back(std::move(rep));
+            ++result.blocks_per_disk[d];
+        }
+        m.blocks.push_back(std::move(rec));
+    }
+    if (piece_fill > 0) piece_hashes.push_back(piece_hasher.final());
+    if (in.peek() != std::char_traits<char>::eof()) {
+        throw IngestError("media file " + opt.media.string() + " grew while being read");
+    }
+    for (auto d : used_disks) {
+        fsync_directory(config.disks[d].path / version_dir);
+        fsync_directory(config.disks[d].path / "blocks");
+    }
+
+    TorrentSpec spec;
+    spec.title = m.title;
+    spec.size = size;
+    spec.piece_size = piece_size;
+    spec.piece_hashes = std::move(piece_hashes);
+    spec.announce = opt.announce;
+    spec.web_seed = config.public_url + "/titles/" + m.title;
+    spec.bitrate = bitrate;
+    TorrentFile torrent;
+    try {
+        torrent = make_title_torrent(spec);
+    } catch (const std::exception& e) {
+        throw IngestError(std::string("cannot create the torrent: ") + e.what());
+    }
+    result.info_hash = torrent.info_hash;
+
+    // ---- stage, then commit ----
+    std::vector<StagedFile> manifests;
+    const auto text = manifest_to_json(m).dump();
+    try {
+        for (const auto& disk : config.disks)
+            manifests.emplace_back(manifest_path(disk.path, m.title), text);
+        StagedFile staged_torrent(opt.torrent, torrent.bytes);
+        for (auto& f : manifests)
+            f.commit();
+        staged_torrent.commit();
+    } catch (const std::runtime_error& e) {
+        throw IngestError(e.what());
+    }
+
+    // ---- the new version is live: drop the old blocks ----
+    const auto prefix = m.title + "@";
+    const auto keep = fs::path(version_dir).filename().string();
+    for (const auto& disk : config.disks) {
+        std::vector<fs::path> old;
+        for (fs::directory_iterator it(disk.path / "blocks", ec); !ec && it != fs::directory_iterator();
+             it.increment(ec)) {
+            const auto file = it->path().filename().string();
+            if (file.rfind(prefix, 0) == 0 && file != keep) old.push_back(it->path());
+        }
+        for (const auto& p : old) {
+            fs::remove_all(p, ec);
+            ++result.removed_versions;
+        }
+    }
+    result.manifest = std::move(m);
+    return result;
+}
+
+}  // namespace toast::server

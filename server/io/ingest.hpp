@@ -1,0 +1,60 @@
+// Ingest: store a media file as a title (blocks placed by policy, checksummed, manifest on every disk) and
+// write its .torrent. Never leaves a half-written title visible:
+//   1. under the store's ingest lock (flock on disk 0), clean up what a crashed ingest left behind;
+//   2. write every block replica into a new version directory under a temporary name, fsync, rename;
+//      hash torrent pieces from the same pass over the source;
+//   3. stage the manifest on every disk and the .torrent next to its target (temporary names, fsync'ed);
+//   4. commit: rename the manifests into place (the catalogue keeps the highest generation, so the first
+//      rename already publishes the complete new version), fsync the directories; then rename the .torrent;
+//   5. remove the previous version's blocks.
+// A crash at any point leaves the previous version (or nothing) served; the next ingest removes leftovers.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "server/core/manifest.hpp"
+#include "server/core/server_config.hpp"
+
+namespace toast::server {
+
+class IngestError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+struct IngestOptions {
+    std::string name;
+    std::filesystem::path media;
+    std::filesystem::path torrent;
+    std::optional<PlacementPolicy> policy;  // default: config.policy
+    std::optional<BitRate> bitrate;         // default: config.default_bitrate
+    std::vector<std::string> announce;
+    std::optional<Bytes> block_size;  // default: config.block_size, else bitrate x time_slice
+    std::optional<Bytes> piece_size;  // default: config.piece_size
+};
+
+struct IngestResult {
+    Manifest manifest;
+    std::string info_hash;                       // hex, v1
+    std::vector<std::uint64_t> blocks_per_disk;  // replicas written to each disk
+    std::size_t removed_versions = 0;            // old versions' block directories removed after the commit
+};
+
+// Throws IngestError naming the bad argument (before anything is written) or the failed operation.
+IngestResult ingest_title(const ServerConfig& config, const IngestOptions& options);
+
+struct CleanupReport {
+    std::size_t temporary_files = 0;
+    std::size_t orphan_versions = 0;     // block directories no current manifest references
+    std::size_t repaired_manifests = 0;  // disks whose manifest copy was missing, stale or unreadable
+};
+
+// Removes leftovers of crashed ingests and rewrites stale manifest copies. Takes the ingest lock itself.
+CleanupReport clean_up_store(const ServerConfig& config);
+
+}  // namespace toast::server

@@ -1,0 +1,51 @@
+#include "server/io/title_torrent.hpp"
+
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+
+#include <libtorrent/bencode.hpp>
+#include <libtorrent/create_torrent.hpp>
+#include <libtorrent/file_storage.hpp>
+#include <libtorrent/hex.hpp>
+#include <libtorrent/torrent_info.hpp>
+
+namespace toast::server {
+
+namespace lt = libtorrent;
+
+TorrentFile make_title_torrent(const TorrentSpec& spec) {
+    lt::file_storage fs;
+    fs.add_file(spec.title, static_cast<std::int64_t>(spec.size));
+    lt::create_torrent ct(fs, static_cast<int>(spec.piece_size), lt::create_torrent::v1_only);
+    if (static_cast<std::size_t>(ct.num_pieces()) != spec.piece_hashes.size()) {
+        throw std::runtime_error("torrent needs " + std::to_string(ct.num_pieces()) + " piece hashes, got " +
+                                 std::to_string(spec.piece_hashes.size()));
+    }
+    for (std::size_t i = 0; i < spec.piece_hashes.size(); ++i)
+        ct.set_hash(lt::piece_index_t(static_cast<int>(i)), spec.piece_hashes[i]);
+    for (std::size_t i = 0; i < spec.announce.size(); ++i)
+        ct.add_tracker(spec.announce[i], static_cast<int>(i));
+    if (!spec.web_seed.empty()) ct.add_url_seed(spec.web_seed);
+    ct.set_creation_date(0);  // reproducible: the same input gives the same bytes
+
+    lt::entry e = ct.generate();
+    e.dict().erase("creation date");
+    e.dict().erase("created by");
+    lt::entry::dictionary_type toast;
+    toast["bitrate"] = lt::entry(static_cast<std::int64_t>(spec.bitrate.value()));
+    toast["title"] = lt::entry(spec.title);
+    e["toast"] = lt::entry(std::move(toast));
+
+    TorrentFile out;
+    lt::bencode(std::back_inserter(out.bytes), e);
+    lt::error_code ec;
+    lt::torrent_info ti(out.bytes.data(), static_cast<int>(out.bytes.size()), ec);
+    if (ec) throw std::runtime_error("libtorrent cannot read the torrent it generated: " + ec.message());
+    std::ostringstream hex;
+    hex << ti.info_hashes().v1;
+    out.info_hash = hex.str();
+    return out;
+}
+
+}  // namespace toast::server

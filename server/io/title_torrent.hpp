@@ -1,0 +1,38 @@
+// The .torrent ingest writes for a title: BitTorrent v1 only (libtorrent create_torrent), one file named
+// after the title, and the same bytes for the same input (no creation date, no "created by").
+//
+// Outside the info dictionary, so the info-hash does not depend on them:
+//   "url-list": [public_url + "/titles/" + NAME]   BEP 19 web seed: any BitTorrent client can fetch from us
+//   "toast":    {"bitrate": <bits per second, integer>, "title": NAME}
+//                                                  read by toast-client for its playback deadlines
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <libtorrent/sha1_hash.hpp>
+
+#include "toast/common/units.hpp"
+
+namespace toast::server {
+
+struct TorrentSpec {
+    std::string title;
+    std::uint64_t size = 0;
+    std::uint64_t piece_size = 256 * 1024;
+    std::vector<libtorrent::sha1_hash> piece_hashes;  // SHA-1 of each piece of the title's bytes
+    std::vector<std::string> announce;                // one tier each, in order
+    std::string web_seed;                             // full URL of the title on this server
+    BitRate bitrate{0};
+};
+
+struct TorrentFile {
+    std::string bytes;      // bencoded
+    std::string info_hash;  // hex
+};
+
+// Throws std::runtime_error if libtorrent rejects the spec.
+TorrentFile make_title_torrent(const TorrentSpec& spec);
+
+}  // namespace toast::server
