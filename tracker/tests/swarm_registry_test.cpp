@@ -1,0 +1,321 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "tracker/core/swarm_registry.hpp"
+
+using namespace toast::tracker;
+using namespace std::chrono_literals;
+
+namespace {
+
+const TimePoint t0 = TimePoint{} + 1000h;
+
+InfoHash hash(char c) {
+    return *InfoHash::from_bytes(std::string(20, c));
+}
+
+PeerId peer_id(int n) {
+    std::string digits = std::to_string(n);
+    return *PeerId::from_bytes("-TT0001-" + std::string(12 - digits.size(), '0') + digits);
+}
+
+IpAddress ip(const std::string& text) {
+    return *IpAddress::parse(text);
+}
+
+AnnounceRequest req(const InfoHash& h, int id, std::uint16_t port, std::uint64_t left,
+                    AnnounceEvent event = AnnounceEvent::none) {
+    AnnounceRequest r;
+    r.info_hash = h;
+    r.peer_id = peer_id(id);
+    r.port = port;
+    r.left = left;
+    r.event = event;
+    return r;
+}
+
+SwarmRegistry make(RegistryPolicy p = {}) {
+    return SwarmRegistry(p, SipKey{1, 2});
+}
+
+std::set<std::uint16_t> ports(const AnnounceReply& r) {
+    std::set<std::uint16_t> out;
+    for (const auto& p : r.peers)
+        out.insert(p.endpoint.port);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("a peer never receives itself and gets the others with their ids", "[tracker][registry]") {
+    auto reg = make();
+    auto a = reg.announce(req(hash('a'), 1, 1001, 100, AnnounceEvent::started), ip("10.0.0.1"), t0);
+    REQUIRE(a.ok());
+    CHECK(a->peers.empty());
+    CHECK(a->counts == SwarmCounts{0, 1, 0});
+    CHECK(a->interval == 300s);
+    CHECK(a->min_interval == 30s);
+
+    auto b = reg.announce(req(hash('a'), 2, 1002, 100, AnnounceEvent::started), ip("10.0.0.2"), t0);
+    REQUIRE(b->peers.size() == 1);
+    CHECK(b->peers[0] == PeerInfo{peer_id(1), PeerEndpoint{ip("10.0.0.1"), 1001}});
+    CHECK(b->counts == SwarmCounts{0, 2, 0});
+
+    auto a2 = reg.announce(req(hash('a'), 1, 1001, 100), ip("10.0.0.1"), t0 + 1s);
+    REQUIRE(a2->peers.size() == 1);
+    CHECK(a2->peers[0].id == peer_id(2));
+}
+
+TEST_CASE("an entry at the announcer's own address and port is not returned either", "[tracker][registry]") {
+    auto reg = make();
+    reg.announce(req(hash('a'), 1, 1001, 100), ip("10.0.0.1"), t0);
+    // Same host and port, new peer id (a restarted client): its old entry must not be handed back to it.
+    auto r = reg.announce(req(hash('a'), 2, 1001, 100), ip("10.0.0.1"), t0);
+    CHECK(r->peers.empty());
+    CHECK(r->counts.leechers == 2);
+}
+
+TEST_CASE("swarms are independent", "[tracker][registry]") {
+    auto reg = make();
+    reg.announce(req(hash('a'), 1, 1001, 100), ip("10.0.0.1"), t0);
+    auto r = reg.announce(req(hash('b'), 2, 1002, 100), ip("10.0.0.2"), t0);
+    CHECK(r->peers.empty());
+    CHECK(reg.totals().swarms == 2);
+}
+
+TEST_CASE("stopped removes the peer at once and creates no swarm", "[tracker][registry]") {
+    auto reg = make();
+    reg.announce(req(hash('a'), 1, 1001, 100), ip("10.0.0.1"), t0);
+    reg.announce(req(hash('a'), 2, 1002, 0), ip("10.0.0.2"), t0);
+    auto s = reg.announce(req(hash('a'), 1, 1001, 100, AnnounceEvent::stopped), ip("10.0.0.1"), t0);
+    CHECK(s->peers.empty());
+    CHECK(s->counts == SwarmCounts{1, 0, 0});
+    auto c = reg.announce(req(hash('a'), 3, 1003, 100), ip("10.0.0.3"), t0);
+    CHECK(ports(c.value()) == std::set<std::uint16_t>{1002});
+
+    auto none = reg.announce(req(hash('z'), 9, 1009, 100, AnnounceEvent::stopped), ip("10.0.0.9"), t0);
+    REQUIRE(none.ok());
+    CHECK(reg.totals().swarms == 1);
+}
+
+TEST_CASE("a stop from another address does not remove a peer with the same peer id", "[tracker][registry]") {
+    auto reg = make();
+    reg.announce(req(hash('a'), 1, 1001, 100), ip("10.0.0.1"), t0);
+    reg.announce(req(hash('a'), 1, 1001, 100, AnnounceEvent::stopped), ip("10.9.9.9"), t0);
+    CHECK(reg.scrape(hash('a')) == SwarmCounts{0, 1, 0});
+}
+
+TEST_CASE("completed counts one download per peer and moves it to the seeders", "[tracker][registry]") {
+    auto reg = make();
+    reg.announce(req(hash('a'), 1, 1001, 100, AnnounceEvent::started), ip("10.0.0.1"), t0);
+    auto c = reg.announce(req(hash('a'), 1, 1001, 0, AnnounceEvent::completed), ip("10.0.0.1"), t0 + 5s);
+    CHECK(c->counts == SwarmCounts{1, 0, 1});
+    // A repeated completed from a peer already seeding is not a second download.
+    reg.announce(req(hash('a'), 1, 1001, 0, AnnounceEvent::completed), ip("10.0.0.1"), t0 + 6s);
+    CHECK(reg.scrape(hash('a')) == SwarmCounts{1, 0, 1});
+    // A seed that starts with the file is a seeder but not a download.
+    reg.announce(req(hash('a'), 2, 1002, 0, AnnounceEvent::started), ip("10.0.0.2"), t0 + 7s);
+    CHECK(reg.scrape(hash('a')) == SwarmCounts{2, 0, 1});
+    auto t = reg.totals();
+    CHECK(t.seeders == 2);
+    CHECK(t.leechers == 0);
+    CHECK(t.completed == 1);
+    CHECK(t.announces == 4);
+}
+
+TEST_CASE("seeders are given only leechers; leechers get seeders and leechers", "[tracker][registry]") {
+    auto reg = make();
+    for (int i = 0; i < 3; ++i)
+        reg.announce(req(hash('a'), i, static_cast<std::uint16_t>(2000 + i), 0), ip("10.0.0.1"), t0);
+    for (int i = 0; i < 3; ++i)
+        reg.announce(req(hash('a'), 10 + i, static_cast<std::uint16_t>(3000 + i), 50), ip("10.0.0.1"), t0);
+    auto seed = reg.announce(req(hash('a'), 0, 2000, 0), ip("10.0.0.1"), t0);
+    CHECK(ports(seed.value()) == std::set<std::uint16_t>{3000, 3001, 3002});
+    auto leech = reg.announce(req(hash('a'), 10, 3000, 50), ip("10.0.0.1"), t0);
+    CHECK(ports(leech.value()) == std::set<std::uint16_t>{2000, 2001, 2002, 3001, 3002});
+}
+
+TEST_CASE("numwant is honoured up to numwant_max and peers are handed out round-robin",
+          "[tracker][registry]") {
+    RegistryPolicy p;
+    p.numwant_default = 3;
+    p.numwant_max = 4;
+    auto reg = make(p);
+    for (int i = 0; i < 10; ++i)
+        reg.announce(req(hash('a'), i, static_cast<std::uint16_t>(4000 + i), 0), ip("10.0.0.1"), t0);
+    auto leecher = req(hash('a'), 99, 5000, 10);
+    CHECK(reg.announce(leecher, ip("10.0.0.2"), t0)->peers.size() == 3);
+    leecher.numwant = 100;
+    CHECK(reg.announce(leecher, ip("10.0.0.2"), t0)->peers.size() == 4);
+    leecher.numwant = 0;
+    CHECK(reg.announce(leecher, ip("10.0.0.2"), t0)->peers.empty());
+
+    // Three rounds of 4 over 10 seeders: every seeder is handed out before any is repeated.
+    leecher.numwant = 4;
+    std::multiset<std::uint16_t> seen;
+    for (int round = 0; round < 3; ++round) {
+        for (auto port : ports(reg.announce(leecher, ip("10.0.0.2"), t0).value()))
+            seen.insert(port);
+    }
+    CHECK(seen.size() == 12);
+    for (int i = 0; i < 10; ++i)
+        CHECK(seen.count(static_cast<std::uint16_t>(4000 + i)) >= 1);
+}
+
+TEST_CASE("announce options restrict families and cap the peer count", "[tracker][registry]") {
+    auto reg = make();
+    reg.announce(req(hash('a'), 1, 1001, 0), ip("10.0.0.1"), t0);
+    reg.announce(req(hash('a'), 2, 1002, 0), ip("2001:db8::2"), t0);
+    reg.announce(req(hash('a'), 3, 1003, 0), ip("2001:db8::3"), t0);
+    auto both = reg.announce(req(hash('a'), 4, 1004, 10), ip("10.0.0.4"), t0);
+    CHECK(ports(both.value()) == std::set<std::uint16_t>{1001, 1002, 1003});
+    AnnounceOptions v4;
+    v4.families = Families::v4_only;
+    CHECK(ports(reg.announce(req(hash('a'), 4, 1004, 10), ip("10.0.0.4"), t0, v4).value()) ==
+          std::set<std::uint16_t>{1001});
+    AnnounceOptions v6;
+    v6.families = Families::v6_only;
+    v6.peer_cap = 1;
+    CHECK(reg.announce(req(hash('a'), 4, 1004, 10), ip("10.0.0.4"), t0, v6)->peers.size() == 1);
+}
+
+TEST_CASE("the ip parameter is honoured only from loopback", "[tracker][registry]") {
+    auto reg = make();
+    auto from_remote = req(hash('a'), 1, 1001, 0);
+    from_remote.ip = ip("192.0.2.7");
+    reg.announce(from_remote, ip("10.0.0.1"), t0);
+    auto from_local = req(hash('a'), 2, 1002, 0);
+    from_local.ip = ip("192.0.2.8");
+    reg.announce(from_local, ip("127.0.0.1"), t0);
+    auto r = reg.announce(req(hash('a'), 3, 1003, 10), ip("10.0.0.3"), t0);
+    std::set<std::string> addrs;
+    for (const auto& p : r->peers)
+        addrs.insert(p.endpoint.ip.to_string());
+    CHECK(addrs == std::set<std::string>{"10.0.0.1", "192.0.2.8"});
+}
+
+TEST_CASE("peers that stop announcing expire after peer_expiry, then their swarm", "[tracker][registry]") {
+    RegistryPolicy p;
+    p.interval = 60s;
+    p.peer_expiry = 150s;
+    auto reg = make(p);
+    reg.announce(req(hash('a'), 1, 1001, 10), ip("10.0.0.1"), t0);
+    reg.announce(req(hash('a'), 2, 1002, 0), ip("10.0.0.2"), t0 + 100s);
+
+    CHECK(reg.expire(t0 + 149s) == 0);
+    CHECK(reg.scrape(hash('a')) == SwarmCounts{1, 1, 0});
+    CHECK(reg.expire(t0 + 150s) == 1);
+    CHECK(reg.scrape(hash('a')) == SwarmCounts{1, 0, 0});
+    auto r = reg.announce(req(hash('a'), 3, 1003, 10), ip("10.0.0.3"), t0 + 151s);
+    CHECK(ports(r.value()) == std::set<std::uint16_t>{1002});
+
+    // A re-announce refreshes: peer 2 announced at +100 s and again at +240 s, so it outlives peer 3.
+    reg.announce(req(hash('a'), 2, 1002, 0), ip("10.0.0.2"), t0 + 240s);
+    CHECK(reg.expire(t0 + 300s) == 0);
+    CHECK(reg.expire(t0 + 301s) == 1);  // peer 3, last seen at +151 s
+    CHECK(reg.scrape(hash('a')) == SwarmCounts{1, 0, 0});
+    CHECK(reg.expire(t0 + 389s) == 0);
+    CHECK(reg.expire(t0 + 390s) == 1);  // peer 2; the swarm, last active at +240 s, goes with it
+    CHECK(reg.totals().seeders == 0);
+    CHECK(reg.totals().swarms == 0);
+}
+
+TEST_CASE("an empty swarm is forgotten once it has been idle for peer_expiry", "[tracker][registry]") {
+    RegistryPolicy p;
+    p.interval = 60s;
+    p.peer_expiry = 100s;
+    auto reg = make(p);
+    reg.announce(req(hash('a'), 1, 1001, 10), ip("10.0.0.1"), t0);
+    reg.announce(req(hash('a'), 1, 1001, 10, AnnounceEvent::stopped), ip("10.0.0.1"), t0 + 10s);
+    reg.expire(t0 + 109s);
+    CHECK(reg.totals().swarms == 1);
+    reg.expire(t0 + 110s);
+    CHECK(reg.totals().swarms == 0);
+    CHECK(reg.swarm_stats().empty());
+}
+
+TEST_CASE("the whitelist refuses unknown info-hashes and replacing it keeps swarms", "[tracker][registry]") {
+    auto reg = make();
+    Whitelist only_a;
+    only_a.add(hash('a'));
+    reg.set_whitelist(only_a);
+    REQUIRE(reg.announce(req(hash('a'), 1, 1001, 10), ip("10.0.0.1"), t0).ok());
+    auto refused = reg.announce(req(hash('b'), 2, 1002, 10), ip("10.0.0.2"), t0);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error() == AnnounceRefusal::not_whitelisted);
+    CHECK(failure_reason(refused.error()) == "info_hash is not served by this tracker");
+    CHECK_FALSE(reg.scrape(hash('b')).has_value());
+    CHECK(reg.totals().swarms == 1);
+
+    Whitelist both = only_a;
+    both.add(hash('b'));
+    reg.set_whitelist(both);
+    REQUIRE(reg.announce(req(hash('b'), 2, 1002, 10), ip("10.0.0.2"), t0).ok());
+    CHECK(reg.scrape(hash('a')) == SwarmCounts{0, 1, 0});  // swarm a kept its peer across the reload
+
+    reg.set_whitelist(std::nullopt);
+    CHECK(reg.announce(req(hash('c'), 3, 1003, 10), ip("10.0.0.3"), t0).ok());
+}
+
+TEST_CASE("max_swarms refuses new info-hashes but serves existing swarms", "[tracker][registry]") {
+    RegistryPolicy p;
+    p.max_swarms = 1;
+    auto reg = make(p);
+    REQUIRE(reg.announce(req(hash('a'), 1, 1001, 10), ip("10.0.0.1"), t0).ok());
+    auto r = reg.announce(req(hash('b'), 2, 1002, 10), ip("10.0.0.2"), t0);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error() == AnnounceRefusal::too_many_swarms);
+    CHECK(reg.announce(req(hash('a'), 2, 1002, 10), ip("10.0.0.2"), t0).ok());
+}
+
+TEST_CASE("stats list every swarm in info-hash order with its announces", "[tracker][registry]") {
+    auto reg = make();
+    reg.announce(req(hash('b'), 1, 1001, 10), ip("10.0.0.1"), t0);
+    reg.announce(req(hash('a'), 1, 1001, 0), ip("10.0.0.1"), t0);
+    reg.announce(req(hash('a'), 2, 1002, 5), ip("10.0.0.2"), t0);
+    auto stats = reg.swarm_stats();
+    REQUIRE(stats.size() == 2);
+    CHECK(stats[0].info_hash == hash('a'));
+    CHECK(stats[0].counts == SwarmCounts{1, 1, 0});
+    CHECK(stats[0].announces == 2);
+    CHECK(stats[1].info_hash == hash('b'));
+    CHECK(stats[1].announces == 1);
+}
+
+TEST_CASE("many peers joining and leaving keep the counts consistent", "[tracker][registry]") {
+    auto reg = make();
+    // 300 peers over 3 swarms (i % 3); every fourth one stops, every fifth other one completes.
+    for (int i = 0; i < 300; ++i) {
+        auto h = hash(static_cast<char>('a' + i % 3));
+        reg.announce(req(h, i, static_cast<std::uint16_t>(1000 + i), 10), ip("10.0.0.1"), t0);
+    }
+    for (int i = 0; i < 300; ++i) {
+        auto h = hash(static_cast<char>('a' + i % 3));
+        if (i % 4 == 0) {
+            reg.announce(req(h, i, static_cast<std::uint16_t>(1000 + i), 10, AnnounceEvent::stopped),
+                         ip("10.0.0.1"), t0);
+        } else if (i % 5 == 0) {
+            reg.announce(req(h, i, static_cast<std::uint16_t>(1000 + i), 0, AnnounceEvent::completed),
+                         ip("10.0.0.1"), t0);
+        }
+    }
+    std::size_t seeders = 0, leechers = 0;
+    for (const auto& s : reg.swarm_stats()) {
+        seeders += s.counts.seeders;
+        leechers += s.counts.leechers;
+    }
+    // Stopped: i % 4 == 0 (75). Completed: i % 5 == 0 but not i % 20 == 0 (60 - 15 = 45).
+    CHECK(seeders == 45);
+    CHECK(leechers == 180);
+    CHECK(reg.totals().seeders == 45);
+    CHECK(reg.totals().leechers == 180);
+    CHECK(reg.totals().completed == 45);
+    // Every remaining peer is still reachable: in swarm a (i % 3 == 0: 100 peers, 25 of them stopped with
+    // i % 12 == 0) a new leecher asking for everything sees the other 75.
+    auto everyone = req(hash('a'), 999, 9999, 10);
+    everyone.numwant = 1000;
+    CHECK(reg.announce(everyone, ip("10.0.0.9"), t0)->peers.size() == 75);
+}
