@@ -34,6 +34,7 @@ Ranges ranges_of(const SwarmSnapshot& s) {
     r.playhead = std::clamp(s.playhead.value(), 0, r.n);
     r.start = std::min<std::int64_t>(static_cast<std::int64_t>(r.playhead) + s.horizon.value(), r.n);
     r.end = s.request_end ? std::clamp(s.request_end->value(), 0, r.n) : r.n;
+    r.end = std::max(r.end, r.start);  // a request end inside the horizon wants nothing: [start, start)
     return r;
 }
 

@@ -26,7 +26,9 @@ std::string_view to_string(PickerKind k);
 struct SwarmSnapshot {
     PieceCount piece_count;
     PieceSet had;
-    PieceSet in_flight;             // requested from peers, not yet complete
+    // Requested from peers, not yet complete. Such pieces stay wanted at their rank (libtorrent finishes
+    // partial pieces itself); the adapter fills it for logging and future policies.
+    PieceSet in_flight;
     PieceSet server_fetching;       // being fetched from the VoD server: never wanted from peers
     std::vector<int> availability;  // peers that have each piece
     PieceIndex playhead;            // the piece playing now

@@ -132,7 +132,7 @@ void StreamWatcher::try_start(SteadyTime now) {
     if (state_ != PlaybackState::starting) return;
     if (config_.mode == WatcherMode::player && !seen_read_) return;
     auto from = playhead();
-    auto need = bytes_in(geometry_.bitrate(), config_.startup_buffer);
+    auto need = std::max(bytes_in(geometry_.bitrate(), config_.startup_buffer), config_.startup_bytes);
     if (need.value() == 0) need = Bytes(1);
     auto to = std::min(from + need, geometry_.end());
     for (auto p = geometry_.piece_at(from); p <= geometry_.piece_at(ByteOffset(to.value() - 1)); ++p)

@@ -36,6 +36,8 @@ struct StreamWatcherConfig {
     // Media time that must be present from the start position before playback begins. Zero means the piece
     // holding the start position is enough.
     std::chrono::nanoseconds startup_buffer{0};
+    // The same in bytes; playback waits for the larger of the two.
+    Bytes startup_bytes{0};
     // Where playback begins (a resumed title starts at its saved position).
     ByteOffset start_offset{0};
     // Player mode: a read starting farther than this from the read frontier is a seek.
@@ -68,6 +70,7 @@ enum class ReadKind {
 //  - Events must come in time order; an event earlier than the last one is treated as happening at the last.
 class StreamWatcher {
   public:
+    // `had` (pieces already stored, e.g. on resume) must have piece_count bits; any other size means none.
     StreamWatcher(TitleGeometry geometry, StreamWatcherConfig config, SteadyTime start, PieceSet had = {});
 
     // --- events ---

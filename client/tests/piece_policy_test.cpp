@@ -279,3 +279,18 @@ TEST_CASE("priority changes list only the pieces whose priority differs", "[clie
         applied[static_cast<std::size_t>(p.value())] = prio;
     CHECK(applied == after.priority);
 }
+
+TEST_CASE("a buffer window that ends inside the horizon wants nothing from peers", "[client][policy]") {
+    auto s = SwarmSnapshot::empty(PieceCount(40));
+    s.playhead = PieceIndex(10);
+    s.horizon = PieceCount(6);
+    s.inorder_window = PieceCount(20);
+    s.request_end = PieceIndex(12);
+    for (auto k : {PickerKind::rarest, PickerKind::inorder, PickerKind::beta, PickerKind::hybrid}) {
+        INFO(to_string(k));
+        auto plan = make_policy(k, {})->plan(s);
+        CHECK(plan.wanted.empty());
+        CHECK(plan.give_up == idx({10, 11, 12, 13, 14, 15}));
+        CHECK(std::count(plan.priority.begin(), plan.priority.end(), 0) == 40);
+    }
+}

@@ -103,6 +103,17 @@ TEST_CASE("a startup buffer holds playback until that much media is present", "[
     CHECK(*w.startup_delay() == 3s);
 }
 
+TEST_CASE("a startup buffer in bytes waits for the larger of bytes and time", "[client][watcher]") {
+    StreamWatcherConfig c;
+    c.startup_buffer = 500ms;       // 500 bytes: piece 0
+    c.startup_bytes = Bytes(1001);  // bytes [0, 1001): pieces 0 and 1
+    StreamWatcher w(geometry(), c, t0, pieces({0}));
+    CHECK(w.state() == PlaybackState::starting);
+    w.on_piece_had(PieceIndex(1), t0 + 700ms);
+    CHECK(w.state() == PlaybackState::playing);
+    CHECK(*w.startup_delay() == 700ms);
+}
+
 TEST_CASE("the playhead stalls exactly when it reaches a missing piece, however coarse the ticks",
           "[client][watcher]") {
     StreamWatcher w(geometry(), {}, t0, pieces({0, 1}));
