@@ -1,0 +1,1 @@
+# Local playback endpoint (issue 5): see client/CMakeLists.txt
