@@ -1,6 +1,7 @@
 # libtorrent adapters and the toast-client executable: see client/CMakeLists.txt
 add_library(toast_client_lt STATIC
   lt/ejecting_disk_io.cpp
+  lt/engine.cpp
   lt/http_fetcher.cpp
   lt/lt_events.cpp
   lt/plan_applier.cpp
@@ -17,6 +18,9 @@ if(TARGET toast_client_core)
   target_link_libraries(toast_client_lt PUBLIC toast_client_core)
 endif()
 
+add_executable(toast-client app/main.cpp)
+target_link_libraries(toast-client PRIVATE toast_client_lt toast_warnings)
+
 if(BUILD_TESTING)
   add_executable(client_tests
     tests/lt_http_fetcher_test.cpp
@@ -24,6 +28,7 @@ if(BUILD_TESTING)
     tests/lt_range_server.cpp
     tests/lt_seed_choker_test.cpp
     tests/lt_session_test.cpp
+    tests/lt_swarm_test.cpp
     tests/lt_test_support.cpp
     tests/lt_torrent_file_test.cpp)
   target_link_libraries(client_tests PRIVATE toast_client_lt toast_testing toast_warnings Catch2::Catch2WithMain)

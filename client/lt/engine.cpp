@@ -1,0 +1,559 @@
+#include "client/lt/engine.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <libtorrent/alert_types.hpp>
+#include <libtorrent/peer_info.hpp>
+#include <libtorrent/session.hpp>
+#include <libtorrent/torrent_flags.hpp>
+#include <libtorrent/torrent_status.hpp>
+
+#include "client/core/buffer_planner.hpp"
+#include "client/core/fallback_planner.hpp"
+#include "client/core/fidelity.hpp"
+#include "client/core/give_up_horizon.hpp"
+#include "client/core/piece_policy.hpp"
+#include "client/core/stream_watcher.hpp"
+#include "client/core/title_geometry.hpp"
+#include "client/lt/ejecting_disk_io.hpp"
+#include "client/lt/http_fetcher.hpp"
+#include "client/lt/lt_events.hpp"
+#include "client/lt/plan_applier.hpp"
+#include "client/lt/session_factory.hpp"
+#include "client/lt/swarm_control.hpp"
+
+namespace asio = boost::asio;
+namespace lt = libtorrent;
+using Clock = std::chrono::steady_clock;
+
+namespace toast::client {
+
+namespace {
+
+TitleGeometry make_geometry(const TitleTorrent& t, const std::optional<BitRate>& override_rate) {
+    auto rate = override_rate ? override_rate : t.bitrate;
+    if (!rate) {
+        throw std::runtime_error(
+            "the torrent has no bitrate (no \"toast\" key from the server's ingest); "
+            "give one with --bitrate");
+    }
+    std::string error;
+    auto g =
+        TitleGeometry::make(Bytes(static_cast<std::uint64_t>(t.params.ti->total_size())),
+                            Bytes(static_cast<std::uint64_t>(t.params.ti->piece_length())), *rate, &error);
+    if (!g) throw std::runtime_error("unusable title: " + error);
+    return *g;
+}
+
+std::vector<ServerUrl> server_urls(const TitleTorrent& t, const ClientOptions& o) {
+    std::vector<ServerUrl> out;
+    for (const auto& text :
+         title_urls(t.url_list, o.servers, t.params.ti->files().file_name(lt::file_index_t(0)).to_string())) {
+        auto u = parse_http_url(text);
+        if (!u) throw std::runtime_error("server URL '" + text + "' is not an http:// URL");
+        out.push_back(*u);
+    }
+    return out;
+}
+
+}  // namespace
+
+class Engine::Impl {
+  public:
+    Impl(ClientOptions options, TitleTorrent torrent, EngineTuning tuning)
+        : options_(std::move(options)),
+          tuning_(tuning),
+          torrent_(std::move(torrent)),
+          geometry_(make_geometry(torrent_, options_.bitrate)),
+          n_(geometry_.piece_count().value()),
+          started_(Clock::now()),
+          watcher_(geometry_, watcher_config(), started_),
+          horizon_(geometry_),
+          policy_(make_policy(options_.picker, PolicyConfig{options_.seed})),
+          applier_(n_),
+          had_(geometry_.piece_count()),
+          stored_(geometry_.piece_count()),
+          tick_timer_(io_),
+          signals_(io_) {
+        if (options_.buffer_limit) {
+            limit_ = options_.buffer_limit->resolve(geometry_.total_size());
+            if (auto problem = check_buffer_limit(*limit_, geometry_)) {
+                throw std::runtime_error("--buffer-limit " + options_.buffer_limit->to_string() + ": " +
+                                         *problem);
+            }
+        }
+        auto urls = server_urls(torrent_, options_);
+        FetcherConfig fc;
+        fetcher_ = std::make_unique<HttpFetcher>(io_, std::move(urls), fc,
+                                                 [this](int piece, std::vector<char> data, std::size_t) {
+                                                     on_server_piece(piece, std::move(data));
+                                                 });
+
+        std::filesystem::create_directories(options_.save_dir);
+        stats_out_.open(options_.stats_file, std::ios::trunc);
+        if (!stats_out_)
+            throw std::runtime_error("cannot write the stats file " + options_.stats_file.string());
+
+        SessionConfig sc;
+        sc.interface = tuning_.interface;
+        sc.listen_port = options_.listen_port;
+        sc.upload_limit = options_.upload_limit;
+        sc.download_limit = options_.download_limit;
+        sc.choker = options_.choker == ChokerOption::seed ? ChokerKind::seed : ChokerKind::tit_for_tat;
+        sc.enable_dht = options_.enable_dht;
+        registry_ = std::make_shared<EjectionRegistry>();
+        registry_->bind(torrent_.params.ti->info_hashes().v1);
+        control_ = std::make_shared<SwarmControl>(SwarmControl::Config{sc.choker, sc.unchoke_slots, 3});
+        auto params = make_session_params(sc);
+        params.settings.set_int(lt::settings_pack::stop_tracker_timeout, 1);
+        params.disk_io_constructor = make_ejecting_disk_io(registry_);
+        session_ = make_session(std::move(params), control_);
+
+        lt::add_torrent_params atp = torrent_.params;
+        atp.save_path = options_.save_dir.string();
+        for (const auto& t : options_.trackers)
+            atp.trackers.push_back(t);
+        prepare_add_torrent_params(atp);
+        lt::error_code ec;
+        handle_ = session_->add_torrent(std::move(atp), ec);
+        if (ec) throw std::runtime_error("libtorrent refused the torrent: " + ec.message());
+        piece_control_ = std::make_unique<LtPieceControl>(handle_);
+        fidelity_ = std::make_unique<FidelityMeter>();
+    }
+
+    ~Impl() { shutdown(); }
+
+    EngineResult run(bool handle_signals) {
+        if (handle_signals) {
+            signals_.add(SIGINT);
+            signals_.add(SIGTERM);
+            signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+                if (ec) return;
+                spdlog::info("signal {}: stopping", sig);
+                finish();
+            });
+        }
+        spdlog::info("streaming '{}': {} pieces of {} at {}, {} server URL(s), picker {}, behaviour {}",
+                     torrent_.title, n_, format_bytes(geometry_.piece_length()),
+                     format_bitrate(geometry_.bitrate()), fetcher_->urls().size(), to_string(options_.picker),
+                     to_string(options_.behavior));
+        schedule_tick();
+        io_.run();
+        return result_;
+    }
+
+    void stop() {
+        asio::post(io_, [this] { finish(); });
+    }
+
+  private:
+    StreamWatcherConfig watcher_config() const {
+        StreamWatcherConfig c;
+        c.startup_buffer = options_.startup_buffer;
+        return c;
+    }
+
+    void schedule_tick() {
+        tick_timer_.expires_after(tuning_.tick);
+        tick_timer_.async_wait([this](const boost::system::error_code& ec) {
+            if (ec || finished_) return;
+            tick();
+            if (!finished_) schedule_tick();
+        });
+    }
+
+    void tick() {
+        auto now = Clock::now();
+        drain_alerts(now);
+        if (finished_) return;
+        if (!ready_) {
+            auto st = handle_.status({});
+            if (st.state == lt::torrent_status::checking_files ||
+                st.state == lt::torrent_status::checking_resume_data)
+                return;
+            ready_ = true;
+            // Pieces already on disk (a seed, or a resumed download).
+            auto full = handle_.status(lt::torrent_handle::query_pieces);
+            for (int p = 0; p < n_; ++p) {
+                if (full.pieces.get_bit(lt::piece_index_t(p))) mark_had(p, now, false);
+            }
+        }
+        watcher_.tick(now);
+        auto status = handle_.status({});
+        last_status_ = status;
+
+        // Swarm view.
+        std::vector<int> availability;
+        handle_.piece_availability(availability);
+        availability.resize(static_cast<std::size_t>(n_), 0);
+        std::vector<lt::partial_piece_info> queue;
+        handle_.get_download_queue(queue);
+        PieceSet in_flight(geometry_.piece_count());
+        Bytes incoming{0};
+        for (const auto& q : queue) {
+            in_flight.set(PieceIndex(static_cast<int>(q.piece_index)));
+            incoming += geometry_.piece_size(PieceIndex(static_cast<int>(q.piece_index)));
+        }
+        std::vector<lt::peer_info> peers;
+        handle_.get_peer_info(peers);
+        int bt_peers = 0;
+        bool sample_rates = now - last_rate_sample_ >= std::chrono::seconds(1);
+        for (const auto& p : peers) {
+            if (p.connection_type != lt::peer_info::standard_bittorrent) continue;
+            ++bt_peers;
+            if (sample_rates && p.payload_down_speed > 0) horizon_.on_peer_rate(p.payload_down_speed);
+        }
+        if (sample_rates) last_rate_sample_ = now;
+        horizon_.set_peer_count(bt_peers);
+
+        // A server that cannot be reached cannot take the pieces near the playhead: peers may have them.
+        bool server_up = false;
+        for (std::size_t s = 0; s < fetcher_->servers().size(); ++s) {
+            if (fetcher_->servers().consecutive_failures(s) == 0) server_up = true;
+        }
+
+        // Bounded buffer.
+        std::optional<PieceIndex> request_end;
+        bool suspend = false;
+        if (limit_) {
+            for (const auto& p : pending_server_)
+                incoming += geometry_.piece_size(PieceIndex(p.first));
+            for (auto p : fallback_.in_flight_pieces())
+                incoming += geometry_.piece_size(p);
+            auto plan = plan_buffer({geometry_, stored_, watcher_.playhead_piece(), *limit_, incoming});
+            for (auto p : plan.eject)
+                eject(p.value(), now);
+            suspend = plan.suspend;
+            request_end = plan.request_end;
+            if (suspend != suspended_) {
+                if (suspend) {
+                    handle_.set_flags(lt::torrent_flags::upload_mode);
+                } else {
+                    handle_.unset_flags(lt::torrent_flags::upload_mode);
+                }
+                spdlog::info("buffer {}: {} stored of {}",
+                             suspend ? "full, downloading suspended" : "has room again",
+                             format_bytes(stored_bytes()), format_bytes(*limit_));
+                suspended_ = suspend;
+            }
+        }
+
+        // Server fallback.
+        FallbackInput fin{had_,
+                          watcher_.playhead_piece(),
+                          geometry_.piece_duration(),
+                          watcher_.into_playhead_piece(),
+                          horizon_.horizon_time(),
+                          watcher_.blocked_reads(),
+                          &availability,
+                          request_end,
+                          suspend};
+        for (const auto& f : fallback_.plan(fin, now))
+            start_fetch(f.piece.value());
+
+        // Peer policy.
+        SwarmSnapshot snap;
+        snap.piece_count = geometry_.piece_count();
+        snap.had = had_;
+        snap.in_flight = in_flight;
+        snap.server_fetching = PieceSet(geometry_.piece_count());
+        if (server_up) {
+            for (auto p : fallback_.in_flight_pieces())
+                snap.server_fetching.set(p);
+        }
+        snap.availability = availability;
+        snap.playhead = watcher_.playhead_piece();
+        snap.horizon = server_up ? horizon_.pieces(watcher_.into_playhead_piece()) : PieceCount(0);
+        snap.inorder_window = geometry_.pieces_in(options_.inorder_window);
+        snap.request_end = request_end;
+        snap.want_past_pieces = options_.behavior != Behavior::stream && !limit_;
+        snap.piece_duration =
+            std::chrono::duration_cast<std::chrono::milliseconds>(geometry_.piece_duration());
+        snap.into_playhead_piece =
+            std::chrono::duration_cast<std::chrono::milliseconds>(watcher_.into_playhead_piece());
+        auto plan = policy_->plan(snap);
+        fidelity_->on_plan(plan.wanted);
+        if (!suspend) {
+            auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_).count();
+            applier_.apply(plan, had_, now_ms, *piece_control_);
+        }
+
+        max_buffer_ = std::max(max_buffer_, stored_bytes().value());
+        if (now - last_stats_ >= tuning_.stats_interval) {
+            last_stats_ = now;
+            write_record(make_record("stats", now));
+        }
+        if (should_leave()) finish();
+    }
+
+    bool should_leave() const {
+        switch (options_.behavior) {
+            case Behavior::download:
+                return had_.all();
+            case Behavior::stream:
+                return watcher_.reached_end();
+            case Behavior::seed:
+                return false;
+        }
+        return false;
+    }
+
+    void drain_alerts(Clock::time_point now) {
+        std::vector<lt::alert*> alerts;
+        session_->pop_alerts(&alerts);
+        events_.clear();
+        translate_alerts(alerts, events_);
+        for (const auto& e : events_) {
+            switch (e.kind) {
+                case LtEventKind::piece_finished:
+                    on_piece_finished(e.piece, now);
+                    break;
+                case LtEventKind::hash_failed:
+                    on_hash_failed(e.piece, now);
+                    break;
+                case LtEventKind::torrent_error:
+                    spdlog::error("torrent error: {}", e.message);
+                    result_.exit_code = 1;
+                    result_.error = "torrent error: " + e.message;
+                    finish();
+                    return;
+                case LtEventKind::listen_failed:
+                    spdlog::error("cannot listen on port {}: {}", e.port, e.message);
+                    result_.exit_code = 1;
+                    result_.error = "cannot listen on port " + std::to_string(e.port) + ": " + e.message;
+                    finish();
+                    return;
+                case LtEventKind::tracker_error:
+                    spdlog::warn("tracker: {}", e.message);
+                    break;
+                case LtEventKind::peer_connected:
+                    spdlog::debug("peer {} connected", e.peer);
+                    break;
+                case LtEventKind::peer_disconnected:
+                    spdlog::debug("peer {} disconnected: {}", e.peer, e.message);
+                    break;
+                case LtEventKind::file_error:
+                    spdlog::debug("disk: {}", e.message);
+                    break;
+                default:
+                    break;
+            }
+        }
+    }
+
+    void mark_had(int piece, Clock::time_point now, bool count_arrival) {
+        if (piece < 0 || piece >= n_ || had_.has(PieceIndex(piece))) return;
+        had_.set(PieceIndex(piece));
+        stored_.set(PieceIndex(piece));
+        watcher_.on_piece_had(PieceIndex(piece), now);
+        applier_.on_piece_had(piece);
+        if (count_arrival) fidelity_->on_arrival(PieceIndex(piece));
+    }
+
+    void on_piece_finished(int piece, Clock::time_point now) {
+        auto size = geometry_.piece_size(PieceIndex(piece)).value();
+        auto pending = pending_server_.find(piece);
+        if (pending != pending_server_.end()) {
+            bytes_server_useful_ += size;
+            fallback_.on_fetch_succeeded(PieceIndex(piece), now - pending->second);
+            pending_server_.erase(pending);
+            mark_had(piece, now, false);
+            return;
+        }
+        // From peers. A server fetch of it still running is now wasted work.
+        if (fallback_.in_flight(PieceIndex(piece))) {
+            fallback_.on_fetch_abandoned(PieceIndex(piece));
+            fetcher_->cancel_queued(piece);
+        }
+        mark_had(piece, now, true);
+    }
+
+    void on_hash_failed(int piece, Clock::time_point now) {
+        auto pending = pending_server_.find(piece);
+        if (pending == pending_server_.end()) return;  // a peer's bad data: libtorrent handles it
+        ++hash_failures_;
+        bytes_server_wasted_ += geometry_.piece_size(PieceIndex(piece)).value();
+        pending_server_.erase(pending);
+        spdlog::warn("server piece {} failed the hash check; fetching it again", piece);
+        fallback_.on_fetch_failed(PieceIndex(piece), now);
+    }
+
+    void start_fetch(int piece) {
+        PieceIndex p(piece);
+        PieceRequest r{piece, geometry_.piece_start(p).value(),
+                       static_cast<std::uint32_t>(geometry_.piece_size(p).value())};
+        if (fetcher_->fetch(r)) fetch_started_[piece] = Clock::now();
+    }
+
+    void on_server_piece(int piece, std::vector<char> data) {
+        if (finished_) return;
+        auto now = Clock::now();
+        if (had_.has(PieceIndex(piece))) {
+            // A peer delivered it while the request was running.
+            bytes_server_wasted_ += data.size();
+            fetch_started_.erase(piece);
+            if (fallback_.in_flight(PieceIndex(piece))) fallback_.on_fetch_abandoned(PieceIndex(piece));
+            return;
+        }
+        auto started = fetch_started_.find(piece);
+        pending_server_[piece] = started != fetch_started_.end() ? started->second : now;
+        fetch_started_.erase(piece);
+        control_->expect_server_piece(piece);
+        handle_.add_piece(lt::piece_index_t(piece), std::move(data));
+    }
+
+    void eject(int piece, Clock::time_point now) {
+        if (!stored_.has(PieceIndex(piece))) return;
+        registry_->eject(piece);
+        control_->announce_dont_have(piece);
+        stored_.clear(PieceIndex(piece));
+        watcher_.on_piece_lost(PieceIndex(piece), now);
+        ++ejected_;
+    }
+
+    Bytes stored_bytes() const {
+        Bytes total{0};
+        for (auto p : stored_.pieces())
+            total += geometry_.piece_size(p);
+        return total;
+    }
+
+    StatsRecord make_record(const std::string& event, Clock::time_point now) {
+        StatsRecord r;
+        r.event = event;
+        r.t_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_).count();
+        r.bytes_from_peers = static_cast<std::uint64_t>(last_status_.total_payload_download);
+        r.bytes_server_useful = bytes_server_useful_;
+        r.bytes_server_wasted = bytes_server_wasted_ + fetcher_->stats().bytes_rejected;
+        r.bytes_from_server = r.bytes_server_useful + r.bytes_server_wasted;
+        r.bytes_uploaded = static_cast<std::uint64_t>(last_status_.total_payload_upload);
+        r.bytes_redundant = static_cast<std::uint64_t>(last_status_.total_redundant_bytes);
+        fill_playback(r, watcher_, now);
+        r.pieces_had = static_cast<std::uint32_t>(had_.count().value());
+        r.buffer_bytes = stored_bytes().value();
+        r.pieces_fetched_ahead = fallback_.fetched_ahead();
+        r.fidelity = fidelity_->fidelity();
+        r.completed = r.completed || had_.all();
+        return r;
+    }
+
+    void write_record(const StatsRecord& r) {
+        stats_out_ << to_json_line(r);
+        stats_out_.flush();
+    }
+
+    void finish() {
+        if (finished_) return;
+        finished_ = true;
+        auto now = Clock::now();
+        drain_alerts_quietly(now);
+        watcher_.tick(now);
+        last_status_ = handle_.status({});
+        auto summary = make_record("summary", now);
+        write_record(summary);
+        result_.summary = summary;
+        result_.cancels_sent = control_->cancels_sent();
+        result_.dont_haves_sent = control_->dont_haves_sent();
+        result_.reads_refused = registry_->reads_refused();
+        result_.pieces_ejected = ejected_;
+        result_.http_failures = fetcher_->stats().failures;
+        result_.hash_failures = hash_failures_;
+        result_.max_buffer_bytes = max_buffer_;
+        spdlog::info(
+            "summary: {} from peers, {} from server ({} wasted), {} uploaded, {} stalls, fidelity {}",
+            format_bytes(Bytes(summary.bytes_from_peers)), format_bytes(Bytes(summary.bytes_from_server)),
+            format_bytes(Bytes(summary.bytes_server_wasted)), format_bytes(Bytes(summary.bytes_uploaded)),
+            summary.stalls, summary.fidelity ? std::to_string(*summary.fidelity) : "n/a");
+        tick_timer_.cancel();
+        boost::system::error_code ignored;
+        signals_.cancel(ignored);
+        fetcher_->stop();
+        io_.stop();
+    }
+
+    // The last piece alerts before the summary, without reacting to errors again.
+    void drain_alerts_quietly(Clock::time_point now) {
+        std::vector<lt::alert*> alerts;
+        session_->pop_alerts(&alerts);
+        events_.clear();
+        translate_alerts(alerts, events_);
+        for (const auto& e : events_) {
+            if (e.kind == LtEventKind::piece_finished) on_piece_finished(e.piece, now);
+            if (e.kind == LtEventKind::hash_failed) on_hash_failed(e.piece, now);
+        }
+    }
+
+    void shutdown() {
+        if (!session_) return;
+        control_->detach();
+        fetcher_.reset();
+        auto proxy = session_->abort();
+        session_.reset();
+    }
+
+    ClientOptions options_;
+    EngineTuning tuning_;
+    TitleTorrent torrent_;
+    TitleGeometry geometry_;
+    int n_;
+    Clock::time_point started_;
+    StreamWatcher watcher_;
+    GiveUpHorizon horizon_;
+    FallbackPlanner fallback_;
+    std::unique_ptr<PiecePolicy> policy_;
+    std::unique_ptr<FidelityMeter> fidelity_;
+    PlanApplier applier_;
+    PieceSet had_;     // ever had (libtorrent's view)
+    PieceSet stored_;  // had and not ejected
+    std::optional<Bytes> limit_;
+    bool suspended_ = false;
+    bool ready_ = false;
+    bool finished_ = false;
+
+    asio::io_context io_;
+    asio::steady_timer tick_timer_;
+    asio::signal_set signals_;
+    std::unique_ptr<HttpFetcher> fetcher_;
+    std::ofstream stats_out_;
+
+    std::shared_ptr<EjectionRegistry> registry_;
+    std::shared_ptr<SwarmControl> control_;
+    std::unique_ptr<lt::session> session_;
+    lt::torrent_handle handle_;
+    std::unique_ptr<LtPieceControl> piece_control_;
+    lt::torrent_status last_status_;
+    std::vector<LtEvent> events_;
+
+    std::map<int, Clock::time_point> fetch_started_;   // HTTP request queued or running
+    std::map<int, Clock::time_point> pending_server_;  // add_piece called, hash check pending (fetch start)
+    std::uint64_t bytes_server_useful_ = 0;
+    std::uint64_t bytes_server_wasted_ = 0;
+    std::uint64_t hash_failures_ = 0;
+    std::uint64_t ejected_ = 0;
+    std::uint64_t max_buffer_ = 0;
+    Clock::time_point last_stats_ = Clock::now();
+    Clock::time_point last_rate_sample_{};
+    EngineResult result_;
+};
+
+Engine::Engine(ClientOptions options, TitleTorrent torrent, EngineTuning tuning)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(torrent), tuning)) {}
+Engine::~Engine() = default;
+EngineResult Engine::run(bool handle_signals) {
+    return impl_->run(handle_signals);
+}
+void Engine::stop() {
+    impl_->stop();
+}
+
+}  // namespace toast::client

@@ -1,0 +1,192 @@
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <thread>
+
+#include <libtorrent/alert_types.hpp>
+#include <libtorrent/peer_info.hpp>
+#include <libtorrent/session.hpp>
+#include <libtorrent/torrent_status.hpp>
+
+#include "client/lt/ejecting_disk_io.hpp"
+#include "client/lt/lt_events.hpp"
+#include "client/lt/session_factory.hpp"
+#include "client/lt/swarm_control.hpp"
+#include "lt_test_support.hpp"
+#include "test_support.hpp"
+
+namespace lt = libtorrent;
+using namespace std::chrono_literals;
+using toast::client::EjectionRegistry;
+using toast::client::LtEvent;
+using toast::client::LtEventKind;
+using toast::client::SessionConfig;
+using toast::client::SwarmControl;
+namespace tt = toast::client::testing;
+
+namespace {
+
+constexpr int kPieceSize = 64 * 1024;
+
+std::uint64_t allocated_bytes(const std::filesystem::path& p) {
+    struct stat st {};
+    REQUIRE(::stat(p.c_str(), &st) == 0);
+    return static_cast<std::uint64_t>(st.st_blocks) * 512;
+}
+
+// A client made like toast-client makes it: testbed settings, the ejecting disk and the Toast plugin.
+struct Client {
+    std::shared_ptr<EjectionRegistry> registry = std::make_shared<EjectionRegistry>();
+    std::shared_ptr<SwarmControl> control;
+    std::unique_ptr<lt::session> session;
+    lt::torrent_handle handle;
+    std::vector<LtEvent> events;
+
+    Client(std::shared_ptr<lt::torrent_info> ti, const std::filesystem::path& dir,
+           SessionConfig config = {}) {
+        registry->bind(ti->info_hashes().v1);
+        control = std::make_shared<SwarmControl>(SwarmControl::Config{});
+        auto params = toast::client::make_session_params(config);
+        params.disk_io_constructor = toast::client::make_ejecting_disk_io(registry);
+        session = toast::client::make_session(std::move(params), control);
+        handle = tt::add_torrent(*session, ti, dir);
+    }
+    ~Client() { control->detach(); }
+    void pump() {
+        std::vector<lt::alert*> alerts;
+        session->pop_alerts(&alerts);
+        toast::client::translate_alerts(alerts, events);
+    }
+    int count(LtEventKind kind) const {
+        return static_cast<int>(
+            std::count_if(events.begin(), events.end(), [&](auto& e) { return e.kind == kind; }));
+    }
+    bool has_event(LtEventKind kind, int piece) const {
+        return std::any_of(events.begin(), events.end(),
+                           [&](auto& e) { return e.kind == kind && e.piece == piece; });
+    }
+    void connect_to(Client& other) {
+        int port = tt::listen_port(*other.session);
+        REQUIRE(port != 0);
+        handle.connect_peer({lt::make_address("127.0.0.1"), static_cast<std::uint16_t>(port)});
+    }
+};
+
+}  // namespace
+
+TEST_CASE("an ejected piece is freed on disk and never served, so peers never see zeros",
+          "[client][swarm][eject]") {
+    toast::testing::TempDir dir;
+    std::filesystem::create_directories(dir / "seed");
+    std::filesystem::create_directories(dir / "leech");
+    toast::testing::write_random_file(dir / "seed" / "t.bin", 32 * kPieceSize, 11);
+    auto ti = tt::make_torrent(dir / "seed" / "t.bin", kPieceSize);
+
+    Client seed(ti, dir / "seed");
+    REQUIRE(tt::wait_until([&] { return seed.handle.status().is_seeding; }, 10s));
+    auto before = allocated_bytes(dir / "seed" / "t.bin");
+    for (int p = 0; p < 4; ++p)
+        CHECK(seed.registry->eject(p) == static_cast<std::uint64_t>(kPieceSize));
+    CHECK(seed.registry->eject(0) == 0);  // idempotent
+    CHECK(seed.registry->ejected_count() == 4);
+    CHECK(allocated_bytes(dir / "seed" / "t.bin") <= before - 4 * kPieceSize);
+
+    Client leech(ti, dir / "leech");
+    leech.connect_to(seed);
+    REQUIRE(tt::wait_until(
+        [&] {
+            leech.pump();
+            return leech.count(LtEventKind::piece_finished) == 28;
+        },
+        20s));
+    std::this_thread::sleep_for(500ms);
+    leech.pump();
+    CHECK(leech.count(LtEventKind::piece_finished) == 28);
+    for (int p = 0; p < 4; ++p)
+        CHECK_FALSE(leech.has_event(LtEventKind::piece_finished, p));
+    CHECK(leech.count(LtEventKind::hash_failed) == 0);  // no zeros were ever sent
+    CHECK(leech.count(LtEventKind::peer_connected) >= 1);
+    CHECK(seed.registry->reads_refused() > 0);
+}
+
+TEST_CASE("lt_donthave tells connected peers a piece is gone", "[client][swarm][eject]") {
+    toast::testing::TempDir dir;
+    std::filesystem::create_directories(dir / "seed");
+    std::filesystem::create_directories(dir / "leech");
+    toast::testing::write_random_file(dir / "seed" / "t.bin", 16 * kPieceSize, 12);
+    auto ti = tt::make_torrent(dir / "seed" / "t.bin", kPieceSize);
+    Client seed(ti, dir / "seed");
+    REQUIRE(tt::wait_until([&] { return seed.handle.status().is_seeding; }, 10s));
+    // Keep the leecher from downloading anything, so it stays connected and interested in the seed's pieces.
+    Client leech(ti, dir / "leech");
+    leech.handle.prioritize_pieces(std::vector<lt::download_priority_t>(16, lt::dont_download));
+    leech.connect_to(seed);
+    auto availability = [&](int piece) {
+        std::vector<int> a;
+        leech.handle.piece_availability(a);
+        return a.empty() ? -1 : a[static_cast<std::size_t>(piece)];
+    };
+    REQUIRE(tt::wait_until([&] { return availability(5) == 1; }, 10s));
+    // Give the extension handshake a moment to be processed on both sides.
+    REQUIRE(tt::wait_until(
+        [&] {
+            seed.control->announce_dont_have(5);
+            return tt::wait_until([&] { return availability(5) == 0; }, 300ms);
+        },
+        5s));
+    CHECK(seed.control->dont_haves_sent() >= 1);
+    CHECK(availability(6) == 1);
+    std::vector<lt::peer_info> peers;
+    leech.handle.get_peer_info(peers);
+    CHECK(peers.size() == 1);  // the message was well-formed: still connected
+}
+
+TEST_CASE("a piece added from the server cancels the requests still outstanding to peers",
+          "[client][swarm][cancel]") {
+    toast::testing::TempDir dir;
+    std::filesystem::create_directories(dir / "seed");
+    std::filesystem::create_directories(dir / "leech");
+    constexpr int kBig = 256 * 1024;
+    toast::testing::write_random_file(dir / "seed" / "t.bin", 8 * kBig, 13);
+    auto ti = tt::make_torrent(dir / "seed" / "t.bin", kBig);
+    SessionConfig slow;
+    slow.upload_limit = toast::BitRate(100'000 * 8);  // a piece takes ~2.6 s
+    Client seed(ti, dir / "seed", slow);
+    REQUIRE(tt::wait_until([&] { return seed.handle.status().is_seeding; }, 10s));
+    Client leech(ti, dir / "leech");
+    // Only piece 3 is wanted.
+    std::vector<lt::download_priority_t> prio(8, lt::dont_download);
+    prio[3] = lt::default_priority;
+    leech.handle.prioritize_pieces(prio);
+    leech.connect_to(seed);
+    REQUIRE(tt::wait_until(
+        [&] {
+            std::vector<lt::partial_piece_info> q;
+            leech.handle.get_download_queue(q);
+            return !q.empty() && q[0].piece_index == lt::piece_index_t(3);
+        },
+        10s));
+    std::this_thread::sleep_for(300ms);
+
+    auto content = toast::testing::read_file(dir / "seed" / "t.bin");
+    std::vector<char> piece(content.begin() + 3 * kBig, content.begin() + 4 * kBig);
+    leech.control->expect_server_piece(3);
+    leech.handle.add_piece(lt::piece_index_t(3), std::move(piece));
+    REQUIRE(tt::wait_until(
+        [&] {
+            leech.pump();
+            return leech.has_event(LtEventKind::piece_finished, 3);
+        },
+        5s));
+    CHECK(leech.control->cancels_sent() >= 1);
+    // The seed answers the CANCELs with REJECTs, so far less than the rest of the piece arrives again.
+    std::this_thread::sleep_for(1500ms);
+    auto status = leech.handle.status();
+    INFO("redundant " << status.total_redundant_bytes << " of " << status.total_payload_download << " bytes");
+    CHECK(status.total_payload_download < kBig / 2);
+    std::vector<lt::peer_info> peers;
+    leech.handle.get_peer_info(peers);
+    CHECK(peers.size() == 1);
+}
