@@ -12,4 +12,5 @@ target_link_libraries(toast_server_http PUBLIC toast_server_config toast_server_
 list(APPEND SERVER_TEST_SOURCES
   tests/pacer_test.cpp
   tests/request_handler_test.cpp
-  tests/http_server_test.cpp)
+  tests/http_server_test.cpp
+  tests/server_integration_test.cpp)
