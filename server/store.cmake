@@ -17,7 +17,9 @@ target_link_libraries(toast_server_store PUBLIC toast_server_config toast_common
   LibtorrentRasterbar::torrent-rasterbar PRIVATE toast_warnings)
 
 list(APPEND SERVER_TEST_SOURCES
+  tests/ingest_test.cpp
   tests/manifest_test.cpp
   tests/placement_test.cpp
   tests/replica_test.cpp
-  tests/server_config_test.cpp)
+  tests/server_config_test.cpp
+  tests/store_test.cpp)

@@ -1,0 +1,355 @@
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "server/io/block_store.hpp"
+#include "server/io/verify.hpp"
+#include "store_fixture.hpp"
+
+using namespace toast;
+using namespace toast::server;
+using namespace toast::server::testing;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr std::uint64_t kBlock = 256 * 1024;
+
+std::uint64_t counter_value(MetricsRegistry& m, const std::string& name, const Labels& labels = {}) {
+    return m.counter(name, "", labels).value();
+}
+
+Labels disk_label(std::uint32_t d) {
+    return {{"disk", std::to_string(d)}};
+}
+
+}  // namespace
+
+TEST_CASE("every policy serves whole titles and random ranges byte-identical to the source",
+          "[server][store]") {
+    for (const char* policy : {"naive", "raid0", "raid1", "random", "rda"}) {
+        INFO("policy " << policy);
+        StoreFixture fx(4, policy);
+        const std::uint64_t size = 3 * 1024 * 1024 + 12345;  // 13 blocks, the last short
+        auto media = fx.media("movie.bin", size, 11);
+        auto ingested = fx.ingest("movie", media, kBlock);
+        CHECK(ingested.manifest.blocks.size() == 13);
+        const auto source = toast::testing::read_file(media);
+
+        MetricsRegistry metrics;
+        BlockStore store(fx.config, metrics);
+        TitleStore& titles = store;
+        auto title = titles.find("movie");
+        REQUIRE(title);
+        CHECK(read_bytes(titles, title, 0, size) == source);
+        std::mt19937_64 rng(99);
+        for (int i = 0; i < 40; ++i) {
+            const std::uint64_t offset = rng() % size;
+            const std::uint64_t length = 1 + rng() % std::min<std::uint64_t>(size - offset, 3 * kBlock);
+            REQUIRE(read_bytes(titles, title, offset, length) == source.substr(offset, length));
+        }
+        // Edges: the last byte, a range across one boundary, exactly one block.
+        CHECK(read_bytes(titles, title, size - 1, 1) == source.substr(size - 1));
+        CHECK(read_bytes(titles, title, kBlock - 3, 6) == source.substr(kBlock - 3, 6));
+        CHECK(read_bytes(titles, title, kBlock, kBlock) == source.substr(kBlock, kBlock));
+    }
+}
+
+TEST_CASE("a multi-block read comes back as one file segment per block, spread over the disks",
+          "[server][store]") {
+    StoreFixture fx(4, "rda");
+    auto media = fx.media("m.bin", 2 * 1024 * 1024, 5);
+    fx.ingest("movie", media, 64 * 1024);
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics);
+    auto r = read_now(store, store.find("movie"), 0, 2 * 1024 * 1024);
+    REQUIRE(r.status == ReadStatus::ok);
+    REQUIRE(r.segments.size() == 32);
+    for (const auto& s : r.segments) {
+        REQUIRE(std::holds_alternative<FileSegment>(s));
+        CHECK(std::get<FileSegment>(s).length == 64 * 1024);
+    }
+    CHECK(segment_bytes(r) == toast::testing::read_file(media));
+    std::uint64_t total = 0;
+    for (const auto& d : store.disk_status()) {
+        CHECK(d.reads > 0);  // every disk served part of it
+        CHECK(d.queue_depth == 0);
+        total += d.reads;
+    }
+    CHECK(total == 32);
+}
+
+TEST_CASE("titles are found only by their exact manifest name", "[server][store]") {
+    StoreFixture fx(2, "rda");
+    auto media = fx.media("m.bin", 100'000, 1);
+    auto ingested = fx.ingest("movie", media, 64 * 1024);
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics);
+    auto t = store.find("movie");
+    REQUIRE(t);
+    CHECK(t->name == "movie");
+    CHECK(t->size == 100'000);
+    CHECK(t->bitrate == BitRate(6'000'000));
+    CHECK(t->block_size == 64 * 1024);
+    CHECK(t->etag == "\"" + ingested.manifest.version + "\"");
+    CHECK(t->last_modified ==
+          std::chrono::system_clock::time_point(std::chrono::seconds(ingested.manifest.created)));
+    using namespace std::string_view_literals;
+    for (auto other : {""sv, "Movie"sv, "movie.json"sv, "../movie"sv, "./movie"sv, "movie/"sv, ".movie"sv,
+                       "manifests/movie"sv, "movie\0x"sv, "m%6fvie"sv})
+        CHECK_FALSE(store.find(other));
+}
+
+TEST_CASE("a title ingested or replaced while the store is open is served without a restart",
+          "[server][store]") {
+    StoreFixture fx(3, "rda");
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics,
+                     BlockStoreOptions{std::chrono::milliseconds(200), std::chrono::milliseconds(20)});
+    CHECK_FALSE(store.find("late"));
+    auto first = fx.media("a.bin", 500'000, 1);
+    fx.ingest("late", first, 64 * 1024);
+    std::shared_ptr<const TitleInfo> t;
+    for (int i = 0; i < 100 && !t; ++i) {  // a miss rescans after 20 ms
+        t = store.find("late");
+        if (!t) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(t);
+    CHECK(read_bytes(store, t, 0, 500'000) == toast::testing::read_file(first));
+
+    auto second = fx.media("b.bin", 700'000, 2);
+    auto replaced = fx.ingest("late", second, 64 * 1024);
+    CHECK(replaced.removed_versions >= 1);
+    std::shared_ptr<const TitleInfo> t2;
+    for (int i = 0; i < 100; ++i) {  // the periodic rescan (200 ms) picks up the new version
+        t2 = store.find("late");
+        if (t2 && t2->etag != t->etag) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE(t2);
+    CHECK(t2->etag == "\"" + replaced.manifest.version + "\"");
+    CHECK(t2->size == 700'000);
+    CHECK(read_bytes(store, t2, 0, 700'000) == toast::testing::read_file(second));
+    // The old version's blocks are gone: a read through the stale TitleInfo ends cleanly, whatever it finds.
+    auto stale = read_now(store, t, 0, 500'000);
+    if (stale.status == ReadStatus::ok) CHECK(segment_bytes(stale) == toast::testing::read_file(first));
+}
+
+TEST_CASE("with one disk offline rda and raid1 still serve every byte", "[server][store]") {
+    for (const char* policy : {"rda", "raid1"}) {
+        INFO("policy " << policy);
+        StoreFixture fx(4, policy);
+        auto media = fx.media("m.bin", 2 * 1024 * 1024 + 7, 3);
+        auto ingested = fx.ingest("movie", media, 128 * 1024);
+        const auto source = toast::testing::read_file(media);
+        const auto lost = ingested.manifest.blocks[0].replicas[0].disk;  // a disk that holds this title
+        MetricsRegistry metrics;
+        BlockStore store(fx.config, metrics);
+        DiskFault offline;
+        offline.offline = true;
+        REQUIRE(store.set_fault(lost, offline));
+        CHECK(store.disk_status()[lost].fault.offline);
+        auto t = store.find("movie");
+        CHECK(read_bytes(store, t, 0, source.size()) == source);
+        for (std::uint64_t b = 0; b < ingested.manifest.blocks.size(); ++b) {
+            const auto n = std::min<std::uint64_t>(1000, source.size() - b * 128 * 1024);
+            CHECK(read_bytes(store, t, b * 128 * 1024, n) == source.substr(b * 128 * 1024, n));
+        }
+        auto status = store.disk_status();
+        CHECK(status[lost].reads == 0);
+        CHECK(counter_value(metrics, "toast_replica_choices_total", disk_label(lost)) == 0);
+    }
+}
+
+TEST_CASE("with one disk offline single-copy policies fail only the blocks on it", "[server][store]") {
+    for (const char* policy : {"naive", "raid0", "random"}) {
+        INFO("policy " << policy);
+        // Disk 1 is offline from the start, through the config.
+        StoreFixture fx(3, policy, {{"disks", {nullptr, {{"fault", {{"offline", true}}}}, nullptr}}});
+        auto media = fx.media("m.bin", 20 * 64 * 1024, 4);
+        auto ingested = fx.ingest("movie", media, 64 * 1024);
+        const auto source = toast::testing::read_file(media);
+        MetricsRegistry metrics;
+        BlockStore store(fx.config, metrics);
+        auto t = store.find("movie");
+        REQUIRE(t);
+        bool any_lost = false;
+        for (std::uint64_t b = 0; b < 20; ++b) {
+            auto r = read_now(store, t, b * 64 * 1024, 64 * 1024);
+            if (ingested.manifest.blocks[b].replicas[0].disk == 1) {
+                any_lost = true;
+                CHECK(r.status == ReadStatus::unavailable);
+                CHECK_THAT(r.message, Contains("title \"movie\" block " + std::to_string(b)) &&
+                                          Contains("disk 1") && Contains("offline"));
+                CHECK(r.segments.empty());
+            } else {
+                REQUIRE(r.status == ReadStatus::ok);
+                CHECK(segment_bytes(r) == source.substr(b * 64 * 1024, 64 * 1024));
+            }
+        }
+        if (any_lost) CHECK(read_now(store, t, 0, source.size()).status == ReadStatus::unavailable);
+        if (std::string(policy) != "naive") CHECK(any_lost);  // 20 blocks over 3 disks always touch disk 1
+    }
+}
+
+TEST_CASE("a corrupt replica is detected, the other one is used, and both are counted", "[server][store]") {
+    StoreFixture fx(4, "rda");
+    auto media = fx.media("m.bin", 4 * kBlock, 8);
+    auto ingested = fx.ingest("movie", media, kBlock);
+    const auto source = toast::testing::read_file(media);
+    // On an idle array the chooser breaks the tie by block number: block 1 tries replicas[1] first.
+    const auto& rep = ingested.manifest.blocks[1].replicas;
+    const auto bad = rep[1].disk, good = rep[0].disk;
+    flip_byte(fx.disk(bad) / rep[1].file, 70'000);  // chunk 1 of the block
+
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics);
+    auto t = store.find("movie");
+    CHECK(read_bytes(store, t, kBlock, kBlock) == source.substr(kBlock, kBlock));
+    CHECK(counter_value(metrics, "toast_disk_checksum_failures_total", disk_label(bad)) == 1);
+    CHECK(counter_value(metrics, "toast_replica_fallbacks_total") == 1);
+    CHECK(counter_value(metrics, "toast_disk_replica_failures_total",
+                        {{"disk", std::to_string(bad)}, {"reason", "corrupt"}}) == 1);
+    CHECK(counter_value(metrics, "toast_disk_reads_total", disk_label(good)) >= 1);
+
+    auto report = verify_store(fx.config);
+    REQUIRE(report.problems.size() == 1);
+    CHECK_THAT(report.problems[0], Contains("block 1 replica on disk " + std::to_string(bad)) &&
+                                       Contains("chunk 1 fails its CRC-32C"));
+}
+
+TEST_CASE("a missing replica file is replaced by the other replica", "[server][store]") {
+    StoreFixture fx(4, "rda");
+    auto media = fx.media("m.bin", 4 * kBlock, 9);
+    auto ingested = fx.ingest("movie", media, kBlock);
+    const auto& rep = ingested.manifest.blocks[2].replicas;  // block 2 tries replicas[0] first
+    std::filesystem::remove(fx.disk(rep[0].disk) / rep[0].file);
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics);
+    auto t = store.find("movie");
+    CHECK(read_bytes(store, t, 2 * kBlock, kBlock) ==
+          toast::testing::read_file(media).substr(2 * kBlock, kBlock));
+    CHECK(counter_value(metrics, "toast_replica_fallbacks_total") == 1);
+    CHECK(counter_value(metrics, "toast_disk_replica_failures_total",
+                        {{"disk", std::to_string(rep[0].disk)}, {"reason", "missing"}}) == 1);
+}
+
+TEST_CASE("a replica damaged after it was verified is checked again", "[server][store]") {
+    StoreFixture fx(2, "rda");
+    auto media = fx.media("m.bin", kBlock, 10);
+    auto ingested = fx.ingest("movie", media, kBlock);
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics);
+    auto t = store.find("movie");
+    CHECK(read_bytes(store, t, 0, kBlock) == toast::testing::read_file(media));
+    // Damage both copies (new mtime): the remembered verification no longer applies.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (const auto& r : ingested.manifest.blocks[0].replicas)
+        flip_byte(fx.disk(r.disk) / r.file, 10);
+    auto r = read_now(store, t, 0, 100);
+    CHECK(r.status == ReadStatus::unavailable);
+    CHECK_THAT(r.message,
+               Contains("title \"movie\" block 0") && (Contains("disks 0, 1") || Contains("disks 1, 0")));
+    CHECK_THAT(r.message, Contains("fails its CRC-32C"));
+}
+
+TEST_CASE("an emulated disk makes each read take at least t_a + bytes / r_d", "[server][store]") {
+    // t_a = 20 ms, r_d = 80 Mbps (10 MB/s): a 256 KiB read takes >= 20 + 26.2 ms.
+    nlohmann::json em = {{"emulate", {{"t_a", "20ms"}, {"r_d", "80Mbps"}}}};
+    StoreFixture fx(2, "raid0", {{"disks", {em, em}}});
+    auto media = fx.media("m.bin", 4 * kBlock, 12);
+    fx.ingest("movie", media, kBlock);
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics);
+    auto t = store.find("movie");
+    auto timed = [&](std::uint64_t offset, std::uint64_t length) {
+        auto start = std::chrono::steady_clock::now();
+        auto r = read_now(store, t, offset, length);
+        REQUIRE(r.status == ReadStatus::ok);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    const double base = 0.020 + 262144.0 * 8 / 80e6;
+    const double plain = timed(0, kBlock);
+    CHECK(plain >= base);
+    CHECK(plain < base + 0.5);
+    // Fail-stutter 100%: twice the bytes go through the emulated disk.
+    DiskFault stutter;
+    stutter.stutter_pct = 100;
+    REQUIRE(store.set_fault(1, stutter));
+    CHECK(timed(kBlock, kBlock) >= 0.020 + 2 * 262144.0 * 8 / 80e6);  // block 1 lives on disk 1
+    // Added latency on top of the emulated time.
+    DiskFault slow;
+    slow.added_latency = std::chrono::milliseconds(30);
+    REQUIRE(store.set_fault(0, slow));
+    CHECK(timed(2 * kBlock, 1000) >= 0.030 + 0.020 + 1000.0 * 8 / 80e6);
+    // Stutter bytes are really read and counted.
+    CHECK(store.disk_status()[1].bytes_read == 2 * kBlock);
+    CHECK(!store.set_fault(2, slow));
+}
+
+TEST_CASE("the store learns to avoid a stuttering disk", "[server][store]") {
+    // A mirrored pair of emulated disks (1 ms, 800 Mbps); disk 0 reads 200% extra with every request.
+    nlohmann::json em = {{"emulate", {{"t_a", "1ms"}, {"r_d", "800Mbps"}}}};
+    StoreFixture fx(2, "raid1", {{"disks", {em, em}}});
+    auto media = fx.media("m.bin", 2 * kBlock, 13);
+    fx.ingest("movie", media, kBlock);
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics);
+    DiskFault stutter;
+    stutter.stutter_pct = 200;
+    store.set_fault(0, stutter);
+    auto t = store.find("movie");
+    for (int i = 0; i < 30; ++i)
+        read_bytes(store, t, (i % 2) * kBlock + 4096, 64 * 1024);
+    const auto slow = counter_value(metrics, "toast_replica_choices_total", disk_label(0));
+    const auto fast = counter_value(metrics, "toast_replica_choices_total", disk_label(1));
+    CHECK(slow + fast == 30);
+    CHECK(slow <= 3);  // at most a few reads before its service model shows the stutter
+    auto status = store.disk_status();
+    CHECK(status[0].service_seconds_per_mb > status[1].service_seconds_per_mb);
+}
+
+TEST_CASE("reads outside a title or of an unknown title fail cleanly on a worker thread", "[server][store]") {
+    StoreFixture fx(2, "rda");
+    auto media = fx.media("m.bin", 100'000, 14);
+    fx.ingest("movie", media, 64 * 1024);
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics);
+    auto t = store.find("movie");
+    auto outside = read_now(store, t, 99'000, 2'000);
+    CHECK(outside.status == ReadStatus::io_error);
+    CHECK_THAT(outside.message, Contains("outside title \"movie\" of 100000 bytes"));
+    auto stranger = std::make_shared<TitleInfo>(TitleInfo{"ghost", 10, BitRate(1), 64, "\"x\"", {}});
+    auto ghost = read_now(store, stranger, 0, 10);
+    CHECK(ghost.status == ReadStatus::unavailable);
+    CHECK_THAT(ghost.message, Contains("ghost"));
+    auto empty = read_now(store, t, 5, 0);
+    CHECK(empty.status == ReadStatus::ok);
+    CHECK(empty.segments.empty());
+    // The handler runs on a disk worker, never on the caller's thread.
+    std::promise<std::thread::id> where;
+    store.read(t, 0, 10, [&](ReadResult) { where.set_value(std::this_thread::get_id()); });
+    auto f = where.get_future();
+    REQUIRE(f.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+    CHECK(f.get() != std::this_thread::get_id());
+}
+
+TEST_CASE("disk metrics count reads and bytes and return the queue gauge to zero", "[server][store]") {
+    StoreFixture fx(2, "raid0");
+    auto media = fx.media("m.bin", 4 * kBlock, 15);
+    fx.ingest("movie", media, kBlock);
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics);
+    auto t = store.find("movie");
+    read_bytes(store, t, 0, 4 * kBlock);
+    const auto text = metrics.render();
+    CHECK_THAT(text, Contains("toast_disk_reads_total{disk=\"0\"} 2") &&
+                         Contains("toast_disk_reads_total{disk=\"1\"} 2"));
+    CHECK_THAT(text, Contains("toast_disk_bytes_read_total{disk=\"0\"} 524288"));
+    CHECK_THAT(text, Contains("toast_disk_queue_depth{disk=\"0\"} 0"));
+    CHECK_THAT(text, Contains("toast_disk_read_seconds_count{disk=\"1\"} 2"));
+    CHECK_THAT(text, Contains("toast_replica_choices_total{disk=\"1\"} 2"));
+    CHECK_THAT(text, Contains("toast_replica_fallbacks_total 0"));
+}
