@@ -251,22 +251,20 @@ std::int64_t ConnectionIds::window_index(TimePoint now) const {
     return std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count() / window_.count();
 }
 
-std::uint64_t ConnectionIds::id_for(const PeerEndpoint& client, std::int64_t index) const {
-    char buf[16 + 1 + 2 + 8];
-    std::memcpy(buf, client.ip.bytes.data(), 16);
-    buf[16] = client.ip.v6 ? 1 : 0;
-    buf[17] = static_cast<char>(client.port >> 8);
-    buf[18] = static_cast<char>(client.port & 0xff);
+std::uint64_t ConnectionIds::id_for(const IpAddress& client, std::int64_t index) const {
+    char buf[16 + 1 + 8];
+    std::memcpy(buf, client.bytes.data(), 16);
+    buf[16] = client.v6 ? 1 : 0;
     for (int i = 0; i < 8; ++i)
-        buf[19 + i] = static_cast<char>(static_cast<std::uint64_t>(index) >> (8 * i));
+        buf[17 + i] = static_cast<char>(static_cast<std::uint64_t>(index) >> (8 * i));
     return siphash24(secret_, std::string_view(buf, sizeof buf));
 }
 
-std::uint64_t ConnectionIds::issue(const PeerEndpoint& client, TimePoint now) const {
+std::uint64_t ConnectionIds::issue(const IpAddress& client, TimePoint now) const {
     return id_for(client, window_index(now));
 }
 
-bool ConnectionIds::valid(std::uint64_t id, const PeerEndpoint& client, TimePoint now) const {
+bool ConnectionIds::valid(std::uint64_t id, const IpAddress& client, TimePoint now) const {
     const auto index = window_index(now);
     return id == id_for(client, index) || id == id_for(client, index - 1);
 }

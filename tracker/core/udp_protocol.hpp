@@ -4,9 +4,13 @@
 // allows to follow: bytes after the 98-byte announce (BEP 41 options, which libtorrent sends) are ignored.
 // Anything structurally wrong is an error the caller drops and counts; nothing here throws.
 //
-// Connection ids are SipHash(secret, client address, port, time window): nothing is stored per client, a
+// Connection ids are SipHash(secret, client IP address, time window): nothing is stored per client, a
 // forged or stale id fails the check, and an id stays valid for the window it was issued in and the next
-// one, so at least one full window (BEP 15 asks clients to reuse an id for up to a minute).
+// one, so at least one full window (BEP 15 asks clients to reuse an id for up to a minute). The id is not
+// tied to the client's UDP port: libtorrent 2.0.8 caches connection ids per tracker address in one
+// process-wide map (udp_tracker_connection.hpp:119) and reuses them from every listen socket and session,
+// each sending from its own port. The IP still has to be able to receive the connect reply, which is what
+// stops spoofed announces.
 #pragma once
 
 #include <chrono>
@@ -90,11 +94,11 @@ std::vector<std::uint8_t> write_scrape_request(std::uint64_t connection_id, std:
 class ConnectionIds {
   public:
     ConnectionIds(SipKey secret, std::chrono::seconds window = std::chrono::seconds(60));
-    std::uint64_t issue(const PeerEndpoint& client, TimePoint now) const;
-    bool valid(std::uint64_t id, const PeerEndpoint& client, TimePoint now) const;
+    std::uint64_t issue(const IpAddress& client, TimePoint now) const;
+    bool valid(std::uint64_t id, const IpAddress& client, TimePoint now) const;
 
   private:
-    std::uint64_t id_for(const PeerEndpoint& client, std::int64_t window_index) const;
+    std::uint64_t id_for(const IpAddress& client, std::int64_t window_index) const;
     std::int64_t window_index(TimePoint now) const;
 
     SipKey secret_;

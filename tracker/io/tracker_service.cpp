@@ -218,10 +218,10 @@ std::optional<std::vector<std::uint8_t>> TrackerService::handle_udp(std::span<co
     const bool v6 = source.ip.v6;
     if (const auto* c = std::get_if<udp::ConnectRequest>(&parsed.value())) {
         connects_udp_.inc();
-        return udp::write_connect_response(c->transaction_id, connection_ids_.issue(source, now));
+        return udp::write_connect_response(c->transaction_id, connection_ids_.issue(source.ip, now));
     }
     if (const auto* a = std::get_if<udp::AnnounceRequestPacket>(&parsed.value())) {
-        if (!connection_ids_.valid(a->connection_id, source, now)) {
+        if (!connection_ids_.valid(a->connection_id, source.ip, now)) {
             bad_connection_ids_.inc();
             return std::nullopt;
         }
@@ -244,7 +244,7 @@ std::optional<std::vector<std::uint8_t>> TrackerService::handle_udp(std::span<co
                                             v6);
     }
     const auto& s = std::get<udp::ScrapeRequestPacket>(parsed.value());
-    if (!connection_ids_.valid(s.connection_id, source, now)) {
+    if (!connection_ids_.valid(s.connection_id, source.ip, now)) {
         bad_connection_ids_.inc();
         return std::nullopt;
     }

@@ -242,16 +242,19 @@ TEST_CASE("the UDP exchange: connect, announce and scrape with a checked connect
     CHECK(std::vector<std::uint8_t>(r2->begin() + 20, r2->end()) ==
           std::vector<std::uint8_t>{10, 0, 0, 1, 0x1b, 0x59});
 
-    // The first client's id is not valid for the second, nor after two windows.
+    // The first client's id is not valid from another address, nor after two windows; from another port of
+    // the same address it is (libtorrent shares one id across its sockets).
     CHECK_FALSE(f.service.handle_udp(udp::write_announce_request(cid, 3, leech, 0, 50), other, t0));
     CHECK_FALSE(f.service.handle_udp(udp::write_announce_request(cid, 4, seed, 0, -1), client, t0 + 121s));
+    const PeerEndpoint client_other_port{client.ip, 7777};
+    CHECK(f.service.handle_udp(udp::write_announce_request(cid, 5, seed, 0, -1), client_other_port, t0));
 
     auto scrape = f.service.handle_udp(udp::write_scrape_request(cid, 5, {seed.info_hash}), client, t0);
     REQUIRE(scrape);
     CHECK(*scrape == std::vector<std::uint8_t>{0, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1});
 
     CHECK(has_line(f.service.metrics_text(), "toast_tracker_udp_bad_connection_id_total 2"));
-    CHECK(has_line(f.service.metrics_text(), "toast_tracker_announces_total{transport=\"udp\"} 2"));
+    CHECK(has_line(f.service.metrics_text(), "toast_tracker_announces_total{transport=\"udp\"} 3"));
 }
 
 TEST_CASE("malformed UDP packets are dropped and counted by reason", "[tracker][service][udp]") {
