@@ -22,8 +22,14 @@ namespace {
 
 std::filesystem::path temporary_name_for(const std::filesystem::path& target) {
     static std::atomic<unsigned> counter{0};
-    return target.parent_path() / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()) +
-                                   "." + std::to_string(counter.fetch_add(1)));
+    // Built by appending: GCC 12 warns (-Wrestrict, a false positive) on "." + std::string here.
+    std::string name(1, '.');
+    name += target.filename().string();
+    name += ".tmp.";
+    name += std::to_string(::getpid());
+    name += '.';
+    name += std::to_string(counter.fetch_add(1));
+    return target.parent_path() / name;
 }
 
 bool is_temporary_name(std::string_view file_name) {
