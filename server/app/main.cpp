@@ -2,6 +2,7 @@
 // and serve.
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "server/core/server_config.hpp"
 #include "server/http/http_server.hpp"
 #include "server/io/block_store.hpp"
+#include "server/io/catalogue.hpp"
 #include "server/io/ingest.hpp"
 #include "server/io/verify.hpp"
 #include "toast/common/config.hpp"
@@ -25,7 +27,7 @@ constexpr const char* kUsage =
     "usage: toast-server --config CONFIG <command> [args]\n"
     "       toast-server --help\n"
     "commands:\n"
-    "  check                 validate the configuration and exit\n"
+    "  check                 validate the configuration and the disk directories, count titles, and exit\n"
     "  serve                 serve the store's titles over HTTP on the config's \"listen\" address until\n"
     "                        SIGTERM or SIGINT (GET/HEAD /titles/NAME with byte ranges, /stream/NAME, "
     "/metrics)\n"
@@ -132,6 +134,26 @@ int run_verify(const ServerConfig& config, const std::vector<std::string>& args)
     return report.clean() ? 0 : 1;
 }
 
+int run_check(const ServerConfig& config) {
+    for (std::size_t d = 0; d < config.disks.size(); ++d) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(config.disks[d].path, ec)) {
+            return fail("disk " + std::to_string(d) + " (" + config.disks[d].path.string() +
+                        ") is not a directory");
+        }
+    }
+    std::vector<std::filesystem::path> disks;
+    for (const auto& d : config.disks)
+        disks.push_back(d.path);
+    auto scan = Catalogue(disks).scan();
+    for (const auto& p : scan.problems)
+        std::printf("warning: %s\n", p.c_str());
+    std::printf("config OK: %zu disks, policy %s, listen %s, %zu titles\n", config.disks.size(),
+                std::string(to_string(config.policy)).c_str(), config.listen.to_string().c_str(),
+                scan.titles.size());
+    return 0;
+}
+
 int run_serve(const ServerConfig& config) {
     MetricsRegistry metrics;
     BlockStore store(config, metrics);
@@ -167,9 +189,7 @@ int main(int argc, char** argv) {
         init_logging("server", config.log_level);
         if (command == "check") {
             if (!command_args.empty()) return usage_error("check takes no arguments");
-            std::printf("config OK: %zu disks, policy %s, listen %s\n", config.disks.size(),
-                        std::string(to_string(config.policy)).c_str(), config.listen.to_string().c_str());
-            return 0;
+            return run_check(config);
         }
         if (command == "ingest") return run_ingest(config, command_args);
         if (command == "verify") return run_verify(config, command_args);

@@ -99,7 +99,11 @@ TEST_CASE("ingest refuses bad arguments with a message naming them and writes no
     CHECK_THAT(bad.err, Contains("'policy'") && Contains("raid7"));
     auto good = cli(config, {"check"});
     CHECK(good.exit_code == 0);
-    CHECK_THAT(good.out, Contains("config OK: 3 disks, policy rda"));
+    CHECK_THAT(good.out, Contains("config OK: 3 disks, policy rda") && Contains("0 titles"));
+    std::ofstream(fx.path("nodisk.json")) << R"({"disks":[")" << fx.path("missing").string() << R"(","/"]})";
+    auto nodisk = cli(fx.path("nodisk.json"), {"check"});
+    CHECK(nodisk.exit_code == 1);
+    CHECK_THAT(nodisk.err, Contains("disk 0 (" + fx.path("missing").string() + ") is not a directory"));
     auto help = toast::testing::run(kBin, {"--help"});
     CHECK(help.exit_code == 0);
     for (const char* word :
