@@ -353,3 +353,44 @@ TEST_CASE("disk metrics count reads and bytes and return the queue gauge to zero
     CHECK_THAT(text, Contains("toast_replica_choices_total{disk=\"1\"} 2"));
     CHECK_THAT(text, Contains("toast_replica_fallbacks_total 0"));
 }
+
+TEST_CASE("the catalogue survives lost and stale manifest copies, and cleanup repairs them",
+          "[server][store]") {
+    StoreFixture fx(3, "rda");
+    auto media = fx.media("m.bin", 300'000, 16);
+    fx.ingest("movie", media, 64 * 1024);
+    auto current = fx.ingest("movie", media, 64 * 1024);  // generation 2
+    // Disk 0 loses its copy; disk 1 holds an older generation (as after a crash between the per-disk
+    // renames).
+    std::filesystem::remove(fx.disk(0) / "manifests" / "movie.json");
+    auto older = current.manifest;
+    older.generation = 1;
+    older.version = "0000000000000001";
+    std::ofstream(fx.disk(1) / "manifests" / "movie.json") << manifest_to_json(older).dump();
+    // Leftovers of a crashed ingest: an unreferenced version directory and temporary files.
+    std::filesystem::create_directories(fx.disk(2) / "blocks" / "movie@00000000deadbeef");
+    std::ofstream(fx.disk(2) / "blocks" / "movie@00000000deadbeef" / "000000.blk") << "x";
+    std::ofstream(fx.disk(1) / "manifests" / ".movie.json.tmp.1.0") << "{";
+    std::ofstream(fx.disk(0) / "manifests" / "junk.json") << "not json";
+
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics);
+    auto t = store.find("movie");
+    REQUIRE(t);
+    CHECK(t->etag == "\"" + current.manifest.version + "\"");  // the highest generation wins
+    CHECK(read_bytes(store, t, 0, 300'000) == toast::testing::read_file(media));
+    REQUIRE(store.catalogue_problems().size() == 1);
+    CHECK_THAT(store.catalogue_problems()[0], Contains("junk.json") && Contains("not valid JSON"));
+
+    auto before = verify_store(fx.config);
+    CHECK(before.notes.size() == 2);  // disk 0 has no copy, disk 1 an older one
+    auto report = clean_up_store(fx.config);
+    CHECK(report.repaired_manifests == 2);
+    CHECK(report.orphan_versions == 1);
+    CHECK(report.temporary_files == 1);
+    CHECK_FALSE(std::filesystem::exists(fx.disk(2) / "blocks" / "movie@00000000deadbeef"));
+    auto after = verify_store(fx.config);
+    CHECK(after.notes.empty());
+    CHECK(after.problems.size() == 1);  // junk.json is reported, never deleted
+    CHECK(after.replicas == 10);
+}
