@@ -40,6 +40,8 @@ namespace toast::client {
 
 namespace {
 
+constexpr int kSaturatedQueue = 4;  // outstanding block requests to a peer for its rate to count
+
 TitleGeometry make_geometry(const TitleTorrent& t, const std::optional<BitRate>& override_rate) {
     auto rate = override_rate ? override_rate : t.bitrate;
     if (!rate) {
@@ -124,11 +126,18 @@ class Engine::Impl {
         for (const auto& t : options_.trackers)
             atp.trackers.push_back(t);
         prepare_add_torrent_params(atp);
+        // The first plan goes in with the torrent: otherwise libtorrent picks in its own order until the
+        // first tick, and on a fast swarm that can be the whole title.
+        auto first = policy_->plan(initial_snapshot());
+        for (auto prio : first.priority)
+            atp.piece_priorities.push_back(lt::download_priority_t(prio));
+        applier_.assume_applied(first.priority);
+        fidelity_ = std::make_unique<FidelityMeter>();
+        fidelity_->on_plan(first.wanted);
         lt::error_code ec;
         handle_ = session_->add_torrent(std::move(atp), ec);
         if (ec) throw std::runtime_error("libtorrent refused the torrent: " + ec.message());
         piece_control_ = std::make_unique<LtPieceControl>(handle_);
-        fidelity_ = std::make_unique<FidelityMeter>();
     }
 
     ~Impl() { shutdown(); }
@@ -147,7 +156,7 @@ class Engine::Impl {
                      torrent_.title, n_, format_bytes(geometry_.piece_length()),
                      format_bitrate(geometry_.bitrate()), fetcher_->urls().size(), to_string(options_.picker),
                      to_string(options_.behavior));
-        schedule_tick();
+        schedule_tick(true);
         io_.run();
         return result_;
     }
@@ -163,8 +172,24 @@ class Engine::Impl {
         return c;
     }
 
-    void schedule_tick() {
-        tick_timer_.expires_after(tuning_.tick);
+    // Before any peer is known: playhead at the start, one peer assumed at the title's bitrate.
+    SwarmSnapshot initial_snapshot() {
+        SwarmSnapshot snap = SwarmSnapshot::empty(geometry_.piece_count());
+        horizon_.set_peer_count(1);
+        snap.horizon = horizon_.pieces(std::chrono::nanoseconds(0));
+        snap.inorder_window = geometry_.pieces_in(options_.inorder_window);
+        snap.want_past_pieces = options_.behavior != Behavior::stream && !limit_;
+        snap.piece_duration =
+            std::chrono::duration_cast<std::chrono::milliseconds>(geometry_.piece_duration());
+        if (limit_) {
+            auto plan = plan_buffer({geometry_, stored_, PieceIndex(0), *limit_, Bytes(0)});
+            snap.request_end = plan.request_end;
+        }
+        return snap;
+    }
+
+    void schedule_tick(bool first = false) {
+        tick_timer_.expires_after(first ? std::chrono::milliseconds(0) : tuning_.tick);
         tick_timer_.async_wait([this](const boost::system::error_code& ec) {
             if (ec || finished_) return;
             tick();
@@ -207,14 +232,26 @@ class Engine::Impl {
         std::vector<lt::peer_info> peers;
         handle_.get_peer_info(peers);
         int bt_peers = 0;
+        int fastest = 0;
         bool sample_rates = now - last_rate_sample_ >= std::chrono::seconds(1);
         for (const auto& p : peers) {
             if (p.connection_type != lt::peer_info::standard_bittorrent) continue;
             ++bt_peers;
-            if (sample_rates && p.payload_down_speed > 0) horizon_.on_peer_rate(p.payload_down_speed);
+            // Only a peer with a full request pipeline shows its rate; otherwise the rate is our own demand.
+            // The fastest such peer is the one libtorrent gives deadline pieces to.
+            if (p.download_queue_length >= kSaturatedQueue) fastest = std::max(fastest, p.payload_down_speed);
         }
-        if (sample_rates) last_rate_sample_ = now;
-        horizon_.set_peer_count(bt_peers);
+        if (sample_rates) {
+            if (fastest > 0) horizon_.on_peer_rate(fastest);
+            last_rate_sample_ = now;
+        }
+        // Peers the tracker named but we are still connecting to count as peers: with none at all the horizon
+        // is its maximum and the server would be asked for the whole title in the first second. Until the
+        // first tracker answer (at most discovery_grace) one peer is assumed for the same reason.
+        int known = std::max(bt_peers, status.list_peers);
+        bool discovering =
+            !tracker_answered_ && !handle_.trackers().empty() && now - started_ < tuning_.discovery_grace;
+        horizon_.set_peer_count(std::max(known, discovering ? 1 : 0));
 
         // A server that cannot be reached cannot take the pieces near the playhead: peers may have them.
         bool server_up = false;
@@ -249,14 +286,10 @@ class Engine::Impl {
         }
 
         // Server fallback.
-        FallbackInput fin{had_,
-                          watcher_.playhead_piece(),
-                          geometry_.piece_duration(),
-                          watcher_.into_playhead_piece(),
-                          horizon_.horizon_time(),
-                          watcher_.blocked_reads(),
-                          &availability,
-                          request_end,
+        FallbackInput fin{had_, watcher_.playhead_piece(), geometry_.piece_duration(),
+                          watcher_.into_playhead_piece(), horizon_.horizon_time(), watcher_.blocked_reads(),
+                          // "No peer has it" means nothing until peers had time to send their bitfields.
+                          now - started_ >= tuning_.discovery_grace ? &availability : nullptr, request_end,
                           suspend};
         for (const auto& f : fallback_.plan(fin, now))
             start_fetch(f.piece.value());
@@ -291,6 +324,13 @@ class Engine::Impl {
         max_buffer_ = std::max(max_buffer_, stored_bytes().value());
         if (now - last_stats_ >= tuning_.stats_interval) {
             last_stats_ = now;
+            spdlog::debug(
+                "playhead piece {} ({}), {} had, {} peers ({} known), peer rate {:.0f} B/s, horizon {} "
+                "pieces, "
+                "{} wanted, {} server fetches in flight",
+                watcher_.playhead_piece().value(), to_string(watcher_.state()), had_.count().value(),
+                bt_peers, status.list_peers, horizon_.peer_rate(), snap.horizon.value(), plan.wanted.size(),
+                fallback_.in_flight_pieces().size());
             write_record(make_record("stats", now));
         }
         if (should_leave()) finish();
@@ -370,7 +410,7 @@ class Engine::Impl {
             mark_had(piece, now, false);
             return;
         }
-        // From peers. A server fetch of it still running is now wasted work.
+        // A server fetch of it still running is now wasted work.
         if (fallback_.in_flight(PieceIndex(piece))) {
             fallback_.on_fetch_abandoned(PieceIndex(piece));
             fetcher_->cancel_queued(piece);
@@ -519,6 +559,7 @@ class Engine::Impl {
     bool suspended_ = false;
     bool ready_ = false;
     bool finished_ = false;
+    bool tracker_answered_ = false;
 
     asio::io_context io_;
     asio::steady_timer tick_timer_;

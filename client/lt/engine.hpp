@@ -22,6 +22,8 @@ struct EngineTuning {
     std::chrono::milliseconds tick{200};
     std::chrono::milliseconds stats_interval{1000};
     std::string interface = "127.0.0.1";
+    // How long to wait for the tracker's first answer before assuming there are no peers.
+    std::chrono::milliseconds discovery_grace{2000};
 };
 
 struct EngineResult {

@@ -33,6 +33,11 @@ void PlanApplier::on_piece_had(int piece) {
     deadlines_.erase(piece);
 }
 
+void PlanApplier::assume_applied(const std::vector<std::uint8_t>& priorities) {
+    for (std::size_t p = 0; p < applied_.size() && p < priorities.size(); ++p)
+        applied_[p] = priorities[p];
+}
+
 void PlanApplier::apply(const PiecePlan& plan, const PieceSet& had, std::int64_t now_ms,
                         PieceControl& control) {
     const int n = static_cast<int>(applied_.size());

@@ -63,6 +63,9 @@ class PlanApplier {
     // are left alone: libtorrent ignores their priority and their deadlines have completed.
     void apply(const PiecePlan& plan, const PieceSet& had, std::int64_t now_ms, PieceControl& control);
 
+    // The torrent was added with these priorities already (add_torrent_params::piece_priorities).
+    void assume_applied(const std::vector<std::uint8_t>& priorities);
+
     // libtorrent completed the deadline of `piece` (it had the piece): forget it.
     void on_piece_had(int piece);
 
