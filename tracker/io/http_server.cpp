@@ -1,5 +1,6 @@
 #include "tracker/io/http_server.hpp"
 
+#include <array>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -100,8 +101,27 @@ class Session : public std::enable_shared_from_this<Session> {
     }
 
     void on_write(beast::error_code ec) {
-        if (ec || close_after_write_) return close();
+        if (ec) return close();
+        if (close_after_write_) return drain_and_close();
         do_read();
+    }
+
+    // Closing a socket that still holds unread request bytes makes the kernel send RST, and the client may
+    // then lose the answer we just wrote (typical after a request too large to read). So: stop sending, read
+    // and discard what the client still sends for at most a second, then close.
+    void drain_and_close() {
+        beast::error_code ec;
+        stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+        if (ec) return close();
+        if (!drain_deadline_set_) {
+            stream_.expires_after(std::chrono::seconds(1));
+            drain_deadline_set_ = true;
+        }
+        stream_.async_read_some(asio::buffer(scratch_),
+                                [self = shared_from_this()](beast::error_code e, std::size_t) {
+                                    if (e) return self->close();
+                                    self->drain_and_close();
+                                });
     }
 
     void close() {
@@ -118,6 +138,8 @@ class Session : public std::enable_shared_from_this<Session> {
     HttpServer& server_;
     IpAddress source_;
     bool close_after_write_ = false;
+    bool drain_deadline_set_ = false;
+    std::array<char, 4096> scratch_{};
 };
 
 }  // namespace

@@ -1,0 +1,280 @@
+// The real executable on 127.0.0.1: command line, hostile HTTP and UDP input, connection limits, SIGHUP.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+#include "tracker/core/udp_protocol.hpp"
+#include "tracker_process.hpp"
+
+using namespace toast::tracker;
+using toast::tracker::testing::TrackerProcess;
+using toast::tracker::testing::url_escape;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+namespace {
+
+std::string announce_target(char hash, int peer, int port, int left) {
+    std::string id = "-TT0001-" + std::to_string(100000000000 + peer);
+    return "/announce?info_hash=" + url_escape(std::string(20, hash)) + "&peer_id=" + id +
+           "&port=" + std::to_string(port) + "&uploaded=0&downloaded=0&left=" + std::to_string(left);
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
+
+// Polls `cond` every 20 ms for at most `timeout`.
+bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (cond()) return true;
+        std::this_thread::sleep_for(20ms);
+    }
+    return cond();
+}
+
+}  // namespace
+
+TEST_CASE("toast-tracker --help documents every option with its default", "[tracker][cli]") {
+    auto r = toast::testing::run(TOAST_TRACKER_BIN, {"--help"}, 10s);
+    CHECK(r.exit_code == 0);
+    for (const char* text :
+         {"--listen HOST:PORT", "--udp HOST:PORT", "--config CONFIG", "default: no UDP tracker", "\"300s\"",
+          "(200)", "SIGHUP reloads the whitelist"}) {
+        INFO(text);
+        CHECK(r.out.find(text) != std::string::npos);
+    }
+}
+
+TEST_CASE("toast-tracker rejects bad command lines with a message and exit code 2", "[tracker][cli]") {
+    auto unknown = toast::testing::run(TOAST_TRACKER_BIN, {"--listen", "127.0.0.1:0", "--verbose"}, 10s);
+    CHECK(unknown.exit_code == 2);
+    CHECK(unknown.err.find("unknown option '--verbose'") != std::string::npos);
+    auto missing = toast::testing::run(TOAST_TRACKER_BIN, {}, 10s);
+    CHECK(missing.exit_code == 2);
+    CHECK(missing.err.find("--listen HOST:PORT is required") != std::string::npos);
+    auto bad_ep = toast::testing::run(TOAST_TRACKER_BIN, {"--listen", "127.0.0.1:99999"}, 10s);
+    CHECK(bad_ep.exit_code == 2);
+    CHECK(bad_ep.err.find("--listen: expected HOST:PORT, got '127.0.0.1:99999'") != std::string::npos);
+    auto no_value = toast::testing::run(TOAST_TRACKER_BIN, {"--listen", "127.0.0.1:0", "--udp"}, 10s);
+    CHECK(no_value.exit_code == 2);
+    CHECK(no_value.err.find("--udp needs a value") != std::string::npos);
+}
+
+TEST_CASE("toast-tracker refuses a bad config or whitelist at start-up with exit code 1", "[tracker][cli]") {
+    toast::testing::TempDir dir;
+    std::ofstream(dir / "bad.json") << R"({"numwant_max": "many"})";
+    auto bad = toast::testing::run(TOAST_TRACKER_BIN,
+                                   {"--listen", "127.0.0.1:0", "--config", (dir / "bad.json").string()}, 10s);
+    CHECK(bad.exit_code == 1);
+    CHECK(bad.err.find("config field 'numwant_max': expected a non-negative integer, got \"many\"") !=
+          std::string::npos);
+
+    std::ofstream(dir / "list.txt") << "zz\n";
+    std::ofstream(dir / "wl.json") << R"({"whitelist": ")" + (dir / "list.txt").string() + R"("})";
+    auto wl = toast::testing::run(TOAST_TRACKER_BIN,
+                                  {"--listen", "127.0.0.1:0", "--config", (dir / "wl.json").string()}, 10s);
+    CHECK(wl.exit_code == 1);
+    CHECK(wl.err.find("line 1: expected a 40- or 64-digit hex info-hash, got \"zz\"") != std::string::npos);
+
+    auto missing = toast::testing::run(
+        TOAST_TRACKER_BIN, {"--listen", "127.0.0.1:0", "--config", (dir / "none.json").string()}, 10s);
+    CHECK(missing.exit_code == 1);
+    CHECK(missing.err.find("cannot read config file") != std::string::npos);
+}
+
+TEST_CASE("toast-tracker reports an address in use with exit code 1", "[tracker][cli]") {
+    TrackerProcess first(false);
+    auto second = toast::testing::run(TOAST_TRACKER_BIN,
+                                      {"--listen", "127.0.0.1:" + std::to_string(first.http_port())}, 10s);
+    CHECK(second.exit_code == 1);
+    CHECK(second.err.find("toast-tracker: bind") != std::string::npos);
+}
+
+TEST_CASE("malformed HTTP requests get 4xx answers and the tracker keeps serving",
+          "[tracker][http][robustness]") {
+    // A short idle timeout: raw_exchange's own timeout does not bound its synchronous reads, so a request
+    // the server is still waiting to complete ends when the server gives up on it.
+    TrackerProcess tracker(false, R"({"http": {"idle_timeout": "500ms"}})");
+    const auto port = tracker.http_port();
+    CHECK(starts_with(toast::testing::raw_exchange(port, "GARBAGE\r\n\r\n"), "HTTP/1.1 400"));
+    CHECK(starts_with(toast::testing::raw_exchange(port, "GET /stats HTTP/1.1\r\nBad Header\r\n\r\n"),
+                      "HTTP/1.1 400"));
+    // A request line longer than the header limit: URI too long. Many large headers: 431.
+    auto long_uri =
+        toast::testing::raw_exchange(port, "GET /announce?" + std::string(20000, 'a') + " HTTP/1.1\r\n\r\n");
+    CHECK(starts_with(long_uri, "HTTP/1.1 414"));
+    CHECK(long_uri.find("failure reason") != std::string::npos);
+    std::string big_headers = "GET /stats HTTP/1.1\r\n";
+    for (int i = 0; i < 100; ++i)
+        big_headers += "X-Filler-" + std::to_string(i) + ": " + std::string(100, 'x') + "\r\n";
+    CHECK(starts_with(toast::testing::raw_exchange(port, big_headers + "\r\n"), "HTTP/1.1 431"));
+    // A target under the header limit but over max_target_length.
+    auto r414 = tracker.get("/announce?" + std::string(3000, 'b'));
+    CHECK(r414.status == 414);
+    // A body is refused; a half request followed by a close is just dropped.
+    CHECK(starts_with(
+        toast::testing::raw_exchange(port, "GET /announce HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"),
+        "HTTP/1.1 400"));
+    CHECK(toast::testing::raw_exchange(port, "GET /annou").empty());
+    // Malformed announces: bencoded failure reason, reason phrase says the same.
+    auto bad = tracker.get(announce_target('a', 1, 70000, 0));
+    CHECK(bad.status == 400);
+    CHECK(bad.body ==
+          "d14:failure reason35:port must be an integer in 1..65535"
+          "8:intervali300e12:min intervali30ee");
+    auto raw = toast::testing::raw_exchange(port, "GET /announce?info_hash=x HTTP/1.0\r\n\r\n");
+    CHECK(starts_with(raw, "HTTP/1.0 400 info_hash must be exactly 20 bytes\r\n"));
+    CHECK(tracker.get("/nope").status == 404);
+    CHECK(toast::testing::http_request(port, "POST", "/announce").status == 405);
+
+    REQUIRE(tracker.process().running());
+    CHECK(tracker.get(announce_target('a', 1, 7001, 0)).status == 200);
+    CHECK(tracker.metric("toast_tracker_http_malformed_total{reason=\"bad_port\"}") == 1);
+    CHECK(tracker.metric("toast_tracker_http_malformed_total{reason=\"header_too_large\"}") == 1);
+    CHECK(tracker.metric("toast_tracker_http_malformed_total{reason=\"target_too_long\"}") == 2);
+}
+
+TEST_CASE("HTTP keep-alive serves several requests on one connection", "[tracker][http]") {
+    TrackerProcess tracker(false);
+    const std::string req = "GET " + announce_target('k', 1, 7001, 5) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    const std::string last = "GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    auto out = toast::testing::raw_exchange(tracker.http_port(), req + req + last);
+    std::size_t answers = 0;
+    for (std::size_t pos = 0; (pos = out.find("HTTP/1.1 200 OK\r\n", pos)) != std::string::npos; ++pos)
+        ++answers;
+    CHECK(answers == 3);
+    CHECK(out.find("\"announces\":2") != std::string::npos);
+}
+
+TEST_CASE("idle HTTP connections are closed after the idle timeout", "[tracker][http]") {
+    TrackerProcess tracker(false, R"({"http": {"idle_timeout": "300ms"}})");
+    const auto start = std::chrono::steady_clock::now();
+    auto out = toast::testing::raw_exchange(tracker.http_port(), "", 10s);
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    CHECK(out.empty());
+    CHECK(elapsed >= 250ms);
+    CHECK(elapsed < 5s);
+}
+
+TEST_CASE("connections beyond max_connections are closed at once and counted", "[tracker][http]") {
+    TrackerProcess tracker(false, R"({"http": {"max_connections": 2, "idle_timeout": "20s"}})");
+    asio::io_context ioc;
+    const asio::ip::tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), tracker.http_port());
+    // Two idle connections take both slots (the server accepts in order, so they are sessions 1 and 2).
+    asio::ip::tcp::socket a(ioc), b(ioc), c(ioc);
+    a.connect(ep);
+    b.connect(ep);
+    c.connect(ep);
+    char byte;
+    boost::system::error_code ec;
+    asio::read(c, asio::buffer(&byte, 1), ec);
+    CHECK((ec == asio::error::eof || ec == asio::error::connection_reset));
+    // Once a slot is free again, requests are served and the refusal shows in the metrics.
+    a.close();
+    double refused = -1;
+    REQUIRE(eventually(
+        [&] {
+            try {
+                refused = tracker.metric("toast_tracker_http_connections_refused_total");
+                return true;
+            } catch (const std::exception&) {
+                return false;  // the slot is not free yet
+            }
+        },
+        5s));
+    CHECK(refused >= 1);  // c, plus any probe made before a's slot was freed
+}
+
+TEST_CASE("malformed UDP packets are dropped and counted and the tracker keeps serving",
+          "[tracker][udp][robustness]") {
+    TrackerProcess tracker(true);
+    std::mt19937_64 rng(12345);
+    const int random_packets = 200;
+    for (int i = 0; i < random_packets; ++i) {
+        std::vector<std::uint8_t> p(static_cast<std::size_t>(rng() % 300));
+        for (auto& b : p)
+            b = static_cast<std::uint8_t>(rng());
+        toast::tracker::testing::udp_send(tracker.udp_port(), p);
+        // In batches, so the socket's receive buffer cannot overflow and drop packets uncounted.
+        if (i % 20 == 19) {
+            REQUIRE(eventually([&] { return tracker.metric("toast_tracker_udp_malformed_total") == i + 1; },
+                               10s));
+        }
+    }
+    toast::tracker::testing::udp_send(tracker.udp_port(), {});  // empty datagram
+    toast::tracker::testing::udp_send(tracker.udp_port(), std::vector<std::uint8_t>(65507, 0x41));  // largest
+    auto bad_scrape = udp::write_scrape_request(1, 1, {});
+    toast::tracker::testing::udp_send(tracker.udp_port(), bad_scrape);
+    const double expected = random_packets + 3;
+    REQUIRE(eventually([&] { return tracker.metric("toast_tracker_udp_malformed_total") == expected; }, 10s));
+
+    // An announce with a forged connection id gets no answer and is counted.
+    AnnounceRequest r;
+    r.info_hash = *InfoHash::from_bytes(std::string(20, 'u'));
+    r.peer_id = *PeerId::from_bytes(std::string(20, 'p'));
+    r.port = 7001;
+    CHECK_FALSE(toast::tracker::testing::udp_exchange(tracker.udp_port(),
+                                                      udp::write_announce_request(42, 1, r, 0, -1), 500ms));
+    CHECK(tracker.metric("toast_tracker_udp_bad_connection_id_total") == 1);
+
+    REQUIRE(tracker.process().running());
+    auto connect =
+        toast::tracker::testing::udp_exchange(tracker.udp_port(), udp::write_connect_request(99), 2s);
+    REQUIRE(connect);
+    CHECK(connect->size() == 16);
+    CHECK((*connect)[7] == 99);
+    CHECK(tracker.udp_scrape(r.info_hash) == std::optional<SwarmCounts>(SwarmCounts{}));
+}
+
+TEST_CASE("SIGHUP reloads the whitelist without dropping swarms; a bad file keeps the old list",
+          "[tracker][whitelist]") {
+    toast::testing::TempDir dir;
+    const auto list = dir / "whitelist.txt";
+    const std::string a_hex(40, '6');                                      // 0x66 = 'f'
+    const std::string b_hex = "6767676767676767676767676767676767676767";  // 'g'
+    std::ofstream(list) << a_hex << "\n";
+    TrackerProcess tracker(false,
+                           R"({"whitelist": ")" + list.string() + R"(", "rate_limit": {"per_second": 0}})");
+    REQUIRE(tracker.get(announce_target('f', 1, 7001, 10)).status == 200);
+    auto refused = tracker.get(announce_target('g', 2, 7002, 10));
+    CHECK(refused.status == 403);
+    CHECK(refused.body.find("info_hash is not served by this tracker") != std::string::npos);
+
+    std::ofstream(list) << a_hex << "\n" << b_hex << "\n";
+    ::kill(tracker.process().pid(), SIGHUP);
+    REQUIRE(eventually([&] { return tracker.get(announce_target('g', 2, 7002, 10)).status == 200; }, 10s));
+    auto stats = nlohmann::json::parse(tracker.stats());
+    REQUIRE(stats["swarms"].size() == 2);
+    CHECK(stats["swarms"][0]["info_hash"] == a_hex);
+    CHECK(stats["swarms"][0]["leechers"] == 1);  // the swarm from before the reload is still there
+    CHECK(stats["whitelist"]["entries"] == 2);
+
+    std::ofstream(list) << "garbage\n";
+    ::kill(tracker.process().pid(), SIGHUP);
+    REQUIRE(eventually(
+        [&] { return tracker.metric("toast_tracker_whitelist_reloads_total{result=\"failed\"}") == 1; },
+        10s));
+    CHECK(tracker.get(announce_target('g', 3, 7003, 10)).status == 200);
+    CHECK(tracker.process().running());
+    CHECK(tracker.process().stderr_text().find("keeping the previous whitelist") != std::string::npos);
+}
+
+TEST_CASE("SIGTERM stops the tracker cleanly", "[tracker][cli]") {
+    TrackerProcess tracker(true);
+    CHECK(tracker.process().stop(SIGTERM, 5s) == std::optional<int>(0));
+}
