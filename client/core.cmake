@@ -5,9 +5,12 @@ add_library(toast_client_core STATIC
   core/fallback_planner.cpp
   core/fidelity.cpp
   core/give_up_horizon.cpp
+  core/mp4_layout.cpp
   core/piece_policy.cpp
   core/piece_types.cpp
+  core/resume_point.cpp
   core/stats.cpp
+  core/status_line.cpp
   core/stream_watcher.cpp
   core/title_geometry.cpp)
 target_include_directories(toast_client_core PUBLIC ${PROJECT_SOURCE_DIR})

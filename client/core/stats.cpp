@@ -30,7 +30,15 @@ const std::vector<std::string_view>& stats_keys() {
                                                        "buffer_bytes",
                                                        "pieces_fetched_ahead",
                                                        "fidelity",
-                                                       "completed"};
+                                                       "completed",
+                                                       "peers",
+                                                       "buffer_ahead_s",
+                                                       "player_url",
+                                                       "first_byte_ms",
+                                                       "seeks",
+                                                       "seek_ms",
+                                                       "urgent_fetches",
+                                                       "inorder_window"};
     return keys;
 }
 
@@ -54,6 +62,17 @@ nlohmann::ordered_json to_json(const StatsRecord& r) {
     j["pieces_fetched_ahead"] = r.pieces_fetched_ahead;
     j["fidelity"] = r.fidelity ? nlohmann::ordered_json(*r.fidelity) : nlohmann::ordered_json(nullptr);
     j["completed"] = r.completed;
+    j["peers"] = r.peers;
+    j["buffer_ahead_s"] = r.buffer_ahead_s;
+    j["player_url"] = r.player_url ? nlohmann::ordered_json(*r.player_url) : nlohmann::ordered_json(nullptr);
+    j["first_byte_ms"] =
+        r.first_byte_ms ? nlohmann::ordered_json(*r.first_byte_ms) : nlohmann::ordered_json(nullptr);
+    j["seeks"] = r.seeks;
+    j["seek_ms"] = r.seek_ms;
+    j["urgent_fetches"] = r.urgent_fetches;
+    j["inorder_window"] =
+        r.inorder_window ? nlohmann::ordered_json::array({r.inorder_window->first, r.inorder_window->second})
+                         : nlohmann::ordered_json(nullptr);
     return j;
 }
 
@@ -125,6 +144,39 @@ std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string*
     }
     if (!j.at("completed").is_boolean()) return fail("completed", "not a boolean");
     r.completed = j.at("completed").get<bool>();
+    if (!uint("peers", small) || small > UINT32_MAX) return fail("peers", "not a non-negative integer");
+    r.peers = static_cast<std::uint32_t>(small);
+    if (!real("buffer_ahead_s", r.buffer_ahead_s)) return fail("buffer_ahead_s", "not a non-negative number");
+    const auto& url = j.at("player_url");
+    if (!url.is_null()) {
+        if (!url.is_string()) return fail("player_url", "not a string or null");
+        r.player_url = url.get<std::string>();
+    }
+    const auto& first_byte = j.at("first_byte_ms");
+    if (!first_byte.is_null()) {
+        if (!first_byte.is_number_unsigned())
+            return fail("first_byte_ms", "not a non-negative integer or null");
+        r.first_byte_ms = first_byte.get<std::int64_t>();
+    }
+    if (!uint("seeks", small) || small > UINT32_MAX) return fail("seeks", "not a non-negative integer");
+    r.seeks = static_cast<std::uint32_t>(small);
+    const auto& seek_ms = j.at("seek_ms");
+    if (!seek_ms.is_array()) return fail("seek_ms", "not an array of non-negative integers");
+    for (const auto& v : seek_ms) {
+        if (!v.is_number_unsigned()) return fail("seek_ms", "not an array of non-negative integers");
+        r.seek_ms.push_back(v.get<std::int64_t>());
+    }
+    if (!uint("urgent_fetches", r.urgent_fetches))
+        return fail("urgent_fetches", "not a non-negative integer");
+    const auto& window = j.at("inorder_window");
+    if (!window.is_null()) {
+        if (!window.is_array() || window.size() != 2 || !window[0].is_number_unsigned() ||
+            !window[1].is_number_unsigned() ||
+            window[0].get<std::int64_t>() > window[1].get<std::int64_t>() ||
+            window[1].get<std::int64_t>() > INT32_MAX)
+            return fail("inorder_window", "not [first, last] piece indices or null");
+        r.inorder_window = std::pair{window[0].get<std::int32_t>(), window[1].get<std::int32_t>()};
+    }
     return r;
 }
 
@@ -138,6 +190,8 @@ void fill_playback(StatsRecord& r, const StreamWatcher& watcher, SteadyTime now)
     else
         r.startup_ms.reset();
     r.playhead = watcher.playhead().value();
+    r.buffer_ahead_s = seconds(watcher.buffer_ahead());
+    r.seeks = watcher.seeks();
     r.completed = r.completed || watcher.reached_end();
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,6 +38,16 @@ struct StatsRecord {
     std::uint64_t pieces_fetched_ahead = 0;  // server fetches started ahead of need
     std::optional<double> fidelity;          // null until a piece arrives from a peer
     bool completed = false;                  // every piece had, or playback reached the end
+    // Playback (issue 5); stream mode leaves the player fields empty.
+    std::uint32_t peers = 0;                    // BitTorrent peers connected now
+    double buffer_ahead_s = 0;                  // media seconds present contiguously from the playhead
+    std::optional<std::string> player_url;      // the local URL a player reads (play), else null
+    std::optional<std::int64_t> first_byte_ms;  // player's first request to its first body byte
+    std::uint32_t seeks = 0;                    // player reads far from the read frontier
+    std::vector<std::int64_t> seek_ms;          // per seek: the seeking request to its first body byte
+    std::uint64_t urgent_fetches = 0;  // server fetches for pieces a player read waited for (or an index)
+    // Pieces [first, last] the policy picks in order now (inorder, hybrid), else null.
+    std::optional<std::pair<std::int32_t, std::int32_t>> inorder_window;
     bool operator==(const StatsRecord&) const = default;
 };
 

@@ -246,6 +246,7 @@ ReadKind StreamWatcher::on_player_read(ByteOffset offset, Bytes length, SteadyTi
             }
         }
     }
+    if (offset >= index_begin_ && end <= index_end_ && offset < end) return ReadKind::index;
     if (!seen_read_) {
         seen_read_ = true;
         media_pos_ = geometry_.media_time_at(offset);
@@ -261,9 +262,17 @@ ReadKind StreamWatcher::on_player_read(ByteOffset offset, Bytes length, SteadyTi
         return ReadKind::sequential;
     }
     if (state_ == PlaybackState::paused) state_ = PlaybackState::playing;
+    // The reads before the target are abandoned: their pieces are no longer urgent.
+    auto target = geometry_.piece_at(offset);
+    std::erase_if(blocked_, [&](PieceIndex p) { return p < target; });
     jump_to(offset, last_);
     frontier_ = end;
     return ReadKind::seek;
+}
+
+void StreamWatcher::set_index_range(ByteOffset begin, ByteOffset end) {
+    index_begin_ = std::min(begin, geometry_.end());
+    index_end_ = std::max(index_begin_, std::min(end, geometry_.end()));
 }
 
 }  // namespace toast::client

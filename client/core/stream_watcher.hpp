@@ -58,6 +58,7 @@ enum class ReadKind {
     first,       // the player's first read: sets the position, no seek counted
     sequential,  // within seek_threshold of the read frontier
     seek,        // far from the frontier: the playhead jumps there
+    index,       // inside the index range (an MP4 index at the end): the player finds its way, not plays
 };
 
 // Invariants:
@@ -84,6 +85,10 @@ class StreamWatcher {
     void resume(SteadyTime now);
     // Jump the playhead to `offset` (VCR seek, or a player read far from the frontier).
     void seek(ByteOffset offset, SteadyTime now);
+    // Player mode: bytes [begin, end) hold the container's index (an MP4 'moov' after the media data). A
+    // player reads them before it plays and again when it seeks; such reads neither move the playhead nor
+    // count as seeks. Learned from the title's first bytes, so it is set after construction; empty clears it.
+    void set_index_range(ByteOffset begin, ByteOffset end);
 
     // --- queries (as of the last event) ---
     PlaybackState state() const { return state_; }
@@ -142,6 +147,7 @@ class StreamWatcher {
     ByteOffset frontier_;
     SteadyTime last_read_{};
     std::vector<PieceIndex> blocked_;
+    ByteOffset index_begin_{0}, index_end_{0};
 };
 
 }  // namespace toast::client

@@ -30,6 +30,14 @@ StatsRecord sample() {
     r.pieces_fetched_ahead = 3;
     r.fidelity = 0.75;
     r.completed = true;
+    r.peers = 3;
+    r.buffer_ahead_s = 8.5;
+    r.player_url = "http://127.0.0.1:8080/title.mp4";
+    r.first_byte_ms = 95;
+    r.seeks = 2;
+    r.seek_ms = {120, 310};
+    r.urgent_fetches = 4;
+    r.inorder_window = std::pair{12, 40};
     return r;
 }
 
@@ -38,13 +46,16 @@ StatsRecord sample() {
 TEST_CASE("a stats record serialises to one JSON line with exactly the documented keys in order",
           "[client][stats]") {
     auto line = to_json_line(sample());
-    CHECK(line ==
-          R"({"event":"summary","t_ms":61000,"bytes_from_peers":9000000,"bytes_from_server":1250000,)"
-          R"("bytes_server_useful":1000000,"bytes_server_wasted":250000,"bytes_uploaded":8000000,)"
-          R"("bytes_redundant":16384,"stalls":2,"stall_seconds":1.5,"longest_stall":1.25,"startup_ms":420,)"
-          R"("playhead":10000000,"pieces_had":40,"buffer_bytes":2500000,"pieces_fetched_ahead":3,)"
-          R"("fidelity":0.75,"completed":true})"
-          "\n");
+    CHECK(
+        line ==
+        R"({"event":"summary","t_ms":61000,"bytes_from_peers":9000000,"bytes_from_server":1250000,)"
+        R"("bytes_server_useful":1000000,"bytes_server_wasted":250000,"bytes_uploaded":8000000,)"
+        R"("bytes_redundant":16384,"stalls":2,"stall_seconds":1.5,"longest_stall":1.25,"startup_ms":420,)"
+        R"("playhead":10000000,"pieces_had":40,"buffer_bytes":2500000,"pieces_fetched_ahead":3,)"
+        R"("fidelity":0.75,"completed":true,"peers":3,"buffer_ahead_s":8.5,)"
+        R"("player_url":"http://127.0.0.1:8080/title.mp4","first_byte_ms":95,"seeks":2,"seek_ms":[120,310],)"
+        R"("urgent_fetches":4,"inorder_window":[12,40]})"
+        "\n");
     auto j = to_json(sample());
     std::vector<std::string> keys;
     for (const auto& [k, v] : j.items())
@@ -64,6 +75,10 @@ TEST_CASE("unknown startup and fidelity are null", "[client][stats]") {
     CHECK(j["startup_ms"].is_null());
     CHECK(j["fidelity"].is_null());
     CHECK(j["completed"] == false);
+    CHECK(j["player_url"].is_null());
+    CHECK(j["first_byte_ms"].is_null());
+    CHECK(j["inorder_window"].is_null());
+    CHECK(j["seek_ms"] == nlohmann::json::array());
 }
 
 TEST_CASE("stats records read back strictly", "[client][stats]") {
@@ -97,6 +112,14 @@ TEST_CASE("stats records read back strictly", "[client][stats]") {
     CHECK(error == "event: not \"stats\" or \"summary\"");
     CHECK_FALSE(stats_from_json(nlohmann::json::array(), &error));
     CHECK(error == "record: not a JSON object");
+    broken = j;
+    broken["inorder_window"] = {40, 12};
+    CHECK_FALSE(stats_from_json(broken, &error));
+    CHECK(error == "inorder_window: not [first, last] piece indices or null");
+    broken = j;
+    broken["seek_ms"] = {5, -1};
+    CHECK_FALSE(stats_from_json(broken, &error));
+    CHECK(error == "seek_ms: not an array of non-negative integers");
 }
 
 TEST_CASE("playback figures come from the StreamWatcher", "[client][stats]") {

@@ -1,0 +1,404 @@
+#include "client/http/player_endpoint.hpp"
+
+#include <set>
+#include <stdexcept>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+
+#include "client/http/player_request.hpp"
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+namespace toast::client {
+
+namespace {
+
+std::string_view reason_phrase(int status) {
+    switch (status) {
+        case 200:
+            return "OK";
+        case 206:
+            return "Partial Content";
+        case 400:
+            return "Bad Request";
+        case 404:
+            return "Not Found";
+        case 405:
+            return "Method Not Allowed";
+        case 416:
+            return "Range Not Satisfiable";
+        case 431:
+            return "Request Header Fields Too Large";
+        case 503:
+            return "Service Unavailable";
+    }
+    return "Error";
+}
+
+std::chrono::milliseconds ms_since(Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t);
+}
+
+class Session;
+
+}  // namespace
+
+struct detail::PlayerEndpointShared {
+    PlayerEndpointShared(asio::io_context& io_, MediaSource& source_, PlayerEndpointConfig config_)
+        : io(io_), source(source_), config(std::move(config_)), acceptor(io_) {}
+    asio::io_context& io;
+    MediaSource& source;
+    PlayerEndpointConfig config;
+    tcp::acceptor acceptor;
+    std::string path;
+    std::uint16_t port = 0;
+    bool stopped = false;
+    bool first_get_seen = false;
+    PlayerEndpointStats stats;
+    std::set<Session*> sessions;  // live connections
+    std::set<Session*> waiting;   // connections waiting for bytes
+};
+
+namespace {
+
+// One connection: read a request, answer it (waiting for bytes when needed), then the next one.
+class Session : public std::enable_shared_from_this<Session> {
+  public:
+    Session(std::shared_ptr<detail::PlayerEndpointShared> shared, tcp::socket socket)
+        : sh_(std::move(shared)), socket_(std::move(socket)), timer_(sh_->io) {
+        sh_->sessions.insert(this);
+    }
+    ~Session() {
+        sh_->sessions.erase(this);
+        sh_->waiting.erase(this);
+    }
+
+    void start(bool reject) {
+        boost::system::error_code ec;
+        socket_.set_option(tcp::no_delay(true), ec);
+        if (sh_->config.send_buffer > 0)
+            socket_.set_option(asio::socket_base::send_buffer_size(sh_->config.send_buffer), ec);
+        if (reject) {
+            keep_alive_ = false;
+            write_error(503, "too many connections to this player endpoint");
+            return;
+        }
+        do_read();
+    }
+
+    void close() {
+        boost::system::error_code ec;
+        timer_.cancel();
+        socket_.shutdown(tcp::socket::shutdown_both, ec);
+        socket_.close(ec);
+    }
+
+    // Bytes arrived: a waiting read looks again now.
+    void wake() { timer_.cancel(); }
+
+  private:
+    void do_read() {
+        parser_.emplace();
+        parser_->header_limit(sh_->config.header_limit);
+        parser_->body_limit(0);
+        arm_idle_timer();
+        http::async_read(
+            socket_, buffer_, *parser_,
+            [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+    }
+
+    void arm_idle_timer() {
+        timer_.expires_after(sh_->config.idle_timeout);
+        timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+            if (ec != asio::error::operation_aborted) self->close();
+        });
+    }
+
+    void on_read(beast::error_code ec) {
+        timer_.cancel();
+        if (sh_->stopped) return;
+        if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted ||
+            ec == asio::error::connection_reset || ec == asio::error::eof ||
+            ec == asio::error::bad_descriptor) {
+            close();
+            return;
+        }
+        keep_alive_ = false;
+        if (ec == http::error::header_limit) {
+            write_error(431,
+                        "request header larger than " + std::to_string(sh_->config.header_limit) + " bytes");
+            return;
+        }
+        if (ec) {
+            write_error(400, "malformed request: " + ec.message());
+            return;
+        }
+        ++sh_->stats.requests;
+        const auto& req = parser_->get();
+        keep_alive_ = req.keep_alive();
+        arrived_ = Clock::now();
+        PlayerRequest pr{req.method_string(), req.target(), req[http::field::range]};
+        response_ = decide_player_response(pr, sh_->path, sh_->source.size().value());
+        if (!response_.body_from_title()) {
+            write_error(response_.status, response_.reason, response_.content_range);
+            return;
+        }
+        pos_ = response_.first;
+        remaining_ = response_.head ? 0 : response_.length;
+        header_sent_ = false;
+        waiting_ = false;
+        reported_ = false;
+        seek_request_ = false;
+        first_request_ = false;
+        if (!response_.head && response_.length > 0 && !sh_->first_get_seen) {
+            sh_->first_get_seen = true;
+            first_request_ = true;
+        }
+        pump();
+    }
+
+    std::string header_text() const {
+        std::string h = "HTTP/1.1 " + std::to_string(response_.status) + " " +
+                        std::string(reason_phrase(response_.status)) + "\r\n";
+        h += "Server: toast-client\r\n";
+        h += "Content-Type: " + sh_->source.content_type() + "\r\n";
+        h += "Content-Length: " + std::to_string(response_.length) + "\r\n";
+        h += "Accept-Ranges: bytes\r\n";
+        if (!response_.content_range.empty()) h += "Content-Range: " + response_.content_range + "\r\n";
+        h += keep_alive_ ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+        return h;
+    }
+
+    void note_read(ReadKind kind) {
+        if (reported_) return;
+        reported_ = true;
+        seek_request_ = kind == ReadKind::seek;
+    }
+
+    // Sends what is present from pos_, or waits for it.
+    void pump() {
+        if (sh_->stopped) return;
+        if (remaining_ == 0) {
+            if (!header_sent_) {
+                header_ = header_text();
+                header_sent_ = true;
+                send({}, 0);
+                return;
+            }
+            finish_response();
+            return;
+        }
+        auto want = std::min<std::uint64_t>(sh_->config.chunk_size, remaining_);
+        auto n = sh_->source.available(ByteOffset(pos_), Bytes(want)).value();
+        n = std::min(n, want);
+        if (n == 0) {
+            if (!waiting_) {
+                waiting_ = true;
+                wait_deadline_ = Clock::now() + sh_->config.wait_timeout;
+                ++sh_->stats.waits;
+                note_read(sh_->source.on_player_read(ByteOffset(pos_), Bytes(1)));
+            }
+            sh_->waiting.insert(this);
+            timer_.expires_at(wait_deadline_);
+            timer_.async_wait([self = shared_from_this()](beast::error_code) { self->on_wait(); });
+            return;
+        }
+        waiting_ = false;
+        note_read(sh_->source.on_player_read(ByteOffset(pos_), Bytes(n)));
+        chunk_.resize(n);
+        std::string error;
+        if (!sh_->source.read(ByteOffset(pos_), std::span<char>(chunk_.data(), n), error)) {
+            // Never send something else in place of the title's bytes.
+            close();
+            return;
+        }
+        if (!header_sent_) {
+            header_ = header_text();
+            header_sent_ = true;
+        }
+        send(std::span<const char>(chunk_.data(), n), n);
+    }
+
+    void on_wait() {
+        sh_->waiting.erase(this);
+        if (sh_->stopped || !socket_.is_open()) return;
+        if (Clock::now() < wait_deadline_) {
+            pump();
+            return;
+        }
+        ++sh_->stats.wait_timeouts;
+        if (header_sent_) {
+            close();  // mid-body: the only honest answer left is a short response
+            return;
+        }
+        keep_alive_ = false;
+        write_error(503,
+                    "byte " + std::to_string(pos_) + " did not arrive within " +
+                        std::to_string(sh_->config.wait_timeout.count()) + " ms",
+                    {}, true);
+    }
+
+    // Writes the pending header (if any) and `body`.
+    void send(std::span<const char> body, std::uint64_t n) {
+        std::array<asio::const_buffer, 2> bufs{asio::buffer(header_), asio::buffer(body.data(), body.size())};
+        asio::async_write(socket_, bufs, [self = shared_from_this(), n](beast::error_code ec, std::size_t) {
+            self->header_.clear();
+            self->on_written(ec, n);
+        });
+    }
+
+    void on_written(beast::error_code ec, std::uint64_t n) {
+        if (ec || sh_->stopped) {
+            close();
+            return;
+        }
+        if (n > 0) {
+            sh_->stats.bytes_sent += n;
+            pos_ += n;
+            remaining_ -= n;
+            if (!measured_this_request_) {
+                measured_this_request_ = true;
+                if (first_request_) sh_->stats.first_byte = ms_since(arrived_);
+                if (seek_request_) sh_->stats.seek_latencies.push_back(ms_since(arrived_));
+            }
+        }
+        pump();
+    }
+
+    void finish_response() {
+        measured_this_request_ = false;
+        if (!keep_alive_) {
+            close();
+            return;
+        }
+        do_read();
+    }
+
+    void write_error(int status, const std::string& reason, const std::string& content_range = {},
+                     bool retry_after = false) {
+        if (status >= 400 && status < 500) ++sh_->stats.errors;
+        std::string body = reason + "\n";
+        header_ = "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason_phrase(status)) + "\r\n";
+        header_ += "Server: toast-client\r\nContent-Type: text/plain\r\n";
+        header_ += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+        if (!content_range.empty()) header_ += "Content-Range: " + content_range + "\r\n";
+        if (status == 405) header_ += "Allow: GET, HEAD\r\n";
+        if (retry_after) header_ += "Retry-After: 1\r\n";
+        header_ += keep_alive_ ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+        header_ += body;
+        asio::async_write(socket_, asio::buffer(header_),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              self->header_.clear();
+                              if (ec || !self->keep_alive_ || self->sh_->stopped) {
+                                  self->close();
+                                  return;
+                              }
+                              self->do_read();
+                          });
+    }
+
+    std::shared_ptr<detail::PlayerEndpointShared> sh_;
+    tcp::socket socket_;
+    asio::steady_timer timer_;
+    beast::flat_buffer buffer_;
+    std::optional<http::request_parser<http::empty_body>> parser_;
+    PlayerResponse response_;
+    bool keep_alive_ = false;
+    std::uint64_t pos_ = 0;
+    std::uint64_t remaining_ = 0;
+    bool header_sent_ = false;
+    std::string header_;
+    std::vector<char> chunk_;
+    bool waiting_ = false;
+    Clock::time_point wait_deadline_{};
+    Clock::time_point arrived_{};
+    bool reported_ = false;
+    bool seek_request_ = false;
+    bool first_request_ = false;
+    bool measured_this_request_ = false;
+};
+
+void do_accept(const std::shared_ptr<detail::PlayerEndpointShared>& sh) {
+    sh->acceptor.async_accept([sh](beast::error_code ec, tcp::socket socket) {
+        if (sh->stopped || ec == asio::error::operation_aborted) return;
+        if (!ec) {
+            bool reject = sh->sessions.size() >= sh->config.max_connections;
+            std::make_shared<Session>(sh, std::move(socket))->start(reject);
+        }
+        do_accept(sh);
+    });
+}
+
+}  // namespace
+
+PlayerEndpoint::PlayerEndpoint(asio::io_context& io, MediaSource& source, PlayerEndpointConfig config)
+    : shared_(std::make_shared<detail::PlayerEndpointShared>(io, source, std::move(config))) {
+    shared_->path = title_path(shared_->config.file_name);
+}
+
+PlayerEndpoint::~PlayerEndpoint() {
+    stop();
+}
+
+void PlayerEndpoint::start() {
+    auto& sh = *shared_;
+    const auto& where = sh.config.listen;
+    boost::system::error_code ec;
+    auto address = asio::ip::make_address(where.host, ec);
+    if (ec)
+        throw std::runtime_error("--http " + where.to_string() + ": '" + where.host +
+                                 "' is not an IP address");
+    tcp::endpoint ep(address, where.port);
+    sh.acceptor.open(ep.protocol(), ec);
+    if (!ec) sh.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) sh.acceptor.bind(ep, ec);
+    if (!ec) sh.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) throw std::runtime_error("cannot serve the player on " + where.to_string() + ": " + ec.message());
+    sh.port = sh.acceptor.local_endpoint().port();
+    do_accept(shared_);
+}
+
+std::uint16_t PlayerEndpoint::port() const {
+    return shared_->port;
+}
+
+std::string PlayerEndpoint::url() const {
+    Endpoint e{shared_->config.listen.host, shared_->port};
+    return "http://" + e.to_string() + shared_->path;
+}
+
+void PlayerEndpoint::on_data_arrived() {
+    for (auto* s : shared_->waiting)
+        s->wake();
+}
+
+void PlayerEndpoint::stop() {
+    auto& sh = *shared_;
+    if (sh.stopped) return;
+    sh.stopped = true;
+    boost::system::error_code ec;
+    sh.acceptor.close(ec);
+    for (auto* s : sh.sessions)
+        s->close();
+}
+
+const PlayerEndpointStats& PlayerEndpoint::stats() const {
+    return shared_->stats;
+}
+
+std::size_t PlayerEndpoint::connections() const {
+    return shared_->sessions.size();
+}
+
+}  // namespace toast::client
