@@ -9,6 +9,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <libtorrent/bdecode.hpp>
 
 #include "tracker/core/udp_protocol.hpp"
@@ -70,8 +74,8 @@ std::uint32_t read_u32(const std::vector<std::uint8_t>& b, std::size_t at) {
 
 class UdpSocket {
   public:
-    UdpSocket() {
-        fd_ = ::socket(AF_INET, SOCK_DGRAM, 0);
+    explicit UdpSocket(bool v6 = false) : v6_(v6) {
+        fd_ = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM, 0);
         if (fd_ < 0) throw std::runtime_error("socket() failed");
     }
     ~UdpSocket() { ::close(fd_); }
@@ -79,6 +83,14 @@ class UdpSocket {
     UdpSocket& operator=(const UdpSocket&) = delete;
 
     void send(std::uint16_t port, const std::vector<std::uint8_t>& packet) {
+        if (v6_) {
+            sockaddr_in6 to6{};
+            to6.sin6_family = AF_INET6;
+            to6.sin6_addr = in6addr_loopback;
+            to6.sin6_port = htons(port);
+            ::sendto(fd_, packet.data(), packet.size(), 0, reinterpret_cast<sockaddr*>(&to6), sizeof to6);
+            return;
+        }
         sockaddr_in to{};
         to.sin_family = AF_INET;
         to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -98,6 +110,7 @@ class UdpSocket {
     }
 
   private:
+    bool v6_ = false;
     int fd_ = -1;
 };
 
@@ -105,8 +118,8 @@ class UdpSocket {
 
 std::optional<std::vector<std::uint8_t>> udp_exchange(std::uint16_t port,
                                                       const std::vector<std::uint8_t>& packet,
-                                                      std::chrono::milliseconds timeout) {
-    UdpSocket s;
+                                                      std::chrono::milliseconds timeout, bool v6) {
+    UdpSocket s(v6);
     s.send(port, packet);
     return s.receive(timeout);
 }
@@ -139,6 +152,31 @@ double TrackerProcess::metric(const std::string& series) const {
         if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
     }
     return -1;
+}
+
+std::string http_get_v6(std::uint16_t port, const std::string& target) {
+    boost::asio::io_context ioc;
+    boost::beast::tcp_stream stream(ioc);
+    stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("::1"), port));
+    boost::beast::http::request<boost::beast::http::empty_body> req(boost::beast::http::verb::get, target,
+                                                                    11);
+    req.set(boost::beast::http::field::host, "[::1]");
+    boost::beast::http::write(stream, req);
+    boost::beast::flat_buffer buffer;
+    boost::beast::http::response<boost::beast::http::string_body> res;
+    boost::beast::http::read(stream, buffer, res);
+    return res.body();
+}
+
+bool ipv6_loopback_available() {
+    int fd = ::socket(AF_INET6, SOCK_DGRAM, 0);
+    if (fd < 0) return false;
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_addr = in6addr_loopback;
+    bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    return ok;
 }
 
 std::string url_escape(std::string_view bytes) {

@@ -44,10 +44,15 @@ class TrackerProcess {
     std::unique_ptr<toast::testing::ChildProcess> process_;
 };
 
-// One request/response over UDP from a fresh socket on 127.0.0.1; nullopt after `timeout`.
+// GET over IPv6 loopback ([::1]:port); the body, or throws on connection errors.
+std::string http_get_v6(std::uint16_t port, const std::string& target);
+// True when this host can bind ::1 (IPv6 loopback enabled).
+bool ipv6_loopback_available();
+
+// One request/response over UDP from a fresh socket on 127.0.0.1 (or ::1); nullopt after `timeout`.
 std::optional<std::vector<std::uint8_t>> udp_exchange(std::uint16_t port,
                                                       const std::vector<std::uint8_t>& packet,
-                                                      std::chrono::milliseconds timeout);
+                                                      std::chrono::milliseconds timeout, bool v6 = false);
 void udp_send(std::uint16_t port, const std::vector<std::uint8_t>& packet);
 
 // "%XX" for every byte.

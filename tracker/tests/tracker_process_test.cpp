@@ -274,6 +274,48 @@ TEST_CASE("SIGHUP reloads the whitelist without dropping swarms; a bad file keep
     CHECK(tracker.process().stderr_text().find("keeping the previous whitelist") != std::string::npos);
 }
 
+TEST_CASE("a dual-stack tracker gives IPv4 peers in peers and IPv6 peers in peers6, over HTTP and UDP",
+          "[tracker][ipv6]") {
+    if (!toast::tracker::testing::ipv6_loopback_available()) {
+        WARN("IPv6 loopback is not available on this host; nothing to test");
+        return;
+    }
+    const auto http_port = toast::testing::free_tcp_port();
+    const auto udp_port = toast::testing::free_udp_port();
+    toast::testing::TempDir logs;
+    toast::testing::ChildProcess tracker(
+        TOAST_TRACKER_BIN,
+        {"--listen", "[::]:" + std::to_string(http_port), "--udp", "[::]:" + std::to_string(udp_port)},
+        logs.path());
+    REQUIRE(toast::testing::wait_for_tcp_port(http_port, 10s));
+    // Peer 1 over IPv4 (seen as 127.0.0.1, not ::ffff:127.0.0.1), peer 2 over IPv6.
+    REQUIRE(toast::testing::http_request(http_port, "GET", announce_target('6', 1, 0x1111, 0)).status == 200);
+    REQUIRE(!toast::tracker::testing::http_get_v6(http_port, announce_target('6', 2, 0x2222, 0)).empty());
+    auto v4_view = toast::testing::http_request(http_port, "GET", announce_target('6', 3, 0x3333, 10)).body;
+    const std::string loopback6("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x01", 16);
+    CHECK(v4_view.find("5:peers6:" + std::string("\x7f\0\0\x01\x11\x11", 6)) != std::string::npos);
+    CHECK(v4_view.find("6:peers618:" + loopback6 + "\x22\x22") != std::string::npos);
+
+    // UDP answers carry only the family of the socket the request came on: 18-byte entries over IPv6.
+    auto connect = toast::tracker::testing::udp_exchange(udp_port, udp::write_connect_request(5), 2s, true);
+    REQUIRE(connect);
+    REQUIRE(connect->size() == 16);
+    std::uint64_t cid = 0;
+    for (std::size_t i = 8; i < 16; ++i)
+        cid = (cid << 8) | (*connect)[i];
+    AnnounceRequest r;
+    r.info_hash = *InfoHash::from_bytes(std::string(20, '6'));
+    r.peer_id = *PeerId::from_bytes("-TT0001-100000000004");
+    r.port = 0x4444;
+    r.left = 10;
+    // The connect above came from another socket (port) of the same address, which is allowed.
+    auto reply = toast::tracker::testing::udp_exchange(
+        udp_port, udp::write_announce_request(cid, 6, r, 0, -1), 2s, true);
+    REQUIRE(reply);
+    REQUIRE(reply->size() == 20 + 18);
+    CHECK(std::string(reply->begin() + 20, reply->end()) == loopback6 + "\x22\x22");
+}
+
 TEST_CASE("SIGTERM stops the tracker cleanly", "[tracker][cli]") {
     TrackerProcess tracker(true);
     CHECK(tracker.process().stop(SIGTERM, 5s) == std::optional<int>(0));
