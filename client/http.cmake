@@ -1,6 +1,7 @@
 # Local playback endpoint (issue 5): see client/CMakeLists.txt
 add_library(toast_client_http STATIC
   http/player_endpoint.cpp
+  http/player_launcher.cpp
   http/player_request.cpp)
 target_include_directories(toast_client_http PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_client_http PUBLIC toast_client_core toast_common toast_asio PRIVATE toast_warnings)
@@ -8,6 +9,7 @@ target_link_libraries(toast_client_http PUBLIC toast_client_core toast_common to
 if(BUILD_TESTING)
   add_executable(client_http_tests
     tests/http_endpoint_test.cpp
+    tests/http_player_launcher_test.cpp
     tests/http_player_request_test.cpp
     tests/playback_core_test.cpp)
   target_link_libraries(client_http_tests PRIVATE toast_client_http toast_testing toast_warnings Catch2::Catch2WithMain)
