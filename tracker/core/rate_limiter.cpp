@@ -19,6 +19,7 @@ double RateLimiter::refill(const Bucket& b, TimePoint now) const {
 
 bool RateLimiter::allow(const IpAddress& ip, TimePoint now) {
     if (!enabled()) return true;
+    if (limit_.exempt_loopback && ip.is_loopback()) return true;
     auto it = buckets_.find(ip);
     if (it == buckets_.end()) {
         if (buckets_.size() >= limit_.max_tracked) return true;

@@ -3,7 +3,8 @@
 // information and are dropped by prune(), so memory follows the number of recently active addresses; when
 // more than `max_tracked` addresses are active at once, new addresses are let through untracked rather
 // than growing without bound (documented trade-off: an attack from that many addresses is not one a
-// per-IP limit can stop anyway).
+// per-IP limit can stop anyway). Loopback sources are exempt by default: a testbed runs every client on
+// 127.0.0.1, and a proxy on the same host would make every client look like one address anyway.
 #pragma once
 
 #include <chrono>
@@ -19,6 +20,7 @@ struct RateLimit {
     double per_second = 0;  // 0 disables limiting
     double burst = 1;
     std::size_t max_tracked = 1'000'000;
+    bool exempt_loopback = true;
 };
 
 class RateLimiter {

@@ -57,6 +57,7 @@ TrackerConfig load_tracker_config(const nlohmann::json& json) {
     c.rate_limit.per_second = rl.number("per_second", c.rate_limit.per_second, 0.0, 1e9);
     c.rate_limit.burst = rl.number("burst", c.rate_limit.burst, 1.0, 1e9);
     c.rate_limit.max_tracked = rl.uint("max_tracked", c.rate_limit.max_tracked, 1, 100'000'000);
+    c.rate_limit.exempt_loopback = rl.boolean("exempt_loopback", c.rate_limit.exempt_loopback);
     rl.finish();
 
     c.max_scrape_hashes = r.uint("max_scrape_hashes", c.max_scrape_hashes, 1, 1000);

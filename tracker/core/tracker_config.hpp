@@ -25,7 +25,7 @@ struct HttpLimits {
 struct TrackerConfig {
     RegistryPolicy registry;
     std::optional<std::filesystem::path> whitelist;
-    RateLimit rate_limit{20, 100, 1'000'000};  // announces + scrapes per second per IP, burst
+    RateLimit rate_limit{20, 100, 1'000'000, true};  // announces + scrapes per second per IP, burst
     std::size_t max_scrape_hashes = 64;
     HttpLimits http;
     std::string log_level = "info";

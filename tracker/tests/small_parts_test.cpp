@@ -23,7 +23,7 @@ TEST_CASE("siphash-2-4 matches the reference test vectors", "[tracker][siphash]"
 }
 
 TEST_CASE("the rate limiter allows a burst, then the refill rate, per address", "[tracker][ratelimit]") {
-    RateLimiter limiter(RateLimit{2, 3, 100}, SipKey{1, 1});
+    RateLimiter limiter(RateLimit{2, 3, 100, false}, SipKey{1, 1});
     const auto t = RateLimiter::TimePoint{} + 100h;
     auto a = *IpAddress::parse("10.0.0.1");
     auto b = *IpAddress::parse("10.0.0.2");
@@ -42,8 +42,23 @@ TEST_CASE("the rate limiter allows a burst, then the refill rate, per address", 
     CHECK(limiter.tracked() == 0);
 }
 
+TEST_CASE("loopback sources are exempt from the rate limit unless configured otherwise",
+          "[tracker][ratelimit]") {
+    const auto t = RateLimiter::TimePoint{} + 1h;
+    const auto local = *IpAddress::parse("127.0.0.1");
+    RateLimiter exempt(RateLimit{1, 1, 100, true}, SipKey{});
+    for (int i = 0; i < 100; ++i)
+        REQUIRE(exempt.allow(local, t));
+    CHECK(exempt.tracked() == 0);
+    CHECK(exempt.allow(*IpAddress::parse("10.0.0.1"), t));
+    CHECK_FALSE(exempt.allow(*IpAddress::parse("10.0.0.1"), t));
+    RateLimiter strict(RateLimit{1, 1, 100, false}, SipKey{});
+    CHECK(strict.allow(local, t));
+    CHECK_FALSE(strict.allow(local, t));
+}
+
 TEST_CASE("a disabled rate limiter allows everything and tracks nothing", "[tracker][ratelimit]") {
-    RateLimiter limiter(RateLimit{0, 1, 100}, SipKey{});
+    RateLimiter limiter(RateLimit{0, 1, 100, false}, SipKey{});
     auto a = *IpAddress::parse("10.0.0.1");
     for (int i = 0; i < 1000; ++i)
         REQUIRE(limiter.allow(a, RateLimiter::TimePoint{}));
@@ -51,7 +66,7 @@ TEST_CASE("a disabled rate limiter allows everything and tracks nothing", "[trac
 }
 
 TEST_CASE("beyond max_tracked addresses new ones pass untracked", "[tracker][ratelimit]") {
-    RateLimiter limiter(RateLimit{1, 1, 2}, SipKey{});
+    RateLimiter limiter(RateLimit{1, 1, 2, false}, SipKey{});
     const auto t = RateLimiter::TimePoint{} + 1h;
     CHECK(limiter.allow(*IpAddress::parse("10.0.0.1"), t));
     CHECK(limiter.allow(*IpAddress::parse("10.0.0.2"), t));

@@ -34,6 +34,7 @@ TEST_CASE("an empty tracker config gives the documented defaults", "[tracker][co
     CHECK_FALSE(c.whitelist.has_value());
     CHECK(c.rate_limit.per_second == 20);
     CHECK(c.rate_limit.burst == 100);
+    CHECK(c.rate_limit.exempt_loopback);
     CHECK(c.max_scrape_hashes == 64);
     CHECK(c.http.idle_timeout == 15s);
     CHECK(c.http.header_limit == 8192);
@@ -47,7 +48,7 @@ TEST_CASE("every tracker config field is read", "[tracker][config]") {
         "interval": "60s", "min_interval": 10, "peer_expiry": "3min",
         "numwant_default": 5, "numwant_max": 9, "max_swarms": 7,
         "whitelist": "/etc/toast/whitelist.txt",
-        "rate_limit": {"per_second": 0.5, "burst": 3, "max_tracked": 10},
+        "rate_limit": {"per_second": 0.5, "burst": 3, "max_tracked": 10, "exempt_loopback": false},
         "max_scrape_hashes": 4,
         "http": {"idle_timeout": "250ms", "header_limit": 4096, "max_target_length": 1000, "max_connections": 3},
         "log_level": "debug"})"));
@@ -61,6 +62,7 @@ TEST_CASE("every tracker config field is read", "[tracker][config]") {
     CHECK(c.rate_limit.per_second == 0.5);
     CHECK(c.rate_limit.burst == 3);
     CHECK(c.rate_limit.max_tracked == 10);
+    CHECK_FALSE(c.rate_limit.exempt_loopback);
     CHECK(c.max_scrape_hashes == 4);
     CHECK(c.http.idle_timeout == 250ms);
     CHECK(c.http.header_limit == 4096);

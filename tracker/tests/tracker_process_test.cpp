@@ -316,6 +316,42 @@ TEST_CASE("a dual-stack tracker gives IPv4 peers in peers and IPv6 peers in peer
     CHECK(std::string(reply->begin() + 20, reply->end()) == loopback6 + "\x22\x22");
 }
 
+TEST_CASE("the per-IP rate limit answers 429 over HTTP and an error packet over UDP",
+          "[tracker][ratelimit]") {
+    TrackerProcess tracker(true,
+                           R"({"rate_limit": {"per_second": 0.001, "burst": 2, "exempt_loopback": false}})");
+    CHECK(tracker.get(announce_target('r', 1, 7001, 5)).status == 200);
+    CHECK(tracker.get(announce_target('r', 1, 7001, 5)).status == 200);
+    auto limited = tracker.get(announce_target('r', 1, 7001, 5));
+    CHECK(limited.status == 429);
+    CHECK(limited.header("retry-after") == "1");
+    CHECK(limited.body.find("14:failure reason47:rate limit exceeded for your address; slow down") !=
+          std::string::npos);
+    // The same address over UDP shares the bucket: the announce gets an error packet.
+    auto connect =
+        toast::tracker::testing::udp_exchange(tracker.udp_port(), udp::write_connect_request(1), 2s);
+    REQUIRE(connect);
+    std::uint64_t cid = 0;
+    for (std::size_t i = 8; i < 16; ++i)
+        cid = (cid << 8) | (*connect)[i];
+    AnnounceRequest r;
+    r.info_hash = *InfoHash::from_bytes(std::string(20, 'r'));
+    r.peer_id = *PeerId::from_bytes(std::string(20, 'p'));
+    r.port = 7002;
+    auto reply = toast::tracker::testing::udp_exchange(tracker.udp_port(),
+                                                       udp::write_announce_request(cid, 77, r, 0, -1), 2s);
+    REQUIRE(reply);
+    CHECK(*reply == udp::write_error(77, "rate limit exceeded for your address; slow down"));
+    CHECK(tracker.metric("toast_tracker_refused_total{transport=\"http\",reason=\"rate_limited\"}") == 1);
+    CHECK(tracker.metric("toast_tracker_refused_total{transport=\"udp\",reason=\"rate_limited\"}") == 1);
+}
+
+TEST_CASE("by default loopback clients, like a local testbed, are not rate limited", "[tracker][ratelimit]") {
+    TrackerProcess tracker(false);
+    for (int i = 0; i < 150; ++i)
+        REQUIRE(tracker.get(announce_target('l', i, 7000 + i, 5)).status == 200);
+}
+
 TEST_CASE("SIGTERM stops the tracker cleanly", "[tracker][cli]") {
     TrackerProcess tracker(true);
     CHECK(tracker.process().stop(SIGTERM, 5s) == std::optional<int>(0));
