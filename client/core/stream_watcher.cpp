@@ -255,8 +255,11 @@ ReadKind StreamWatcher::on_player_read(ByteOffset offset, Bytes length, SteadyTi
         try_start(last_);
         return ReadKind::first;
     }
-    auto distance = offset > frontier_ ? offset - frontier_ : frontier_ - offset;
-    if (distance <= config_.seek_threshold) {
+    // Near means inside what the player may still hold: from a little behind the playhead to a little past
+    // the frontier. A player that drops its read-ahead (after reading an index, or a probe of the tail) and
+    // asks again from where it plays is not seeking.
+    bool near = offset + config_.seek_threshold >= playhead() && offset <= frontier_ + config_.seek_threshold;
+    if (near) {
         frontier_ = std::max(frontier_, end);
         if (state_ == PlaybackState::paused) resume(last_);
         return ReadKind::sequential;

@@ -40,7 +40,8 @@ struct StreamWatcherConfig {
     Bytes startup_bytes{0};
     // Where playback begins (a resumed title starts at its saved position).
     ByteOffset start_offset{0};
-    // Player mode: a read starting farther than this from the read frontier is a seek.
+    // Player mode: a read starting farther than this behind the playhead, or past the read frontier, is a
+    // seek.
     Bytes seek_threshold{4 * 1024 * 1024};
     // Player mode: no reads for this long means the player paused.
     std::chrono::nanoseconds pause_after = std::chrono::seconds(10);
@@ -56,7 +57,7 @@ struct StallStats {
 enum class ReadKind {
     ignored,     // clock mode, or the title already finished
     first,       // the player's first read: sets the position, no seek counted
-    sequential,  // within seek_threshold of the read frontier
+    sequential,  // between seek_threshold behind the playhead and seek_threshold past the read frontier
     seek,        // far from the frontier: the playhead jumps there
     index,       // inside the index range (an MP4 index at the end): the player finds its way, not plays
 };

@@ -190,3 +190,24 @@ TEST_CASE("a seek drops urgent reads before its target and keeps the ones after 
     CHECK(w.seek_latencies()[0] == 247ms);
     CHECK(w.blocked_reads() == std::vector<PieceIndex>{PieceIndex(9)});
 }
+
+TEST_CASE("a player asking again from behind its read frontier is not seeking, far behind the playhead it is",
+          "[client][playback][watcher]") {
+    const SteadyTime t0{};
+    PieceSet had(PieceCount(10));
+    for (int p = 0; p < 10; ++p)
+        had.set(PieceIndex(p));
+    StreamWatcher w(geometry10(), player_config(), t0, had);
+    CHECK(w.on_player_read(ByteOffset(0), Bytes(9000), t0) == ReadKind::first);  // read far ahead
+    w.tick(t0 + 4s);
+    CHECK(w.playhead() == ByteOffset(4000));
+    // It dropped its read-ahead and asks from where it plays: 5000 behind the frontier, not a seek.
+    CHECK(w.on_player_read(ByteOffset(4100), Bytes(100), t0 + 4s) == ReadKind::sequential);
+    CHECK(w.read_frontier() == ByteOffset(9000));
+    CHECK(w.on_player_read(ByteOffset(1000), Bytes(100), t0 + 4s) ==
+          ReadKind::sequential);  // 3000 behind: near
+    CHECK(w.on_player_read(ByteOffset(500), Bytes(100), t0 + 4s) ==
+          ReadKind::seek);  // 3500 behind the playhead
+    CHECK(w.seeks() == 1);
+    CHECK(w.playhead() == ByteOffset(500));
+}
