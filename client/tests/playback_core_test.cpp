@@ -204,10 +204,9 @@ TEST_CASE("a player asking again from behind its read frontier is not seeking, f
     // It dropped its read-ahead and asks from where it plays: 5000 behind the frontier, not a seek.
     CHECK(w.on_player_read(ByteOffset(4100), Bytes(100), t0 + 4s) == ReadKind::sequential);
     CHECK(w.read_frontier() == ByteOffset(9000));
-    CHECK(w.on_player_read(ByteOffset(1000), Bytes(100), t0 + 4s) ==
-          ReadKind::sequential);  // 3000 behind: near
-    CHECK(w.on_player_read(ByteOffset(500), Bytes(100), t0 + 4s) ==
-          ReadKind::seek);  // 3500 behind the playhead
+    // The threshold is 2500 bytes: 2000 behind the playhead is near, 3000 behind is a seek.
+    CHECK(w.on_player_read(ByteOffset(2000), Bytes(100), t0 + 4s) == ReadKind::sequential);
+    CHECK(w.on_player_read(ByteOffset(1000), Bytes(100), t0 + 4s) == ReadKind::seek);
     CHECK(w.seeks() == 1);
-    CHECK(w.playhead() == ByteOffset(500));
+    CHECK(w.playhead() == ByteOffset(1000));
 }
