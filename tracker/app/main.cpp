@@ -135,10 +135,12 @@ int main(int argc, char** argv) {
     }
 
     try {
-        asio::io_context ioc(1);
+        // Declared before the io_context so they outlive it: connection sessions still pending in it when it
+        // is destroyed use the service.
         toast::MetricsRegistry metrics;
         std::random_device rd;
         TrackerService service(config, ServiceSecrets{random_key(rd), random_key(rd)}, metrics);
+        asio::io_context ioc(1);
 
         HttpServer http(ioc, asio::ip::tcp::endpoint(resolve_host(ioc, opt.listen.host), opt.listen.port),
                         service);

@@ -24,14 +24,14 @@ using tcp = asio::ip::tcp;
 // answer and then the connection is closed, since the stream position can no longer be trusted.
 class Session : public std::enable_shared_from_this<Session> {
   public:
-    Session(tcp::socket socket, TrackerService& service, HttpServer& server)
-        : stream_(std::move(socket)), service_(service), server_(server) {
+    Session(tcp::socket socket, TrackerService& service, std::shared_ptr<HttpServer::Connections> connections)
+        : stream_(std::move(socket)), service_(service), connections_(std::move(connections)) {
         beast::error_code ec;
         auto remote = stream_.socket().remote_endpoint(ec);
         if (!ec) source_ = to_ip(remote.address());
-        server_.session_opened();
+        connections_->opened();
     }
-    ~Session() { server_.session_closed(); }
+    ~Session() { connections_->closed(); }
 
     void start() { do_read(); }
 
@@ -135,7 +135,7 @@ class Session : public std::enable_shared_from_this<Session> {
     std::optional<http::request_parser<http::empty_body>> parser_;
     http::response<http::string_body> res_;
     TrackerService& service_;
-    HttpServer& server_;
+    std::shared_ptr<HttpServer::Connections> connections_;
     IpAddress source_;
     bool close_after_write_ = false;
     bool drain_deadline_set_ = false;
@@ -145,7 +145,11 @@ class Session : public std::enable_shared_from_this<Session> {
 }  // namespace
 
 HttpServer::HttpServer(asio::io_context& ioc, const tcp::endpoint& listen, TrackerService& service)
-    : ioc_(ioc), acceptor_(ioc), retry_timer_(ioc), service_(service) {
+    : ioc_(ioc),
+      acceptor_(ioc),
+      retry_timer_(ioc),
+      service_(service),
+      connections_(std::make_shared<Connections>(Connections{0, &service.http_connections()})) {
     acceptor_.open(listen.protocol());
     acceptor_.set_option(asio::socket_base::reuse_address(true));
     if (listen.address().is_v6()) acceptor_.set_option(asio::ip::v6_only(false));
@@ -164,16 +168,6 @@ void HttpServer::stop() {
     retry_timer_.cancel();
 }
 
-void HttpServer::session_opened() {
-    ++sessions_;
-    service_.http_connections().set(static_cast<double>(sessions_));
-}
-
-void HttpServer::session_closed() {
-    --sessions_;
-    service_.http_connections().set(static_cast<double>(sessions_));
-}
-
 void HttpServer::do_accept() {
     acceptor_.async_accept(ioc_, [this](beast::error_code ec, tcp::socket socket) {
         if (stopped_ || ec == asio::error::operation_aborted) return;
@@ -186,13 +180,13 @@ void HttpServer::do_accept() {
             });
             return;
         }
-        if (sessions_ >= service_.config().http.max_connections) {
+        if (connections_->open >= service_.config().http.max_connections) {
             service_.count_http_connection_refused();
             beast::error_code ignored;
             socket.close(ignored);
         } else {
             socket.set_option(tcp::no_delay(true), ec);
-            std::make_shared<Session>(std::move(socket), service_, *this)->start();
+            std::make_shared<Session>(std::move(socket), service_, connections_)->start();
         }
         do_accept();
     });

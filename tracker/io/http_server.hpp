@@ -2,6 +2,10 @@
 // reads a request (header size bounded, read time bounded), asks TrackerService for the answer and writes
 // it, keeping the connection alive when the client asks for it. All on the caller's single-threaded
 // io_context.
+//
+// Lifetime: sessions live in the io_context's pending handlers, which are destroyed only with the
+// io_context, possibly after this server. So sessions never refer back to the server; they share a small
+// connection count with it, and the TrackerService they use must outlive the io_context.
 #pragma once
 
 #include <cstddef>
@@ -24,9 +28,13 @@ class HttpServer {
     void start();
     void stop();
 
-    // Bookkeeping for sessions (connection limit and gauge).
-    void session_opened();
-    void session_closed();
+    // Open connections, shared with the sessions (see Lifetime above).
+    struct Connections {
+        std::size_t open = 0;
+        Gauge* gauge = nullptr;
+        void opened() { gauge->set(static_cast<double>(++open)); }
+        void closed() { gauge->set(static_cast<double>(--open)); }
+    };
 
   private:
     void do_accept();
@@ -35,7 +43,7 @@ class HttpServer {
     boost::asio::ip::tcp::acceptor acceptor_;
     boost::asio::steady_timer retry_timer_;
     TrackerService& service_;
-    std::size_t sessions_ = 0;
+    std::shared_ptr<Connections> connections_;
     bool stopped_ = false;
 };
 

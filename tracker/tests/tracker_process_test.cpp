@@ -354,5 +354,14 @@ TEST_CASE("by default loopback clients, like a local testbed, are not rate limit
 
 TEST_CASE("SIGTERM stops the tracker cleanly", "[tracker][cli]") {
     TrackerProcess tracker(true);
+    // With a keep-alive connection still open, whose session outlives the server objects until the
+    // io_context goes.
+    asio::io_context ioc;
+    asio::ip::tcp::socket open(ioc);
+    open.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), tracker.http_port()));
+    const std::string req = "GET /stats HTTP/1.1\r\nHost: x\r\n\r\n";
+    asio::write(open, asio::buffer(req));
+    char buf[64];
+    REQUIRE(open.read_some(asio::buffer(buf)) > 0);
     CHECK(tracker.process().stop(SIGTERM, 5s) == std::optional<int>(0));
 }
