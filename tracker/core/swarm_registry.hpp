@@ -84,6 +84,8 @@ struct SwarmStats {
     std::uint64_t announces = 0;
 };
 
+// swarms, seeders and leechers are current; completed and announces count since the registry was created,
+// including swarms forgotten since.
 struct RegistryTotals {
     std::size_t swarms = 0;
     std::size_t seeders = 0;
