@@ -23,6 +23,7 @@ target_link_libraries(toast-client PRIVATE toast_client_lt toast_warnings)
 
 if(BUILD_TESTING)
   add_executable(client_tests
+    tests/client_integration_test.cpp
     tests/lt_http_fetcher_test.cpp
     tests/lt_plan_applier_test.cpp
     tests/lt_range_server.cpp
@@ -32,5 +33,10 @@ if(BUILD_TESTING)
     tests/lt_test_support.cpp
     tests/lt_torrent_file_test.cpp)
   target_link_libraries(client_tests PRIVATE toast_client_lt toast_testing toast_warnings Catch2::Catch2WithMain)
+  target_compile_definitions(client_tests PRIVATE
+    TOAST_CLIENT_BIN="$<TARGET_FILE:toast-client>"
+    TOAST_SERVER_BIN="$<TARGET_FILE:toast-server>"
+    TOAST_TRACKER_BIN="$<TARGET_FILE:toast-tracker>")
+  add_dependencies(client_tests toast-client toast-server toast-tracker)
   catch_discover_tests(client_tests TEST_PREFIX "client." PROPERTIES TIMEOUT 120)
 endif()

@@ -176,7 +176,8 @@ class Engine::Impl {
     SwarmSnapshot initial_snapshot() {
         SwarmSnapshot snap = SwarmSnapshot::empty(geometry_.piece_count());
         horizon_.set_peer_count(1);
-        snap.horizon = horizon_.pieces(std::chrono::nanoseconds(0));
+        snap.horizon =
+            fetcher_->urls().empty() ? PieceCount(0) : horizon_.pieces(std::chrono::nanoseconds(0));
         snap.inorder_window = geometry_.pieces_in(options_.inorder_window);
         snap.want_past_pieces = options_.behavior != Behavior::stream && !limit_;
         snap.piece_duration =
@@ -291,8 +292,11 @@ class Engine::Impl {
                           // "No peer has it" means nothing until peers had time to send their bitfields.
                           now - started_ >= tuning_.discovery_grace ? &availability : nullptr, request_end,
                           suspend};
-        for (const auto& f : fallback_.plan(fin, now))
-            start_fetch(f.piece.value());
+        // Without any server URL the client is plain BitTorrent: nothing is given up.
+        if (!fetcher_->urls().empty()) {
+            for (const auto& f : fallback_.plan(fin, now))
+                start_fetch(f.piece.value());
+        }
 
         // Peer policy.
         SwarmSnapshot snap;

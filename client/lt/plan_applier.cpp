@@ -41,9 +41,6 @@ void PlanApplier::assume_applied(const std::vector<std::uint8_t>& priorities) {
 void PlanApplier::apply(const PiecePlan& plan, const PieceSet& had, std::int64_t now_ms,
                         PieceControl& control) {
     const int n = static_cast<int>(applied_.size());
-    std::set<int> given_up;
-    for (auto p : plan.give_up)
-        given_up.insert(p.value());
 
     // 1. Deadlines: add and move first, so the list never passes through empty.
     std::set<int> wanted_deadlines;
@@ -81,8 +78,9 @@ void PlanApplier::apply(const PiecePlan& plan, const PieceSet& had, std::int64_t
             pending = 0;
             continue;
         }
-        bool flip = (want == 0) != (cur == 0);
-        bool immediate = !flip || (want == 0 && given_up.count(p));
+        // Drops to 0 are immediate (a given-up piece, or one beyond the buffer's request_end, must stop being
+        // requested now); only raises from 0 wait for the plans to agree.
+        bool immediate = !(cur == 0 && want != 0);
         if (!immediate && ++pending < config_.settle_plans) {
             ++stats_.flips_deferred;
             continue;

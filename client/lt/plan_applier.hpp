@@ -1,8 +1,9 @@
 // Applies the core's PiecePlan to libtorrent as a diff against what was applied last, because libtorrent
 // reacts badly to churn (notes, "Deadlines" and "The picker cannot be replaced"):
 //  - a piece flipping between priority 0 and non-0 recomputes interest in every peer and can flap
-//    INTERESTED, so such flips wait until the plan has asked for them `settle_plans` times in a row
-//    (except a drop to 0 for a given-up piece: the server is fetching it, peers must stop at once);
+//    INTERESTED, so a raise from 0 waits until the plan has asked for it `settle_plans` times in a row; a
+//    drop to 0 is immediate (a given-up piece is the server's now, a piece beyond the bounded buffer's
+//    request_end would not fit), so a piece can flap at most once per settle period;
 //  - the first deadline added to an empty deadline list cancels every outstanding request, so new deadlines
 //    are set before old ones are reset, and a deadline is moved only when it changed by more than
 //    `deadline_slack` (deadlines count down every tick; re-setting them each tick would be pure churn);
@@ -52,7 +53,7 @@ struct ApplyStats {
     std::uint64_t priority_changes = 0;  // pieces whose priority was sent to libtorrent
     std::uint64_t deadlines_set = 0;
     std::uint64_t deadlines_reset = 0;
-    std::uint64_t flips_deferred = 0;  // 0 <-> non-0 changes held back (so far) by settle_plans
+    std::uint64_t flips_deferred = 0;  // raises from 0 held back (so far) by settle_plans
 };
 
 class PlanApplier {

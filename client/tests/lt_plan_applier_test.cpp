@@ -57,17 +57,20 @@ TEST_CASE("the applier sends only the priorities that changed", "[client][applie
     CHECK(c.calls == std::vector<std::string>{"prio 1=5"});
 }
 
-TEST_CASE("a flip between 0 and non-0 waits until plans agree twice", "[client][applier]") {
+TEST_CASE("a raise from 0 waits until plans agree twice", "[client][applier]") {
     PlanApplier applier(3);
     RecordingControl c;
     PieceSet had(toast::client::PieceCount(3));
     applier.apply(plan_of({4, 0, 4}), had, 0, c);
-    CHECK(c.calls.empty());  // one plan is not enough to drop piece 1 to 0
+    CHECK(c.calls == std::vector<std::string>{"prio 1=0"});  // a drop is immediate
+    c.calls.clear();
     applier.apply(plan_of({4, 4, 4}), had, 100, c);
-    CHECK(c.calls.empty());  // it changed its mind: nothing was sent, no flapping
+    CHECK(c.calls.empty());  // one plan is not enough to raise piece 1 again
     applier.apply(plan_of({4, 0, 4}), had, 200, c);
-    applier.apply(plan_of({4, 0, 4}), had, 300, c);
-    CHECK(c.calls == std::vector<std::string>{"prio 1=0"});
+    CHECK(c.calls.empty());  // it changed its mind: nothing was sent, no flapping
+    applier.apply(plan_of({4, 5, 4}), had, 300, c);
+    applier.apply(plan_of({4, 5, 4}), had, 400, c);
+    CHECK(c.calls == std::vector<std::string>{"prio 1=5"});
     CHECK(applier.stats().flips_deferred == 2);
 }
 
