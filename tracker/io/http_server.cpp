@@ -52,8 +52,11 @@ class Session : public std::enable_shared_from_this<Session> {
             ec == asio::error::eof) {
             return close();
         }
-        if (ec == http::error::header_limit)
-            return reply_error(header_limit_status(), "request header too large");
+        if (ec == http::error::header_limit) {
+            const int status = header_limit_status();
+            return reply_error(status,
+                               status == 414 ? "request target too long" : "request header too large");
+        }
         if (ec == http::error::body_limit || ec == http::error::unexpected_body) {
             return reply_error(400, "requests to this tracker carry no body");
         }
