@@ -185,8 +185,9 @@ def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Pat
     port = free_port()
     listen = f"{ip}:{port}"
     if kind == "toast":
+        # toast-client takes PORT on 127.0.0.1, or HOST:PORT (a namespace's own address when shaping).
         argv = [str(bins["client"]), "stream", str(stack.torrent), "--save-dir", str(cdir / "data"), "--listen",
-                listen, "--server", stack.server_url + "/titles/" + stack.title, "--stats", str(stats),
+                str(port) if ip == "127.0.0.1" else listen, "--server", stack.server_url + "/titles/" + stack.title, "--stats", str(stats),
                 "--picker", s.picker, "--inorder-window", f"{s.inorder_window}s", "--behavior", s.behavior,
                 "--upload-limit", str(s.upload_limit), "--choker", s.choker, "--seed",
                 str(s.random_seed + index), "--log-level", "warn"]
