@@ -85,17 +85,28 @@ TEST_CASE("an upload limit holds within 10% between peers on 127.0.0.1", "[clien
     SessionConfig seed_config;
     seed_config.upload_limit = toast::BitRate(400'000 * 8);  // 400 kB/s
     auto seed = toast::client::make_session(toast::client::make_session_params(seed_config), nullptr);
-    auto t = start_transfer(dir, 4 * 1024 * 1024, std::move(seed));
+    auto t = start_transfer(dir, 6 * 1024 * 1024, std::move(seed));
 
-    // Skip the first second (connection set-up and the rate limiter's initial quota), then measure four.
+    // Skip the first second (connection set-up and the rate limiter's initial quota), then measure about
+    // six, from one change of the byte counter to another so the limiter's quota steps do not bias it.
     REQUIRE(toast::client::testing::wait_until(
         [&] { return t.leech_handle.status().total_payload_download > 0; }, 5s));
     std::this_thread::sleep_for(1s);
-    auto start_bytes = t.leech_handle.status().total_payload_download;
-    auto start = std::chrono::steady_clock::now();
-    std::this_thread::sleep_for(4s);
-    auto bytes = t.leech_handle.status().total_payload_download - start_bytes;
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto next_change = [&](std::int64_t from) {
+        std::int64_t now_bytes = from;
+        toast::client::testing::wait_until(
+            [&] {
+                now_bytes = t.leech_handle.status().total_payload_download;
+                return now_bytes != from;
+            },
+            3s);
+        return std::make_pair(now_bytes, std::chrono::steady_clock::now());
+    };
+    auto [start_bytes, start] = next_change(t.leech_handle.status().total_payload_download);
+    std::this_thread::sleep_for(6s);
+    auto [end_bytes, end] = next_change(t.leech_handle.status().total_payload_download);
+    auto bytes = end_bytes - start_bytes;
+    double seconds = std::chrono::duration<double>(end - start).count();
     double rate = static_cast<double>(bytes) / seconds;
     INFO("measured " << rate << " B/s against a limit of 400000 B/s");
     CHECK(rate > 360'000.0);
