@@ -344,3 +344,36 @@ TEST_CASE("an upload limit given to toast-client holds within 10% on loopback", 
     CHECK(rate < 440'000.0);
     CHECK(same_bytes(dir / "leech" / "movie", dir / "seed" / "movie"));
 }
+
+TEST_CASE("toast-client refuses bad torrents and options with a message and a non-zero exit",
+          "[client][integration][cli]") {
+    TempDir dir;
+    std::ofstream(dir / "junk.torrent") << "not bencode at all";
+    toast::testing::write_random_file(dir / "movie", 100'000, 5);
+    auto bytes = toast::client::testing::make_torrent_bytes(dir / "movie", 16 * 1024);
+    std::ofstream(dir / "plain.torrent", std::ios::binary)
+        .write(bytes.data(), static_cast<long>(bytes.size()));
+    auto run = [&](const std::string& torrent, std::vector<std::string> extra = {}) {
+        std::vector<std::string> args{
+            "stream",  (dir / torrent).string(),  "--save-dir", (dir / "out").string(), "--listen", "0",
+            "--stats", (dir / "s.jsonl").string()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return toast::testing::run(TOAST_CLIENT_BIN, args, 20s);
+    };
+    auto missing = run("missing.torrent");
+    CHECK(missing.exit_code == 1);
+    CHECK_THAT(missing.err, Catch::Contains("missing.torrent: cannot be read"));
+    auto junk = run("junk.torrent");
+    CHECK(junk.exit_code == 1);
+    CHECK_THAT(junk.err, Catch::Contains("not a bencoded torrent"));
+    auto no_bitrate = run("plain.torrent");
+    CHECK(no_bitrate.exit_code == 1);
+    CHECK_THAT(no_bitrate.err, Catch::Contains("--bitrate"));
+    auto bad_server = run("plain.torrent", {"--bitrate", "2Mbps", "--server", "ftp://x/y"});
+    CHECK(bad_server.exit_code == 2);  // refused by the option parser
+    CHECK_THAT(bad_server.err, Catch::Contains("ftp://x/y"));
+    auto bad_option = run("plain.torrent", {"--picker", "fastest"});
+    CHECK(bad_option.exit_code == 2);
+    CHECK_THAT(bad_option.err, Catch::Contains("--picker"));
+    CHECK_FALSE(std::filesystem::exists(dir / "s.jsonl"));  // nothing half-written
+}
