@@ -249,16 +249,20 @@ ReadKind StreamWatcher::on_player_read(ByteOffset offset, Bytes length, SteadyTi
     if (offset >= index_begin_ && end <= index_end_ && offset < end) return ReadKind::index;
     if (!seen_read_) {
         seen_read_ = true;
+        last_read_end_ = end;
         media_pos_ = geometry_.media_time_at(offset);
         frontier_ = end;
         if (state_ == PlaybackState::finished && offset < geometry_.end()) state_ = PlaybackState::starting;
         try_start(last_);
         return ReadKind::first;
     }
-    // Near means inside what the player may still hold: from a little behind the playhead to a little past
-    // the frontier. A player that drops its read-ahead (after reading an index, or a probe of the tail) and
-    // asks again from where it plays is not seeking.
-    bool near = offset + config_.seek_threshold >= playhead() && offset <= frontier_ + config_.seek_threshold;
+    // Near: within seek_threshold of the playhead (the viewer's position), or of where the last read ended
+    // (the next chunk of a stream, or a player reconnecting where it stopped). Bytes sent earlier tell
+    // nothing: a player that asks again has dropped them, and on loopback socket buffers hold megabytes.
+    auto distance = [](ByteOffset a, ByteOffset b) { return a > b ? a - b : b - a; };
+    bool near = distance(offset, playhead()) <= config_.seek_threshold ||
+                distance(offset, last_read_end_) <= config_.seek_threshold;
+    last_read_end_ = end;
     if (near) {
         frontier_ = std::max(frontier_, end);
         if (state_ == PlaybackState::paused) resume(last_);

@@ -40,8 +40,8 @@ struct StreamWatcherConfig {
     Bytes startup_bytes{0};
     // Where playback begins (a resumed title starts at its saved position).
     ByteOffset start_offset{0};
-    // Player mode: a read starting farther than this behind the playhead, or past the read frontier, is a
-    // seek.
+    // Player mode: a read starting farther than this from the playhead and from the end of the previous
+    // read is a seek.
     Bytes seek_threshold{4 * 1024 * 1024};
     // Player mode: no reads for this long means the player paused.
     std::chrono::nanoseconds pause_after = std::chrono::seconds(10);
@@ -57,7 +57,7 @@ struct StallStats {
 enum class ReadKind {
     ignored,     // clock mode, or the title already finished
     first,       // the player's first read: sets the position, no seek counted
-    sequential,  // between seek_threshold behind the playhead and seek_threshold past the read frontier
+    sequential,  // near the playhead, or near the end of the previous read (a stream, or a reconnect)
     seek,        // far from the frontier: the playhead jumps there
     index,       // inside the index range (an MP4 index at the end): the player finds its way, not plays
 };
@@ -149,6 +149,7 @@ class StreamWatcher {
     SteadyTime last_read_{};
     std::vector<PieceIndex> blocked_;
     ByteOffset index_begin_{0}, index_end_{0};
+    ByteOffset last_read_end_{0};  // end of the last player read outside the index range
 };
 
 }  // namespace toast::client
