@@ -9,8 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cctype>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -188,23 +190,40 @@ std::string HttpResponse::header(const std::string& lower_name) const {
     return it == headers.end() ? std::string() : it->second;
 }
 
+// Synchronous Beast/asio operations ignore expires_after, so both helpers run asynchronous operations on a
+// private io_context for at most `timeout`.
 HttpResponse http_request(std::uint16_t port, const std::string& method, const std::string& target,
                           const std::map<std::string, std::string>& headers,
                           std::chrono::milliseconds timeout) {
     boost::asio::io_context ioc;
     beast::tcp_stream stream(ioc);
     stream.expires_after(timeout);
-    stream.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port));
     http::request<http::empty_body> req(http::string_to_verb(method), target, 11);
     req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
     for (const auto& [k, v] : headers)
         req.set(k, v);
-    http::write(stream, req);
     beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
     parser.body_limit(1ull << 34);
     parser.skip(method == "HEAD");
-    http::read(stream, buffer, parser);
+    beast::error_code result = boost::asio::error::timed_out;
+    stream.async_connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port),
+                         [&](beast::error_code ec) {
+                             if (ec) {
+                                 result = ec;
+                                 return;
+                             }
+                             http::async_write(stream, req, [&](beast::error_code wec, std::size_t) {
+                                 if (wec) {
+                                     result = wec;
+                                     return;
+                                 }
+                                 http::async_read(stream, buffer, parser,
+                                                  [&](beast::error_code rec, std::size_t) { result = rec; });
+                             });
+                         });
+    ioc.run_for(timeout + std::chrono::milliseconds(100));
+    if (result) throw std::runtime_error("http_request " + method + " " + target + ": " + result.message());
     auto& res = parser.get();
     HttpResponse out;
     out.status = static_cast<int>(res.result_int());
@@ -222,18 +241,23 @@ HttpResponse http_request(std::uint16_t port, const std::string& method, const s
 
 std::string raw_exchange(std::uint16_t port, const std::string& bytes, std::chrono::milliseconds timeout) {
     boost::asio::io_context ioc;
-    beast::tcp_stream stream(ioc);
-    stream.expires_after(timeout);
-    stream.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port));
-    beast::error_code ec;
-    boost::asio::write(stream, boost::asio::buffer(bytes), ec);
+    tcp::socket socket(ioc);
     std::string out;
-    char buf[65536];
-    for (;;) {
-        auto n = stream.read_some(boost::asio::buffer(buf), ec);
-        out.append(buf, n);
-        if (ec) break;
-    }
+    std::array<char, 65536> buf{};
+    std::function<void()> read_more = [&] {
+        socket.async_read_some(boost::asio::buffer(buf), [&](beast::error_code ec, std::size_t n) {
+            out.append(buf.data(), n);
+            if (!ec) read_more();
+        });
+    };
+    socket.async_connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port),
+                         [&](beast::error_code ec) {
+                             if (ec) return;
+                             boost::asio::async_write(socket, boost::asio::buffer(bytes),
+                                                      [&](beast::error_code, std::size_t) {});
+                             read_more();
+                         });
+    ioc.run_for(timeout);
     return out;
 }
 
