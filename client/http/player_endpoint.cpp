@@ -227,6 +227,12 @@ class Session : public std::enable_shared_from_this<Session> {
             header_ = header_text();
             header_sent_ = true;
         }
+        if (!measured_this_request_) {
+            // The first body byte goes to the socket now.
+            measured_this_request_ = true;
+            if (first_request_) sh_->stats.first_byte = ms_since(arrived_);
+            if (seek_request_) sh_->stats.seek_latencies.push_back(ms_since(arrived_));
+        }
         send(std::span<const char>(chunk_.data(), n), n);
     }
 
@@ -267,11 +273,6 @@ class Session : public std::enable_shared_from_this<Session> {
             sh_->stats.bytes_sent += n;
             pos_ += n;
             remaining_ -= n;
-            if (!measured_this_request_) {
-                measured_this_request_ = true;
-                if (first_request_) sh_->stats.first_byte = ms_since(arrived_);
-                if (seek_request_) sh_->stats.seek_latencies.push_back(ms_since(arrived_));
-            }
         }
         pump();
     }

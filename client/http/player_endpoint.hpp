@@ -49,10 +49,10 @@ struct PlayerEndpointStats {
     std::uint64_t wait_timeouts = 0;  // waits that ran out: 503 answers and connections closed mid-body
     std::uint64_t errors = 0;         // 4xx answers
     // Time to first playable data: the first GET that asks for body bytes, from its arrival to its first
-    // body byte written.
+    // body byte handed to the socket.
     std::optional<std::chrono::milliseconds> first_byte;
     // Seek-to-data: each request whose first read was a seek (ReadKind::seek), from its arrival to its first
-    // body byte written.
+    // body byte handed to the socket.
     std::vector<std::chrono::milliseconds> seek_latencies;
 };
 
