@@ -231,7 +231,7 @@ void StreamWatcher::seek(ByteOffset offset, SteadyTime now) {
     jump_to(offset, last_);
 }
 
-ReadKind StreamWatcher::on_player_read(ByteOffset offset, Bytes length, SteadyTime now) {
+ReadKind StreamWatcher::on_player_read(ByteOffset offset, Bytes length, SteadyTime now, bool continuation) {
     if (config_.mode != WatcherMode::player) return ReadKind::ignored;
     advance_to(now);
     last_read_ = last_;
@@ -249,20 +249,14 @@ ReadKind StreamWatcher::on_player_read(ByteOffset offset, Bytes length, SteadyTi
     if (offset >= index_begin_ && end <= index_end_ && offset < end) return ReadKind::index;
     if (!seen_read_) {
         seen_read_ = true;
-        last_read_end_ = end;
         media_pos_ = geometry_.media_time_at(offset);
         frontier_ = end;
         if (state_ == PlaybackState::finished && offset < geometry_.end()) state_ = PlaybackState::starting;
         try_start(last_);
         return ReadKind::first;
     }
-    // Near: within seek_threshold of the playhead (the viewer's position), or of where the last read ended
-    // (the next chunk of a stream, or a player reconnecting where it stopped). Bytes sent earlier tell
-    // nothing: a player that asks again has dropped them, and on loopback socket buffers hold megabytes.
-    auto distance = [](ByteOffset a, ByteOffset b) { return a > b ? a - b : b - a; };
-    bool near = distance(offset, playhead()) <= config_.seek_threshold ||
-                distance(offset, last_read_end_) <= config_.seek_threshold;
-    last_read_end_ = end;
+    auto distance = offset > playhead() ? offset - playhead() : playhead() - offset;
+    bool near = continuation || distance <= config_.seek_threshold;
     if (near) {
         frontier_ = std::max(frontier_, end);
         if (state_ == PlaybackState::paused) resume(last_);

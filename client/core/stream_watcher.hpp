@@ -40,8 +40,9 @@ struct StreamWatcherConfig {
     Bytes startup_bytes{0};
     // Where playback begins (a resumed title starts at its saved position).
     ByteOffset start_offset{0};
-    // Player mode: a read starting farther than this from the playhead and from the end of the previous
-    // read is a seek.
+    // Player mode: a request starting farther than this from the playhead is a seek. Only the playhead
+    // counts: bytes sent earlier tell nothing, since a player that asks again has dropped them (and on
+    // loopback socket buffers hold megabytes).
     Bytes seek_threshold{4 * 1024 * 1024};
     // Player mode: no reads for this long means the player paused.
     std::chrono::nanoseconds pause_after = std::chrono::seconds(10);
@@ -57,7 +58,7 @@ struct StallStats {
 enum class ReadKind {
     ignored,     // clock mode, or the title already finished
     first,       // the player's first read: sets the position, no seek counted
-    sequential,  // near the playhead, or near the end of the previous read (a stream, or a reconnect)
+    sequential,  // near the playhead, or the continuation of a request
     seek,        // far from the frontier: the playhead jumps there
     index,       // inside the index range (an MP4 index at the end): the player finds its way, not plays
 };
@@ -80,8 +81,10 @@ class StreamWatcher {
     // The piece left local storage (ejected by the bounded buffer).
     void on_piece_lost(PieceIndex p, SteadyTime now);
     void tick(SteadyTime now);
-    // Player mode: the player asked for bytes [offset, offset + length).
-    ReadKind on_player_read(ByteOffset offset, Bytes length, SteadyTime now);
+    // Player mode: the player asked for bytes [offset, offset + length). `continuation`: these bytes follow
+    // the previous read of the same request (the next chunk of one HTTP response), so they are sequential
+    // whatever happened on other connections in between; the first read of a request is not one.
+    ReadKind on_player_read(ByteOffset offset, Bytes length, SteadyTime now, bool continuation = false);
     void pause(SteadyTime now);
     void resume(SteadyTime now);
     // Jump the playhead to `offset` (VCR seek, or a player read far from the frontier).
@@ -149,7 +152,6 @@ class StreamWatcher {
     SteadyTime last_read_{};
     std::vector<PieceIndex> blocked_;
     ByteOffset index_begin_{0}, index_end_{0};
-    ByteOffset last_read_end_{0};  // end of the last player read outside the index range
 };
 
 }  // namespace toast::client

@@ -26,9 +26,10 @@ class MediaSource {
     // when they cannot be read (the endpoint then closes the connection rather than send anything wrong).
     virtual bool read(ByteOffset offset, std::span<char> out, std::string& error) = 0;
     // The player reads [offset, offset + length): the endpoint is about to send those bytes, or (length 1)
-    // waits for the byte at `offset`. Drives the StreamWatcher's player mode; a missing piece read here is
-    // what the server fallback fetches at once.
-    virtual ReadKind on_player_read(ByteOffset offset, Bytes length) = 0;
+    // waits for the byte at `offset`. `continuation` is false for the first read of a request and true for
+    // the ones after it. Drives the StreamWatcher's player mode; a missing piece read here is what the
+    // server fallback fetches at once.
+    virtual ReadKind on_player_read(ByteOffset offset, Bytes length, bool continuation) = 0;
 };
 
 }  // namespace toast::client

@@ -3,6 +3,7 @@
 #include <set>
 #include <stdexcept>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
@@ -150,6 +151,9 @@ class Session : public std::enable_shared_from_this<Session> {
         arrived_ = Clock::now();
         PlayerRequest pr{req.method_string(), req.target(), req[http::field::range]};
         response_ = decide_player_response(pr, sh_->path, sh_->source.size().value());
+        spdlog::debug("player: {} {} range '{}' -> {}", std::string_view(req.method_string()),
+                      std::string_view(req.target()), std::string_view(req[http::field::range]),
+                      response_.status);
         if (!response_.body_from_title()) {
             write_error(response_.status, response_.reason, response_.content_range);
             return;
@@ -180,7 +184,9 @@ class Session : public std::enable_shared_from_this<Session> {
         return h;
     }
 
-    void note_read(ReadKind kind) {
+    // Reports a read to the source; the first one of a request decides whether the request is a seek.
+    void report_read(std::uint64_t length) {
+        auto kind = sh_->source.on_player_read(ByteOffset(pos_), Bytes(length), reported_);
         if (reported_) return;
         reported_ = true;
         seek_request_ = kind == ReadKind::seek;
@@ -207,7 +213,7 @@ class Session : public std::enable_shared_from_this<Session> {
                 waiting_ = true;
                 wait_deadline_ = Clock::now() + sh_->config.wait_timeout;
                 ++sh_->stats.waits;
-                note_read(sh_->source.on_player_read(ByteOffset(pos_), Bytes(1)));
+                report_read(1);
             }
             sh_->waiting.insert(this);
             timer_.expires_at(wait_deadline_);
@@ -215,7 +221,7 @@ class Session : public std::enable_shared_from_this<Session> {
             return;
         }
         waiting_ = false;
-        note_read(sh_->source.on_player_read(ByteOffset(pos_), Bytes(n)));
+        report_read(n);
         chunk_.resize(n);
         std::string error;
         if (!sh_->source.read(ByteOffset(pos_), std::span<char>(chunk_.data(), n), error)) {

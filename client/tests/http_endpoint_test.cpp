@@ -68,9 +68,10 @@ class FakeSource : public MediaSource {
         std::memcpy(out.data(), data_.data() + offset.value(), out.size());
         return true;
     }
-    ReadKind on_player_read(ByteOffset offset, Bytes length) override {
+    ReadKind on_player_read(ByteOffset offset, Bytes length, bool continuation) override {
         reads.emplace_back(offset.value(), length.value());
-        auto kind = watcher_.on_player_read(offset, length, std::chrono::steady_clock::now());
+        continuations.push_back(continuation);
+        auto kind = watcher_.on_player_read(offset, length, std::chrono::steady_clock::now(), continuation);
         kinds.push_back(kind);
         return kind;
     }
@@ -88,6 +89,7 @@ class FakeSource : public MediaSource {
     StreamWatcher& watcher() { return watcher_; }
     std::vector<std::pair<std::uint64_t, std::uint64_t>> reads;
     std::vector<ReadKind> kinds;
+    std::vector<bool> continuations;
     bool fail_reads = false;
 
   private:
@@ -319,6 +321,10 @@ TEST_CASE("player reads drive the StreamWatcher: sequential reads, then a far re
         total += len;
     }
     CHECK(total == s.bytes_sent);
+    // Three requests: the first read of each is not a continuation, every later one is.
+    auto cont = f.on_io([&] { return f.source_.continuations; });
+    CHECK(std::count(cont.begin(), cont.end(), false) == 3);
+    CHECK_FALSE(cont.front());
 }
 
 TEST_CASE("a seek to missing bytes measures seek-to-data from the request to the first byte",

@@ -191,7 +191,7 @@ TEST_CASE("a seek drops urgent reads before its target and keeps the ones after 
     CHECK(w.blocked_reads() == std::vector<PieceIndex>{PieceIndex(9)});
 }
 
-TEST_CASE("a player asking again near the playhead or where it stopped reading is not seeking",
+TEST_CASE("a request near the playhead is not a seek, one far from it is even over bytes sent before",
           "[client][playback][watcher]") {
     const SteadyTime t0{};
     PieceSet had(PieceCount(10));
@@ -201,15 +201,17 @@ TEST_CASE("a player asking again near the playhead or where it stopped reading i
     CHECK(w.on_player_read(ByteOffset(0), Bytes(9000), t0) == ReadKind::first);  // read far ahead
     w.tick(t0 + 4s);
     CHECK(w.playhead() == ByteOffset(4000));
-    // It dropped its read-ahead and asks from where it plays (the threshold is 2500 bytes).
+    // It dropped its read-ahead and asks again from where it plays (the threshold is 2500 bytes).
     CHECK(w.on_player_read(ByteOffset(4100), Bytes(100), t0 + 4s) == ReadKind::sequential);
+    CHECK(w.on_player_read(ByteOffset(2000), Bytes(100), t0 + 4s) == ReadKind::sequential);
     CHECK(w.read_frontier() == ByteOffset(9000));
-    // Far from the playhead and from where the last read ended: a seek; the reads after it continue it.
+    // Far ahead of the playhead: a seek, although bytes up to 9000 were sent before.
     CHECK(w.on_player_read(ByteOffset(7000), Bytes(100), t0 + 4s) == ReadKind::seek);
-    CHECK(w.on_player_read(ByteOffset(7100), Bytes(100), t0 + 4s) == ReadKind::sequential);
-    CHECK(w.on_player_read(ByteOffset(9000), Bytes(100), t0 + 4s) == ReadKind::sequential);
+    CHECK(w.playhead() == ByteOffset(7000));
+    // The rest of a request is a continuation: never a seek, wherever the playhead is.
+    CHECK(w.on_player_read(ByteOffset(400), Bytes(100), t0 + 4s, true) == ReadKind::sequential);
+    CHECK(w.playhead() == ByteOffset(7000));
     CHECK(w.seeks() == 1);
-    // Bytes sent long ago do not make a read near: back to the start is a seek although 0..9000 was sent.
     CHECK(w.on_player_read(ByteOffset(1000), Bytes(100), t0 + 4s) == ReadKind::seek);
     CHECK(w.seeks() == 2);
     CHECK(w.playhead() == ByteOffset(1000));
