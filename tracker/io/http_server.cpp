@@ -98,7 +98,8 @@ class Session : public std::enable_shared_from_this<Session> {
         res_.prepare_payload();
         close_after_write_ = !keep_alive;
         stream_.expires_after(service_.config().http.idle_timeout);
-        http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+            self->service_.count_sent(false, n);
             self->on_write(ec);
         });
     }

@@ -57,6 +57,10 @@ TrackerService::TrackerService(const TrackerConfig& config, ServiceSecrets secre
       connections_refused_(
           metrics.counter("toast_tracker_http_connections_refused_total",
                           "HTTP connections closed at once because max_connections was reached")),
+      bytes_sent_http_(metrics.counter("toast_tracker_bytes_sent_total",
+                                       "Bytes sent (responses with headers)", {{"transport", "http"}})),
+      bytes_sent_udp_(metrics.counter("toast_tracker_bytes_sent_total", "Bytes sent (responses with headers)",
+                                      {{"transport", "udp"}})),
       swarms_(metrics.gauge("toast_tracker_swarms", "Swarms currently known")),
       seeders_(metrics.gauge("toast_tracker_seeders", "Seeders in all swarms")),
       leechers_(metrics.gauge("toast_tracker_leechers", "Leechers in all swarms")),

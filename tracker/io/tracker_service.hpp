@@ -75,6 +75,9 @@ class TrackerService {
     std::string metrics_text() const { return metrics_.render(); }
     void observe_latency(bool udp, double seconds);
     void count_http_connection_refused() { connections_refused_.inc(); }
+    // Bytes the tracker sent (HTTP responses with headers, UDP datagrams): the testbed counts the tracker's
+    // upload as server-host traffic, as the thesis did.
+    void count_sent(bool udp, std::size_t bytes) { (udp ? bytes_sent_udp_ : bytes_sent_http_).inc(bytes); }
     Gauge& http_connections() { return http_connections_; }
 
     const SwarmRegistry& registry() const { return registry_; }
@@ -106,6 +109,8 @@ class TrackerService {
     Counter& reloads_ok_;
     Counter& reloads_failed_;
     Counter& connections_refused_;
+    Counter& bytes_sent_http_;
+    Counter& bytes_sent_udp_;
     Gauge& swarms_;
     Gauge& seeders_;
     Gauge& leechers_;

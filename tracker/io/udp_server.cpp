@@ -41,7 +41,8 @@ void UdpServer::do_receive() {
                     service_.handle_udp(std::span<const std::uint8_t>(buffer_.data(), n), source, started);
                 if (reply) {
                     boost::system::error_code send_ec;
-                    socket_.send_to(asio::buffer(*reply), sender_, 0, send_ec);
+                    auto sent = socket_.send_to(asio::buffer(*reply), sender_, 0, send_ec);
+                    service_.count_sent(true, sent);
                     if (send_ec)
                         spdlog::debug("udp send to {} failed: {}", sender_.address().to_string(),
                                       send_ec.message());

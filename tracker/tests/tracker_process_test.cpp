@@ -366,3 +366,25 @@ TEST_CASE("SIGTERM stops the tracker cleanly", "[tracker][cli]") {
     REQUIRE(open.read_some(asio::buffer(buf)) > 0);
     CHECK(tracker.process().stop(SIGTERM, 5s) == std::optional<int>(0));
 }
+
+TEST_CASE("toast-tracker counts the bytes it sends over HTTP and UDP", "[tracker][process][metrics]") {
+    TrackerProcess tracker(true);
+    auto res = tracker.get(announce_target('b', 1, 6881, 100));
+    REQUIRE(res.status == 200);
+    // Bytes are counted when a write completes; the response has been read, so the count is there.
+    double http_sent = -1;
+    REQUIRE(eventually(
+        [&] {
+            http_sent = tracker.metric("toast_tracker_bytes_sent_total{transport=\"http\"}");
+            return http_sent > 0;
+        },
+        5s));
+    // At least the announce's body, and less than everything sent so far could be (headers are small).
+    CHECK(http_sent >= static_cast<double>(res.body.size()));
+    CHECK(http_sent < static_cast<double>(res.body.size()) + 1024);
+
+    InfoHash hash{};
+    REQUIRE(tracker.udp_scrape(hash));
+    // A connect reply is 16 bytes and a one-hash scrape reply 8 + 12 bytes.
+    CHECK(tracker.metric("toast_tracker_bytes_sent_total{transport=\"udp\"}") == 16 + 20);
+}
