@@ -15,3 +15,22 @@ if(BUILD_TESTING)
   target_link_libraries(client_http_tests PRIVATE toast_client_http toast_testing toast_warnings Catch2::Catch2WithMain)
   catch_discover_tests(client_http_tests TEST_PREFIX "client." PROPERTIES TIMEOUT 60)
 endif()
+
+# End-to-end playback (issue 5): toast-client play with the real server and tracker, decoded by ffmpeg.
+if(BUILD_TESTING)
+  find_program(TOAST_FFMPEG ffmpeg)
+  if(TOAST_FFMPEG)
+    add_executable(client_playback_tests tests/playback_integration_test.cpp)
+    target_link_libraries(client_playback_tests
+      PRIVATE toast_client_core toast_testing toast_warnings Catch2::Catch2WithMain)
+    target_compile_definitions(client_playback_tests PRIVATE
+      TOAST_CLIENT_BIN="$<TARGET_FILE:toast-client>"
+      TOAST_SERVER_BIN="$<TARGET_FILE:toast-server>"
+      TOAST_TRACKER_BIN="$<TARGET_FILE:toast-tracker>"
+      FFMPEG_BIN="${TOAST_FFMPEG}")
+    add_dependencies(client_playback_tests toast-client toast-server toast-tracker)
+    catch_discover_tests(client_playback_tests TEST_PREFIX "client." PROPERTIES TIMEOUT 120)
+  else()
+    message(STATUS "ffmpeg not found: the playback tests are not built (scripts/install-deps.sh installs it)")
+  endif()
+endif()

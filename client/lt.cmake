@@ -17,6 +17,8 @@ target_link_libraries(toast_client_lt
 if(TARGET toast_client_core)
   target_link_libraries(toast_client_lt PUBLIC toast_client_core)
 endif()
+# play (issue 5): the local player endpoint and the player launcher.
+target_link_libraries(toast_client_lt PUBLIC toast_client_http)
 
 add_executable(toast-client app/main.cpp)
 target_link_libraries(toast-client PRIVATE toast_client_lt toast_warnings)

@@ -317,8 +317,11 @@ Options:
   --tracker URL               extra tracker; repeatable (default: the torrent's trackers only)
   --enable-dht                enable the DHT (default: off; LSD, UPnP and NAT-PMP are always off)
   --log-level L               trace|debug|info|warn|error|off (default: info)
-  --http HOST:PORT            play: serve the title to a player here (default: 127.0.0.1:0)
-  --player P                  play: mpv|vlc|ffplay|none (default: none)
+  --http HOST:PORT            play: serve the title to a player here, URL http://HOST:PORT/<file name>,
+                              printed at start and in the stats (default: 127.0.0.1:0)
+  --player P                  play: mpv|vlc|ffplay|none, launched on the URL at the saved position;
+                              the client leaves when it exits (default: none: the client serves the URL
+                              and --behavior decides when it leaves)
   -h, --help                  show this text
 )";
 }

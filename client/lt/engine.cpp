@@ -1,11 +1,18 @@
 #include "client/lt/engine.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
+#include <sstream>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
@@ -13,6 +20,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <libtorrent/alert_types.hpp>
+#include <libtorrent/hasher.hpp>
 #include <libtorrent/peer_info.hpp>
 #include <libtorrent/session.hpp>
 #include <libtorrent/torrent_flags.hpp>
@@ -22,9 +30,14 @@
 #include "client/core/fallback_planner.hpp"
 #include "client/core/fidelity.hpp"
 #include "client/core/give_up_horizon.hpp"
+#include "client/core/mp4_layout.hpp"
 #include "client/core/piece_policy.hpp"
+#include "client/core/resume_point.hpp"
+#include "client/core/status_line.hpp"
 #include "client/core/stream_watcher.hpp"
 #include "client/core/title_geometry.hpp"
+#include "client/http/player_endpoint.hpp"
+#include "client/http/player_request.hpp"
 #include "client/lt/ejecting_disk_io.hpp"
 #include "client/lt/http_fetcher.hpp"
 #include "client/lt/lt_events.hpp"
@@ -67,6 +80,48 @@ std::vector<ServerUrl> server_urls(const TitleTorrent& t, const ClientOptions& o
     }
     return out;
 }
+
+std::string title_file_name(const TitleTorrent& t) {
+    return t.params.ti->files().file_name(lt::file_index_t(0)).to_string();
+}
+
+// play: where this title was left, from the save directory; 0 for a new title or an unusable file.
+ByteOffset load_resume(const ClientOptions& o, const TitleGeometry& g, const std::string& file_name) {
+    if (o.command != ClientCommand::play) return ByteOffset(0);
+    auto path = o.save_dir / resume_point_file_name(file_name);
+    std::ifstream in(path);
+    if (!in) return ByteOffset(0);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string error;
+    auto p = parse_resume_point(text.str(), g.total_size(), &error);
+    if (!p) {
+        spdlog::warn("ignoring the saved position in {}: {}", path.string(), error);
+        return ByteOffset(0);
+    }
+    return p->offset;
+}
+
+// Wakes the engine's loop as soon as libtorrent has alerts (a player may be waiting for a piece), instead of
+// at the next tick. set_alert_notify calls it on libtorrent's threads; detach() before the loop goes away.
+class AlertNotifier {
+  public:
+    AlertNotifier(asio::io_context& io, std::function<void()> on_alerts)
+        : io_(&io), on_alerts_(std::move(on_alerts)) {}
+    void notify() {
+        std::lock_guard lock(mutex_);
+        if (io_) asio::post(*io_, on_alerts_);
+    }
+    void detach() {
+        std::lock_guard lock(mutex_);
+        io_ = nullptr;
+    }
+
+  private:
+    std::mutex mutex_;
+    asio::io_context* io_;
+    std::function<void()> on_alerts_;
+};
 
 }  // namespace
 
@@ -138,6 +193,7 @@ class Engine::Impl {
         handle_ = session_->add_torrent(std::move(atp), ec);
         if (ec) throw std::runtime_error("libtorrent refused the torrent: " + ec.message());
         piece_control_ = std::make_unique<LtPieceControl>(handle_);
+        if (options_.command == ClientCommand::play) start_playback();
     }
 
     ~Impl() { shutdown(); }
@@ -165,11 +221,242 @@ class Engine::Impl {
         asio::post(io_, [this] { finish(); });
     }
 
+    std::string player_url() const { return endpoint_ ? endpoint_->url() : std::string(); }
+    std::chrono::milliseconds resume_time() const {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(geometry_.media_time_at(resume_));
+    }
+    void watch_player(std::function<bool()> running) { player_running_ = std::move(running); }
+
   private:
     StreamWatcherConfig watcher_config() const {
         StreamWatcherConfig c;
         c.startup_buffer = options_.startup_buffer;
+        if (options_.command == ClientCommand::play) {
+            c.mode = WatcherMode::player;
+            c.start_offset = load_resume(options_, geometry_, title_file_name(torrent_));
+            // A jump of more than about two seconds of media is a seek (at least four pieces, at most 4 MiB).
+            auto two_seconds = bytes_in(geometry_.bitrate(), std::chrono::seconds(2));
+            auto four_pieces = Bytes(geometry_.piece_length().value() * 4);
+            c.seek_threshold = std::min(std::max(two_seconds, four_pieces), Bytes(4 << 20));
+        }
         return c;
+    }
+
+    // --- play (issue 5) ---
+
+    // The title as the player endpoint sees it. Present means had and still stored (an ejected piece is
+    // gone); the bytes come from the file libtorrent writes (a verified piece is in it, in the page cache).
+    class Media : public MediaSource {
+      public:
+        explicit Media(Impl& e) : e_(e), on_disk_(e.geometry_.piece_count()), recheck_(e.io_) {}
+        ~Media() override {
+            if (fd_ >= 0) ::close(fd_);
+        }
+        Bytes size() const override { return e_.geometry_.total_size(); }
+        std::string content_type() const override { return content_type_for(e_.file_name_); }
+        Bytes available(ByteOffset offset, Bytes max) const override {
+            const auto& g = e_.geometry_;
+            if (offset >= g.end()) return Bytes(0);
+            auto end = std::min(offset + max, g.end());
+            auto at = offset;
+            while (at < end) {
+                auto p = g.piece_at(at);
+                if (!e_.stored_.has(p) || !on_disk(p)) break;
+                at = g.piece_end(p);
+            }
+            return std::min(at, end) - offset;
+        }
+        bool read(ByteOffset offset, std::span<char> out, std::string& error) override {
+            if (fd_ < 0) fd_ = ::open(e_.media_path_.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd_ < 0) {
+                error = "cannot open " + e_.media_path_.string() + ": " + std::strerror(errno);
+                return false;
+            }
+            std::size_t done = 0;
+            while (done < out.size()) {
+                auto n = ::pread(fd_, out.data() + done, out.size() - done,
+                                 static_cast<off_t>(offset.value() + done));
+                if (n <= 0) {
+                    error = "cannot read " + e_.media_path_.string() + ": " +
+                            (n == 0 ? std::string("short file") : std::string(std::strerror(errno)));
+                    return false;
+                }
+                done += static_cast<std::size_t>(n);
+            }
+            return true;
+        }
+        // A piece leaves local storage: its bytes must be checked again if it ever comes back.
+        void forget(PieceIndex p) { on_disk_.clear(p); }
+
+        // libtorrent reports a piece finished once its hash passed, which can be before its bytes reach the
+        // file (hashing and writing run on different threads, the bytes wait in a store buffer). A piece is
+        // served only once the file holds bytes with the piece's hash; until then a re-check is scheduled.
+        bool on_disk(PieceIndex p) const {
+            if (on_disk_.has(p)) return true;
+            auto& self = const_cast<Media&>(*this);
+            std::vector<char> bytes(e_.geometry_.piece_size(p).value());
+            std::string error;
+            if (self.read(e_.geometry_.piece_start(p), bytes, error)) {
+                lt::hasher h(bytes.data(), static_cast<int>(bytes.size()));
+                if (h.final() == e_.torrent_.params.ti->hash_for_piece(lt::piece_index_t(p.value()))) {
+                    self.on_disk_.set(p);
+                    return true;
+                }
+            }
+            spdlog::debug("piece {} is not in the file yet; checking again shortly", p.value());
+            self.schedule_recheck();
+            return false;
+        }
+        ReadKind on_player_read(ByteOffset offset, Bytes length, bool continuation) override {
+            auto kind = e_.watcher_.on_player_read(offset, length, Clock::now(), continuation);
+            if (kind == ReadKind::seek) {
+                spdlog::info("player seek to byte {} (piece {})", offset.value(),
+                             e_.geometry_.piece_at(offset).value());
+            }
+            // A read that waits, or a seek, needs a plan now rather than at the next tick.
+            if (kind == ReadKind::seek || available(offset, Bytes(1)).value() == 0) e_.kick();
+            return kind;
+        }
+
+      private:
+        void schedule_recheck() {
+            if (recheck_pending_) return;
+            recheck_pending_ = true;
+            recheck_.expires_after(std::chrono::milliseconds(5));
+            recheck_.async_wait([this](const boost::system::error_code& ec) {
+                recheck_pending_ = false;
+                if (ec || e_.finished_) return;
+                if (e_.head_pending_) e_.try_inspect_head();
+                e_.endpoint_->on_data_arrived();
+            });
+        }
+
+        Impl& e_;
+        int fd_ = -1;
+        PieceSet on_disk_;
+        asio::steady_timer recheck_;
+        bool recheck_pending_ = false;
+    };
+
+    void start_playback() {
+        const auto& files = torrent_.params.ti->files();
+        if (files.num_files() != 1) {
+            throw std::runtime_error("play needs a title of one file; this torrent has " +
+                                     std::to_string(files.num_files()));
+        }
+        file_name_ = title_file_name(torrent_);
+        media_path_ = options_.save_dir / files.file_path(lt::file_index_t(0));
+        resume_ = watcher_.playhead();
+        auto type = content_type_for(file_name_);
+        if (type == "video/mp4" || type == "video/quicktime") {
+            // Until the head says where the index is, the last piece is the best guess: fetch both first.
+            head_pending_ = true;
+            tail_urgent_ = {PieceIndex(0), geometry_.last_piece()};
+        } else {
+            set_tail_probe_range();
+        }
+        media_ = std::make_unique<Media>(*this);
+        PlayerEndpointConfig pc;
+        pc.listen = options_.http;
+        pc.file_name = file_name_;
+        pc.wait_timeout = tuning_.player_wait_timeout;
+        endpoint_ = std::make_unique<PlayerEndpoint>(io_, *media_, pc);
+        endpoint_->start();
+        notifier_ = std::make_shared<AlertNotifier>(io_, [this] {
+            if (!finished_) drain_alerts(Clock::now());
+        });
+        session_->set_alert_notify([n = notifier_] { n->notify(); });
+        status_line_ = ::isatty(STDOUT_FILENO) == 1;
+        spdlog::info(
+            "playing '{}' at {}{}", file_name_, endpoint_->url(),
+            resume_.value() > 0 ? " from the saved position, byte " + std::to_string(resume_.value()) : "");
+    }
+
+    // Players read the last bytes of an MPEG-TS (or any container without an index) for its duration
+    // before they play (ffmpeg: the last 250 kB); those reads are not the viewer's position.
+    void set_tail_probe_range() {
+        auto tail = std::min<std::uint64_t>(geometry_.total_size().value() / 4, 320 * 1024);
+        watcher_.set_index_range(ByteOffset(geometry_.total_size().value() - tail), geometry_.end());
+    }
+
+    // The first piece is in the file: an MP4 whose index follows its media data has that tail fetched first.
+    void try_inspect_head() {
+        if (!head_pending_ || !stored_.has(PieceIndex(0)) || !media_->on_disk(PieceIndex(0))) return;
+        head_pending_ = false;
+        tail_urgent_.clear();
+        std::vector<char> head(std::min<std::uint64_t>(geometry_.piece_size(PieceIndex(0)).value(), 1 << 20));
+        std::string error;
+        if (!media_->read(ByteOffset(0), head, error)) {
+            spdlog::warn("cannot read the title's first bytes to find its MP4 index: {}", error);
+            return;
+        }
+        auto layout = inspect_mp4_head(
+            std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(head.data()), head.size()),
+            geometry_.total_size());
+        if (layout.placement != Mp4IndexPlacement::index_at_end) {
+            spdlog::info("MP4 index placement: {}", to_string(layout.placement));
+            return;
+        }
+        watcher_.set_index_range(layout.index_begin, layout.index_end);
+        auto first = geometry_.piece_at(layout.index_begin);
+        for (auto p = first; p <= geometry_.last_piece(); ++p)
+            tail_urgent_.push_back(p);
+        spdlog::info("MP4 index at the end (bytes {}-{}): pieces {}-{} fetched first",
+                     layout.index_begin.value(), layout.index_end.value() - 1, first.value(),
+                     geometry_.last_piece().value());
+    }
+
+    // Pieces the server fallback fetches at once: those a player read waits for, and the MP4 index.
+    std::vector<PieceIndex> urgent_pieces() const {
+        auto out = watcher_.blocked_reads();
+        for (auto p : tail_urgent_)
+            if (!had_.has(p)) out.push_back(p);
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+        return out;
+    }
+
+    void kick() {
+        if (kick_pending_ || finished_) return;
+        kick_pending_ = true;
+        asio::post(io_, [this] {
+            kick_pending_ = false;
+            if (!finished_) tick();
+        });
+    }
+
+    void save_position() {
+        auto path = options_.save_dir / resume_point_file_name(file_name_);
+        auto tmp = path;
+        tmp += ".tmp";
+        {
+            std::ofstream out(tmp, std::ios::trunc);
+            out << format_resume_point({geometry_.total_size(), watcher_.playhead()});
+            if (!out) {
+                spdlog::warn("cannot save the playback position to {}", tmp.string());
+                return;
+            }
+        }
+        std::error_code ec;
+        std::filesystem::rename(tmp, path, ec);
+        if (ec) spdlog::warn("cannot save the playback position to {}: {}", path.string(), ec.message());
+    }
+
+    void print_status(const StatsRecord& r) {
+        StatusFigures f;
+        f.state = watcher_.state();
+        f.position = geometry_.media_time_at(watcher_.playhead());
+        f.duration = geometry_.title_duration();
+        f.buffer_ahead = watcher_.buffer_ahead();
+        f.bytes_from_peers = r.bytes_from_peers;
+        f.bytes_from_server = r.bytes_from_server;
+        f.stalls = r.stalls;
+        f.stall_time = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>(r.stall_seconds));
+        f.peers = r.peers;
+        if (r.first_byte_ms) f.first_byte = std::chrono::milliseconds(*r.first_byte_ms);
+        std::fputs(refresh_in_place(format_status_line(f)).c_str(), stdout);
+        std::fflush(stdout);
     }
 
     // Before any peer is known: playhead at the start, one peer assumed at the title's bitrate.
@@ -288,14 +575,16 @@ class Engine::Impl {
 
         // Server fallback.
         FallbackInput fin{had_, watcher_.playhead_piece(), geometry_.piece_duration(),
-                          watcher_.into_playhead_piece(), horizon_.horizon_time(), watcher_.blocked_reads(),
+                          watcher_.into_playhead_piece(), horizon_.horizon_time(), urgent_pieces(),
                           // "No peer has it" means nothing until peers had time to send their bitfields.
                           now - started_ >= tuning_.discovery_grace ? &availability : nullptr, request_end,
                           suspend};
         // Without any server URL the client is plain BitTorrent: nothing is given up.
         if (!fetcher_->urls().empty()) {
-            for (const auto& f : fallback_.plan(fin, now))
+            for (const auto& f : fallback_.plan(fin, now)) {
+                if (f.reason == FetchReason::urgent) ++urgent_fetches_;
                 start_fetch(f.piece.value());
+            }
         }
 
         // Peer policy.
@@ -318,6 +607,15 @@ class Engine::Impl {
             std::chrono::duration_cast<std::chrono::milliseconds>(geometry_.piece_duration());
         snap.into_playhead_piece =
             std::chrono::duration_cast<std::chrono::milliseconds>(watcher_.into_playhead_piece());
+        bt_peers_ = bt_peers;
+        // The pieces kept in order now: [playhead, playhead + window) for hybrid, the rest for inorder.
+        window_.reset();
+        if (options_.picker == PickerKind::inorder || options_.picker == PickerKind::hybrid) {
+            auto last = options_.picker == PickerKind::inorder
+                            ? n_ - 1
+                            : std::min(snap.playhead.value() + snap.inorder_window.value(), n_) - 1;
+            if (snap.playhead.value() <= last) window_ = std::pair{snap.playhead.value(), last};
+        }
         auto plan = policy_->plan(snap);
         fidelity_->on_plan(plan.wanted);
         if (!suspend) {
@@ -335,12 +633,23 @@ class Engine::Impl {
                 watcher_.playhead_piece().value(), to_string(watcher_.state()), had_.count().value(),
                 bt_peers, status.list_peers, horizon_.peer_rate(), snap.horizon.value(), plan.wanted.size(),
                 fallback_.in_flight_pieces().size());
-            write_record(make_record("stats", now));
+            auto record = make_record("stats", now);
+            write_record(record);
+            if (endpoint_) {
+                save_position();
+                if (status_line_) print_status(record);
+            }
+        }
+        if (player_running_ && !player_running_()) {
+            spdlog::info("the player exited");
+            finish();
+            return;
         }
         if (should_leave()) finish();
     }
 
     bool should_leave() const {
+        if (player_running_) return false;  // play with a player: leave when it exits
         switch (options_.behavior) {
             case Behavior::download:
                 return had_.all();
@@ -400,6 +709,10 @@ class Engine::Impl {
         had_.set(PieceIndex(piece));
         stored_.set(PieceIndex(piece));
         watcher_.on_piece_had(PieceIndex(piece), now);
+        if (endpoint_) {
+            if (head_pending_ && piece == 0) try_inspect_head();
+            endpoint_->on_data_arrived();
+        }
         applier_.on_piece_had(piece);
         if (count_arrival) fidelity_->on_arrival(PieceIndex(piece));
     }
@@ -461,6 +774,7 @@ class Engine::Impl {
         registry_->eject(piece);
         control_->announce_dont_have(piece);
         stored_.clear(PieceIndex(piece));
+        if (media_) media_->forget(PieceIndex(piece));
         watcher_.on_piece_lost(PieceIndex(piece), now);
         ++ejected_;
     }
@@ -488,6 +802,16 @@ class Engine::Impl {
         r.pieces_fetched_ahead = fallback_.fetched_ahead();
         r.fidelity = fidelity_->fidelity();
         r.completed = r.completed || had_.all();
+        r.peers = static_cast<std::uint32_t>(bt_peers_);
+        r.urgent_fetches = urgent_fetches_;
+        r.inorder_window = window_;
+        if (endpoint_) {
+            r.player_url = endpoint_->url();
+            const auto& es = endpoint_->stats();
+            if (es.first_byte) r.first_byte_ms = es.first_byte->count();
+            for (auto d : es.seek_latencies)
+                r.seek_ms.push_back(d.count());
+        }
         return r;
     }
 
@@ -506,6 +830,14 @@ class Engine::Impl {
         auto summary = make_record("summary", now);
         write_record(summary);
         result_.summary = summary;
+        if (endpoint_) {
+            save_position();
+            if (status_line_) {
+                print_status(summary);
+                std::fputs("\n", stdout);
+            }
+            endpoint_->stop();
+        }
         result_.cancels_sent = control_->cancels_sent();
         result_.dont_haves_sent = control_->dont_haves_sent();
         result_.reads_refused = registry_->reads_refused();
@@ -538,6 +870,7 @@ class Engine::Impl {
     }
 
     void shutdown() {
+        if (notifier_) notifier_->detach();
         if (!session_) return;
         control_->detach();
         fetcher_.reset();
@@ -589,6 +922,22 @@ class Engine::Impl {
     Clock::time_point last_stats_ = Clock::now();
     Clock::time_point last_rate_sample_{};
     EngineResult result_;
+
+    // play
+    std::string file_name_;
+    std::filesystem::path media_path_;
+    ByteOffset resume_{0};
+    bool head_pending_ = false;            // an MP4 whose first piece has not been inspected yet
+    std::vector<PieceIndex> tail_urgent_;  // fetched at once: the head and the MP4 index at the end
+    std::uint64_t urgent_fetches_ = 0;
+    int bt_peers_ = 0;
+    std::optional<std::pair<std::int32_t, std::int32_t>> window_;
+    bool kick_pending_ = false;
+    bool status_line_ = false;
+    std::function<bool()> player_running_;
+    std::shared_ptr<AlertNotifier> notifier_;
+    std::unique_ptr<Media> media_;  // before endpoint_: the endpoint reads it
+    std::unique_ptr<PlayerEndpoint> endpoint_;
 };
 
 Engine::Engine(ClientOptions options, TitleTorrent torrent, EngineTuning tuning)
@@ -599,6 +948,15 @@ EngineResult Engine::run(bool handle_signals) {
 }
 void Engine::stop() {
     impl_->stop();
+}
+std::string Engine::player_url() const {
+    return impl_->player_url();
+}
+std::chrono::milliseconds Engine::resume_time() const {
+    return impl_->resume_time();
+}
+void Engine::watch_player(std::function<bool()> running) {
+    impl_->watch_player(std::move(running));
 }
 
 }  // namespace toast::client

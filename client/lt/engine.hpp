@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +25,8 @@ struct EngineTuning {
     std::string interface = "127.0.0.1";
     // How long to wait for the tracker's first answer before assuming there are no peers.
     std::chrono::milliseconds discovery_grace{2000};
+    // play: how long a player read waits for missing bytes before the endpoint gives up (503).
+    std::chrono::milliseconds player_wait_timeout{60'000};
 };
 
 struct EngineResult {
@@ -54,6 +57,13 @@ class Engine {
     EngineResult run(bool handle_signals = true);
     // Thread-safe.
     void stop();
+
+    // play: the local URL a player reads the title from (empty for stream). Valid after construction.
+    std::string player_url() const;
+    // play: where playback resumes (the saved position; zero for a new title), in media time.
+    std::chrono::milliseconds resume_time() const;
+    // play: polled every tick; once it returns false (the player exited) the client leaves.
+    void watch_player(std::function<bool()> running);
 
   private:
     class Impl;

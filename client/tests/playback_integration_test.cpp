@@ -1,0 +1,410 @@
+// `toast-client play` end to end on 127.0.0.1 (issue 5, "Done when"): real videos generated with ffmpeg
+// (H.264/AAC in MPEG-TS, in MP4 with the index first and in MP4 with the index at the end), ingested into the
+// real toast-server, and decoded by ffmpeg through the client's local URL while the client downloads them.
+// Decoding is compared frame by frame (ffmpeg's framecrc: timestamps and a CRC of every decoded video frame
+// and audio packet) with decoding the original file, which proves zero decode errors, the full duration and,
+// with -ss, the right timestamps.
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <memory>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "client/core/stats.hpp"
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+using toast::client::StatsRecord;
+using toast::testing::ChildProcess;
+using toast::testing::TempDir;
+
+namespace {
+
+constexpr int kSeconds = 16;
+constexpr const char* kPieceSize = "32KiB";
+
+std::vector<StatsRecord> read_stats(const std::filesystem::path& path) {
+    std::vector<StatsRecord> out;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::string error;
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        if (j.is_discarded()) break;  // a line being written right now
+        auto r = toast::client::stats_from_json(j, &error);
+        INFO(path.string() << ": " << line << ": " << error);
+        REQUIRE(r);
+        out.push_back(*r);
+    }
+    return out;
+}
+
+enum class Container { ts, mp4_index_first, mp4_index_at_end };
+
+// A kSeconds H.264/AAC test pattern with a keyframe every second.
+void make_video(const std::filesystem::path& out, Container c) {
+    std::vector<std::string> args{"-v",
+                                  "error",
+                                  "-y",
+                                  "-f",
+                                  "lavfi",
+                                  "-i",
+                                  "testsrc=size=320x240:rate=25",
+                                  "-f",
+                                  "lavfi",
+                                  "-i",
+                                  "sine=frequency=440:sample_rate=44100",
+                                  "-t",
+                                  std::to_string(kSeconds),
+                                  "-c:v",
+                                  "libx264",
+                                  "-preset",
+                                  "ultrafast",
+                                  "-g",
+                                  "25",
+                                  "-b:v",
+                                  "1200k",
+                                  "-c:a",
+                                  "aac",
+                                  "-b:a",
+                                  "64k"};
+    if (c == Container::mp4_index_first) args.insert(args.end(), {"-movflags", "+faststart"});
+    args.push_back(out.string());
+    auto r = toast::testing::run(FFMPEG_BIN, args, 60s);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+}
+
+// ffmpeg decoding `input` (a file or a URL) to framecrc lines; `seek` adds -ss before the input.
+toast::testing::RunResult decode(const std::string& input, std::optional<int> seek = {},
+                                 std::chrono::milliseconds limit = 60s) {
+    std::vector<std::string> args{"-v", "error", "-nostdin"};
+    if (seek) args.insert(args.end(), {"-ss", std::to_string(*seek)});
+    args.insert(args.end(), {"-i", input, "-map", "0", "-f", "framecrc", "-"});
+    return toast::testing::run(FFMPEG_BIN, args, limit);
+}
+
+// The framecrc lines without the header comments (the muxer's version line differs in nothing else).
+std::vector<std::string> frames(const std::string& framecrc) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start < framecrc.size()) {
+        auto end = framecrc.find('\n', start);
+        if (end == std::string::npos) end = framecrc.size();
+        auto line = framecrc.substr(start, end - start);
+        if (!line.empty() && line[0] != '#') out.push_back(line);
+        start = end + 1;
+    }
+    return out;
+}
+
+// Decoded video frames (stream 0) in framecrc output.
+long video_frames(const std::vector<std::string>& lines) {
+    return std::count_if(lines.begin(), lines.end(),
+                         [](const std::string& l) { return l.rfind("0,", 0) == 0; });
+}
+
+// The server with one ingested video, a tracker, and `toast-client play` instances against them.
+class PlaybackBed {
+  public:
+    explicit PlaybackBed(Container c)
+        : server_port_(toast::testing::free_tcp_port()), tracker_port_(toast::testing::free_tcp_port()) {
+        name_ = c == Container::ts ? "movie.ts" : "movie.mp4";
+        for (auto d : {"d0", "d1", "logs"})
+            std::filesystem::create_directories(dir_ / d);
+        make_video(media(), c);
+        auto size = std::filesystem::file_size(media());
+        bitrate_ = std::to_string(size * 8 / kSeconds);
+        std::ofstream(dir_ / "server.json")
+            << nlohmann::json{{"listen", "127.0.0.1:" + std::to_string(server_port_)},
+                              {"disks", {(dir_ / "d0").string(), (dir_ / "d1").string()}},
+                              {"log_level", "warn"}};
+        auto ingest =
+            toast::testing::run(TOAST_SERVER_BIN,
+                                {"--config", (dir_ / "server.json").string(), "ingest", name_,
+                                 media().string(), "--torrent", torrent().string(), "--bitrate", bitrate_,
+                                 "--piece-size", kPieceSize, "--announce", announce_url()},
+                                60s);
+        INFO(ingest.out << ingest.err);
+        REQUIRE(ingest.exit_code == 0);
+        tracker_ = std::make_unique<ChildProcess>(
+            TOAST_TRACKER_BIN,
+            std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(tracker_port_)},
+            dir_ / "logs");
+        REQUIRE(toast::testing::wait_for_tcp_port(tracker_port_, 10s));
+    }
+
+    void start_server() {
+        server_ = std::make_unique<ChildProcess>(
+            TOAST_SERVER_BIN, std::vector<std::string>{"--config", (dir_ / "server.json").string(), "serve"},
+            dir_ / "logs");
+        REQUIRE(toast::testing::wait_for_tcp_port(server_port_, 10s));
+    }
+    void stop_server() {
+        REQUIRE(server_->stop(SIGTERM, 5s));
+        server_.reset();
+    }
+
+    // `toast-client play` serving on a fresh port (player none), staying until stopped.
+    std::unique_ptr<ChildProcess> play(const std::string& who, std::vector<std::string> extra = {},
+                                       const std::string& behavior = "seed") {
+        http_port_[who] = toast::testing::free_tcp_port();
+        std::filesystem::create_directories(dir_ / who);
+        std::vector<std::string> args{"play",        torrent().string(),
+                                      "--save-dir",  (dir_ / who).string(),
+                                      "--listen",    "0",
+                                      "--stats",     stats(who).string(),
+                                      "--http",      "127.0.0.1:" + std::to_string(http_port_[who]),
+                                      "--behavior",  behavior,
+                                      "--log-level", "info"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        std::filesystem::create_directories(log_dir(who));
+        auto p = std::make_unique<ChildProcess>(TOAST_CLIENT_BIN, args, log_dir(who));
+        return p;
+    }
+    // A seed peer holding the whole title.
+    std::unique_ptr<ChildProcess> seed(const std::string& who) {
+        std::filesystem::create_directories(dir_ / who);
+        std::filesystem::copy_file(media(), dir_ / who / name_);
+        std::vector<std::string> args{"stream",      torrent().string(),
+                                      "--save-dir",  (dir_ / who).string(),
+                                      "--listen",    "0",
+                                      "--stats",     stats(who).string(),
+                                      "--behavior",  "seed",
+                                      "--log-level", "warn"};
+        return std::make_unique<ChildProcess>(TOAST_CLIENT_BIN, args, dir_ / "logs");
+    }
+
+    std::string url(const std::string& who) const {
+        return "http://127.0.0.1:" + std::to_string(http_port_.at(who)) + "/" + name_;
+    }
+    std::uint16_t http_port(const std::string& who) const { return http_port_.at(who); }
+    std::filesystem::path media() const { return dir_ / ("media-" + name_); }
+    std::filesystem::path torrent() const { return dir_ / "movie.torrent"; }
+    std::filesystem::path stats(const std::string& who) const { return dir_ / (who + ".stats"); }
+    std::filesystem::path save_dir(const std::string& who) const { return dir_ / who; }
+    std::filesystem::path log_dir(const std::string& who) const { return dir_ / "logs" / who; }
+    std::string announce_url() const {
+        return "http://127.0.0.1:" + std::to_string(tracker_port_) + "/announce";
+    }
+    const std::string& name() const { return name_; }
+
+  private:
+    TempDir dir_;
+    std::string name_;
+    std::string bitrate_;
+    std::uint16_t server_port_;
+    std::uint16_t tracker_port_;
+    std::map<std::string, std::uint16_t> http_port_;
+    std::unique_ptr<ChildProcess> tracker_;
+    std::unique_ptr<ChildProcess> server_;
+};
+
+// Stops a client with SIGTERM (it writes its summary) and returns its last stats record.
+StatsRecord stop_and_summarise(ChildProcess& p, const std::filesystem::path& stats) {
+    auto status = p.stop(SIGTERM, 10s);
+    INFO(p.stderr_text());
+    REQUIRE(status);
+    CHECK(*status == 0);
+    auto lines = read_stats(stats);
+    REQUIRE(!lines.empty());
+    REQUIRE(lines.back().event == "summary");
+    return lines.back();
+}
+
+void check_decodes_like_the_file(PlaybackBed& bed, const std::string& who, std::optional<int> seek = {}) {
+    auto reference = decode(bed.media().string(), seek);
+    REQUIRE(reference.exit_code == 0);
+    auto via_url = decode(bed.url(who), seek);
+    INFO("ffmpeg stderr: " << via_url.err);
+    CHECK(via_url.exit_code == 0);
+    CHECK(via_url.err.empty());  // -v error: any decode error would be printed
+    auto want = frames(reference.out);
+    auto got = frames(via_url.out);
+    REQUIRE(want.size() > 100);
+    CHECK(got.size() == want.size());
+    CHECK(got == want);
+    if (!seek) {
+        CHECK(video_frames(got) == kSeconds * 25);  // the full duration, every frame
+    } else {
+        // From the seek target to the end (a keyframe every second: within a frame or two of it).
+        CHECK(std::abs(video_frames(got) - (kSeconds - *seek) * 25) <= 2);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("ffmpeg decodes an MPEG-TS through the local URL while the swarm downloads it",
+          "[client][playback][integration]") {
+    PlaybackBed bed(Container::ts);
+    bed.start_server();
+    auto seed = bed.seed("seed");
+    auto c = bed.play("viewer");
+    REQUIRE(toast::testing::wait_for_tcp_port(bed.http_port("viewer"), 10s));
+    check_decodes_like_the_file(bed, "viewer");
+    auto s = stop_and_summarise(*c, bed.stats("viewer"));
+    CHECK(s.player_url == bed.url("viewer"));
+    REQUIRE(s.first_byte_ms);
+    CHECK(*s.first_byte_ms < 5000);
+    CHECK(s.bytes_from_peers + s.bytes_server_useful > 0);
+    CHECK(s.stalls == 0);
+    seed->stop(SIGTERM, 10s);
+}
+
+TEST_CASE("ffmpeg decodes an MP4 with its index first through the local URL",
+          "[client][playback][integration]") {
+    PlaybackBed bed(Container::mp4_index_first);
+    bed.start_server();
+    auto c = bed.play("viewer");
+    REQUIRE(toast::testing::wait_for_tcp_port(bed.http_port("viewer"), 10s));
+    check_decodes_like_the_file(bed, "viewer");
+    auto s = stop_and_summarise(*c, bed.stats("viewer"));
+    CHECK(s.seeks == 0);
+    CHECK(s.stalls == 0);
+}
+
+TEST_CASE("an MP4 with its index at the end gets its first and last pieces first and decodes fully",
+          "[client][playback][integration]") {
+    PlaybackBed bed(Container::mp4_index_at_end);
+    bed.start_server();
+    auto c = bed.play("viewer");
+    REQUIRE(toast::testing::wait_for_tcp_port(bed.http_port("viewer"), 10s));
+    // Before any player read, the client has fetched the head and the index at the tail.
+    bool tail_first = false;
+    for (int i = 0; i < 100 && !tail_first; ++i) {
+        std::this_thread::sleep_for(50ms);
+        tail_first = c->stderr_text().find("MP4 index at the end") != std::string::npos;
+    }
+    CHECK(tail_first);
+    check_decodes_like_the_file(bed, "viewer");
+    auto s = stop_and_summarise(*c, bed.stats("viewer"));
+    // The player's jumps to the index at the end and back are not seeks.
+    CHECK(s.seeks == 0);
+    CHECK(s.urgent_fetches >= 2);
+    CHECK(s.stalls == 0);
+}
+
+TEST_CASE("ffmpeg seeking to the middle decodes the right timestamps, and the seek moves the in-order window",
+          "[client][playback][integration]") {
+    PlaybackBed bed(Container::ts);
+    bed.start_server();
+    auto c = bed.play("viewer");
+    REQUIRE(toast::testing::wait_for_tcp_port(bed.http_port("viewer"), 10s));
+    // The player starts at the beginning...
+    auto start = toast::testing::http_request(bed.http_port("viewer"), "GET", "/" + bed.name(),
+                                              {{"Range", "bytes=0-65535"}}, 20s);
+    REQUIRE(start.status == 206);
+    CHECK(start.body == toast::testing::read_file(bed.media()).substr(0, 65536));
+    std::this_thread::sleep_for(1500ms);
+    // ...then seeks to the middle.
+    check_decodes_like_the_file(bed, "viewer", kSeconds / 2);
+    std::this_thread::sleep_for(1500ms);  // a stats line after the seek
+    auto s = stop_and_summarise(*c, bed.stats("viewer"));
+    CHECK(s.seeks >= 1);
+    REQUIRE(!s.seek_ms.empty());
+    CHECK(s.urgent_fetches >= 1);
+    CHECK(s.bytes_from_peers == 0);  // no peer: every seek target came from the server
+    auto lines = read_stats(bed.stats("viewer"));
+    auto size = std::filesystem::file_size(bed.media());
+    const std::int32_t middle_piece = static_cast<std::int32_t>(size / 2 / (32 * 1024));
+    bool window_moved = false;
+    std::int32_t first_window = -1;
+    for (const auto& l : lines) {
+        if (!l.inorder_window) continue;
+        if (first_window < 0) first_window = l.inorder_window->first;
+        // The in-order window starts near the seek target (ffmpeg seeks by timestamps, so "near").
+        if (l.inorder_window->first >= middle_piece / 2) window_moved = true;
+    }
+    CHECK(first_window < middle_piece / 2);
+    CHECK(window_moved);
+}
+
+TEST_CASE("with the server down and no peer, a read waits and completes correctly when the server returns",
+          "[client][playback][integration]") {
+    PlaybackBed bed(Container::ts);
+    auto c = bed.play("viewer");
+    REQUIRE(toast::testing::wait_for_tcp_port(bed.http_port("viewer"), 10s));
+    auto pending = std::async(std::launch::async, [&] {
+        return toast::testing::http_request(bed.http_port("viewer"), "GET", "/" + bed.name(),
+                                            {{"Range", "bytes=400000-499999"}}, 40s);
+    });
+    CHECK(pending.wait_for(3s) == std::future_status::timeout);
+    bed.start_server();
+    REQUIRE(pending.wait_for(30s) == std::future_status::ready);
+    auto r = pending.get();
+    CHECK(r.status == 206);
+    CHECK(r.body == toast::testing::read_file(bed.media()).substr(400000, 100000));
+    auto s = stop_and_summarise(*c, bed.stats("viewer"));
+    CHECK(s.bytes_from_peers == 0);
+    CHECK(s.bytes_server_useful > 0);
+}
+
+TEST_CASE("playing a title again resumes at the saved position", "[client][playback][integration]") {
+    PlaybackBed bed(Container::ts);
+    bed.start_server();
+    auto size = std::filesystem::file_size(bed.media());
+    {
+        auto c = bed.play("viewer");
+        REQUIRE(toast::testing::wait_for_tcp_port(bed.http_port("viewer"), 10s));
+        auto r = toast::testing::http_request(bed.http_port("viewer"), "GET", "/" + bed.name(),
+                                              {{"Range", "bytes=" + std::to_string(size / 2) + "-"}}, 20s);
+        REQUIRE(r.status == 206);
+        std::this_thread::sleep_for(1200ms);
+        auto s = stop_and_summarise(*c, bed.stats("viewer"));
+        CHECK(s.playhead >= size / 2);
+    }
+    auto saved = toast::testing::read_file(bed.save_dir("viewer") / ("." + bed.name() + ".position"));
+    auto j = nlohmann::json::parse(saved);
+    CHECK(j["title_size"] == size);
+    auto offset = j["offset"].get<std::uint64_t>();
+    CHECK(offset >= size / 2);
+    auto again = bed.play("viewer");
+    REQUIRE(toast::testing::wait_for_tcp_port(bed.http_port("viewer"), 10s));
+    std::this_thread::sleep_for(1500ms);
+    auto s = stop_and_summarise(*again, bed.stats("viewer"));
+    // No player read yet: the playhead is where the last session left it, not at byte 0.
+    CHECK(s.playhead == offset);
+}
+
+TEST_CASE("play launches the player on the local URL and leaves when it exits",
+          "[client][playback][integration]") {
+    PlaybackBed bed(Container::ts);
+    bed.start_server();
+    // A stand-in for mpv: decodes the URL it is given with ffmpeg, then exits.
+    TempDir bin;
+    std::ofstream(bin / "mpv") << "#!/bin/sh\nfor a; do url=$a; done\nexec " FFMPEG_BIN
+                                  " -v error -nostdin -i \"$url\" -f null -\n";
+    std::filesystem::permissions(bin / "mpv", std::filesystem::perms::owner_all);
+    std::string old_path = std::getenv("PATH");
+    ::setenv("PATH", (bin.path().string() + ":" + old_path).c_str(), 1);
+    auto c = bed.play("viewer", {"--player", "mpv"}, "stream");
+    ::setenv("PATH", old_path.c_str(), 1);
+    auto status = c->wait(60s);
+    INFO(c->stderr_text());
+    REQUIRE(status);
+    CHECK(*status == 0);
+    auto lines = read_stats(bed.stats("viewer"));
+    REQUIRE(!lines.empty());
+    CHECK(lines.back().event == "summary");
+    CHECK(lines.back().first_byte_ms.has_value());
+    CHECK(c->stdout_text().find(bed.url("viewer")) != std::string::npos);
+}
+
+TEST_CASE("a player that is not installed is a clear error", "[client][playback][integration]") {
+    PlaybackBed bed(Container::ts);
+    TempDir empty;
+    std::string old_path = std::getenv("PATH");
+    ::setenv("PATH", empty.path().c_str(), 1);
+    auto r = toast::testing::run(TOAST_CLIENT_BIN,
+                                 {"play", bed.torrent().string(), "--save-dir", bed.save_dir("x").string(),
+                                  "--listen", "0", "--stats", bed.stats("x").string(), "--player", "vlc"},
+                                 20s);
+    ::setenv("PATH", old_path.c_str(), 1);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("player 'vlc' not found in PATH") != std::string::npos);
+}
