@@ -168,7 +168,7 @@ class PlaybackBed {
         return p;
     }
     // A seed peer holding the whole title.
-    std::unique_ptr<ChildProcess> seed(const std::string& who) {
+    std::unique_ptr<ChildProcess> seed(const std::string& who, std::vector<std::string> extra = {}) {
         std::filesystem::create_directories(dir_ / who);
         std::filesystem::copy_file(media(), dir_ / who / name_);
         std::vector<std::string> args{"stream",      torrent().string(),
@@ -177,6 +177,7 @@ class PlaybackBed {
                                       "--stats",     stats(who).string(),
                                       "--behavior",  "seed",
                                       "--log-level", "warn"};
+        args.insert(args.end(), extra.begin(), extra.end());
         return std::make_unique<ChildProcess>(TOAST_CLIENT_BIN, args, dir_ / "logs");
     }
 
@@ -189,6 +190,7 @@ class PlaybackBed {
     std::filesystem::path stats(const std::string& who) const { return dir_ / (who + ".stats"); }
     std::filesystem::path save_dir(const std::string& who) const { return dir_ / who; }
     std::filesystem::path log_dir(const std::string& who) const { return dir_ / "logs" / who; }
+    const std::string& bitrate() const { return bitrate_; }
     std::string announce_url() const {
         return "http://127.0.0.1:" + std::to_string(tracker_port_) + "/announce";
     }
@@ -289,39 +291,57 @@ TEST_CASE("an MP4 with its index at the end gets its first and last pieces first
     CHECK(s.stalls == 0);
 }
 
-TEST_CASE("ffmpeg seeking to the middle decodes the right timestamps, and the seek moves the in-order window",
-          "[client][playback][integration]") {
+TEST_CASE(
+    "a seek fetches its target from the server at once and moves the in-order window; ffmpeg seeking "
+    "to the middle decodes the right timestamps",
+    "[client][playback][integration]") {
     PlaybackBed bed(Container::ts);
     bed.start_server();
-    auto c = bed.play("viewer");
+    // A seed that uploads at the title's bitrate: it delivers in playback order, not the middle at once.
+    auto seed = bed.seed("seed", {"--upload-limit", bed.bitrate()});
+    auto c = bed.play("viewer", {"--picker", "hybrid", "--inorder-window", "4s"});
     REQUIRE(toast::testing::wait_for_tcp_port(bed.http_port("viewer"), 10s));
+    const auto title = toast::testing::read_file(bed.media());
+    const std::uint64_t piece = 32 * 1024;
     // The player starts at the beginning...
     auto start = toast::testing::http_request(bed.http_port("viewer"), "GET", "/" + bed.name(),
                                               {{"Range", "bytes=0-65535"}}, 20s);
     REQUIRE(start.status == 206);
-    CHECK(start.body == toast::testing::read_file(bed.media()).substr(0, 65536));
-    std::this_thread::sleep_for(1500ms);
-    // ...then seeks to the middle.
-    check_decodes_like_the_file(bed, "viewer", kSeconds / 2);
+    CHECK(start.body == title.substr(0, 65536));
+    std::this_thread::sleep_for(2500ms);
+    auto before = read_stats(bed.stats("viewer"));
+    REQUIRE(!before.empty());
+    // ...then jumps to three quarters of the title.
+    const std::uint64_t target = title.size() * 3 / 4;
+    const auto target_piece = static_cast<std::int32_t>(target / piece);
+    auto jump = toast::testing::http_request(
+        bed.http_port("viewer"), "GET", "/" + bed.name(),
+        {{"Range", "bytes=" + std::to_string(target) + "-" + std::to_string(target + 65535)}}, 20s);
+    REQUIRE(jump.status == 206);
+    CHECK(jump.body == title.substr(target, 65536));
     std::this_thread::sleep_for(1500ms);  // a stats line after the seek
+    auto after = read_stats(bed.stats("viewer"));
+    REQUIRE(after.size() > before.size());
+    const auto& b = before.back();
+    const auto& a = after.back();
+    CHECK(a.seeks == b.seeks + 1);
+    CHECK(a.seek_ms.size() == b.seek_ms.size() + 1);
+    // The target was fetched from the server at once (a player read waited for it)...
+    CHECK(a.urgent_fetches > b.urgent_fetches);
+    CHECK(a.bytes_from_server > b.bytes_from_server);
+    // ...and the in-order window moved from the start to the target.
+    REQUIRE(b.inorder_window);
+    REQUIRE(a.inorder_window);
+    CHECK(b.inorder_window->first < target_piece / 2);
+    CHECK(a.inorder_window->first >= target_piece);
+    CHECK(a.inorder_window->first <= target_piece + 2);
+    CHECK(a.playhead >= target);
+
+    // A player seeking by timestamp decodes exactly what it decodes from the file.
+    check_decodes_like_the_file(bed, "viewer", kSeconds / 2);
     auto s = stop_and_summarise(*c, bed.stats("viewer"));
-    CHECK(s.seeks >= 1);
-    REQUIRE(!s.seek_ms.empty());
-    CHECK(s.urgent_fetches >= 1);
-    CHECK(s.bytes_from_peers == 0);  // no peer: every seek target came from the server
-    auto lines = read_stats(bed.stats("viewer"));
-    auto size = std::filesystem::file_size(bed.media());
-    const std::int32_t middle_piece = static_cast<std::int32_t>(size / 2 / (32 * 1024));
-    bool window_moved = false;
-    std::int32_t first_window = -1;
-    for (const auto& l : lines) {
-        if (!l.inorder_window) continue;
-        if (first_window < 0) first_window = l.inorder_window->first;
-        // The in-order window starts near the seek target (ffmpeg seeks by timestamps, so "near").
-        if (l.inorder_window->first >= middle_piece / 2) window_moved = true;
-    }
-    CHECK(first_window < middle_piece / 2);
-    CHECK(window_moved);
+    CHECK(s.seeks >= a.seeks + 1);
+    seed->stop(SIGTERM, 10s);
 }
 
 TEST_CASE("with the server down and no peer, a read waits and completes correctly when the server returns",
