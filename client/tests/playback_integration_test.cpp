@@ -292,7 +292,7 @@ TEST_CASE("an MP4 with its index at the end gets its first and last pieces first
 }
 
 TEST_CASE(
-    "a seek fetches its target from the server at once and moves the in-order window; ffmpeg seeking "
+    "a seek fetches its target from the server at once and moves the in-order window, and ffmpeg seeking "
     "to the middle decodes the right timestamps",
     "[client][playback][integration]") {
     PlaybackBed bed(Container::ts);
