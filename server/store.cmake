@@ -2,14 +2,17 @@
 add_library(toast_server_store STATIC
   core/block_math.cpp
   core/crc32c.cpp
+  core/fd_budget.cpp
   core/manifest.cpp
   core/placement.cpp
   core/replica_chooser.cpp
+  core/verified_chunks.cpp
   io/block_store.cpp
   io/catalogue.cpp
   io/durable_file.cpp
   io/ingest.cpp
   io/open_file.cpp
+  io/open_file_cache.cpp
   io/title_torrent.cpp
   io/verify.cpp)
 target_include_directories(toast_server_store PUBLIC ${PROJECT_SOURCE_DIR})
@@ -22,4 +25,5 @@ list(APPEND SERVER_TEST_SOURCES
   tests/placement_test.cpp
   tests/replica_test.cpp
   tests/server_config_test.cpp
-  tests/store_test.cpp)
+  tests/store_test.cpp
+  tests/verified_chunks_test.cpp)

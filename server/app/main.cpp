@@ -1,12 +1,17 @@
 // toast-server: the VoD server's command line. Subcommands validate the config, ingest and verify titles,
 // and serve.
+#include <sys/resource.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "server/core/fd_budget.hpp"
 #include "server/core/server_config.hpp"
 #include "server/http/http_server.hpp"
 #include "server/io/block_store.hpp"
@@ -154,9 +159,46 @@ int run_check(const ServerConfig& config) {
     return 0;
 }
 
+// Raises the soft RLIMIT_NOFILE towards the hard limit (as far as the config needs) and returns how many
+// block files the store may keep open under whatever limit is in force.
+std::size_t raise_descriptor_limit(const ServerConfig& config) {
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) {
+        spdlog::warn("getrlimit(RLIMIT_NOFILE) failed: {}; keeping open_files at {}", std::strerror(errno),
+                     config.open_files);
+        return config.open_files;
+    }
+    const auto hard = lim.rlim_max == RLIM_INFINITY ? UINT64_MAX : static_cast<std::uint64_t>(lim.rlim_max);
+    const auto soft = lim.rlim_cur == RLIM_INFINITY ? UINT64_MAX : static_cast<std::uint64_t>(lim.rlim_cur);
+    const auto want = wanted_nofile_limit(config.open_files, config.max_connections, soft, hard);
+    std::uint64_t got = soft;
+    if (want > soft) {
+        rlimit raised = lim;
+        raised.rlim_cur = static_cast<rlim_t>(want);
+        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+            got = want;
+        } else {
+            spdlog::warn("could not raise RLIMIT_NOFILE from {} to {}: {}", soft, want, std::strerror(errno));
+        }
+    }
+    const auto files = open_file_budget(config.open_files, config.max_connections, got);
+    if (files < config.open_files) {
+        spdlog::warn(
+            "descriptor limit {} (hard {}) leaves room for {} open block files next to {} connections, "
+            "not the configured open_files {}",
+            got, hard, files, config.max_connections, config.open_files);
+    } else {
+        spdlog::info("descriptor limit {} (hard {}): up to {} open block files and {} connections", got, hard,
+                     files, config.max_connections);
+    }
+    return files;
+}
+
 int run_serve(const ServerConfig& config) {
     MetricsRegistry metrics;
-    BlockStore store(config, metrics);
+    BlockStoreOptions options;
+    options.open_file_cache = raise_descriptor_limit(config);
+    BlockStore store(config, metrics, options);
     const auto titles = store.rescan();
     spdlog::info("block store: {} disks, {} titles", config.disks.size(), titles);
     return run_http_server(config, store, store, metrics);

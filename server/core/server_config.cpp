@@ -119,6 +119,8 @@ ServerConfig load_server_config(const nlohmann::json& json) {
         r.fail("piece_size", "must be a power of two of at least 16 KiB, got " + std::to_string(ps));
     }
 
+    c.open_files = r.uint("open_files", c.open_files, 16, 1'048'576);
+
     c.io_threads = static_cast<unsigned>(r.uint("io_threads", c.io_threads, 1, 256));
     c.max_connections = r.uint("max_connections", c.max_connections, 1, 1'000'000);
     c.idle_timeout = r.duration("idle_timeout", c.idle_timeout);

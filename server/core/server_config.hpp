@@ -1,5 +1,5 @@
 // toast-server's one typed configuration, loaded from JSON and validated once at start-up.
-// Every field not listed in docs/server-config.md has the default written here.
+// docs/server.md describes every field; the defaults are the ones written here.
 #pragma once
 
 #include <chrono>
@@ -53,6 +53,10 @@ struct ServerConfig {
     std::optional<Bytes> block_size;
     BitRate default_bitrate{2'000'000};
     Bytes piece_size{256 * 1024};  // torrent piece size
+
+    // Block files the store keeps open (for sendfile and to skip open() per read); lowered at start-up when
+    // RLIMIT_NOFILE cannot hold them next to max_connections sockets.
+    std::size_t open_files = 4096;
 
     // HTTP
     unsigned io_threads = 1;

@@ -1,7 +1,5 @@
 #include "server/io/block_store.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,15 +87,6 @@ struct BlockStore::Request {
     }
 };
 
-struct BlockStore::CachedFile {
-    std::shared_ptr<const OpenFile> file;
-    std::int64_t mtime_ns = 0;
-    std::uint64_t size = 0;
-    std::uint64_t last_use = 0;
-    std::mutex mutex;
-    std::vector<bool> verified;  // per checksum chunk
-};
-
 struct BlockStore::Disk {
     Disk(std::size_t i, const DiskConfig& c, ServiceModel m) : index(i), config(c), model(m) {}
     std::size_t index;
@@ -138,6 +127,18 @@ BlockStore::BlockStore(const ServerConfig& config, MetricsRegistry& metrics, Blo
     fallbacks_ =
         &metrics.counter("toast_replica_fallbacks_total",
                          "Block reads moved to another replica after one was offline, missing or corrupt");
+    chunks_verified_ = &metrics.counter(
+        "toast_store_chunks_verified_total",
+        "64 KiB chunks read back and checked against their CRC-32C by reads (once per file version)");
+    {
+        std::vector<std::filesystem::path> roots;
+        for (const auto& d : config_.disks)
+            roots.push_back(d.path);
+        files_ = std::make_unique<OpenFileCache>(
+            std::move(roots), options_.open_file_cache.value_or(config_.open_files),
+            &metrics.counter("toast_store_files_opened_total",
+                             "Block files opened by reads (misses of the open-file cache)"));
+    }
     for (std::size_t i = 0; i < config_.disks.size(); ++i) {
         const auto& dc = config_.disks[i];
         // Prior service model: the emulated figures when configured, else a fast local disk (0.1 ms, 1 GB/s).
@@ -212,6 +213,18 @@ void BlockStore::rescan_locked() const {
         stored->manifest = std::move(entry.manifest);
         by_info_[&stored->info] = stored;
         next.emplace(name, std::move(stored));
+    }
+    // Versions that left the catalogue: their files are deleted or about to be; close them and forget their
+    // checksums (a new version has new file names).
+    for (const auto& [name, old] : titles_) {
+        auto kept = next.find(name);
+        if (kept != next.end() && kept->second == old) continue;
+        std::lock_guard lock(verified_mutex_);
+        for (const auto& block : old->manifest.blocks)
+            for (const auto& r : block.replicas) {
+                verified_.forget(r.disk, r.file);
+                files_->drop(r.disk, r.file);
+            }
     }
     titles_ = std::move(next);
     std::erase_if(by_info_, [](const auto& kv) { return kv.second.expired(); });
@@ -449,50 +462,6 @@ void BlockStore::process(Disk& disk, Job& job) {
     dispatch(request, job.piece);
 }
 
-std::shared_ptr<BlockStore::CachedFile> BlockStore::open_cached(std::size_t disk, const std::string& file,
-                                                                int& err) {
-    std::lock_guard lock(files_mutex_);
-    const auto key = std::make_pair(disk, file);
-    auto it = files_.find(key);
-    if (it != files_.end()) {
-        struct stat st {};
-        const auto& cf = it->second;
-        if (::fstat(cf->file->fd(), &st) == 0 && st.st_nlink > 0 &&
-            static_cast<std::uint64_t>(st.st_size) == cf->size &&
-            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec ==
-                cf->mtime_ns) {
-            cf->last_use = ++file_clock_;
-            return cf;
-        }
-        files_.erase(it);  // deleted, replaced or modified: open afresh and verify again
-    }
-    const auto path = config_.disks[disk].path / file;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        err = errno;
-        return nullptr;
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        err = S_ISREG(st.st_mode) ? errno : EISDIR;
-        ::close(fd);
-        return nullptr;
-    }
-    auto cf = std::make_shared<CachedFile>();
-    cf->file = std::make_shared<OpenFile>(fd);
-    cf->size = static_cast<std::uint64_t>(st.st_size);
-    cf->mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-    cf->last_use = ++file_clock_;
-    if (files_.size() >= options_.open_file_cache) {
-        auto oldest = std::min_element(files_.begin(), files_.end(), [](const auto& a, const auto& b) {
-            return a.second->last_use < b.second->last_use;
-        });
-        files_.erase(oldest);  // segments in flight keep their OpenFile alive
-    }
-    files_.emplace(key, cf);
-    return cf;
-}
-
 BlockStore::Failure BlockStore::serve_piece(Disk& disk, const Job& job, Clock::time_point started,
                                             std::string& detail, FileSegment& out) {
     const auto& request = *job.request;
@@ -511,29 +480,29 @@ BlockStore::Failure BlockStore::serve_piece(Disk& disk, const Job& job, Clock::t
         return Failure::io;
     }
     int err = 0;
-    auto cf = open_cached(disk.index, replica->file, err);
+    auto cf = files_->get(static_cast<std::uint32_t>(disk.index), replica->file, err);
     if (!cf) {
         detail = replica->file + ": " + std::strerror(err);
         return err == ENOENT || err == ENOTDIR ? Failure::missing : Failure::io;
     }
     const auto expected = block_length(p.block, manifest.size, manifest.block_size);
-    if (cf->size != expected) {
-        detail = replica->file + " has " + std::to_string(cf->size) + " bytes, the manifest says " +
+    if (cf->identity.size != expected) {
+        detail = replica->file + " has " + std::to_string(cf->identity.size) + " bytes, the manifest says " +
                  std::to_string(expected);
         return Failure::corrupt;
     }
     const int fd = cf->file->fd();
 
-    // Verify the chunks this piece touches that nobody has verified in this file yet.
+    // Verify the chunks this piece touches that were never verified in this version of the file.
     const auto chunk = manifest.chunk_size;
-    const auto first = p.offset / chunk;
-    const auto last = (p.offset + p.length - 1) / chunk;
-    std::vector<std::uint64_t> todo;
+    const auto chunks = record.chunk_crcs.size();
+    const auto disk_no = static_cast<std::uint32_t>(disk.index);
+    thread_local std::vector<std::uint64_t> todo;
+    todo.clear();
     {
-        std::lock_guard lock(cf->mutex);
-        if (cf->verified.empty()) cf->verified.assign(record.chunk_crcs.size(), false);
-        for (auto c = first; c <= last; ++c)
-            if (!cf->verified[c]) todo.push_back(c);
+        std::lock_guard lock(verified_mutex_);
+        verified_.unverified(disk_no, replica->file, cf->identity, p.offset / chunk,
+                             (p.offset + p.length - 1) / chunk, chunks, todo);
     }
     for (auto c : todo) {
         const auto len = static_cast<std::size_t>(std::min(chunk, expected - c * chunk));
@@ -542,15 +511,14 @@ BlockStore::Failure BlockStore::serve_piece(Disk& disk, const Job& job, Clock::t
             detail = replica->file + ": " + (errno ? std::strerror(errno) : "shorter than expected");
             return Failure::io;
         }
+        chunks_verified_->inc();
         if (crc32c(buf.data(), len) != record.chunk_crcs[c]) {
             disk.checksum_failures->inc();
             detail = replica->file + ": chunk " + std::to_string(c) + " fails its CRC-32C";
-            std::lock_guard lock(files_mutex_);
-            files_.erase(std::make_pair(disk.index, replica->file));
             return Failure::corrupt;
         }
-        std::lock_guard lock(cf->mutex);
-        cf->verified[c] = true;
+        std::lock_guard lock(verified_mutex_);
+        verified_.mark(disk_no, replica->file, cf->identity, c, chunks);
     }
 
     // Fail-stutter: really read stutter_pct % more, continuing after the piece and wrapping inside the file.

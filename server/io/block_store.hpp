@@ -9,12 +9,14 @@
 // the title, the block and the disks tried.
 //
 // Checksums: every 64 KiB chunk has a CRC-32C in the manifest. A worker verifies the chunks a piece touches
-// the first time they are read from a given file and remembers that per open file, keyed by (disk, file,
-// inode, mtime, size): the file is fstat'ed on every use, so a replaced, truncated, rewritten or deleted file
-// is re-opened or re-verified. Re-reading and re-hashing on every request would double the bytes each read
-// moves and make the HTTP side lose to a plain sendfile server; `toast-server verify` re-checks everything.
-// Verified pieces are returned as FileSegments (an open fd kept in a small LRU cache, never one open() per
-// read) so HTTP can sendfile(2) them.
+// the first time they are read and records that in a VerifiedChunks ledger keyed by (disk, file) and the
+// file's identity (inode, mtime, size). The ledger does not depend on the file being open: the open-file
+// cache (config `open_files`) may evict and re-open a file without its chunks being hashed again. Every use
+// fstat's the fd, so a replaced, truncated, rewritten or deleted file is re-opened or re-verified.
+// Re-reading and re-hashing on every request would double the bytes each read moves and make the HTTP side
+// lose to a plain sendfile server; `toast-server verify` re-checks everything. Verified pieces are returned
+// as FileSegments (an fd from the cache, never one open() per read) so HTTP can sendfile(2) them. A title
+// version that leaves the catalogue takes its ledger records and cached fds with it.
 //
 // Emulated disks (config `emulate`): the worker makes each read take t_a + bytes / r_d by sleeping for the
 // remainder. Faults: `stutter_pct` really reads that % of extra bytes (after the piece, wrapping inside the
@@ -28,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -37,8 +40,10 @@
 #include "server/core/manifest.hpp"
 #include "server/core/replica_chooser.hpp"
 #include "server/core/server_config.hpp"
+#include "server/core/verified_chunks.hpp"
 #include "server/io/catalogue.hpp"
 #include "server/io/disk_control.hpp"
+#include "server/io/open_file_cache.hpp"
 #include "server/io/title_store.hpp"
 #include "toast/common/metrics.hpp"
 
@@ -47,7 +52,7 @@ namespace toast::server {
 struct BlockStoreOptions {
     std::chrono::milliseconds rescan_interval{1000};  // find() re-reads changed manifests at most this often
     std::chrono::milliseconds miss_rescan_interval{50};  // ... or this often when a name is not found
-    std::size_t open_file_cache = 256;                   // open block files kept for sendfile and re-use
+    std::optional<std::size_t> open_file_cache;  // open block files kept; default: the config's open_files
 };
 
 class BlockStore final : public TitleStore, public DiskControl {
@@ -84,7 +89,6 @@ class BlockStore final : public TitleStore, public DiskControl {
         std::chrono::steady_clock::time_point enqueued;
     };
     struct Disk;
-    struct CachedFile;
     enum class Failure { none, offline, missing, corrupt, io };
 
     void rescan_locked() const;
@@ -94,7 +98,6 @@ class BlockStore final : public TitleStore, public DiskControl {
     void process(Disk& disk, Job& job);
     Failure serve_piece(Disk& disk, const Job& job, std::chrono::steady_clock::time_point started,
                         std::string& detail, FileSegment& out);
-    std::shared_ptr<CachedFile> open_cached(std::size_t disk, const std::string& file, int& err);
     void finish_piece(const std::shared_ptr<Request>& request);
     std::vector<DiskLoad> load_snapshot() const;
 
@@ -102,6 +105,7 @@ class BlockStore final : public TitleStore, public DiskControl {
     BlockStoreOptions options_;
     std::vector<std::unique_ptr<Disk>> disks_;
     Counter* fallbacks_;
+    Counter* chunks_verified_;
 
     mutable std::mutex catalogue_mutex_;
     mutable Catalogue catalogue_;
@@ -111,9 +115,10 @@ class BlockStore final : public TitleStore, public DiskControl {
     mutable std::chrono::steady_clock::time_point last_scan_{};
     mutable bool scanned_ = false;
 
-    std::mutex files_mutex_;
-    std::map<std::pair<std::size_t, std::string>, std::shared_ptr<CachedFile>> files_;
-    std::uint64_t file_clock_ = 0;
+    // Both outlive any one title version; rescan_locked() forgets the files of versions that are gone.
+    mutable std::unique_ptr<OpenFileCache> files_;
+    mutable std::mutex verified_mutex_;
+    mutable VerifiedChunks verified_;
 
     std::atomic<bool> stopping_{false};
 };

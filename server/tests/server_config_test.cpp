@@ -14,6 +14,17 @@ TEST_CASE("a minimal config gets the documented defaults", "[server][config]") {
     CHECK(c.public_url == "http://127.0.0.1:8080");
     CHECK(c.piece_size == Bytes(256 * 1024));
     CHECK(c.disks.size() == 2);
+    CHECK(c.open_files == 4096);
+}
+
+TEST_CASE("open_files sets the block store's open-file cache within bounds", "[server][config]") {
+    auto c = load_server_config(nlohmann::json::parse(R"({"disks":["/d0","/d1"],"open_files":100000})"));
+    CHECK(c.open_files == 100000);
+    auto bad = [](const char* text) { return load_server_config(nlohmann::json::parse(text)); };
+    CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"open_files":8})"),
+                      Contains("'open_files'") && Contains("value 8 is outside [16, 1048576]"));
+    CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"open_files":"many"})"),
+                      Contains("'open_files'") && Contains("non-negative integer"));
 }
 
 TEST_CASE("disk objects carry emulation and faults", "[server][config]") {

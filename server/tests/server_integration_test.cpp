@@ -1,6 +1,8 @@
 // The real toast-server executable: ingest with every placement policy, serve, fetch ranges, fail disks.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+
 #include <csignal>
 #include <fstream>
 #include <random>
@@ -13,6 +15,7 @@
 #include <libtorrent/torrent_info.hpp>
 #include <nlohmann/json.hpp>
 
+#include "server/core/fd_budget.hpp"
 #include "test_support.hpp"
 
 using namespace std::chrono_literals;
@@ -133,6 +136,34 @@ TEST_CASE("for every policy, random ranges are byte-identical to the source", "[
             CHECK(d.server().stop(SIGTERM, 10s) == std::optional<int>(0));
         }
     }
+}
+
+TEST_CASE("serve raises its soft descriptor limit for open files and connections and logs what it got",
+          "[server][integration]") {
+    rlimit saved{};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    struct Restore {
+        rlimit limit;
+        ~Restore() { ::setrlimit(RLIMIT_NOFILE, &limit); }
+    } restore{saved};
+    // The server inherits a soft limit of 256; the defaults want 4096 files + 1024 connections + a reserve.
+    rlimit low = saved;
+    low.rlim_cur = std::min<rlim_t>(saved.rlim_cur, 256);
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+    Deployment d("rda");
+    const std::uint64_t hard = saved.rlim_max == RLIM_INFINITY ? UINT64_MAX : saved.rlim_max;
+    const auto want = toast::server::wanted_nofile_limit(4096, 1024, low.rlim_cur, hard);
+    const auto files = toast::server::open_file_budget(4096, 1024, want);
+
+    std::ifstream limits("/proc/" + std::to_string(d.server().pid()) + "/limits");
+    std::string line, soft;
+    while (std::getline(limits, line))
+        if (line.rfind("Max open files", 0) == 0) soft = line.substr(26, 21);
+    CHECK_THAT(soft, Contains(std::to_string(want)));
+    CHECK(d.range(0, 99).body == d.source().substr(0, 100));
+    CHECK(d.server().stop(SIGTERM, 10s) == std::optional<int>(0));
+    CHECK_THAT(d.server().stderr_text(), Contains("descriptor limit " + std::to_string(want)) &&
+                                             Contains(std::to_string(files) + " open block files"));
 }
 
 TEST_CASE("with one disk offline in the config, rda and raid1 serve every byte", "[server][integration]") {

@@ -106,8 +106,9 @@ TEST_CASE("a title ingested or replaced while the store is open is served withou
           "[server][store]") {
     StoreFixture fx(3, "rda");
     MetricsRegistry metrics;
-    BlockStore store(fx.config, metrics,
-                     BlockStoreOptions{std::chrono::milliseconds(200), std::chrono::milliseconds(20)});
+    BlockStore store(
+        fx.config, metrics,
+        BlockStoreOptions{std::chrono::milliseconds(200), std::chrono::milliseconds(20), std::nullopt});
     CHECK_FALSE(store.find("late"));
     auto first = fx.media("a.bin", 500'000, 1);
     fx.ingest("late", first, 64 * 1024);
@@ -394,4 +395,82 @@ TEST_CASE("the catalogue survives lost and stale manifest copies, and cleanup re
     CHECK(after.notes.empty());
     CHECK(after.problems.size() == 1);  // junk.json is reported, never deleted
     CHECK(after.replicas == 10);
+}
+
+TEST_CASE("a block file evicted from the open-file cache is not verified again when re-opened",
+          "[server][store]") {
+    // 24 blocks of 128 KiB on one copy each (raid0 over 2 disks), and room for only 2 open files: every
+    // pass over the title opens every file again.
+    StoreFixture fx(2, "raid0");
+    const std::uint64_t block = 128 * 1024;
+    auto media = fx.media("m.bin", 24 * block, 21);
+    fx.ingest("movie", media, block);
+    const auto source = toast::testing::read_file(media);
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics,
+                     BlockStoreOptions{std::chrono::seconds(1), std::chrono::milliseconds(50), 2});
+    auto t = store.find("movie");
+    REQUIRE(t);
+    auto pass = [&] {
+        for (std::uint64_t b = 0; b < 24; ++b)
+            REQUIRE(read_bytes(store, t, b * block, block) == source.substr(b * block, block));
+    };
+    pass();
+    CHECK(counter_value(metrics, "toast_store_chunks_verified_total") == 24 * 2);  // two 64 KiB chunks each
+    CHECK(counter_value(metrics, "toast_store_files_opened_total") == 24);
+    pass();
+    CHECK(counter_value(metrics, "toast_store_files_opened_total") == 48);     // all evicted and re-opened...
+    CHECK(counter_value(metrics, "toast_store_chunks_verified_total") == 48);  // ...but none hashed again
+    // A read of half a chunk of a fresh file verifies just that chunk; the rest of the file stays unchecked.
+    auto other = fx.media("o.bin", 2 * block, 22);
+    fx.ingest("other", other, block);
+    std::shared_ptr<const TitleInfo> o;
+    for (int i = 0; i < 100 && !o; ++i) {
+        o = store.find("other");
+        if (!o) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE(o);
+    CHECK(read_bytes(store, o, 1000, 30'000) == toast::testing::read_file(other).substr(1000, 30'000));
+    CHECK(counter_value(metrics, "toast_store_chunks_verified_total") == 49);
+}
+
+TEST_CASE("a block file rewritten after it was verified and evicted is found corrupt", "[server][store]") {
+    StoreFixture fx(2, "raid0");
+    const std::uint64_t block = 128 * 1024;
+    auto media = fx.media("m.bin", 8 * block, 23);
+    auto ingested = fx.ingest("movie", media, block);
+    const auto source = toast::testing::read_file(media);
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics,
+                     BlockStoreOptions{std::chrono::seconds(1), std::chrono::milliseconds(50), 2});
+    auto t = store.find("movie");
+    for (std::uint64_t b = 0; b < 8; ++b)
+        REQUIRE(read_bytes(store, t, b * block, block) == source.substr(b * block, block));
+    const auto verified = counter_value(metrics, "toast_store_chunks_verified_total");
+    CHECK(verified == 16);
+
+    // Block 0's file is closed by now (the cache holds blocks 6 and 7). Rewrite it in place (same inode, new
+    // mtime) and replace block 7's file, which is still open, by a renamed copy with a flipped byte.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto& r0 = ingested.manifest.blocks[0].replicas[0];
+    flip_byte(fx.disk(r0.disk) / r0.file, 70'000);  // chunk 1
+    const auto& r7 = ingested.manifest.blocks[7].replicas[0];
+    const auto f7 = fx.disk(r7.disk) / r7.file;
+    auto copy = f7;
+    copy += ".new";
+    std::filesystem::copy_file(f7, copy);
+    flip_byte(copy, 5);  // chunk 0
+    std::filesystem::rename(copy, f7);
+
+    auto r = read_now(store, t, 0, block);
+    CHECK(r.status == ReadStatus::unavailable);
+    CHECK_THAT(r.message, Contains("block 0") && Contains("chunk 1 fails its CRC-32C"));
+    auto r2 = read_now(store, t, 7 * block, 100);
+    CHECK(r2.status == ReadStatus::unavailable);
+    CHECK_THAT(r2.message, Contains("block 7") && Contains("chunk 0 fails its CRC-32C"));
+    CHECK(counter_value(metrics, "toast_disk_checksum_failures_total", disk_label(0)) +
+              counter_value(metrics, "toast_disk_checksum_failures_total", disk_label(1)) ==
+          2);
+    // Untouched blocks are still served from what was verified before.
+    CHECK(read_bytes(store, t, 3 * block, block) == source.substr(3 * block, block));
 }

@@ -1,0 +1,67 @@
+// Which checksum chunks of which block files reads have already checked against the manifest's CRC-32C.
+//
+// A record belongs to one file on one disk *as it was when checked*: its identity is (inode, mtime, size), so
+// a file that is rewritten in place (new mtime), replaced by a rename (new inode) or truncated (new size) no
+// longer matches and is checked again from scratch. The record is independent of whether the file is open:
+// the store's open-file cache may close and re-open a file any number of times without a chunk being hashed
+// twice (re-verifying on every re-open made CRC-32C a sixth of the server's CPU once a title had more block
+// files than the cache had slots). Memory is one bit per 64 KiB chunk plus the key: about 150 bytes per block
+// file, and callers forget files whose title version left the catalogue.
+//
+// Pure data, not thread-safe: the block store guards it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace toast::server {
+
+// What fstat(2) says about a file: equal identities mean the bytes have not been replaced or rewritten.
+struct FileIdentity {
+    std::uint64_t inode = 0;
+    std::int64_t mtime_ns = 0;
+    std::uint64_t size = 0;
+    bool operator==(const FileIdentity&) const = default;
+};
+
+class VerifiedChunks {
+  public:
+    // Appends to `out` the chunks in [first, last] of `file` on `disk` that have not been verified for
+    // exactly `identity` (all of them when the file was never seen or has another identity now). A file
+    // has `chunk_count` chunks; chunks at or beyond it are ignored.
+    void unverified(std::uint32_t disk, std::string_view file, const FileIdentity& identity,
+                    std::uint64_t first, std::uint64_t last, std::size_t chunk_count,
+                    std::vector<std::uint64_t>& out) const;
+
+    // Records that `chunk` of the file, with this identity, matched its checksum. A record for another
+    // identity of the same file is replaced.
+    void mark(std::uint32_t disk, std::string_view file, const FileIdentity& identity, std::uint64_t chunk,
+              std::size_t chunk_count);
+
+    // Drops what is known about a file (its title version was replaced or removed).
+    void forget(std::uint32_t disk, std::string_view file);
+
+    std::size_t files() const;
+
+  private:
+    struct Record {
+        FileIdentity identity;
+        std::vector<bool> verified;  // per chunk
+    };
+    // Transparent hashing so look-ups by string_view do not build a std::string.
+    struct Hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    using DiskRecords = std::unordered_map<std::string, Record, Hash, std::equal_to<>>;
+
+    const Record* find(std::uint32_t disk, std::string_view file) const;
+
+    std::vector<DiskRecords> disks_;  // indexed by disk number
+};
+
+}  // namespace toast::server
