@@ -82,7 +82,9 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
     }
 
     if (input.availability && !input.suspended) {
-        std::size_t ahead = count(FetchReason::ahead);
+        fetched_ahead_pieces_.erase(fetched_ahead_pieces_.begin(),
+                                    fetched_ahead_pieces_.lower_bound(input.playhead));
+        std::size_t ahead = count(FetchReason::ahead) + fetched_ahead_pieces_.size();
         const auto ahead_end = saturating_add(window, config_.ahead_window);
         for (PieceIndex p = std::max(input.playhead, PieceIndex(0));
              p.value() < end && ahead < config_.max_ahead; ++p) {
@@ -100,7 +102,10 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
 }
 
 void FallbackPlanner::on_fetch_succeeded(PieceIndex p, nanoseconds took) {
-    if (in_flight_.erase(p) == 0) return;
+    auto it = in_flight_.find(p);
+    if (it == in_flight_.end()) return;
+    if (it->second == FetchReason::ahead) fetched_ahead_pieces_.insert(p);
+    in_flight_.erase(it);
     failures_.erase(p);
     ++succeeded_;
     if (took.count() <= 0) return;

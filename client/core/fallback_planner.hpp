@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -19,7 +20,9 @@ namespace toast::client {
 
 struct FallbackConfig {
     std::size_t max_concurrent = 4;  // needed fetches in flight at once (urgent ones are not held back)
-    // Fetches ahead of need: pieces beyond the need window that no peer has. At most this many in flight.
+    // Fetches ahead of need: pieces beyond the need window that no peer has. At most this many are in flight
+    // or fetched and not yet reached by the playhead (a bound on flight alone let a fast server fill the
+    // whole ahead window in a second when a peer connected before its bitfield arrived).
     std::size_t max_ahead = 2;
     std::chrono::nanoseconds ahead_window =
         std::chrono::seconds(30);  // how far past the need window they look
@@ -94,6 +97,7 @@ class FallbackPlanner {
 
     FallbackConfig config_;
     std::map<PieceIndex, FetchReason> in_flight_;
+    std::set<PieceIndex> fetched_ahead_pieces_;  // ahead fetches that succeeded, until the playhead passes
     std::map<PieceIndex, Failure> failures_;
     std::chrono::nanoseconds estimate_;
     bool estimated_ = false;

@@ -17,9 +17,8 @@ GiveUpHorizon::GiveUpHorizon(TitleGeometry geometry, HorizonConfig config)
 
 void GiveUpHorizon::on_peer_rate(double bytes_per_second) {
     if (!(bytes_per_second > 0) || !std::isfinite(bytes_per_second)) return;
-    // The first real sample replaces the assumption instead of being averaged with it.
-    rate_ = samples_ == 0 ? bytes_per_second
-                          : config_.ewma_alpha * bytes_per_second + (1 - config_.ewma_alpha) * rate_;
+    // Blended with the assumption too: a connection's first seconds report a fraction of its rate.
+    rate_ = config_.ewma_alpha * bytes_per_second + (1 - config_.ewma_alpha) * rate_;
     ++samples_;
 }
 
@@ -35,7 +34,9 @@ nanoseconds GiveUpHorizon::peer_delivery_time() const {
 }
 
 nanoseconds GiveUpHorizon::horizon_time() const {
-    if (peers_ == 0) return config_.max_horizon;
+    // No peer to wait for: giving up early would only move server fetches forward (and, as the horizon was
+    // once the maximum here, fetch the whole title in the seconds before the first peer connects).
+    if (peers_ == 0) return nanoseconds(0);
     double ns = static_cast<double>(peer_delivery_time().count()) * config_.safety_factor +
                 static_cast<double>(config_.safety_margin.count());
     if (ns >= static_cast<double>(config_.max_horizon.count())) return config_.max_horizon;

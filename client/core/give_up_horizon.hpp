@@ -12,19 +12,24 @@
 namespace toast::client {
 
 struct HorizonConfig {
-    double safety_factor = 1.5;                                        // multiplies a peer's delivery time
-    std::chrono::nanoseconds safety_margin = std::chrono::seconds(1);  // added on top
-    double ewma_alpha = 0.25;                                          // weight of each new rate sample
-    // The horizon never exceeds this. With no peers everything up to it is given up, which also bounds how
-    // far ahead the server is asked for pieces.
+    // The server fallback adds its own lead (fetch estimate + margin) on top of the horizon, so a late peer
+    // costs redundant bytes, never a stall; a generous safety here only hands the server more pieces.
+    double safety_factor = 1.0;                                               // multiplies a delivery time
+    std::chrono::nanoseconds safety_margin = std::chrono::milliseconds(500);  // added on top
+    double ewma_alpha = 0.25;  // weight of each new rate sample
+    // The horizon never exceeds this, however slow the peers look.
     std::chrono::nanoseconds max_horizon = std::chrono::seconds(60);
     // Per-peer rate assumed before the first sample, in bytes per second; 0 means the title's bitrate.
     double initial_peer_rate = 0;
 };
 
-// Tracks the per-peer delivery rate as an EWMA of piece completion rates and turns it into a horizon.
-// Invariants: peer_rate() > 0; horizon_time() is in [0, max_horizon]; with peer_count() == 0 it equals
-// max_horizon; pieces() is at least 1 (the playhead piece itself is always the server's once it is missing).
+// Tracks the per-peer delivery rate as an EWMA of rate samples and turns it into a horizon.
+// Every sample, the first included, is blended with the estimate so far (starting from the assumed rate): one
+// sample taken while a connection ramps up (a few kB/s) must not make the whole title look undeliverable.
+// Invariants: peer_rate() > 0; horizon_time() is in [0, max_horizon]; with peer_count() == 0 it is 0: with
+// nobody to wait for, nothing is given up early and the server fallback fetches just in time (its own lead,
+// FallbackPlanner::need_window, still fires before the deadline); pieces() is at least 1 (the playhead piece
+// itself is always the server's once it is missing).
 class GiveUpHorizon {
   public:
     GiveUpHorizon(TitleGeometry geometry, HorizonConfig config = {});

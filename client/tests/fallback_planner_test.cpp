@@ -128,7 +128,7 @@ TEST_CASE("fetches ahead of need go only to pieces no peer has and are bounded a
     FallbackPlanner f(config());
     auto h = had(50, {0, 1, 2, 3});
     std::vector<int> avail(50, 2);
-    for (int p : {6, 7, 8, 9, 30})
+    for (int p : {6, 7, 8, 9, 10, 30})
         avail[static_cast<std::size_t>(p)] = 0;
     // Window 1 + 1 + 0.5 = 2.5 s: pieces 0..2 needed (had); ahead window up to 8.5 s: 6, 7 (max_ahead 2).
     FallbackInput in{
@@ -141,8 +141,18 @@ TEST_CASE("fetches ahead of need go only to pieces no peer has and are bounded a
     CHECK(f.plan(in, t0).empty());  // bound reached
     f.on_fetch_succeeded(PieceIndex(6), 1s);
     h.set(PieceIndex(6));
-    auto more = f.plan(in, t0 + 1s);
-    CHECK(more == std::vector<FallbackFetch>{{PieceIndex(8), FetchReason::ahead}});
+    // Piece 6 arrived but the playhead has not reached it: it still counts against the bound, however fast
+    // the server is.
+    CHECK(f.plan(in, t0 + 1s).empty());
+    f.on_fetch_succeeded(PieceIndex(7), 1s);
+    h.set(PieceIndex(7));
+    CHECK(f.plan(in, t0 + 2s).empty());
+    // Once the playhead passes piece 6 one more may be fetched ahead (8 and 9 are now simply needed).
+    in.playhead = PieceIndex(7);
+    auto more = f.plan(in, t0 + 3s);
+    CHECK(more == std::vector<FallbackFetch>{{PieceIndex(8), FetchReason::needed},
+                                             {PieceIndex(9), FetchReason::needed},
+                                             {PieceIndex(10), FetchReason::ahead}});
     CHECK(f.fetched_ahead() == 3);
     // Piece 30 is far beyond the ahead window: never fetched ahead.
     CHECK_FALSE(f.in_flight(PieceIndex(30)));

@@ -24,13 +24,22 @@ HorizonConfig config() {
 
 }  // namespace
 
-TEST_CASE("with no peers everything up to the maximum horizon is given up", "[client][horizon]") {
+TEST_CASE("with no peers nothing is given up early: only the missing playhead piece is the server's",
+          "[client][horizon]") {
     GiveUpHorizon h(geometry(), config());
     CHECK(h.peer_count() == 0);
+    CHECK(h.horizon_time() == 0s);
+    CHECK(h.pieces(0s) == PieceCount(1));
+    CHECK(h.pieces(900ms) == PieceCount(1));
+    CHECK_FALSE(h.gives_up(0s));
+    // Slow samples do not matter while nobody is connected; once a peer is, they do.
+    for (int i = 0; i < 20; ++i)
+        h.on_peer_rate(10'000);
+    CHECK(h.horizon_time() == 0s);
+    h.set_peer_count(1);
     CHECK(h.horizon_time() == 30s);
-    CHECK(h.pieces(0s) == PieceCount(30));
-    CHECK(h.gives_up(29s));
-    CHECK_FALSE(h.gives_up(30s));
+    h.set_peer_count(0);
+    CHECK(h.horizon_time() == 0s);
 }
 
 TEST_CASE("the horizon is a peer's delivery time for a piece times the safety factor plus the margin",
@@ -40,10 +49,14 @@ TEST_CASE("the horizon is a peer's delivery time for a piece times the safety fa
     // Before any sample a peer is assumed to deliver at the bitrate: 1 s per piece -> 1.5 s + 1 s.
     CHECK(h.peer_delivery_time() == 1s);
     CHECK(h.horizon_time() == 2500ms);
-    // A piece that took 4 s from one peer (62.5 kB/s) replaces the assumption.
+    // A piece that took 4 s from one peer (62.5 kB/s) is blended with the assumption (alpha 0.5)...
     h.on_piece_from_peer(Bytes(250'000), 4s);
     CHECK(h.samples() == 1);
-    CHECK(h.peer_rate() == Approx(62'500));
+    CHECK(h.peer_rate() == Approx(156'250));
+    // ... and the estimate converges to it as such samples keep coming.
+    for (int i = 0; i < 60; ++i)
+        h.on_piece_from_peer(Bytes(250'000), 4s);
+    CHECK(h.peer_rate() == Approx(62'500).epsilon(1e-6));
     CHECK(h.peer_delivery_time() == 4s);
     CHECK(h.horizon_time() == 7s);
     // Needed in 6.9 s: a peer cannot make it; needed in 7 s: leave it to the peers.
@@ -79,8 +92,18 @@ TEST_CASE("the horizon never gives up fewer than the playhead piece nor more tha
     CHECK(h.horizon_time() == 0s);
     CHECK(h.pieces(0s) == PieceCount(1));
     c.max_horizon = std::chrono::nanoseconds::max();
+    c.safety_factor = 1e9;  // a delivery time of 1e9 s: beyond the title, and beyond nanoseconds' range
     GiveUpHorizon none(geometry(), c);
+    none.set_peer_count(1);
     CHECK(none.pieces(0s) == PieceCount(100));
+}
+
+TEST_CASE("one ramp-up sample cannot give up the whole title", "[client][horizon]") {
+    GiveUpHorizon h(geometry(), config());
+    h.set_peer_count(5);
+    h.on_peer_rate(9'830);  // a just-unchoked peer's first second: 25 s per piece if taken at face value
+    CHECK(h.horizon_time() < 5s);
+    CHECK(h.pieces(0s) < PieceCount(5));
 }
 
 TEST_CASE("nonsense rate samples are ignored", "[client][horizon]") {
