@@ -53,7 +53,8 @@ namespace toast::client {
 
 namespace {
 
-constexpr int kSaturatedQueue = 4;  // outstanding block requests to a peer for its rate to count
+constexpr int kEmptyAnnounceRetries = 5;  // quick re-announces while the tracker names no peer
+constexpr int kSaturatedQueue = 4;        // outstanding block requests to a peer for its rate to count
 
 TitleGeometry make_geometry(const TitleTorrent& t, const std::optional<BitRate>& override_rate) {
     auto rate = override_rate ? override_rate : t.bitrate;
@@ -502,6 +503,10 @@ class Engine::Impl {
             }
         }
         watcher_.tick(now);
+        if (reannounce_at_ && now >= *reannounce_at_) {
+            reannounce_at_.reset();
+            if (bt_peers_ == 0) handle_.force_reannounce(0, -1, lt::torrent_handle::ignore_min_interval);
+        }
         auto status = handle_.status({});
         last_status_ = status;
 
@@ -520,22 +525,27 @@ class Engine::Impl {
         std::vector<lt::peer_info> peers;
         handle_.get_peer_info(peers);
         int bt_peers = 0;
-        int fastest = 0;
+        bool saturated = false;
+        double swarm_rate = 0;
         bool sample_rates = now - last_rate_sample_ >= std::chrono::seconds(1);
         for (const auto& p : peers) {
             if (p.connection_type != lt::peer_info::standard_bittorrent) continue;
             ++bt_peers;
-            // Only a peer with a full request pipeline shows its rate; otherwise the rate is our own demand.
-            // The fastest such peer is the one libtorrent gives deadline pieces to.
-            if (p.download_queue_length >= kSaturatedQueue) fastest = std::max(fastest, p.payload_down_speed);
+            swarm_rate += p.payload_down_speed;
+            // Only a peer with a full request pipeline shows what it can deliver; otherwise the rate is our
+            // own demand, and sampling it would let our give-ups starve the estimate.
+            if (p.download_queue_length >= kSaturatedQueue) saturated = true;
         }
         if (sample_rates) {
-            if (fastest > 0) horizon_.on_peer_rate(fastest);
+            // The rate a missing piece arrives at is what all our peers deliver together: libtorrent gives a
+            // deadline piece's blocks to several peers at once. Taking one rate-limited peer's share (a seed
+            // shared by every viewer) made the horizon grow to the whole title.
+            if (saturated && swarm_rate > 0) horizon_.on_peer_rate(swarm_rate);
             last_rate_sample_ = now;
         }
-        // Peers the tracker named but we are still connecting to count as peers: with none at all the horizon
-        // is its maximum and the server would be asked for the whole title in the first second. Until the
-        // first tracker answer (at most discovery_grace) one peer is assumed for the same reason.
+        // Peers the tracker named but we are still connecting to count as peers, and until the first tracker
+        // answer (at most discovery_grace) one peer is assumed: the policy keeps asking for pieces beyond the
+        // horizon. With none at all the horizon is 0 and the server fetches just in time.
         int known = std::max(bt_peers, status.list_peers);
         bool discovering =
             !tracker_answered_ && !handle_.trackers().empty() && now - started_ < tuning_.discovery_grace;
@@ -576,9 +586,10 @@ class Engine::Impl {
         // Server fallback.
         FallbackInput fin{had_, watcher_.playhead_piece(), geometry_.piece_duration(),
                           watcher_.into_playhead_piece(), horizon_.horizon_time(), urgent_pieces(),
-                          // "No peer has it" means nothing until peers had time to send their bitfields.
-                          now - started_ >= tuning_.discovery_grace ? &availability : nullptr, request_end,
-                          suspend};
+                          // "No peer has it" means nothing until peers had time to send their bitfields,
+                          // nor while no peer is connected: every piece would qualify.
+                          now - started_ >= tuning_.discovery_grace && bt_peers > 0 ? &availability : nullptr,
+                          request_end, suspend};
         // Without any server URL the client is plain BitTorrent: nothing is given up.
         if (!fetcher_->urls().empty()) {
             for (const auto& f : fallback_.plan(fin, now)) {
@@ -688,6 +699,18 @@ class Engine::Impl {
                     return;
                 case LtEventKind::tracker_error:
                     spdlog::warn("tracker: {}", e.message);
+                    break;
+                case LtEventKind::tracker_reply:
+                    tracker_answered_ = true;
+                    // A swarm member that started just before us (the seed is still checking its files, a
+                    // viewer is still announcing) is missing from the answer, and the tracker's interval is
+                    // long: until someone is found, ask again soon, a bounded number of times. Meanwhile
+                    // every piece would come from the server.
+                    if (e.message.rfind("0 ", 0) == 0 && bt_peers_ == 0 &&
+                        empty_announces_ < kEmptyAnnounceRetries) {
+                        ++empty_announces_;
+                        reannounce_at_ = now + std::chrono::seconds(1);
+                    }
                     break;
                 case LtEventKind::peer_connected:
                     spdlog::debug("peer {} connected", e.peer);
@@ -897,6 +920,8 @@ class Engine::Impl {
     bool ready_ = false;
     bool finished_ = false;
     bool tracker_answered_ = false;
+    int empty_announces_ = 0;
+    std::optional<Clock::time_point> reannounce_at_;
 
     asio::io_context io_;
     asio::steady_timer tick_timer_;
