@@ -44,6 +44,13 @@ struct FallbackInput {
     const std::vector<int>* availability = nullptr;   // peers per piece; enables fetching ahead of need
     std::optional<PieceIndex> request_end = {};       // bounded buffer: nothing at or beyond this is fetched
     bool suspended = false;                           // bounded buffer full: only urgent and overdue pieces
+    // Pieces peers are already sending: bytes still missing per piece (negative: not in progress), and the
+    // rate peers deliver at together (bytes per second). A needed piece peers will finish, in index order at
+    // that rate, at least fetch estimate + margin before its deadline is left to them: fetching it too would
+    // cost the server a piece and make the peers' bytes redundant. The last fetch estimate + margin before a
+    // deadline stay the server's.
+    const std::vector<std::int64_t>* peer_remaining = nullptr;
+    double peer_rate = 0;
 };
 
 enum class FetchReason {
