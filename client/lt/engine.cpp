@@ -518,9 +518,17 @@ class Engine::Impl {
         handle_.get_download_queue(queue);
         PieceSet in_flight(geometry_.piece_count());
         Bytes incoming{0};
+        // Bytes peers still owe per in-progress piece: the fallback leaves a piece they will finish in time.
+        std::vector<std::int64_t> peer_remaining(static_cast<std::size_t>(n_), -1);
         for (const auto& q : queue) {
-            in_flight.set(PieceIndex(static_cast<int>(q.piece_index)));
-            incoming += geometry_.piece_size(PieceIndex(static_cast<int>(q.piece_index)));
+            auto piece = PieceIndex(static_cast<int>(q.piece_index));
+            in_flight.set(piece);
+            incoming += geometry_.piece_size(piece);
+            if (piece.value() < 0 || piece.value() >= n_ || q.blocks_in_piece <= 0) continue;
+            auto size = static_cast<double>(geometry_.piece_size(piece).value());
+            double done = static_cast<double>(q.finished + q.writing) / q.blocks_in_piece;
+            peer_remaining[static_cast<std::size_t>(piece.value())] =
+                static_cast<std::int64_t>(size * (1.0 - std::min(done, 1.0)));
         }
         std::vector<lt::peer_info> peers;
         handle_.get_peer_info(peers);
@@ -589,7 +597,9 @@ class Engine::Impl {
                           // "No peer has it" means nothing until peers had time to send their bitfields,
                           // nor while no peer is connected: every piece would qualify.
                           now - started_ >= tuning_.discovery_grace && bt_peers > 0 ? &availability : nullptr,
-                          request_end, suspend};
+                          request_end, suspend, &peer_remaining,
+                          // What peers delivered in the last second, not the horizon's smoothed estimate.
+                          swarm_rate};
         // Without any server URL the client is plain BitTorrent: nothing is given up.
         if (!fetcher_->urls().empty()) {
             for (const auto& f : fallback_.plan(fin, now)) {
