@@ -48,11 +48,12 @@ BufferPlan plan_buffer(const BufferInput& in) {
     for (auto p : in.stored.pieces())
         stored += g.piece_size(p).value();
 
-    // Pieces from the playhead on that fit in the whole buffer (everything behind can be ejected for them).
+    // Pieces from the playhead on that fit in the whole buffer: outside this window a piece stored far ahead
+    // (after a backward seek) may be dropped for the playhead piece.
     auto window = std::max<std::uint64_t>(1, in.limit.value() / g.piece_length().value());
-    auto end = std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(0, in.playhead.value())) + window,
-                                       static_cast<std::uint64_t>(g.piece_count().value()));
-    plan.request_end = PieceIndex(static_cast<std::int32_t>(end));
+    auto window_end = PieceIndex(static_cast<std::int32_t>(
+        std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(0, in.playhead.value())) + window,
+                                static_cast<std::uint64_t>(g.piece_count().value()))));
 
     const auto fits = [&] {
         return stored + in.incoming.value() + g.piece_length().value() <= in.limit.value();
@@ -68,12 +69,27 @@ BufferPlan plan_buffer(const BufferInput& in) {
     if (!fits() && !in.stored.has(in.playhead)) {
         // After a backward seek, pieces far ahead can fill the buffer while the playhead piece is missing;
         // they are outside the window, so drop the farthest first rather than never play again.
-        for (PieceIndex p = g.last_piece(); p >= plan.request_end && !fits(); p = PieceIndex(p.value() - 1))
+        for (PieceIndex p = g.last_piece(); p >= window_end && !fits(); p = PieceIndex(p.value() - 1))
             if (in.stored.has(p)) eject(p);
     }
 
     plan.suspend = !fits();
     plan.stored_after = Bytes(stored);
+    // request_end counts what is still stored, not only the window: pieces behind the playhead are ejected
+    // lazily (only when one more piece does not fit), and libtorrent writes every piece it may request, all
+    // at once between two plans, block by block to disk. Were those kept pieces left out, the stored pieces
+    // plus the ones being written would exceed the limit by up to the pieces kept behind the playhead.
+    std::uint64_t committed = stored;
+    auto end = std::max(0, in.playhead.value());
+    for (; end < g.piece_count().value(); ++end) {
+        if (in.stored.has(PieceIndex(end)) &&
+            !std::count(plan.eject.begin(), plan.eject.end(), PieceIndex(end)))
+            continue;
+        auto size = g.piece_size(PieceIndex(end)).value();
+        if (committed + size > in.limit.value()) break;
+        committed += size;
+    }
+    plan.request_end = PieceIndex(end);
     auto used = stored + in.incoming.value();
     plan.room = Bytes(used < in.limit.value() ? in.limit.value() - used : 0);
     return plan;
