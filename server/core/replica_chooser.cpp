@@ -1,6 +1,7 @@
 #include "server/core/replica_chooser.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace toast::server {
@@ -31,10 +32,29 @@ std::optional<std::size_t> choose_replica(std::span<const std::uint32_t> candida
 }
 
 ServiceModel::ServiceModel(double access_seconds, double seconds_per_byte, double decay)
-    : decay_(decay), access_(access_seconds), per_byte_(seconds_per_byte) {
+    : decay_(decay),
+      prior_access_(access_seconds),
+      prior_per_byte_(seconds_per_byte),
+      access_(access_seconds),
+      per_byte_(seconds_per_byte) {
     // Two pseudo-reads from the prior, a small and a large one, so the first fits are well-posed.
-    add(64.0 * 1024, access_seconds + 64.0 * 1024 * seconds_per_byte, 1.0);
-    add(4.0 * 1024 * 1024, access_seconds + 4.0 * 1024 * 1024 * seconds_per_byte, 1.0);
+    add_prior(2.0);
+}
+
+void ServiceModel::add_prior(double w) {
+    add(64.0 * 1024, prior_access_ + 64.0 * 1024 * prior_per_byte_, w / 2);
+    add(4.0 * 1024 * 1024, prior_access_ + 4.0 * 1024 * 1024 * prior_per_byte_, w / 2);
+}
+
+void ServiceModel::age(double idle_seconds, double half_life_seconds) {
+    if (!(idle_seconds > 0) || !(half_life_seconds > 0)) return;
+    const double keep = std::exp2(-idle_seconds / half_life_seconds);
+    // Replace the forgotten share of every observed time by what the prior predicts for the same read sizes.
+    // The sizes (sw, sx, sxx) stay, and least squares is linear in the times, so the fit moves exactly that
+    // share of the way to the prior, and the next real read weighs as much as before.
+    sy_ = keep * sy_ + (1.0 - keep) * (prior_access_ * sw_ + prior_per_byte_ * sx_);
+    sxy_ = keep * sxy_ + (1.0 - keep) * (prior_access_ * sx_ + prior_per_byte_ * sxx_);
+    refit();
 }
 
 void ServiceModel::add(double x, double y, double w) {

@@ -33,18 +33,29 @@ std::optional<std::size_t> choose_replica(std::span<const std::uint32_t> candida
 // over its recent reads, starting from a prior (the emulated t_a and r_d, or a fast-disk default) that fades
 // as real reads come in. When recent reads all have about the same size the split cannot be fitted; then the
 // access estimate is kept and the per-byte cost absorbs the rest.
+//
+// Evidence also fades with time: age() moves the fit back toward the prior while a disk serves no reads. A
+// disk the chooser stopped using because it was slow (fail-stutter) gets no new observations, so without
+// this its old estimate would stand until the other replica's queue grew long enough; with it, the estimate
+// drifts back to the prior, the disk is tried again, and one read re-measures it: a recovered disk is used
+// again, a still-slow one is pushed back up by that read and avoided for another while.
 class ServiceModel {
   public:
     ServiceModel(double access_seconds, double seconds_per_byte, double decay = 0.1);
     void observe(std::uint64_t bytes, double seconds);
+    // Forgets 1 - 2^(-idle_seconds / half_life_seconds) of the evidence, putting the prior in its place.
+    void age(double idle_seconds, double half_life_seconds);
     double access_seconds() const { return access_; }
     double seconds_per_byte() const { return per_byte_; }
 
   private:
     void add(double x, double y, double w);
+    void add_prior(double w);
     void refit();
 
     double decay_;
+    double prior_access_;
+    double prior_per_byte_;
     double sw_ = 0, sx_ = 0, sy_ = 0, sxx_ = 0, sxy_ = 0;
     double access_;
     double per_byte_;

@@ -120,6 +120,8 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     }
 
     c.open_files = r.uint("open_files", c.open_files, 16, 1'048'576);
+    c.service_model_half_life = r.duration("service_model_half_life", c.service_model_half_life);
+    if (c.service_model_half_life.count() <= 0) r.fail("service_model_half_life", "must be greater than 0");
 
     c.io_threads = static_cast<unsigned>(r.uint("io_threads", c.io_threads, 1, 256));
     c.max_connections = r.uint("max_connections", c.max_connections, 1, 1'000'000);

@@ -57,6 +57,10 @@ struct ServerConfig {
     // Block files the store keeps open (for sendfile and to skip open() per read); lowered at start-up when
     // RLIMIT_NOFILE cannot hold them next to max_connections sockets.
     std::size_t open_files = 4096;
+    // A disk's learned service time fades back to its prior with this half-life while the disk serves no
+    // reads (after a grace of a tenth of it), so a disk avoided as slow is tried again once it may have
+    // recovered.
+    std::chrono::nanoseconds service_model_half_life = std::chrono::seconds(10);
 
     // HTTP
     unsigned io_threads = 1;

@@ -105,6 +105,9 @@ struct BlockStore::Disk {
     std::atomic<std::uint64_t> reads{0};
     mutable std::mutex model_mutex;
     ServiceModel model;
+    // Guarded by model_mutex: when the model last saw a read, and up to when it has been aged since.
+    std::chrono::steady_clock::time_point last_observed;
+    std::chrono::steady_clock::time_point aged_through;
 
     Gauge* queue_gauge = nullptr;
     Counter* bytes_counter = nullptr;
@@ -147,6 +150,7 @@ BlockStore::BlockStore(const ServerConfig& config, MetricsRegistry& metrics, Blo
                                         8.0 / static_cast<double>(dc.emulation->transfer_rate.value()))
                          : ServiceModel(1e-4, 1e-9);
         auto disk = std::make_unique<Disk>(i, dc, prior);
+        disk->last_observed = disk->aged_through = Clock::now();
         disk->fault = dc.fault;
         disk->offline = dc.fault.offline;
         const Labels labels{{"disk", std::to_string(i)}};
@@ -268,12 +272,22 @@ std::shared_ptr<const TitleInfo> BlockStore::find(std::string_view name) const {
 std::vector<DiskLoad> BlockStore::load_snapshot() const {
     std::vector<DiskLoad> loads;
     loads.reserve(disks_.size());
+    const auto now = Clock::now();
+    const auto half_life = config_.service_model_half_life;
+    const auto grace = half_life / 10;
     for (const auto& d : disks_) {
         DiskLoad l;
         l.online = !d->offline.load();
         l.outstanding_bytes = d->outstanding_bytes.load();
         l.outstanding_ops = d->outstanding_ops.load();
         std::lock_guard lock(d->model_mutex);
+        // A disk without reads for longer than the grace period: its evidence fades toward the prior. Busy
+        // disks are observed more often than that and keep their fitted model untouched.
+        const auto from = std::max(d->aged_through, d->last_observed + grace);
+        if (now > from) {
+            d->model.age(seconds(now - from), seconds(half_life));
+            d->aged_through = now;
+        }
         l.seconds_per_byte = d->model.seconds_per_byte();
         l.access_seconds = d->model.access_seconds();
         loads.push_back(l);
@@ -435,6 +449,7 @@ void BlockStore::process(Disk& disk, Job& job) {
         {
             std::lock_guard lock(disk.model_mutex);
             disk.model.observe(job.bytes, seconds(end - start));
+            disk.last_observed = disk.aged_through = end;
         }
         disk.latency->observe(seconds(end - job.enqueued));
         {

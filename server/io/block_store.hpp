@@ -3,7 +3,9 @@
 // admin seam (DiskControl).
 //
 // A read is split into one piece per block. Each piece goes to the replica whose disk should finish it first
-// (choose_replica over a snapshot of queue contents and each disk's fitted ServiceModel). A replica that is
+// (choose_replica over a snapshot of queue contents and each disk's fitted ServiceModel; the model of a disk
+// that has served no reads for a while fades toward its prior, config `service_model_half_life`, so a disk
+// avoided as slow is tried again and re-measured). A replica that is
 // offline, missing, the wrong size, unreadable or fails its checksum makes the piece move to the next replica
 // (toast_replica_fallbacks_total); when none is left the whole read is `unavailable` with a message naming
 // the title, the block and the disks tried.

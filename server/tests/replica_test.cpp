@@ -93,3 +93,41 @@ TEST_CASE("the service model ignores nonsense observations", "[server][replica]"
     CHECK(m.seconds_per_byte() >= 0);
     CHECK(m.access_seconds() >= 0);
 }
+
+TEST_CASE("an unobserved service model fades back to its prior with the half-life", "[server][replica]") {
+    auto mb_seconds = [](const ServiceModel& m) { return m.access_seconds() + 1e6 * m.seconds_per_byte(); };
+    const double prior = kAccess + 1e6 * kPerByte;
+    ServiceModel m(kAccess, kPerByte);
+    for (int i = 0; i < 50; ++i)
+        m.observe(kBlock, kAccess + 3.0 * kBlock * kPerByte);  // 200% stutter
+    const double learned = mb_seconds(m);
+    REQUIRE(learned > 1.8 * prior);
+
+    m.age(0, 10);  // no time passed
+    CHECK(mb_seconds(m) == Approx(learned));
+    m.age(-1, 10);  // nonsense
+    CHECK(mb_seconds(m) == Approx(learned));
+
+    std::vector<double> seen{learned};
+    for (int half_lives = 1; half_lives <= 3; ++half_lives) {
+        m.age(10, 10);
+        seen.push_back(mb_seconds(m));
+    }
+    // Each half-life halves the distance to the prior.
+    for (std::size_t i = 1; i < seen.size(); ++i)
+        CHECK(seen[i] - prior == Approx((seen[i - 1] - prior) / 2).epsilon(0.05));
+    m.age(200, 10);
+    CHECK(mb_seconds(m) == Approx(prior).epsilon(1e-4));
+    CHECK(m.access_seconds() == Approx(kAccess).epsilon(1e-3));
+
+    // One more read from the still-stuttering disk counts as a tenth of the evidence, as before the fade.
+    m.observe(kBlock, kAccess + 3.0 * kBlock * kPerByte);
+    CHECK(mb_seconds(m) - prior == Approx(0.1 * (learned - prior)).epsilon(0.05));
+}
+
+TEST_CASE("a prior-only model does not move when aged", "[server][replica]") {
+    ServiceModel m(kAccess, kPerByte);
+    m.age(1e6, 1);
+    CHECK(m.access_seconds() == Approx(kAccess));
+    CHECK(m.seconds_per_byte() == Approx(kPerByte));
+}

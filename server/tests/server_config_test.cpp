@@ -15,6 +15,7 @@ TEST_CASE("a minimal config gets the documented defaults", "[server][config]") {
     CHECK(c.piece_size == Bytes(256 * 1024));
     CHECK(c.disks.size() == 2);
     CHECK(c.open_files == 4096);
+    CHECK(c.service_model_half_life == std::chrono::seconds(10));
 }
 
 TEST_CASE("open_files sets the block store's open-file cache within bounds", "[server][config]") {
@@ -25,6 +26,17 @@ TEST_CASE("open_files sets the block store's open-file cache within bounds", "[s
                       Contains("'open_files'") && Contains("value 8 is outside [16, 1048576]"));
     CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"open_files":"many"})"),
                       Contains("'open_files'") && Contains("non-negative integer"));
+}
+
+TEST_CASE("service_model_half_life is a positive duration", "[server][config]") {
+    auto c = load_server_config(
+        nlohmann::json::parse(R"({"disks":["/d0","/d1"],"service_model_half_life":"2min"})"));
+    CHECK(c.service_model_half_life == std::chrono::minutes(2));
+    auto bad = [](const char* text) { return load_server_config(nlohmann::json::parse(text)); };
+    CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"service_model_half_life":0})"),
+                      Contains("'service_model_half_life'") && Contains("greater than 0"));
+    CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"service_model_half_life":"soon"})"),
+                      Contains("'service_model_half_life'") && Contains("soon"));
 }
 
 TEST_CASE("disk objects carry emulation and faults", "[server][config]") {

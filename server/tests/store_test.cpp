@@ -474,3 +474,45 @@ TEST_CASE("a block file rewritten after it was verified and evicted is found cor
     // Untouched blocks are still served from what was verified before.
     CHECK(read_bytes(store, t, 3 * block, block) == source.substr(3 * block, block));
 }
+
+TEST_CASE("a disk avoided for stuttering is tried again after a while and used again once it recovers",
+          "[server][store]") {
+    // The mirrored pair of the test above, with a short service_model_half_life (100 ms) so that an idle
+    // second is ten half-lives. Reads are one at a time: disk 1's queue never grows, so only the fading of
+    // disk 0's slow estimate can bring reads back to it.
+    nlohmann::json em = {{"emulate", {{"t_a", "2ms"}, {"r_d", "80Mbps"}}}};
+    auto run = [&](const char* half_life, bool recover, int reads_after) {
+        StoreFixture fx(2, "raid1", {{"disks", {em, em}}, {"service_model_half_life", half_life}});
+        auto media = fx.media("m.bin", 2 * kBlock, 13);
+        fx.ingest("movie", media, kBlock);
+        MetricsRegistry metrics;
+        BlockStore store(fx.config, metrics);
+        DiskFault stutter;
+        stutter.stutter_pct = 200;
+        store.set_fault(0, stutter);
+        auto t = store.find("movie");
+        auto slow_reads = [&] {
+            return counter_value(metrics, "toast_replica_choices_total", disk_label(0));
+        };
+        for (int i = 0; i < 30; ++i)
+            read_bytes(store, t, (i % 2) * kBlock + 4096, 64 * 1024);
+        const auto learned = slow_reads();
+        CHECK(learned <= 4);
+        if (recover) store.set_fault(0, DiskFault{});
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        for (int i = 0; i < reads_after; ++i)
+            read_bytes(store, t, (i % 2) * kBlock + 4096, 64 * 1024);
+        return slow_reads() - learned;
+    };
+    SECTION("still stuttering: one read re-measures it, then it is avoided again") {
+        const auto tried = run("100ms", false, 20);
+        CHECK(tried >= 1);
+        CHECK(tried <= 3);
+    }
+    SECTION("recovered: it takes a fair share of the reads again") {
+        CHECK(run("100ms", true, 60) >= 10);
+    }
+    SECTION("without the fading (a half-life of an hour) a recovered disk stays unused") {
+        CHECK(run("1h", true, 60) == 0);
+    }
+}
