@@ -122,6 +122,24 @@ class Testbed {
     std::string announce_url() const {
         return "http://127.0.0.1:" + std::to_string(tracker_port_) + "/announce";
     }
+    // True once the tracker counts `n` seeders (so clients started now are told about them), false after
+    // `timeout`.
+    bool wait_for_seeders(int n, std::chrono::milliseconds timeout) const {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (std::chrono::steady_clock::now() < deadline) {
+            try {
+                auto res = toast::testing::http_request(tracker_port_, "GET", "/stats");
+                if (res.status == 200 &&
+                    nlohmann::json::parse(res.body)["totals"]["seeders"].get<int>() >= n) {
+                    return true;
+                }
+            } catch (const std::exception&) {
+                // not answering yet: try again
+            }
+            std::this_thread::sleep_for(100ms);
+        }
+        return false;
+    }
 
   private:
     TempDir dir_;
@@ -164,7 +182,8 @@ TEST_CASE(
     "[client][integration]") {
     Testbed bed;
     auto seed = bed.seed("seed");
-    std::this_thread::sleep_for(500ms);
+    // The scenario is a swarm with a seed in it: start the clients once the tracker knows the seed.
+    REQUIRE(bed.wait_for_seeders(1, 15s));
     std::vector<std::unique_ptr<ChildProcess>> clients;
     for (int i = 1; i <= 4; ++i) {
         clients.push_back(
