@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "toast/common/endpoint.hpp"
 #include "toast/common/log.hpp"
 
 namespace toast::client {
@@ -75,6 +76,14 @@ const std::vector<OptionSpec>& specs() {
          }},
         {"--listen", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
+             // HOST:PORT binds one address (a client in a network namespace); PORT alone is on 127.0.0.1.
+             if (v.find(':') != std::string::npos) {
+                 auto ep = parse_endpoint(v, true);
+                 if (!ep) return "invalid address " + quoted(v) + " (expected PORT or HOST:PORT)";
+                 o.listen_host = ep->host;
+                 o.listen_port = ep->port;
+                 return "";
+             }
              unsigned port = 0;
              auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), port);
              if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || port > 65535)
@@ -286,8 +295,8 @@ ParseResult parse_client_args(const std::vector<std::string>& args) {
 
 std::string client_help_text() {
     return R"(Usage:
-  toast-client stream TORRENT --save-dir DIR --listen PORT --stats FILE [options]
-  toast-client play   TORRENT --save-dir DIR --listen PORT --stats FILE [--http HOST:PORT] [--player P] [options]
+  toast-client stream TORRENT --save-dir DIR --listen [HOST:]PORT --stats FILE [options]
+  toast-client play   TORRENT --save-dir DIR --listen [HOST:]PORT --stats FILE [--http HOST:PORT] [--player P] [options]
 
 Streams a title through a BitTorrent swarm, falling back to the VoD server for pieces the swarm cannot deliver
 before playback needs them.
@@ -295,7 +304,7 @@ before playback needs them.
 Required:
   TORRENT                     the title's .torrent file
   --save-dir DIR              where the title's data is stored
-  --listen PORT               BitTorrent listen port on 127.0.0.1 (0 = any free port)
+  --listen [HOST:]PORT        BitTorrent listen port on 127.0.0.1, or on HOST (0 = any free port)
   --stats FILE                JSON-lines stats, one line per second and a final summary
                               (schema: common/docs/client-stats.md)
 

@@ -42,9 +42,10 @@ std::string_view to_string(PlayerKind p);
 // Defaults are the values written here; the help text states them.
 struct ClientOptions {
     ClientCommand command = ClientCommand::stream;
-    std::filesystem::path torrent;     // required
-    std::filesystem::path save_dir;    // required
-    std::uint16_t listen_port = 0;     // required; 0 = any free port
+    std::filesystem::path torrent;   // required
+    std::filesystem::path save_dir;  // required
+    std::uint16_t listen_port = 0;   // required; 0 = any free port
+    std::string listen_host;         // --listen HOST:PORT; empty: 127.0.0.1 (the engine's default interface)
     std::vector<std::string> servers;  // --server, repeatable, tried after the torrent's url-list
     std::optional<BitRate> bitrate;    // overrides the torrent's bitrate
     std::filesystem::path stats_file;  // required

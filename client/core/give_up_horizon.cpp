@@ -43,11 +43,11 @@ nanoseconds GiveUpHorizon::horizon_time() const {
     return nanoseconds(std::max<std::int64_t>(0, static_cast<std::int64_t>(ns)));
 }
 
-PieceCount GiveUpHorizon::pieces(nanoseconds into_playhead_piece) const {
+PieceCount GiveUpHorizon::pieces_within(nanoseconds window, nanoseconds into_playhead_piece) const {
     // Piece playhead + k is needed at k * D - into; it is given up when that is < H, i.e. k < (H + into) / D.
     // Long double: a max_horizon of nanoseconds::max() must not overflow.
     auto d = static_cast<long double>(geometry_.piece_duration().count());
-    auto h = static_cast<long double>(horizon_time().count()) +
+    auto h = static_cast<long double>(std::max<std::int64_t>(0, window.count())) +
              static_cast<long double>(std::max<std::int64_t>(0, into_playhead_piece.count()));
     const auto n = static_cast<long double>(geometry_.piece_count().value());
     long double k = d > 0 ? std::ceil(h / d) : n;

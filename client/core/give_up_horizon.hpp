@@ -52,7 +52,14 @@ class GiveUpHorizon {
     }
     // Pieces from the playhead piece on (inclusive) whose deadline falls inside the horizon, given how much
     // of the playhead piece has already played. At least 1, at most the title's piece count.
-    PieceCount pieces(std::chrono::nanoseconds into_playhead_piece) const;
+    PieceCount pieces(std::chrono::nanoseconds into_playhead_piece) const {
+        return pieces_within(horizon_time(), into_playhead_piece);
+    }
+    // The same count for any window: the pieces whose deadline falls inside `window`. The engine gives up the
+    // server fallback's whole need window (horizon + fetch estimate + margin), so peers are never asked for a
+    // piece the server is about to fetch.
+    PieceCount pieces_within(std::chrono::nanoseconds window,
+                             std::chrono::nanoseconds into_playhead_piece) const;
 
   private:
     TitleGeometry geometry_;

@@ -163,7 +163,7 @@ class Engine::Impl {
             throw std::runtime_error("cannot write the stats file " + options_.stats_file.string());
 
         SessionConfig sc;
-        sc.interface = tuning_.interface;
+        sc.interface = options_.listen_host.empty() ? tuning_.interface : options_.listen_host;
         sc.listen_port = options_.listen_port;
         sc.upload_limit = options_.upload_limit;
         sc.download_limit = options_.download_limit;
@@ -620,7 +620,13 @@ class Engine::Impl {
         }
         snap.availability = availability;
         snap.playhead = watcher_.playhead_piece();
-        snap.horizon = server_up ? horizon_.pieces(watcher_.into_playhead_piece()) : PieceCount(0);
+        // Peers are not asked for what the server fallback will fetch before they could finish it: the
+        // give-up zone is the fallback's whole need window, not just the peers' delivery time (a piece
+        // requested from peers just outside the horizon was fetched by the server too, and the peers' partial
+        // blocks wasted about a fifth of the swarm's upload).
+        snap.horizon = server_up ? horizon_.pieces_within(fallback_.need_window(horizon_.horizon_time()),
+                                                          watcher_.into_playhead_piece())
+                                 : PieceCount(0);
         snap.inorder_window = geometry_.pieces_in(options_.inorder_window);
         snap.request_end = request_end;
         snap.want_past_pieces = options_.behavior != Behavior::stream && !limit_;

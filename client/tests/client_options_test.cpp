@@ -36,6 +36,7 @@ TEST_CASE("the minimal stream command gets every documented default", "[client][
     CHECK(o.torrent == "movie.torrent");
     CHECK(o.save_dir == "/tmp/c1");
     CHECK(o.listen_port == 6881);
+    CHECK(o.listen_host.empty());
     CHECK(o.stats_file == "c1.jsonl");
     CHECK(o.servers.empty());
     CHECK_FALSE(o.bitrate);
@@ -152,6 +153,10 @@ TEST_CASE("each invalid command line gets an error naming the option and value",
           "--listen: invalid port '70000' (expected 0..65535)");
     CHECK(error_of({"stream", "a", "--save-dir", "d", "--stats", "s", "--listen", "80x"}) ==
           "--listen: invalid port '80x' (expected 0..65535)");
+    CHECK(error_of({"stream", "a", "--save-dir", "d", "--stats", "s", "--listen", "10.0.0.2:"}) ==
+          "--listen: invalid address '10.0.0.2:' (expected PORT or HOST:PORT)");
+    CHECK(error_of({"stream", "a", "--save-dir", "d", "--stats", "s", "--listen", "10.0.0.2:70000"}) ==
+          "--listen: invalid address '10.0.0.2:70000' (expected PORT or HOST:PORT)");
     CHECK(error_of(with({"--server", "ftp://x"})) ==
           "--server: invalid URL 'ftp://x' (expected http://HOST:PORT/...)");
     CHECK(error_of(with({"--bitrate", "fast"})) == "--bitrate: invalid bitrate 'fast' (e.g. 2Mbps)");
@@ -182,4 +187,18 @@ TEST_CASE("each invalid command line gets an error naming the option and value",
     play.back() = "127.0.0.1:8080";
     play.insert(play.end(), {"--player", "winamp"});
     CHECK(error_of(play) == "--player: unknown player 'winamp' (expected mpv|vlc|ffplay|none)");
+}
+
+TEST_CASE("a listen address HOST:PORT binds one address (a client in a network namespace)",
+          "[client][options]") {
+    auto r = parse_client_args(
+        {"stream", "a.torrent", "--save-dir", "d", "--stats", "s", "--listen", "10.213.1.2:6881"});
+    REQUIRE(r.options);
+    CHECK(r.options->listen_host == "10.213.1.2");
+    CHECK(r.options->listen_port == 6881);
+    auto v6 =
+        parse_client_args({"stream", "a.torrent", "--save-dir", "d", "--stats", "s", "--listen", "[::1]:0"});
+    REQUIRE(v6.options);
+    CHECK(v6.options->listen_host == "::1");
+    CHECK(v6.options->listen_port == 0);
 }
