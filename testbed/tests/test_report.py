@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from toastbed import report, scenario  # noqa: E402
+from toastbed import report, run, run_all, scenario  # noqa: E402
 
 
 class ScenarioTest(unittest.TestCase):
@@ -97,6 +97,89 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| 1 | no |", md)
         self.assertIn("![p](p.png)", md)
         self.assertIn("**0.0%**", md)
+
+
+class RunAllPlanTest(unittest.TestCase):
+    def setUp(self):
+        self.base, self.exps = run_all.load([])
+        self.plans = {stem: run_all.expand(self.base, stem, exp, netem=False) for stem, exp in self.exps}
+
+    def key(self, stem, **params):
+        rows = [r for r in self.plans[stem] if all(str(r["params"].get(k)) == str(v) for k, v in params.items())]
+        self.assertEqual(len(rows), 1, f"{stem} {params}")
+        return rows[0]["key"]
+
+    def test_every_figure_of_the_issue_has_an_experiment(self):
+        figures = {exp["figure"] for _, exp in self.exps}
+        self.assertEqual(figures, {"5.3", "5.4", "5.5", "5.6", "5.7", "5.8", "5.9", "5.11", "arrivals"})
+
+    def test_sweeps_expand_to_every_combination_plus_the_extra_rows(self):
+        self.assertEqual(len(self.plans["fig5_3_pickers_upload"]), 12)
+        self.assertEqual(len(self.plans["fig5_8_buffer"]), 16)
+        window = self.plans["fig5_4_window"]
+        self.assertEqual(len(window), 5 + 2)
+        self.assertEqual([r["scenario"].picker for r in window[-2:]], ["inorder", "beta"])
+
+    def test_the_same_scenario_in_several_figures_is_one_run(self):
+        base = self.key("fig5_3_pickers_upload", upload_limit="2Mbps", picker="hybrid")
+        self.assertEqual(base, self.key("fig5_5_behaviour_2mbps", behavior="stream", picker="hybrid"))
+        self.assertEqual(base, self.key("fig5_4_window", inorder_window="10s"))
+        self.assertEqual(base, self.key("arrivals", arrival="uniform"))
+        self.assertEqual(base, self.key("fig5_7_choker", choker="tit-for-tat", picker="hybrid"))
+        # A buffer as large as the title bounds nothing: the 100% row is the unbounded run.
+        self.assertEqual(base, self.key("fig5_8_buffer", buffer_limit="100%", picker="hybrid"))
+        self.assertNotEqual(base, self.key("fig5_8_buffer", buffer_limit="50%", picker="hybrid"))
+        # 5.11 is made of runs of 5.3, 5.5 and 5.6.
+        self.assertEqual(self.key("fig5_11_traffic", behavior="seed", upload_limit="1Mbps", picker="beta"),
+                         self.key("fig5_6_behaviour_1mbps", behavior="seed", picker="beta"))
+
+    def test_delay_rows_are_skipped_with_the_reason_when_netem_is_missing(self):
+        rows = self.plans["fig5_9_delay"]
+        skipped = [r for r in rows if r["skipped"]]
+        self.assertEqual(len(skipped), 2)
+        self.assertTrue(all(r["params"]["delay_ms"] == 4 and "netem" in r["skipped"] for r in skipped))
+        with_netem = run_all.expand(self.base, "fig5_9_delay", dict(self.exps)["fig5_9_delay"], netem=True)
+        self.assertFalse(any(r["skipped"] for r in with_netem))
+
+    def test_unknown_experiment_and_bad_sweep_are_named(self):
+        with self.assertRaisesRegex(run_all.PlanError, "no experiment named fig9_9"):
+            run_all.load(["fig9_9"])
+        with self.assertRaisesRegex(run_all.PlanError, r"bad \[picker=fastest\].*'picker'"):
+            run_all.expand(self.base, "bad", {"figure": "x", "title": "t", "thesis": "-",
+                                              "sweep": {"picker": ["fastest"]}}, netem=False)
+
+    def test_headline_puts_numbers_beside_the_thesis(self):
+        def row(params, pct):
+            return {"params": params, "report": {"reduction_pct": pct}}
+        results = {
+            "fig5_5_behaviour_2mbps": [row({"behavior": b, "picker": p}, v) for b, p, v in [
+                ("download", "inorder", 71), ("stream", "hybrid", 75), ("seed", "hybrid", 88),
+                ("download", "rarest", 10)]],
+            "fig5_6_behaviour_1mbps": [row({"behavior": "stream", "picker": "beta"}, 40),
+                                       row({"behavior": "seed", "picker": "hybrid"}, 70)],
+            "arrivals": [row({"arrival": "uniform"}, 50), row({"arrival": "all-at-once"}, 40)],
+        }
+        lines = {claim: (thesis, ours) for claim, thesis, ours in run_all.headline(results)}
+        self.assertEqual(lines["2 Mbps upload, download and stream, Toast's pickers"], (">= 70%", "71-75%"))
+        self.assertEqual(lines["2 Mbps upload, seed, hybrid"], ("up to 90%", "88%"))
+        self.assertEqual(lines["1 Mbps upload, stream, best picker (ceiling 50%)"][1], "40%")
+        self.assertEqual(lines["all-at-once arrivals vs uniform"], ("21% worse than uniform",
+                                                                    "20% worse (40% vs 50%)"))
+
+    def test_dry_run_plans_without_running(self):
+        import contextlib
+        import io
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            rc = run_all.main(["--dry-run", "--only", "arrivals"])
+        self.assertEqual(rc, 0)
+        self.assertIn("3 runs (3 table rows)", buf.getvalue())
+
+
+class PortTest(unittest.TestCase):
+    def test_free_ports_are_never_handed_out_twice(self):
+        ports = [run.free_port() for _ in range(200)]
+        self.assertEqual(len(set(ports)), 200)
 
 
 if __name__ == "__main__":

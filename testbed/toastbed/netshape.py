@@ -7,6 +7,7 @@ Addresses are in 10.213.0.0/16 and exist only inside namespaces and the bridge t
 
 from __future__ import annotations
 
+import re
 import secrets
 import subprocess
 
@@ -96,6 +97,15 @@ class Network:
                 "burst", "32kb", "latency", "50ms")
         if self.delay_ms > 0:
             _tc("qdisc", "add", "dev", ns_end, "root", "netem", "delay", f"{self.delay_ms}ms", netns=ns)
+
+    def bytes_towards_clients(self) -> list[int]:
+        """Bytes the host end of each client's veth has sent (what reached the client, through its tbf)."""
+        out = []
+        for i in range(len(self.namespaces)):
+            r = _tc("-s", "qdisc", "show", "dev", f"tb{self.tag}h{i}", check=False)
+            m = re.search(r"Sent (\d+) bytes", r.stdout)
+            out.append(int(m.group(1)) if m else 0)
+        return out
 
     def teardown(self) -> None:
         for ns in self.namespaces:

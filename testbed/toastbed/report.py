@@ -142,6 +142,13 @@ def render_markdown(report: dict, plots: list[str]) -> str:
         for name, b in r["baselines"].items():
             out.append(f"| {name} | {_mb(b['server_bytes'])} | {b['reduction_pct']:.1f}% | {b['stalls']} |")
         out.append("")
+    if r.get("shaping"):
+        sh = r["shaping"]
+        limit = f"{sh['download_limit'] / 1e6:g} Mbps tbf" if sh["download_limit"] else "no tbf limit"
+        out += ["## Network shaping", "",
+                f"Each client in its own network namespace on a bridge ({limit} towards each client, "
+                f"{sh['delay_ms']:g} ms added delay). Bytes through each client's shaper: " +
+                ", ".join(_mb(b) for b in sh["bytes_towards_clients"]) + ".", ""]
     out += ["## Clients", "", "| # | done | from peers | from server | uploaded | redundant | stalls | startup |",
             "|---|---|---|---|---|---|---|---|"]
     for c in r["per_client"]:

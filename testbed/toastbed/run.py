@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -34,10 +35,22 @@ class RunError(RuntimeError):
     pass
 
 
+_handed_out: set[int] = set()
+_port_lock = threading.Lock()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port nothing listens on, never the same one twice in this process (run-all runs scenarios in
+    parallel, and a port handed to a client that has not bound it yet looks free)."""
+    with _port_lock:
+        for _ in range(100):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            if port not in _handed_out:
+                _handed_out.add(port)
+                return port
+    raise RunError("no free port found")
 
 
 def wait_port(host: str, port: int, timeout: float) -> bool:
@@ -185,12 +198,13 @@ def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Pat
     port = free_port()
     listen = f"{ip}:{port}"
     if kind == "toast":
-        # toast-client takes PORT on 127.0.0.1, or HOST:PORT (a namespace's own address when shaping).
         argv = [str(bins["client"]), "stream", str(stack.torrent), "--save-dir", str(cdir / "data"), "--listen",
-                str(port) if ip == "127.0.0.1" else listen, "--server", stack.server_url + "/titles/" + stack.title, "--stats", str(stats),
+                listen, "--server", stack.server_url + "/titles/" + stack.title, "--stats", str(stats),
                 "--picker", s.picker, "--inorder-window", f"{s.inorder_window}s", "--behavior", s.behavior,
                 "--upload-limit", str(s.upload_limit), "--choker", s.choker, "--seed",
-                str(s.random_seed + index), "--log-level", "warn"]
+                str(s.random_seed + index)]
+        if "--log-level" not in s.extra_client_args:
+            argv += ["--log-level", "warn"]
         if s.download_limit:
             argv += ["--download-limit", str(s.download_limit)]
         if s.buffer_limit:
@@ -204,8 +218,28 @@ def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Pat
             "--stats", str(stats)]
 
 
-def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print) -> dict:
-    """Runs the scenario with `kind` viewers ("toast", "stock" or "unicast"); returns the report dict."""
+def playback_ended(stats: Path, title_bytes: int) -> bool:
+    """True once the client's newest stats line shows its playhead at the end of the title."""
+    try:
+        with open(stats, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 4096))
+            lines = f.read().decode(errors="replace").strip().splitlines()
+    except OSError:
+        return False
+    for raw in reversed(lines):
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        return int(rec.get("playhead", 0)) >= title_bytes
+    return False
+
+
+def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print,
+             stop: threading.Event | None = None) -> dict:
+    """Runs the scenario with `kind` viewers ("toast", "stock" or "unicast"); returns the report dict.
+    Ctrl-C, or `stop` being set (run-all's other threads), stops every process and raises KeyboardInterrupt."""
     work = out / kind
     if work.exists():
         shutil.rmtree(work)
@@ -224,6 +258,7 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print)
         stack.start()
         t0 = time.monotonic()
         last_progress = 0.0
+        last_end_check = 0.0
         while True:
             now = time.monotonic() - t0
             for i, at in enumerate(arrivals):
@@ -237,6 +272,15 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print)
             running = sum(1 for c in clients if c is not None and c.poll() is None)
             if started == s.clients and running == 0:
                 break
+            # Seeding viewers stay after playback, as in the thesis, until the last viewer's playback ends.
+            if (s.behavior == "seed" and started == s.clients and now - last_end_check >= 1.0):
+                last_end_check = now
+                if all(c.poll() is not None or playback_ended(work / f"client{i:03d}" / "stats.jsonl",
+                                                              s.title_bytes)
+                       for i, c in enumerate(clients)):
+                    break
+            if stop is not None and stop.is_set():
+                raise KeyboardInterrupt
             if now > limit:
                 notes.append(f"time limit of {limit:.0f} s reached with {running} clients still running")
                 break
@@ -256,12 +300,21 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print)
         tracker = stack.tracker_bytes()
         seed = stack.stop_seed()
         procs.stop_all()
+        shaped = None
         if network:
+            shaped = network.bytes_towards_clients()
             network.teardown()
     summaries = [report.read_stats(work / f"client{i:03d}" / "stats.jsonl")[0] for i in range(s.clients)]
     r = report.compute(s, s.title_bytes, summaries, vod, seed, tracker)
+    incomplete = r["clients"] - r["completed_clients"]
+    if incomplete:
+        notes.append(f"{incomplete} of {r['clients']} {kind} viewers did not complete (see {work / 'logs'}): "
+                     "the reduction is not comparable")
     r["notes"] = notes
     r["kind"] = kind
+    if shaped is not None:
+        r["shaping"] = {"namespaces": s.clients, "download_limit": s.download_limit, "delay_ms": s.delay_ms,
+                        "bytes_towards_clients": shaped}
     if interrupted:
         raise KeyboardInterrupt
     return r
@@ -312,6 +365,10 @@ def main(argv: list[str] | None = None) -> int:
         plots.append("bytes_per_client.png")
     (out / "report.md").write_text(report.render_markdown(r, plots))
     print(report.render_markdown(r, []).split("## Clients")[0])
+    if r["completed_clients"] < r["clients"]:
+        print(f"testbed/run: {r['clients'] - r['completed_clients']} of {r['clients']} viewers did not complete; "
+              f"see {out / 'toast' / 'logs'}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,68 +1,262 @@
-"""testbed/run-all [--out DIR] [--only NAME]...: every experiment in testbed/experiments/, one report.
+"""testbed/run-all [--out DIR] [--only NAME]... [--resume] [--dry-run]: every experiment, one report.
 
-Each experiment file has a `base` scenario, a `sweep` (field -> list of values; every combination runs) and the
-thesis's finding to put beside ours. Writes DIR/report.md (tables and plots) and DIR/results.json.
+Each file in testbed/experiments/ (except _base.json) is one figure of the thesis: a `base` (fields that
+differ from _base.json), a `sweep` (field -> values; every combination runs), optional `also` rows (extra
+runs shown beside the sweep, e.g. reference pickers) and the thesis's finding. The same scenario appearing in
+several figures runs once. Writes DIR/report.md (headline table beside the thesis, per-figure tables and
+plots) and DIR/results.json; each run's own report is under DIR/runs/.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
-from . import report as rep, run, scenario as scen
+from . import run, scenario as scen
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+BASE_FILE = "_base.json"
+SETUP_SECONDS = 8  # ingest, server, tracker, seed start and the final stop, per run (measured)
 
 
-def expand(exp: dict, name: str) -> list[tuple[dict, scen.Scenario]]:
+class PlanError(ValueError):
+    pass
+
+
+def canonical(s: scen.Scenario) -> dict:
+    """The scenario's fields that decide its outcome: equal dicts are the same run."""
+    d = s.to_json()
+    d.pop("name", None)
+    d.pop("baselines", None)
+    if d.get("buffer_limit") == "100%":  # a buffer as large as the title bounds nothing
+        d["buffer_limit"] = ""
+    return d
+
+
+def run_key(s: scen.Scenario, kind: str = "toast") -> str:
+    text = json.dumps({"kind": kind, **canonical(s)}, sort_keys=True)
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def estimate_seconds(s: scen.Scenario) -> float:
+    return max(scen.arrival_times(s)) + s.title_seconds + SETUP_SECONDS
+
+
+def load(names: list[str], directory: Path = EXPERIMENTS) -> tuple[dict, list[tuple[str, dict]]]:
+    try:
+        base = json.loads((directory / BASE_FILE).read_text())["scenario"]
+    except (OSError, json.JSONDecodeError, KeyError) as e:
+        raise PlanError(f"cannot read {directory / BASE_FILE}: {e}") from None
+    files = sorted(f for f in directory.glob("*.json") if f.name != BASE_FILE)
+    if names:
+        unknown = sorted(set(names) - {f.stem for f in files})
+        if unknown:
+            raise PlanError("no experiment named " + ", ".join(unknown))
+        files = [f for f in files if f.stem in names]
+    exps = []
+    for f in files:
+        try:
+            exps.append((f.stem, json.loads(f.read_text())))
+        except json.JSONDecodeError as e:
+            raise PlanError(f"{f}: not valid JSON: {e}") from None
+    return base, exps
+
+
+def expand(base: dict, name: str, exp: dict, netem: bool) -> list[dict]:
+    """Rows of one experiment: params, the scenario, and a reason when it cannot run here."""
+    for key in ("figure", "title", "sweep", "thesis"):
+        if key not in exp:
+            raise PlanError(f"experiment {name}: missing '{key}'")
     keys = list(exp["sweep"])
-    out = []
-    for combo in itertools.product(*(exp["sweep"][k] for k in keys)):
-        params = dict(zip(keys, combo))
-        data = dict(exp["base"])
-        data.update(params)
-        label = "-".join(f"{k}={v}" for k, v in params.items())
+    combos = [dict(zip(keys, c)) for c in itertools.product(*(exp["sweep"][k] for k in keys))]
+    combos += [dict(a) for a in exp.get("also", [])]
+    rows = []
+    for params in combos:
+        data = {**base, **exp.get("base", {}), **params}
+        label = ",".join(f"{k}={v}" for k, v in params.items())
         data["name"] = f"{name}[{label}]"
-        out.append((params, scen.from_dict(data)))
+        try:
+            s = scen.from_dict(data)
+        except scen.ScenarioError as e:
+            raise PlanError(f"experiment {name} [{label}]: {e}") from None
+        skipped = None
+        if s.delay_ms > 0 and not netem:
+            skipped = "not run: this kernel has no netem qdisc, so no delay can be added"
+        rows.append({"params": params, "label": label, "scenario": s, "key": run_key(s), "skipped": skipped})
+    return rows
+
+
+def summary(r: dict) -> dict:
+    return {k: v for k, v in r.items() if k not in ("per_client", "scenario_config")}
+
+
+# ---- the headline table: the thesis's stated numbers beside ours ----
+
+def _cells(results: dict, exp: str, **where) -> list[dict]:
+    return [row for row in results.get(exp, [])
+            if row.get("report") and all(str(row["params"].get(k)) == str(v) for k, v in where.items())]
+
+
+def _pct(rows: list[dict]) -> list[float]:
+    return [row["report"]["reduction_pct"] for row in rows]
+
+
+def _span(values: list[float]) -> str:
+    if not values:
+        return "not run"
+    lo, hi = min(values), max(values)
+    return f"{lo:.0f}%" if abs(hi - lo) < 0.5 else f"{lo:.0f}-{hi:.0f}%"
+
+
+def headline(results: dict) -> list[tuple[str, str, str]]:
+    """(claim, thesis, ours) rows for the claims the thesis states with numbers or orderings."""
+    out = []
+    toast = ("inorder", "beta", "hybrid")
+    f55, f56 = "fig5_5_behaviour_2mbps", "fig5_6_behaviour_1mbps"
+    vals = [v for b in ("download", "stream") for p in toast for v in _pct(_cells(results, f55, behavior=b, picker=p))]
+    out.append(("2 Mbps upload, download and stream, Toast's pickers", ">= 70%", _span(vals)))
+    out.append(("2 Mbps upload, seed, hybrid", "up to 90%", _span(_pct(_cells(results, f55, behavior="seed",
+                                                                            picker="hybrid")))))
+    stream1 = _pct(_cells(results, f56, behavior="stream"))
+    out.append(("1 Mbps upload, stream, best picker (ceiling 50%)", "at most 45%",
+                f"{max(stream1):.0f}%" if stream1 else "not run"))
+    seed1 = _pct(_cells(results, f56, behavior="seed"))
+    out.append(("1 Mbps upload, seed, best picker", "71%", f"{max(seed1):.0f}%" if seed1 else "not run"))
+    f53 = "fig5_3_pickers_upload"
+    rarest = _pct(_cells(results, f53, upload_limit="2Mbps", picker="rarest"))
+    best = [v for p in toast for v in _pct(_cells(results, f53, upload_limit="2Mbps", picker=p))]
+    if rarest and best:
+        out.append(("2 Mbps stream: rarest-first vs best Toast picker", "Toast's pickers better",
+                    f"rarest {rarest[0]:.0f}% vs best {max(best):.0f}%"))
+    f57 = "fig5_7_choker"
+    wins, total = 0, 0
+    for p in scen.PICKERS:
+        tft, sc = _pct(_cells(results, f57, choker="tit-for-tat", picker=p)), _pct(_cells(results, f57, choker="seed",
+                                                                                        picker=p))
+        if tft and sc:
+            total += 1
+            wins += tft[0] > sc[0]
+    if total:
+        out.append(("tit-for-tat beats the seed-style choker", "for every picker", f"for {wins} of {total} pickers"))
+    f58 = "fig5_8_buffer"
+    buf = {b: _pct(_cells(results, f58, buffer_limit=b, picker="hybrid")) for b in ("25%", "50%", "75%", "100%")}
+    if all(buf.values()):
+        out.append(("hybrid with a buffer of 25 / 50 / 75 / 100% of the title", "drops, sharply from 50% to 25%",
+                    " / ".join(f"{buf[b][0]:.0f}%" for b in ("25%", "50%", "75%", "100%"))))
+    f59 = "fig5_9_delay"
+    delayed = _cells(results, f59, delay_ms=4)
+    if delayed:
+        diffs = []
+        for row in delayed:
+            ref = _cells(results, f59, delay_ms=0, upload_limit=row["params"]["upload_limit"])
+            if ref:
+                diffs.append(abs(row["report"]["reduction_pct"] - ref[0]["report"]["reduction_pct"]))
+        out.append(("4 ms added one-way delay", "changes reduction < 2.1%", f"changes it by up to {max(diffs):.1f}%"
+                    if diffs else "not run"))
+    elif results.get(f59):
+        out.append(("4 ms added one-way delay", "changes reduction < 2.1%", "not measured: no netem on this kernel"))
+    uni = _pct(_cells(results, "arrivals", arrival="uniform"))
+    for kind, thesis in (("all-at-once", "21% worse than uniform"), ("poisson", "within 2% of uniform")):
+        v = _pct(_cells(results, "arrivals", arrival=kind))
+        if uni and v and uni[0]:
+            rel = 100.0 * (uni[0] - v[0]) / uni[0]
+            out.append((f"{kind} arrivals vs uniform", thesis,
+                        f"{abs(rel):.0f}% {'worse' if rel >= 0 else 'better'} ({v[0]:.0f}% vs {uni[0]:.0f}%)"))
     return out
 
 
-def plot(name: str, exp: dict, rows: list[dict], path: Path) -> bool:
+# ---- report ----
+
+def plot(exp: dict, rows: list[dict], path: Path) -> bool:
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         return False
+    rows = [r for r in rows if r.get("report")]
+    if not rows:
+        return False
     metric = exp.get("metric", "reduction_pct")
     keys = list(exp["sweep"])
     group_key, series_key = (keys[0], keys[1]) if len(keys) > 1 else (keys[0], None)
-    groups = list(dict.fromkeys(str(r["params"][group_key]) for r in rows))
-    series = list(dict.fromkeys(str(r["params"][series_key]) for r in rows)) if series_key else [metric]
+    # Three sweep fields: the first two make the group, the last the series.
+    label = (lambda r: " ".join(str(r["params"].get(k, "")) for k in keys[:-1])) if len(keys) > 2 else \
+        (lambda r: str(r["params"].get(group_key, r["label"])))
+    series_of = (lambda r: str(r["params"].get(keys[-1], r["label"]))) if series_key else (lambda r: metric)
+    groups = list(dict.fromkeys(label(r) for r in rows))
+    series = list(dict.fromkeys(series_of(r) for r in rows))
     width = 0.8 / len(series)
     fig, ax = plt.subplots(figsize=(8, 4))
     for j, ser in enumerate(series):
         vals = []
         for g in groups:
-            match = [r for r in rows if str(r["params"][group_key]) == g and
-                     (series_key is None or str(r["params"][series_key]) == ser)]
+            match = [r for r in rows if label(r) == g and series_of(r) == ser]
             v = match[0]["report"][metric] if match else 0
-            vals.append(v / 1e9 if metric.endswith("bytes") else v)
+            vals.append(v / 1e6 if metric.endswith("bytes") else v)
         ax.bar([i + j * width for i in range(len(groups))], vals, width, label=ser)
-    ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(groups))], groups)
-    ax.set_xlabel(group_key)
-    ax.set_ylabel("GB" if metric.endswith("bytes") else "server reduction vs unicast (%)")
+    ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(groups))], groups, fontsize=8)
+    ax.set_xlabel(" / ".join(keys[:-1]) if len(keys) > 2 else group_key)
+    ax.set_ylabel("MB" if metric.endswith("bytes") else "server reduction vs unicast (%)")
     ax.set_title(f"Fig. {exp['figure']}: {exp['title']}", fontsize=9)
     if series_key:
-        ax.legend(title=series_key, fontsize=8)
+        ax.legend(title=keys[-1], fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return True
+
+
+def render(base: dict, exps: list[tuple[str, dict]], results: dict, baselines: dict, minutes: float, netem: bool,
+           runs: int, out: Path) -> str:
+    n = base["clients"]
+    md = ["# Toast testbed: the thesis's experiments (ch. 5), scaled to this machine", ""]
+    md += [f"{runs} runs, {minutes:.0f} minutes. Scaling (testbed/README.md): a {base['bitrate']} title of "
+           f"{base['title_seconds']} instead of 57 min, {n} clients arriving every {base['arrival_interval']} "
+           f"instead of 300 every 36 s; upload / bitrate, in-order window / title and arrival order kept. With {n} "
+           f"clients no run can exceed 1 - 1/{n} = {100 * (1 - 1 / n):.1f}% (the thesis's 300: 99.7%), and the "
+           "seed's upload counts as server traffic.", ""]
+    if not netem:
+        md += ["> This kernel has no netem qdisc: the delay rows of Fig. 5.9 were not run.", ""]
+    md += ["## Headline: the thesis beside this run", "", "| claim | thesis | Toast here |", "|---|---|---|"]
+    md += [f"| {c} | {t} | {o} |" for c, t, o in headline(results)]
+    md.append("")
+    if baselines:
+        md += ["## Baselines on the base scenario", "",
+               "| system | server bytes | reduction | stalls | completed |", "|---|---|---|---|---|"]
+        for kind, b in baselines.items():
+            md.append(f"| {kind} | {b['server_bytes'] / 1e6:.1f} MB | {b['reduction_pct']:.1f}% | "
+                      f"{b['stalls']['count']} ({b['stalls']['seconds']:.1f} s) | "
+                      f"{b['completed_clients']}/{b['clients']} |")
+        md.append("")
+    for stem, exp in exps:
+        rows = results.get(stem, [])
+        keys = list(exp["sweep"])
+        md += [f"## Fig. {exp['figure']}: {exp['title']}", "", f"Thesis: {exp['thesis']}", "",
+               "| " + " | ".join(keys) + " | reduction | ceiling | VoD / seed share | stalls | startup p50 | "
+               "completed | total traffic |", "|" + "---|" * (len(keys) + 7)]
+        for row in rows:
+            cells = " | ".join(str(row["params"].get(k, "-")) for k in keys)
+            if row.get("skipped"):
+                md.append(f"| {cells} | {row['skipped']} |" + " |" * 6)
+                continue
+            r = row["report"]
+            startup = r["startup_ms"]["median"]
+            md.append(f"| {cells} | {r['reduction_pct']:.1f}% | {r['ceiling_pct']:.1f}% | "
+                      f"{r['vod_share_pct']:.0f}% / {r['seed_share_pct']:.0f}% | {r['stalls']['count']} "
+                      f"({r['stalls']['seconds']:.1f} s) | {'n/a' if startup is None else f'{startup:.0f} ms'} | "
+                      f"{r['completed_clients']}/{r['clients']} | {r['total_traffic_bytes'] / 1e6:.0f} MB |")
+        if plot(exp, rows, out / f"{stem}.png"):
+            md += ["", f"![{stem}]({stem}.png)"]
+        md.append("")
+    return "\n".join(md) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,60 +265,121 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="out/run-all")
     ap.add_argument("--bin-dir", default=str(run.REPO / "build"))
     ap.add_argument("--only", action="append", default=[], help="run only this experiment (file stem)")
+    ap.add_argument("--resume", action="store_true", help="reuse runs already in DIR/runs (same scenario)")
+    ap.add_argument("--no-baselines", action="store_true", help="skip stock/unicast on the base scenario")
+    ap.add_argument("--parallel", type=int, default=3,
+                    help="runs at once (default 3: a run of 12 clients at 2 Mbps uses about 5%% of 2 cores)")
+    ap.add_argument("--dry-run", action="store_true", help="print the runs and the expected time, run nothing")
     args = ap.parse_args(argv)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    netem = run.netshape.has_netem()
+    try:
+        base, exps = load(args.only)
+        planned = {stem: expand(base, stem, exp, netem) for stem, exp in exps}
+        base_scenario = scen.from_dict({**base, "name": "base"})
+    except PlanError as e:
+        print(f"testbed/run-all: {e}", file=sys.stderr)
+        return 2
+    unique: dict[str, scen.Scenario] = {}
+    for rows in planned.values():
+        for row in rows:
+            if not row["skipped"]:
+                unique.setdefault(row["key"], row["scenario"])
+    kinds = [] if args.no_baselines or args.only else ["stock", "unicast"]
+    seconds = sum(estimate_seconds(s) for s in unique.values()) + len(kinds) * estimate_seconds(base_scenario)
+    total_runs = len(unique) + len(kinds)
+    print(f"{total_runs} runs ({sum(len(r) for r in planned.values())} table rows), about "
+          f"{seconds / 60 / max(1, args.parallel):.0f} minutes with {max(1, args.parallel)} at once")
+    if args.dry_run:
+        for stem, rows in planned.items():
+            for row in rows:
+                print(f"  {stem}[{row['label']}] -> {row['skipped'] or row['key']}")
+        return 0
     try:
         bins = run.binaries(Path(args.bin_dir))
     except run.RunError as e:
         print(f"testbed/run-all: {e}", file=sys.stderr)
         return 2
-    files = sorted(EXPERIMENTS.glob("*.json"))
-    if args.only:
-        files = [f for f in files if f.stem in args.only]
-        if not files:
-            print("testbed/run-all: no experiment named " + ", ".join(args.only), file=sys.stderr)
-            return 2
-    netem = run.netshape.has_netem()
+    out = Path(args.out)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    jobs = [(key, s, "toast") for key, s in unique.items()]
+    jobs += [(run_key(base_scenario, kind), base_scenario, kind) for kind in kinds]
     started = time.monotonic()
-    results, md = {}, ["# Toast testbed: the thesis's experiments, scaled to this machine", ""]
-    md += ["Scaling (see testbed/README.md): 2 Mbps titles of 120 s instead of 57 min, 16 clients arriving every "
-           "6 s instead of 300 every 36 s; upload / bitrate and in-order window / title length kept as in the "
-           "thesis.", ""]
-    if not netem:
-        md += ["> This kernel has no netem qdisc: delay scenarios ran without added delay.", ""]
+    stop = threading.Event()
+    shaping_lock = threading.Lock()  # runs in network namespaces share one bridge: one at a time
+    print_lock = threading.Lock()
+    finished = [0]
+
+    def say(text: str) -> None:
+        with print_lock:
+            print(f"[{(time.monotonic() - started) / 60:4.1f} min] {text}", flush=True)
+
+    def execute(key: str, s: scen.Scenario, kind: str) -> dict | None:
+        rdir = out / "runs" / key
+        cached = rdir / "report.json"
+        if args.resume and cached.exists():
+            r = json.loads(cached.read_text())
+            if r.get("scenario_config") == s.to_json() and r.get("kind") == kind:
+                say(f"reused {kind} {s.name}")
+                return r
+        say(f"start {kind} {s.name}")
+        try:
+            if s.shaping:
+                with shaping_lock:
+                    r = run.run_once(kind, s, bins, rdir, progress=lambda m: None, stop=stop)
+            else:
+                r = run.run_once(kind, s, bins, rdir, progress=lambda m: None, stop=stop)
+        except (run.RunError, run.netshape.ShapingError) as e:
+            say(f"FAILED {kind} {s.name}: {e}")
+            return None
+        r["scenario_config"] = s.to_json()
+        cached.write_text(json.dumps(r, indent=2))
+        finished[0] += 1
+        say(f"done {finished[0]}/{len(jobs)}: {kind} {s.name}: reduction {r['reduction_pct']:.1f}%, "
+            f"stalls {r['stalls']['count']}, {r['completed_clients']}/{r['clients']} completed")
+        return r
+
+    done: dict[tuple[str, str], dict | None] = {}
+    pool = ThreadPoolExecutor(max_workers=max(1, args.parallel))
     try:
-        for f in files:
-            exp = json.loads(f.read_text())
-            rows = []
-            for params, s in expand(exp, f.stem):
-                if s.delay_ms and not netem:
-                    s.delay_ms = 0
-                print(f"== {s.name}", flush=True)
-                r = run.run_once("toast", s, bins, out / f.stem / s.name.split("[", 1)[1].rstrip("]"))
-                rows.append({"params": params, "report": {k: v for k, v in r.items() if k != "per_client"}})
-            results[f.stem] = rows
-            metric = exp.get("metric", "reduction_pct")
-            md += [f"## Fig. {exp['figure']}: {exp['title']}", "", f"Thesis: {exp['thesis']}", "",
-                   "| " + " | ".join(exp["sweep"]) + " | reduction | ceiling | stalls | completed | total traffic |",
-                   "|" + "---|" * (len(exp["sweep"]) + 5)]
-            for row in rows:
-                r = row["report"]
-                md.append("| " + " | ".join(str(row["params"][k]) for k in exp["sweep"]) +
-                          f" | {r['reduction_pct']:.1f}% | {r['ceiling_pct']:.1f}% | {r['stalls']['count']} | "
-                          f"{r['completed_clients']}/{r['clients']} | {r['total_traffic_bytes'] / 1e6:.0f} MB |")
-            if plot(f.stem, exp, rows, out / f"{f.stem}.png"):
-                md += ["", f"![{f.stem}]({f.stem}.png)"]
-            md.append("")
-            (out / "results.json").write_text(json.dumps(results, indent=2))
+        futures = {pool.submit(execute, key, s, kind): (key, kind) for key, s, kind in jobs}
+        pending = set(futures)
+        while pending:  # a timeout keeps the main thread able to take Ctrl-C
+            finished_now, pending = wait(pending, timeout=1.0)
+            for f in finished_now:
+                done[futures[f]] = f.result()
     except KeyboardInterrupt:
-        print("testbed/run-all: interrupted; every process was stopped", file=sys.stderr)
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        print("testbed/run-all: interrupted; every process was stopped (rerun with --resume to continue)",
+              file=sys.stderr)
         return 130
+    pool.shutdown(wait=True)
+    failed = sum(1 for r in done.values() if r is None)
+    results: dict[str, list] = {}
+    for stem, rows in planned.items():
+        for row in rows:
+            if row["skipped"]:
+                continue
+            r = done.get((row["key"], "toast"))
+            row["report"] = summary(r) if r else None
+            if r is None:
+                row["skipped"] = "run failed (see the log)"
+        results[stem] = [{k: v for k, v in row.items() if k != "scenario"} for row in rows]
+    baselines: dict[str, dict] = {}
+    if kinds and done.get((run_key(base_scenario), "toast")):
+        baselines["Toast"] = summary(done[(run_key(base_scenario), "toast")])
+        for kind in kinds:
+            if done.get((run_key(base_scenario, kind), kind)):
+                baselines[kind] = summary(done[(run_key(base_scenario, kind), kind)])
     minutes = (time.monotonic() - started) / 60
-    md.append(f"run-all took {minutes:.0f} minutes.")
-    (out / "report.md").write_text("\n".join(md) + "\n")
-    print(f"wrote {out / 'report.md'} ({minutes:.0f} minutes)")
-    return 0
+    md = render(base, exps, results, baselines, minutes, netem, len(jobs), out)
+    (out / "report.md").write_text(md)
+    (out / "results.json").write_text(json.dumps({"minutes": round(minutes, 1), "baselines": baselines,
+                                                  "headline": headline(results), "experiments": results},
+                                                 indent=2))
+    print(md.split("## Baselines")[0])
+    print(f"wrote {out / 'report.md'} ({minutes:.0f} minutes, {failed} failed runs)")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
