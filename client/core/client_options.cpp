@@ -168,6 +168,15 @@ const std::vector<OptionSpec>& specs() {
                  return "unknown choker " + quoted(v) + " (expected tit-for-tat|seed)";
              return "";
          }},
+        {"--unchoke-slots", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             int n = 0;
+             auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+             if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || n < 1 || n > 1000)
+                 return "invalid slot count " + quoted(v) + " (expected 1..1000)";
+             o.unchoke_slots = n;
+             return "";
+         }},
         {"--seed", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              std::uint64_t n = 0;
@@ -320,6 +329,7 @@ Options:
   --upload-limit RATE         upload cap, also on loopback, e.g. 2Mbps (default: unlimited)
   --download-limit RATE       download cap (default: unlimited)
   --choker C                  tit-for-tat|seed (default: tit-for-tat)
+  --unchoke-slots N           peers uploaded to at once, 1..1000 (default: 16)
   --seed N                    seed for the picker's random choices (default: 1)
   --startup-buffer DURATION   media that must be present before playback starts (default: 0s, the
                               first piece)

@@ -56,6 +56,9 @@ struct ClientOptions {
     std::optional<BitRate> upload_limit;    // unlimited when absent
     std::optional<BitRate> download_limit;  // unlimited when absent
     ChokerOption choker = ChokerOption::tit_for_tat;
+    // Regular unchoke slots (both chokers). A swarm of set-top boxes does best serving every viewer that
+    // asks: with 12 viewers, 3 slots lost a quarter of the offload and 8 lost 3 points against 16+.
+    int unchoke_slots = 16;
     std::uint64_t seed = 1;
     std::chrono::nanoseconds startup_buffer{0};  // 0: the first piece is enough
     std::vector<std::string> trackers;           // --tracker, repeatable, added to the torrent's

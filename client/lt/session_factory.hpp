@@ -30,7 +30,7 @@ struct SessionConfig {
     std::optional<BitRate> upload_limit;    // payload + protocol bytes per second, all peers together
     std::optional<BitRate> download_limit;  // likewise for download
     ChokerKind choker = ChokerKind::tit_for_tat;
-    int unchoke_slots = 8;  // regular unchoke slots (both chokers)
+    int unchoke_slots = 16;  // regular unchoke slots (both chokers); ClientOptions::unchoke_slots
     bool enable_dht = false;
     bool enable_lsd = false;
     bool enable_upnp = false;
