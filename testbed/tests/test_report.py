@@ -97,6 +97,7 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| 1 | no |", md)
         self.assertIn("![p](p.png)", md)
         self.assertIn("**0.0%**", md)
+        self.assertIn("not comparable: 2 viewers did not complete", md)
 
 
 class RunAllPlanTest(unittest.TestCase):

@@ -128,7 +128,9 @@ def render_markdown(report: dict, plots: list[str]) -> str:
         f"| unicast bytes | {_mb(r['unicast_bytes'])} |",
         f"| server bytes (VoD + seed + tracker) | {_mb(r['server_bytes'])} |",
         f"| VoD server / seed share | {r['vod_share_pct']:.1f}% / {r['seed_share_pct']:.1f}% |",
-        f"| **reduction vs unicast** | **{r['reduction_pct']:.1f}%** (ceiling {r['ceiling_pct']:.1f}%) |",
+        f"| **reduction vs unicast** | **{r['reduction_pct']:.1f}%** (ceiling {r['ceiling_pct']:.1f}%)"
+        + (f"; not comparable: {r['clients'] - r['completed_clients']} viewers did not complete |"
+           if r["completed_clients"] < r["clients"] else " |"),
         f"| total traffic | {_mb(r['total_traffic_bytes'])} |",
         f"| redundant bytes | {_mb(r['redundant_bytes'])} |",
         f"| stalls | {r['stalls']['count']} ({r['stalls']['seconds']:.1f} s) |",
