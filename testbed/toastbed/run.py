@@ -320,6 +320,16 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print,
     return r
 
 
+def stop_on_signals() -> None:
+    """SIGTERM and SIGHUP stop a run like Ctrl-C: every process stopped, nothing left behind. Ctrl-C itself
+    is re-enabled too: a shell starting a job in the background (`&`) makes the job ignore SIGINT."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, interrupt)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="testbed/run", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -328,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bin-dir", default=str(REPO / "build"), help="CMake build directory (default: build/)")
     ap.add_argument("--no-baselines", action="store_true", help="skip the scenario's baselines")
     args = ap.parse_args(argv)
+    stop_on_signals()
     try:
         s = scen.load(args.scenario)
         bins = binaries(Path(args.bin_dir))

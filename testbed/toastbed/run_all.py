@@ -271,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="runs at once (default 3: a run of 12 clients at 2 Mbps uses about 5%% of 2 cores)")
     ap.add_argument("--dry-run", action="store_true", help="print the runs and the expected time, run nothing")
     args = ap.parse_args(argv)
+    run.stop_on_signals()
     netem = run.netshape.has_netem()
     try:
         base, exps = load(args.only)
