@@ -31,6 +31,7 @@
 #include "client/core/fidelity.hpp"
 #include "client/core/give_up_horizon.hpp"
 #include "client/core/mp4_layout.hpp"
+#include "client/core/peer_admission.hpp"
 #include "client/core/piece_policy.hpp"
 #include "client/core/resume_point.hpp"
 #include "client/core/status_line.hpp"
@@ -643,10 +644,10 @@ class Engine::Impl {
         // from peers just outside the bare horizon was fetched by the server too, and the peers' blocks of it
         // wasted about a fifth of the swarm's upload (12 viewers: 41% -> 49% reduction; the extra delivery
         // time cut the remaining overlap by a sixth more).
-        snap.horizon = server_up ? horizon_.pieces_within(fallback_.need_window(horizon_.horizon_time()) +
-                                                              horizon_.peer_delivery_time(),
-                                                          watcher_.into_playhead_piece())
-                                 : PieceCount(0);
+        const auto give_up_zone =
+            fallback_.need_window(horizon_.horizon_time()) + horizon_.peer_delivery_time();
+        snap.horizon =
+            server_up ? horizon_.pieces_within(give_up_zone, watcher_.into_playhead_piece()) : PieceCount(0);
         snap.inorder_window = geometry_.pieces_in(options_.inorder_window);
         snap.request_end = request_end;
         snap.want_past_pieces = options_.behavior != Behavior::stream && !limit_;
@@ -664,6 +665,11 @@ class Engine::Impl {
             if (snap.playhead.value() <= last) window_ = std::pair{snap.playhead.value(), last};
         }
         auto plan = policy_->plan(snap);
+        // Nothing is asked of peers that they cannot deliver before the server would take it anyway.
+        if (server_up && !fetcher_->urls().empty() && bt_peers > 0) {
+            admission_dropped_ +=
+                drop_undeliverable(plan, snap, give_up_zone, horizon_.peer_delivery_time()).dropped;
+        }
         fidelity_->on_plan(plan.wanted);
         if (!suspend) {
             auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_).count();
@@ -946,6 +952,7 @@ class Engine::Impl {
     StreamWatcher watcher_;
     GiveUpHorizon horizon_;
     FallbackPlanner fallback_;
+    std::uint64_t admission_dropped_ = 0;  // wanted pieces not asked of peers: they could not arrive in time
     std::unique_ptr<PiecePolicy> policy_;
     std::unique_ptr<FidelityMeter> fidelity_;
     PlanApplier applier_;
