@@ -21,13 +21,10 @@ if(BUILD_TESTING)
   find_program(TOAST_FFMPEG ffmpeg)
   if(TOAST_FFMPEG)
     add_executable(client_playback_tests tests/playback_integration_test.cpp)
+    # client_test_fixture (lt.cmake): the server + tracker fixture, and where the executables are.
     target_link_libraries(client_playback_tests
-      PRIVATE toast_client_core toast_testing toast_warnings Catch2::Catch2WithMain)
-    target_compile_definitions(client_playback_tests PRIVATE
-      TOAST_CLIENT_BIN="$<TARGET_FILE:toast-client>"
-      TOAST_SERVER_BIN="$<TARGET_FILE:toast-server>"
-      TOAST_TRACKER_BIN="$<TARGET_FILE:toast-tracker>"
-      FFMPEG_BIN="${TOAST_FFMPEG}")
+      PRIVATE toast_client_core client_test_fixture toast_testing toast_warnings Catch2::Catch2WithMain)
+    target_compile_definitions(client_playback_tests PRIVATE FFMPEG_BIN="${TOAST_FFMPEG}")
     add_dependencies(client_playback_tests toast-client toast-server toast-tracker)
     catch_discover_tests(client_playback_tests TEST_PREFIX "client." PROPERTIES TIMEOUT 120)
   else()

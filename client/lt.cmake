@@ -24,6 +24,17 @@ add_executable(toast-client app/main.cpp)
 target_link_libraries(toast-client PRIVATE toast_client_lt toast_warnings)
 
 if(BUILD_TESTING)
+  # The server + tracker fixture of the end-to-end tests, shared with client_playback_tests (http.cmake). It
+  # publishes where the three executables are, so the tests that link it know them too.
+  add_library(client_test_fixture STATIC tests/swarm_fixture.cpp)
+  target_link_libraries(client_test_fixture
+    PUBLIC toast_testing
+    PRIVATE nlohmann_json::nlohmann_json Catch2::Catch2 toast_warnings)
+  target_compile_definitions(client_test_fixture PUBLIC
+    TOAST_CLIENT_BIN="$<TARGET_FILE:toast-client>"
+    TOAST_SERVER_BIN="$<TARGET_FILE:toast-server>"
+    TOAST_TRACKER_BIN="$<TARGET_FILE:toast-tracker>")
+
   add_executable(client_tests
     tests/client_integration_test.cpp
     tests/lt_http_fetcher_test.cpp
@@ -34,11 +45,8 @@ if(BUILD_TESTING)
     tests/lt_swarm_test.cpp
     tests/lt_test_support.cpp
     tests/lt_torrent_file_test.cpp)
-  target_link_libraries(client_tests PRIVATE toast_client_lt toast_testing toast_warnings Catch2::Catch2WithMain)
-  target_compile_definitions(client_tests PRIVATE
-    TOAST_CLIENT_BIN="$<TARGET_FILE:toast-client>"
-    TOAST_SERVER_BIN="$<TARGET_FILE:toast-server>"
-    TOAST_TRACKER_BIN="$<TARGET_FILE:toast-tracker>")
+  target_link_libraries(client_tests
+    PRIVATE toast_client_lt client_test_fixture toast_testing toast_warnings Catch2::Catch2WithMain)
   add_dependencies(client_tests toast-client toast-server toast-tracker)
   catch_discover_tests(client_tests TEST_PREFIX "client." PROPERTIES TIMEOUT 120)
 endif()

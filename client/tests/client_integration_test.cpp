@@ -17,6 +17,7 @@
 #include "client/core/stats.hpp"
 #include "lt_range_server.hpp"
 #include "lt_test_support.hpp"
+#include "swarm_fixture.hpp"
 #include "test_support.hpp"
 
 using namespace std::chrono_literals;
@@ -60,93 +61,21 @@ std::uint64_t allocated_bytes(const std::filesystem::path& p) {
     return static_cast<std::uint64_t>(st.st_blocks) * 512;
 }
 
-// The VoD server with one ingested title, the tracker, and clients started against them.
-class Testbed {
+// The VoD server with one ingested title (random bytes), the tracker, and clients started against them.
+class Testbed : public toast::client::testing::SwarmFixture {
   public:
-    explicit Testbed(std::uint64_t title_size = kTitle, const std::string& bitrate = kBitrate)
-        : server_port_(toast::testing::free_tcp_port()), tracker_port_(toast::testing::free_tcp_port()) {
-        std::filesystem::create_directories(dir_ / "d0");
-        std::filesystem::create_directories(dir_ / "d1");
-        std::filesystem::create_directories(dir_ / "logs");
-        toast::testing::write_random_file(media(), title_size, 2024);
-        std::ofstream(dir_ / "server.json")
-            << nlohmann::json{{"listen", "127.0.0.1:" + std::to_string(server_port_)},
-                              {"disks", {(dir_ / "d0").string(), (dir_ / "d1").string()}}};
-        auto ingest = toast::testing::run(
-            TOAST_SERVER_BIN,
-            {"--config", (dir_ / "server.json").string(), "ingest", "movie", media().string(), "--torrent",
-             torrent().string(), "--bitrate", bitrate, "--announce", announce_url()},
-            60s);
-        INFO(ingest.out << ingest.err);
-        REQUIRE(ingest.exit_code == 0);
-        tracker_ = std::make_unique<ChildProcess>(
-            TOAST_TRACKER_BIN,
-            std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(tracker_port_)},
-            dir_ / "logs");
-        REQUIRE(toast::testing::wait_for_tcp_port(tracker_port_, 10s));
+    explicit Testbed(std::uint64_t title_size = kTitle, const std::string& bitrate = kBitrate) {
+        toast::testing::write_random_file(dir() / "media.bin", title_size, 2024);
+        ingest("movie", dir() / "media.bin", bitrate);
+        start_tracker();
         start_server();
-    }
-
-    void start_server() {
-        server_ = std::make_unique<ChildProcess>(
-            TOAST_SERVER_BIN, std::vector<std::string>{"--config", (dir_ / "server.json").string(), "serve"},
-            dir_ / "logs");
-        REQUIRE(toast::testing::wait_for_tcp_port(server_port_, 10s));
-    }
-    void stop_server() {
-        REQUIRE(server_->stop(SIGTERM, 5s));
-        server_.reset();
     }
 
     // A toast-client streaming the title into DIR/name, its stats in DIR/name.stats.
     std::unique_ptr<ChildProcess> client(const std::string& name, std::vector<std::string> extra = {}) {
-        std::filesystem::create_directories(dir_ / name);
-        std::vector<std::string> args{
-            "stream", torrent().string(), "--save-dir",         (dir_ / name).string(), "--listen",
-            "0",      "--stats",          stats(name).string(), "--log-level",          "warn"};
-        args.insert(args.end(), extra.begin(), extra.end());
-        return std::make_unique<ChildProcess>(TOAST_CLIENT_BIN, args, dir_ / "logs");
+        extra.insert(extra.begin(), {"--log-level", "warn"});
+        return start_client("stream", name, extra);
     }
-    // A seed: the title's bytes already in DIR/name, staying until stopped.
-    std::unique_ptr<ChildProcess> seed(const std::string& name, std::vector<std::string> extra = {}) {
-        std::filesystem::create_directories(dir_ / name);
-        std::filesystem::copy_file(media(), dir_ / name / "movie");
-        extra.insert(extra.begin(), {"--behavior", "seed"});
-        return client(name, extra);
-    }
-
-    std::filesystem::path media() const { return dir_ / "media.bin"; }
-    std::filesystem::path torrent() const { return dir_ / "movie.torrent"; }
-    std::filesystem::path stats(const std::string& name) const { return dir_ / (name + ".stats"); }
-    std::filesystem::path data(const std::string& name) const { return dir_ / name / "movie"; }
-    std::string announce_url() const {
-        return "http://127.0.0.1:" + std::to_string(tracker_port_) + "/announce";
-    }
-    // True once the tracker counts `n` seeders (so clients started now are told about them), false after
-    // `timeout`.
-    bool wait_for_seeders(int n, std::chrono::milliseconds timeout) const {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        while (std::chrono::steady_clock::now() < deadline) {
-            try {
-                auto res = toast::testing::http_request(tracker_port_, "GET", "/stats");
-                if (res.status == 200 &&
-                    nlohmann::json::parse(res.body)["totals"]["seeders"].get<int>() >= n) {
-                    return true;
-                }
-            } catch (const std::exception&) {
-                // not answering yet: try again
-            }
-            std::this_thread::sleep_for(100ms);
-        }
-        return false;
-    }
-
-  private:
-    TempDir dir_;
-    std::uint16_t server_port_;
-    std::uint16_t tracker_port_;
-    std::unique_ptr<ChildProcess> tracker_;
-    std::unique_ptr<ChildProcess> server_;
 };
 
 void require_exit_ok(ChildProcess& p, std::chrono::milliseconds limit) {

@@ -10,12 +10,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <future>
+#include <map>
 #include <memory>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "client/core/stats.hpp"
+#include "swarm_fixture.hpp"
 #include "test_support.hpp"
 
 using namespace std::chrono_literals;
@@ -109,102 +111,39 @@ long video_frames(const std::vector<std::string>& lines) {
                          [](const std::string& l) { return l.rfind("0,", 0) == 0; });
 }
 
-// The server with one ingested video, a tracker, and `toast-client play` instances against them.
-class PlaybackBed {
+// The server with one ingested video, a tracker, and `toast-client play` instances against them. The server
+// is not started: each test starts it when its scenario needs it.
+class PlaybackBed : public toast::client::testing::SwarmFixture {
   public:
-    explicit PlaybackBed(Container c)
-        : server_port_(toast::testing::free_tcp_port()), tracker_port_(toast::testing::free_tcp_port()) {
-        name_ = c == Container::ts ? "movie.ts" : "movie.mp4";
-        for (auto d : {"d0", "d1", "logs"})
-            std::filesystem::create_directories(dir_ / d);
-        make_video(media(), c);
-        auto size = std::filesystem::file_size(media());
-        bitrate_ = std::to_string(size * 8 / kSeconds);
-        std::ofstream(dir_ / "server.json")
-            << nlohmann::json{{"listen", "127.0.0.1:" + std::to_string(server_port_)},
-                              {"disks", {(dir_ / "d0").string(), (dir_ / "d1").string()}},
-                              {"log_level", "warn"}};
-        auto ingest =
-            toast::testing::run(TOAST_SERVER_BIN,
-                                {"--config", (dir_ / "server.json").string(), "ingest", name_,
-                                 media().string(), "--torrent", torrent().string(), "--bitrate", bitrate_,
-                                 "--piece-size", kPieceSize, "--announce", announce_url()},
-                                60s);
-        INFO(ingest.out << ingest.err);
-        REQUIRE(ingest.exit_code == 0);
-        tracker_ = std::make_unique<ChildProcess>(
-            TOAST_TRACKER_BIN,
-            std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(tracker_port_)},
-            dir_ / "logs");
-        REQUIRE(toast::testing::wait_for_tcp_port(tracker_port_, 10s));
-    }
-
-    void start_server() {
-        server_ = std::make_unique<ChildProcess>(
-            TOAST_SERVER_BIN, std::vector<std::string>{"--config", (dir_ / "server.json").string(), "serve"},
-            dir_ / "logs");
-        REQUIRE(toast::testing::wait_for_tcp_port(server_port_, 10s));
-    }
-    void stop_server() {
-        REQUIRE(server_->stop(SIGTERM, 5s));
-        server_.reset();
+    explicit PlaybackBed(Container c) : SwarmFixture("warn") {
+        const std::string title = c == Container::ts ? "movie.ts" : "movie.mp4";
+        const auto media = dir() / ("media-" + title);
+        make_video(media, c);
+        bitrate_ = std::to_string(std::filesystem::file_size(media) * 8 / kSeconds);
+        ingest(title, media, bitrate_, {"--piece-size", kPieceSize});
+        start_tracker();
     }
 
     // `toast-client play` serving on a fresh port (player none), staying until stopped.
     std::unique_ptr<ChildProcess> play(const std::string& who, std::vector<std::string> extra = {},
                                        const std::string& behavior = "seed") {
         http_port_[who] = toast::testing::free_tcp_port();
-        std::filesystem::create_directories(dir_ / who);
-        std::vector<std::string> args{"play",        torrent().string(),
-                                      "--save-dir",  (dir_ / who).string(),
-                                      "--listen",    "0",
-                                      "--stats",     stats(who).string(),
-                                      "--http",      "127.0.0.1:" + std::to_string(http_port_[who]),
-                                      "--behavior",  behavior,
-                                      "--log-level", "info"};
-        args.insert(args.end(), extra.begin(), extra.end());
+        extra.insert(extra.begin(), {"--http", "127.0.0.1:" + std::to_string(http_port_[who]), "--behavior",
+                                     behavior, "--log-level", "info"});
         std::filesystem::create_directories(log_dir(who));
-        auto p = std::make_unique<ChildProcess>(TOAST_CLIENT_BIN, args, log_dir(who));
-        return p;
-    }
-    // A seed peer holding the whole title.
-    std::unique_ptr<ChildProcess> seed(const std::string& who, std::vector<std::string> extra = {}) {
-        std::filesystem::create_directories(dir_ / who);
-        std::filesystem::copy_file(media(), dir_ / who / name_);
-        std::vector<std::string> args{"stream",      torrent().string(),
-                                      "--save-dir",  (dir_ / who).string(),
-                                      "--listen",    "0",
-                                      "--stats",     stats(who).string(),
-                                      "--behavior",  "seed",
-                                      "--log-level", "warn"};
-        args.insert(args.end(), extra.begin(), extra.end());
-        return std::make_unique<ChildProcess>(TOAST_CLIENT_BIN, args, dir_ / "logs");
+        return start_client("play", who, extra, log_dir(who));
     }
 
     std::string url(const std::string& who) const {
-        return "http://127.0.0.1:" + std::to_string(http_port_.at(who)) + "/" + name_;
+        return "http://127.0.0.1:" + std::to_string(http_port_.at(who)) + "/" + title();
     }
     std::uint16_t http_port(const std::string& who) const { return http_port_.at(who); }
-    std::filesystem::path media() const { return dir_ / ("media-" + name_); }
-    std::filesystem::path torrent() const { return dir_ / "movie.torrent"; }
-    std::filesystem::path stats(const std::string& who) const { return dir_ / (who + ".stats"); }
-    std::filesystem::path save_dir(const std::string& who) const { return dir_ / who; }
-    std::filesystem::path log_dir(const std::string& who) const { return dir_ / "logs" / who; }
+    std::filesystem::path log_dir(const std::string& who) const { return logs() / who; }
     const std::string& bitrate() const { return bitrate_; }
-    std::string announce_url() const {
-        return "http://127.0.0.1:" + std::to_string(tracker_port_) + "/announce";
-    }
-    const std::string& name() const { return name_; }
 
   private:
-    TempDir dir_;
-    std::string name_;
     std::string bitrate_;
-    std::uint16_t server_port_;
-    std::uint16_t tracker_port_;
     std::map<std::string, std::uint16_t> http_port_;
-    std::unique_ptr<ChildProcess> tracker_;
-    std::unique_ptr<ChildProcess> server_;
 };
 
 // Stops a client with SIGTERM (it writes its summary) and returns its last stats record.
@@ -304,7 +243,7 @@ TEST_CASE(
     const auto title = toast::testing::read_file(bed.media());
     const std::uint64_t piece = 32 * 1024;
     // The player starts at the beginning...
-    auto start = toast::testing::http_request(bed.http_port("viewer"), "GET", "/" + bed.name(),
+    auto start = toast::testing::http_request(bed.http_port("viewer"), "GET", "/" + bed.title(),
                                               {{"Range", "bytes=0-65535"}}, 20s);
     REQUIRE(start.status == 206);
     CHECK(start.body == title.substr(0, 65536));
@@ -315,7 +254,7 @@ TEST_CASE(
     const std::uint64_t target = title.size() * 3 / 4;
     const auto target_piece = static_cast<std::int32_t>(target / piece);
     auto jump = toast::testing::http_request(
-        bed.http_port("viewer"), "GET", "/" + bed.name(),
+        bed.http_port("viewer"), "GET", "/" + bed.title(),
         {{"Range", "bytes=" + std::to_string(target) + "-" + std::to_string(target + 65535)}}, 20s);
     REQUIRE(jump.status == 206);
     CHECK(jump.body == title.substr(target, 65536));
@@ -350,7 +289,7 @@ TEST_CASE("with the server down and no peer, a read waits and completes correctl
     auto c = bed.play("viewer");
     REQUIRE(toast::testing::wait_for_tcp_port(bed.http_port("viewer"), 10s));
     auto pending = std::async(std::launch::async, [&] {
-        return toast::testing::http_request(bed.http_port("viewer"), "GET", "/" + bed.name(),
+        return toast::testing::http_request(bed.http_port("viewer"), "GET", "/" + bed.title(),
                                             {{"Range", "bytes=400000-499999"}}, 40s);
     });
     CHECK(pending.wait_for(3s) == std::future_status::timeout);
@@ -371,14 +310,14 @@ TEST_CASE("playing a title again resumes at the saved position", "[client][playb
     {
         auto c = bed.play("viewer");
         REQUIRE(toast::testing::wait_for_tcp_port(bed.http_port("viewer"), 10s));
-        auto r = toast::testing::http_request(bed.http_port("viewer"), "GET", "/" + bed.name(),
+        auto r = toast::testing::http_request(bed.http_port("viewer"), "GET", "/" + bed.title(),
                                               {{"Range", "bytes=" + std::to_string(size / 2) + "-"}}, 20s);
         REQUIRE(r.status == 206);
         std::this_thread::sleep_for(1200ms);
         auto s = stop_and_summarise(*c, bed.stats("viewer"));
         CHECK(s.playhead >= size / 2);
     }
-    auto saved = toast::testing::read_file(bed.save_dir("viewer") / ("." + bed.name() + ".position"));
+    auto saved = toast::testing::read_file(bed.save_dir("viewer") / ("." + bed.title() + ".position"));
     auto j = nlohmann::json::parse(saved);
     CHECK(j["title_size"] == size);
     auto offset = j["offset"].get<std::uint64_t>();

@@ -1,0 +1,99 @@
+#include "swarm_fixture.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+using namespace std::chrono_literals;
+using toast::testing::ChildProcess;
+
+namespace toast::client::testing {
+
+SwarmFixture::SwarmFixture(const std::string& server_log_level)
+    : server_port_(toast::testing::free_tcp_port()), tracker_port_(toast::testing::free_tcp_port()) {
+    for (auto d : {"d0", "d1", "logs"})
+        std::filesystem::create_directories(dir_ / d);
+    nlohmann::json config{{"listen", "127.0.0.1:" + std::to_string(server_port_)},
+                          {"disks", {(dir_ / "d0").string(), (dir_ / "d1").string()}}};
+    if (!server_log_level.empty()) config["log_level"] = server_log_level;
+    std::ofstream(dir_ / "server.json") << config;
+}
+
+void SwarmFixture::ingest(const std::string& title, const std::filesystem::path& media,
+                          const std::string& bitrate, const std::vector<std::string>& options) {
+    title_ = title;
+    media_ = media;
+    std::vector<std::string> args{"--config", (dir_ / "server.json").string(), "ingest", title,
+                                  media.string()};
+    args.insert(args.end(), {"--torrent", torrent().string(), "--bitrate", bitrate});
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {"--announce", announce_url()});
+    auto r = toast::testing::run(TOAST_SERVER_BIN, args, 60s);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+}
+
+void SwarmFixture::start_tracker() {
+    tracker_ = std::make_unique<ChildProcess>(
+        TOAST_TRACKER_BIN, std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(tracker_port_)},
+        logs());
+    REQUIRE(toast::testing::wait_for_tcp_port(tracker_port_, 10s));
+}
+
+void SwarmFixture::start_server() {
+    server_ = std::make_unique<ChildProcess>(
+        TOAST_SERVER_BIN, std::vector<std::string>{"--config", (dir_ / "server.json").string(), "serve"},
+        logs());
+    REQUIRE(toast::testing::wait_for_tcp_port(server_port_, 10s));
+}
+
+void SwarmFixture::stop_server() {
+    REQUIRE(server_->stop(SIGTERM, 5s));
+    server_.reset();
+}
+
+std::unique_ptr<ChildProcess> SwarmFixture::start_client(
+    const std::string& command, const std::string& who, const std::vector<std::string>& options,
+    const std::optional<std::filesystem::path>& log_dir) {
+    std::filesystem::create_directories(save_dir(who));
+    std::vector<std::string> args{
+        command, torrent().string(), "--save-dir",       save_dir(who).string(), "--listen",
+        "0",     "--stats",          stats(who).string()};
+    args.insert(args.end(), options.begin(), options.end());
+    return std::make_unique<ChildProcess>(TOAST_CLIENT_BIN, args, log_dir.value_or(logs()));
+}
+
+std::unique_ptr<ChildProcess> SwarmFixture::seed(const std::string& who,
+                                                 const std::vector<std::string>& options) {
+    std::filesystem::create_directories(save_dir(who));
+    std::filesystem::copy_file(media_, data(who));
+    std::vector<std::string> args{"--behavior", "seed", "--log-level", "warn"};
+    args.insert(args.end(), options.begin(), options.end());
+    return start_client("stream", who, args);
+}
+
+bool SwarmFixture::wait_for_seeders(int n, std::chrono::milliseconds timeout) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        try {
+            auto res = toast::testing::http_request(tracker_port_, "GET", "/stats");
+            if (res.status == 200 && nlohmann::json::parse(res.body)["totals"]["seeders"].get<int>() >= n) {
+                return true;
+            }
+        } catch (const std::exception&) {
+            // not answering yet: try again
+        }
+        std::this_thread::sleep_for(100ms);
+    }
+    return false;
+}
+
+std::string SwarmFixture::announce_url() const {
+    return "http://127.0.0.1:" + std::to_string(tracker_port_) + "/announce";
+}
+
+}  // namespace toast::client::testing
