@@ -112,7 +112,7 @@ class RunAllPlanTest(unittest.TestCase):
 
     def test_every_figure_of_the_issue_has_an_experiment(self):
         figures = {exp["figure"] for _, exp in self.exps}
-        self.assertEqual(figures, {"5.3", "5.4", "5.5", "5.6", "5.7", "5.8", "5.9", "5.11", "arrivals"})
+        self.assertEqual(figures, {"5.3", "5.4", "5.5", "5.6", "5.7", "5.8", "5.9", "5.11", "arrivals", "size"})
 
     def test_sweeps_expand_to_every_combination_plus_the_extra_rows(self):
         self.assertEqual(len(self.plans["fig5_3_pickers_upload"]), 12)

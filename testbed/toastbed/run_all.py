@@ -162,6 +162,11 @@ def headline(results: dict) -> list[tuple[str, str, str]]:
                     if diffs else "not run"))
     elif results.get(f59):
         out.append(("4 ms added one-way delay", "changes reduction < 2.1%", "not measured: no netem on this kernel"))
+    sizes = [(row["params"]["clients"], row["params"]["behavior"], row["report"]["reduction_pct"])
+             for row in results.get("swarm_size", []) if row.get("report")]
+    if sizes:
+        out.append(("viewers present at once (hybrid, 2 Mbps)", "about 95: >= 70% stream, 90% seed",
+                    ", ".join(f"{n} {b}: {v:.0f}%" for n, b, v in sizes)))
     uni = _pct(_cells(results, "arrivals", arrival="uniform"))
     for kind, thesis in (("all-at-once", "21% worse than uniform"), ("poisson", "within 2% of uniform")):
         v = _pct(_cells(results, "arrivals", arrival=kind))
@@ -304,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     (out / "runs").mkdir(parents=True, exist_ok=True)
     jobs = [(key, s, "toast") for key, s in unique.items()]
     jobs += [(run_key(base_scenario, kind), base_scenario, kind) for kind in kinds]
+    jobs.sort(key=lambda job: -estimate_seconds(job[1]))  # longest first: the parallel runs end together
     started = time.monotonic()
     stop = threading.Event()
     shaping_lock = threading.Lock()  # runs in network namespaces share one bridge: one at a time
