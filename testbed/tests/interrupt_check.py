@@ -6,7 +6,6 @@ A process belongs to the run when its command line names the run's output direct
 seed and client is started with paths inside it).
 """
 
-import argparse
 import signal
 import subprocess
 import sys
@@ -16,6 +15,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RUN = HERE.parent / "run"
+sys.path.insert(0, str(HERE))
+
+import checks  # noqa: E402
 
 
 def leftovers(out: str) -> list[str]:
@@ -59,15 +61,10 @@ def one(sig: signal.Signals, bin_dir: str) -> list[str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--bin-dir", required=True)
-    args = ap.parse_args()
-    problems = one(signal.SIGINT, args.bin_dir) + one(signal.SIGTERM, args.bin_dir)
-    for p in problems:
-        print("FAIL:", p)
-    if not problems:
-        print("interrupt OK: SIGINT and SIGTERM stop the run with exit 130 and leave no process behind")
-    return 1 if problems else 0
+    bins = checks.bin_dir(__doc__)
+    problems = one(signal.SIGINT, bins) + one(signal.SIGTERM, bins)
+    return checks.verdict(problems, "interrupt OK: SIGINT and SIGTERM stop the run with exit 130 and leave no "
+                                    "process behind")
 
 
 if __name__ == "__main__":

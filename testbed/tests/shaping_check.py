@@ -7,7 +7,6 @@ the part of the title it did not already hold, and, under an 8 Mbps tbf, no more
 the missing netem is reported rather than fatal, and that no namespace or bridge is left behind.
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -17,7 +16,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
+import checks  # noqa: E402
 from toastbed import netshape, run  # noqa: E402
 
 SKIP = 77
@@ -36,9 +37,7 @@ def ours() -> set[str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--bin-dir", required=True)
-    args = ap.parse_args()
+    bins = checks.bin_dir(__doc__)
     if os.geteuid() != 0:
         print("skipped: network namespaces need root")
         return SKIP
@@ -52,7 +51,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="toast-shaping-") as out:
         scenario = Path(out) / "shaping.json"
         scenario.write_text(json.dumps(SCENARIO))
-        rc = run.main([str(scenario), "--out", str(Path(out) / "run"), "--bin-dir", args.bin_dir])
+        rc = run.main([str(scenario), "--out", str(Path(out) / "run"), "--bin-dir", bins])
         if rc != 0:
             problems.append(f"testbed/run exited with {rc}")
         else:
@@ -76,11 +75,8 @@ def main() -> int:
     left = ours() - before
     if left:
         problems.append(f"left behind: {sorted(left)}")
-    for p in problems:
-        print("FAIL:", p)
-    if not problems:
-        print("shaping OK: 2 clients in namespaces behind tbf, all completed, nothing left behind")
-    return 1 if problems else 0
+    return checks.verdict(problems, "shaping OK: 2 clients in namespaces behind tbf, all completed, nothing left "
+                                    "behind")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ Every client completes, the seed and the peers take load off the VoD server (red
 accounting adds up, and every documented report field is present. Exit 0 when all hold, 1 with the reasons.
 """
 
-import argparse
 import json
 import sys
 import tempfile
@@ -13,7 +12,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
+import checks  # noqa: E402
 from toastbed import run  # noqa: E402
 
 REQUIRED = ["clients", "unicast_bytes", "server_bytes", "reduction_pct", "ceiling_pct", "vod_server_bytes",
@@ -48,11 +49,9 @@ def check(r: dict) -> list[str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--bin-dir", required=True)
-    args = ap.parse_args()
+    bins = checks.bin_dir(__doc__)
     with tempfile.TemporaryDirectory(prefix="toast-smoke-") as out:
-        rc = run.main([str(HERE.parent / "scenarios" / "smoke.json"), "--out", out, "--bin-dir", args.bin_dir])
+        rc = run.main([str(HERE.parent / "scenarios" / "smoke.json"), "--out", out, "--bin-dir", bins])
         if rc != 0:
             print(f"testbed/run exited with {rc}")
             return 1
