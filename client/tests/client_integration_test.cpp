@@ -137,6 +137,32 @@ TEST_CASE(
     CHECK(seed_summary.bytes_uploaded > 0);
 }
 
+TEST_CASE("a viewer only a seed can serve fetches ahead from the server, at most 8 s of video past its need",
+          "[client][integration]") {
+    Testbed bed;
+    // A seed at half the bitrate cannot carry the viewer alone; it has every piece, so libtorrent counts
+    // every piece as available. The viewer must not count it: it is the swarm's frontier.
+    auto seed = bed.seed("seed", {"--upload-limit", "1677721"});
+    REQUIRE(bed.wait_for_seeders(1, 15s));
+    auto c = bed.client("c1", {"--picker", "hybrid"});
+    require_exit_ok(*c, 60s);
+    auto lines = read_stats(bed.stats("c1"));
+    auto s = lines.back();
+    CHECK(s.completed);
+    CHECK(s.stalls == 0);
+    CHECK(s.pieces_fetched_ahead > 0);
+    CHECK(same_bytes(bed.data("c1"), bed.media()));
+    // Bounded: the server never ran further ahead of the playhead than the need window (a few seconds)
+    // plus the 8 s fetch-ahead window, with a second of slack for the stats' one-second spacing.
+    const double rate = 3355443.0 / 8;  // bytes of video per second
+    for (const auto& l : lines) {
+        INFO("t_ms " << l.t_ms << " playhead " << l.playhead << " from server " << l.bytes_from_server);
+        CHECK(static_cast<double>(l.bytes_from_server) <=
+              static_cast<double>(l.playhead) + rate * (8 + 6 + 1));
+    }
+    REQUIRE(seed->stop(SIGTERM, 10s) == 0);
+}
+
 TEST_CASE("clients keep playing from peers while the server is down and finish after it returns",
           "[client][integration]") {
     Testbed bed;
