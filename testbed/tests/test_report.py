@@ -142,6 +142,13 @@ class RunAllPlanTest(unittest.TestCase):
         with_netem = run_all.expand(self.base, "fig5_9_delay", dict(self.exps)["fig5_9_delay"], netem=True)
         self.assertFalse(any(r["skipped"] for r in with_netem))
 
+    def test_the_large_set_is_the_main_figures_at_48_viewers(self):
+        base, exps = run_all.load([], run_all.EXPERIMENTS / "large")
+        self.assertEqual(base["clients"], 48)
+        self.assertEqual({stem for stem, _ in exps}, {"fig5_5_behaviour_2mbps", "fig5_6_behaviour_1mbps"})
+        rows = run_all.expand(base, "fig5_5_behaviour_2mbps", dict(exps)["fig5_5_behaviour_2mbps"], netem=False)
+        self.assertTrue(all(r["scenario"].clients == 48 and r["scenario"].title_seconds == 160 for r in rows))
+
     def test_unknown_experiment_and_bad_sweep_are_named(self):
         with self.assertRaisesRegex(run_all.PlanError, "no experiment named fig9_9"):
             run_all.load(["fig9_9"])

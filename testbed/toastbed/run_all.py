@@ -270,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="out/run-all")
     ap.add_argument("--bin-dir", default=str(run.REPO / "build"))
     ap.add_argument("--only", action="append", default=[], help="run only this experiment (file stem)")
+    ap.add_argument("--experiments", default=str(EXPERIMENTS),
+                    help="directory of experiment files and their _base.json (default: testbed/experiments; "
+                         "testbed/experiments/large has the main figures at 48 viewers)")
     ap.add_argument("--resume", action="store_true", help="reuse runs already in DIR/runs (same scenario)")
     ap.add_argument("--no-baselines", action="store_true", help="skip stock/unicast on the base scenario")
     ap.add_argument("--parallel", type=int, default=3,
@@ -279,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     run.stop_on_signals()
     netem = run.netshape.has_netem()
     try:
-        base, exps = load(args.only)
+        base, exps = load(args.only, Path(args.experiments))
         planned = {stem: expand(base, stem, exp, netem) for stem, exp in exps}
         base_scenario = scen.from_dict({**base, "name": "base"})
     except PlanError as e:
