@@ -74,9 +74,11 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
     for (PieceIndex p = std::max(input.playhead, PieceIndex(0)); p.value() < end; ++p) {
         auto due = time_until_needed(input, p);
         if (due > window) break;
-        // A full buffer still lets the piece under the playhead through: playback cannot free space without
-        // it.
-        if (input.suspended && p != input.playhead) break;
+        // A full buffer still lets the piece under the playhead through (playback cannot free space without
+        // it), and the needed pieces inside the buffer's window: request_end already counts room for every
+        // missing piece before it, so fetching them cannot overrun the limit. Holding them back until each
+        // was under the playhead stalled playback for a fetch time at each one.
+        if (input.suspended && p != input.playhead && !(input.request_end && p < *input.request_end)) break;
         if (needed >= config_.max_concurrent) break;
         if (!startable(p, input, now)) continue;
         auto i = static_cast<std::size_t>(p.value());

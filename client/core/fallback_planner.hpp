@@ -43,7 +43,8 @@ struct FallbackInput {
     std::vector<PieceIndex> urgent = {};              // pieces a player read waits for: fetched first
     const std::vector<int>* availability = nullptr;   // peers per piece; enables fetching ahead of need
     std::optional<PieceIndex> request_end = {};       // bounded buffer: nothing at or beyond this is fetched
-    bool suspended = false;                           // bounded buffer full: only urgent and overdue pieces
+    bool suspended = false;  // bounded buffer full: only urgent pieces, the playhead piece and needed pieces
+                             // before request_end
     // Pieces peers are already sending: bytes still missing per piece (negative: not in progress), and the
     // rate peers deliver at together (bytes per second). A needed piece peers will finish, in index order at
     // that rate, at least fetch estimate + margin before its deadline is left to them: fetching it too would

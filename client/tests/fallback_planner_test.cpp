@@ -217,6 +217,21 @@ TEST_CASE("a full buffer lets only the playhead piece through", "[client][fallba
     CHECK(pieces_of(f.plan(in, t0)) == idx({5}));
 }
 
+TEST_CASE("a full buffer still fetches the needed pieces inside its window", "[client][fallback]") {
+    FallbackPlanner f(config());
+    auto h = had(50, {});
+    std::vector<int> avail(50, 0);
+    // Window [5, 7): room is kept for 5 and 6; 7 is needed too but lies beyond the window; nothing ahead.
+    FallbackInput in{.had = h,
+                     .playhead = PieceIndex(5),
+                     .piece_duration = 1s,
+                     .horizon = 3s,
+                     .availability = &avail,
+                     .request_end = PieceIndex(7),
+                     .suspended = true};
+    CHECK(pieces_of(f.plan(in, t0)) == idx({5, 6}));
+}
+
 TEST_CASE("the fallback respects the buffer's request end", "[client][fallback]") {
     FallbackPlanner f(config());
     auto h = had(50, {});
