@@ -28,7 +28,7 @@ if(BUILD_TESTING)
   # publishes where the three executables are, so the tests that link it know them too.
   add_library(client_test_fixture STATIC tests/swarm_fixture.cpp)
   target_link_libraries(client_test_fixture
-    PUBLIC toast_testing
+    PUBLIC toast_testing toast_client_core
     PRIVATE nlohmann_json::nlohmann_json Catch2::Catch2 toast_warnings)
   target_compile_definitions(client_test_fixture PUBLIC
     TOAST_CLIENT_BIN="$<TARGET_FILE:toast-client>"

@@ -12,7 +12,6 @@
 #include <libtorrent/bdecode.hpp>
 #include <libtorrent/bencode.hpp>
 #include <libtorrent/entry.hpp>
-#include <nlohmann/json.hpp>
 
 #include "client/core/stats.hpp"
 #include "lt_range_server.hpp"
@@ -22,6 +21,7 @@
 
 using namespace std::chrono_literals;
 using toast::client::StatsRecord;
+using toast::client::testing::read_stats;
 using toast::testing::ChildProcess;
 using toast::testing::TempDir;
 
@@ -29,20 +29,6 @@ namespace {
 
 constexpr std::uint64_t kTitle = 8 * 1024 * 1024;
 constexpr const char* kBitrate = "3355443";  // 8 MiB plays for 20 s
-
-std::vector<StatsRecord> read_stats(const std::filesystem::path& path) {
-    std::vector<StatsRecord> out;
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-        std::string error;
-        auto r = toast::client::stats_from_json(nlohmann::json::parse(line), &error);
-        INFO(path.string() << ": " << line);
-        REQUIRE(r);
-        out.push_back(*r);
-    }
-    return out;
-}
 
 StatsRecord summary_of(const std::filesystem::path& path) {
     auto lines = read_stats(path);

@@ -22,6 +22,7 @@
 
 using namespace std::chrono_literals;
 using toast::client::StatsRecord;
+using toast::client::testing::read_stats;
 using toast::testing::ChildProcess;
 using toast::testing::TempDir;
 
@@ -29,22 +30,6 @@ namespace {
 
 constexpr int kSeconds = 16;
 constexpr const char* kPieceSize = "32KiB";
-
-std::vector<StatsRecord> read_stats(const std::filesystem::path& path) {
-    std::vector<StatsRecord> out;
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-        std::string error;
-        auto j = nlohmann::json::parse(line, nullptr, false);
-        if (j.is_discarded()) break;  // a line being written right now
-        auto r = toast::client::stats_from_json(j, &error);
-        INFO(path.string() << ": " << line << ": " << error);
-        REQUIRE(r);
-        out.push_back(*r);
-    }
-    return out;
-}
 
 enum class Container { ts, mp4_index_first, mp4_index_at_end };
 

@@ -96,4 +96,24 @@ std::string SwarmFixture::announce_url() const {
     return "http://127.0.0.1:" + std::to_string(tracker_port_) + "/announce";
 }
 
+std::vector<StatsRecord> read_stats(const std::filesystem::path& path) {
+    std::vector<std::string> lines;
+    {
+        std::ifstream in(path);
+        for (std::string line; std::getline(in, line);)
+            lines.push_back(line);
+    }
+    std::vector<StatsRecord> out;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        auto j = nlohmann::json::parse(lines[i], nullptr, false);
+        if (j.is_discarded() && i + 1 == lines.size()) break;  // a line being written right now
+        std::string error;
+        auto r = j.is_discarded() ? std::nullopt : stats_from_json(j, &error);
+        INFO(path.string() << ": " << lines[i] << ": " << error);
+        REQUIRE(r);
+        out.push_back(*r);
+    }
+    return out;
+}
+
 }  // namespace toast::client::testing

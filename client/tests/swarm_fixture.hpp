@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "client/core/stats.hpp"
 #include "test_support.hpp"
 
 namespace toast::client::testing {
@@ -70,5 +71,9 @@ class SwarmFixture {
     std::unique_ptr<toast::testing::ChildProcess> tracker_;
     std::unique_ptr<toast::testing::ChildProcess> server_;
 };
+
+// Every record of a client's stats file, in order. A last line cut short (the client is writing it right now)
+// is left out; any other line that does not parse as a stats record fails the running test case.
+std::vector<StatsRecord> read_stats(const std::filesystem::path& path);
 
 }  // namespace toast::client::testing
