@@ -200,11 +200,14 @@ def plot(exp: dict, rows: list[dict], path: Path) -> bool:
         return False
     metric = exp.get("metric", "reduction_pct")
     keys = list(exp["sweep"])
-    group_key, series_key = (keys[0], keys[1]) if len(keys) > 1 else (keys[0], None)
-    # Three sweep fields: the first two make the group, the last the series.
-    label = (lambda r: " ".join(str(r["params"].get(k, "")) for k in keys[:-1])) if len(keys) > 2 else \
-        (lambda r: str(r["params"].get(group_key, r["label"])))
-    series_of = (lambda r: str(r["params"].get(keys[-1], r["label"]))) if series_key else (lambda r: metric)
+    # The last sweep field makes the series, the others the groups; an `also` row without them is its own group.
+    group_keys, series_key = (keys[:-1], keys[-1]) if len(keys) > 1 else (keys, None)
+
+    def label(r):
+        return " ".join(str(r["params"][k]) for k in group_keys if k in r["params"]) or r["label"]
+
+    def series_of(r):
+        return str(r["params"].get(series_key, r["label"])) if series_key else metric
     groups = list(dict.fromkeys(label(r) for r in rows))
     series = list(dict.fromkeys(series_of(r) for r in rows))
     width = 0.8 / len(series)
@@ -217,11 +220,11 @@ def plot(exp: dict, rows: list[dict], path: Path) -> bool:
             vals.append(v / 1e6 if metric.endswith("bytes") else v)
         ax.bar([i + j * width for i in range(len(groups))], vals, width, label=ser)
     ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(groups))], groups, fontsize=8)
-    ax.set_xlabel(" / ".join(keys[:-1]) if len(keys) > 2 else group_key)
+    ax.set_xlabel(" / ".join(group_keys))
     ax.set_ylabel("MB" if metric.endswith("bytes") else "server reduction vs unicast (%)")
     ax.set_title(f"Fig. {exp['figure']}: {exp['title']}", fontsize=9)
     if series_key:
-        ax.legend(title=keys[-1], fontsize=8)
+        ax.legend(title=series_key, fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
