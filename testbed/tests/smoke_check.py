@@ -19,7 +19,7 @@ from toastbed import run  # noqa: E402
 
 REQUIRED = ["clients", "unicast_bytes", "server_bytes", "reduction_pct", "ceiling_pct", "vod_server_bytes",
             "seed_bytes", "vod_share_pct", "seed_share_pct", "total_traffic_bytes", "redundant_bytes", "stalls",
-            "startup_ms", "per_client"]
+            "startup_ms", "per_client", "server_wasted_bytes", "server_wasted_pct", "shape", "resources"]
 
 
 def check(r: dict) -> list[str]:
@@ -45,6 +45,14 @@ def check(r: dict) -> list[str]:
     for key in ("median", "p95"):
         if r["startup_ms"][key] is None:
             problems.append(f"startup_ms.{key} is missing")
+    unmeasured = [c["client"] for c in r["per_client"]
+                  if not (c.get("cpu_seconds") or 0) > 0 or not (c.get("mem_private_peak_kb") or 0) > 0]
+    if unmeasured:
+        problems.append(f"clients {unmeasured} have no CPU time or private memory sampled")
+    if r["resources"]["machine"]["busy_pct_mean"] is None:
+        problems.append("the machine's CPU use was not sampled")
+    if not r["shape"]["label"].startswith("scaled:"):
+        problems.append(f"the smoke scenario is not labelled as scaled: {r['shape']['label']}")
     return problems
 
 

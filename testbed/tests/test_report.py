@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from toastbed import report, run, run_all, scenario  # noqa: E402
+from toastbed import report, resources, run, run_all, scenario  # noqa: E402
 
 
 class ScenarioTest(unittest.TestCase):
@@ -52,6 +52,84 @@ class ScenarioTest(unittest.TestCase):
         self.assertTrue(1.5 < sum(gaps) / len(gaps) < 2.5)
 
 
+class ShapeTest(unittest.TestCase):
+    def test_the_thesis_operating_point_has_the_thesis_shape(self):
+        # 64 KiB pieces at 2 Mbps: a piece-time of 262 ms, a quarter of the thesis's 1.05 s.
+        s = scenario.from_dict({"clients": 300, "arrival_interval": "9.437s", "title_seconds": "896s",
+                                "piece_size": "64KiB", "behavior": "seed", "upload_limit": "1Mbps"})
+        sh = scenario.shape(s)
+        self.assertAlmostEqual(sh["gap_piece_times"], 36.0, places=1)
+        self.assertEqual(sh["watching_at_once"], 95)
+        self.assertEqual(sh["present_at_once"], 300)  # seeders stay
+        self.assertAlmostEqual(sh["span_over_title"], 3.15, places=2)
+        self.assertEqual(sh["upload_over_bitrate"], 0.5)
+        self.assertEqual(sh["time_compression"], 4.0)
+        self.assertEqual(sh["label"], "thesis shape; time-compressed 4x: a piece-time is 262 ms (thesis ~1 s)")
+
+    def test_a_scaled_scenario_says_what_differs(self):
+        s = scenario.from_dict({"clients": 12, "arrival_interval": "3s", "title_seconds": "40s"})
+        sh = scenario.shape(s)
+        self.assertEqual(sh["watching_at_once"], 12)
+        self.assertEqual(sh["time_compression"], 1.0)
+        self.assertEqual(sh["label"], "scaled: arrivals 12.6x closer than the thesis's (2.86 piece-times apart, "
+                                      "thesis 36); 12 watching at once (thesis ~95)")
+        seed = scenario.shape(scenario.from_dict({"clients": 12, "arrival_interval": "3s", "title_seconds": "40s",
+                                                  "behavior": "seed"}))
+        self.assertIn("arrival span 0.82x the title (thesis 3.15x)", seed["label"])
+        once = scenario.shape(scenario.from_dict({"clients": 5, "arrival": "all-at-once"}))
+        self.assertEqual(once["watching_at_once"], 5)
+        self.assertIn("all arrivals at once", once["label"])
+
+    def test_watching_at_once_counts_overlapping_playback(self):
+        # A viewer every 10 s watching 25 s: at most 3 overlap (arrivals at 0, 10, 20; the first leaves at 25).
+        s = scenario.from_dict({"clients": 6, "arrival_interval": "10s", "title_seconds": "25s"})
+        self.assertEqual(scenario.watching_at_once(s), 3)
+        s = scenario.from_dict({"clients": 6, "arrival_interval": "10s", "title_seconds": "20s"})
+        self.assertEqual(scenario.watching_at_once(s), 2)  # leaving at 20 as the third arrives
+
+
+class ResourcesTest(unittest.TestCase):
+    def test_this_process_is_readable(self):
+        import os
+        cpu = resources.read_cpu_ticks(os.getpid())
+        mem = resources.read_memory_kb(os.getpid())
+        self.assertIsNotNone(cpu)
+        self.assertGreater(mem[0], 0)
+        self.assertIsNone(resources.read_cpu_ticks(2 ** 22 + 1))  # above pid_max: never a process
+
+    def test_summary_of_constructed_samples(self):
+        t = resources.TICKS
+        a = resources.Tracked("client000", "client", 1, start_ticks=5, cpu_ticks=2 * t, first_seen=0.0,
+                              last_seen=100.0, memory_kb=[1024, 3072, 2048])
+        b = resources.Tracked("client001", "client", 2, start_ticks=5, cpu_ticks=4 * t, first_seen=0.0,
+                              last_seen=100.0, memory_kb=[4096])
+        srv = resources.Tracked("server", "server", 3, start_ticks=5, cpu_ticks=10 * t, first_seen=0.0,
+                                last_seen=100.0)
+        machine = [(0.0, 0, 0), (5.0, 500, 1000), (10.0, 1400, 2000), (15.0, 1500, 3000)]
+        res = resources.summarize([a, b, srv], machine)
+        self.assertEqual(res["clients"]["cpu_pct"], {"median": 3.0, "max": 4.0})
+        self.assertEqual(res["clients"]["mem_private_peak_mb"], {"median": 3.5, "max": 4.0})
+        self.assertEqual(res["clients"]["mem_private_median_mb"], {"median": 3.0, "max": 4.0})
+        self.assertEqual(res["cpu_seconds_by_role"], {"client": 6.0, "server": 10.0})
+        self.assertEqual(res["machine"]["busy_pct_mean"], 50.0)
+        self.assertEqual(res["machine"]["busy_pct_peak"], 90.0)  # 5-10 s
+        self.assertAlmostEqual(res["machine"]["run_share_pct"], 100.0 * 16 / (15 * resources.CORES), places=1)
+
+    def test_report_rows_carry_each_clients_figures(self):
+        s = scenario.from_dict({"clients": 1})
+        r = report.compute(s, 1000, [{"completed": True}], 500, 0, 0)
+        res = resources.summarize([resources.Tracked("client000", "client", 1, start_ticks=1,
+                                                     cpu_ticks=resources.TICKS, first_seen=0.0, last_seen=10.0,
+                                                     memory_kb=[2048])], [])
+        report.add_resources(r, res)
+        self.assertEqual(r["per_client"][0]["cpu_seconds"], 1.0)
+        self.assertEqual(r["per_client"][0]["cpu_pct"], 10.0)
+        self.assertEqual(r["per_client"][0]["mem_private_peak_kb"], 2048)
+        md = report.render_markdown(r, [])
+        self.assertIn("| client CPU, % of one core over its life | 10.00% / 10.00% |", md)
+        self.assertIn("1.0 s (10.0%) | 2.0 MB / 2.0 MB |", md)
+
+
 class ReportTest(unittest.TestCase):
     def test_prometheus_sum_adds_every_label_set(self):
         text = ('# TYPE toast_http_bytes_sent_total counter\n'
@@ -64,7 +142,8 @@ class ReportTest(unittest.TestCase):
     def test_reduction_ceiling_and_shares(self):
         s = scenario.from_dict({"clients": 4, "behavior": "stream", "upload_limit": "1Mbps", "bitrate": "2Mbps"})
         summ = {"completed": True, "bytes_from_peers": 600, "bytes_from_server": 400, "bytes_uploaded": 500,
-                "bytes_redundant": 10, "stalls": 1, "stall_seconds": 0.5, "startup_ms": 200}
+                "bytes_redundant": 10, "stalls": 1, "stall_seconds": 0.5, "startup_ms": 200,
+                "bytes_server_wasted": 8}
         r = report.compute(s, 1000, [summ, summ, summ, None], vod_bytes=1000, seed_bytes=500, tracker_bytes=100)
         self.assertEqual(r["unicast_bytes"], 4000)
         self.assertEqual(r["server_bytes"], 1600)
@@ -76,6 +155,8 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(r["startup_ms"]["median"], 200)
         self.assertFalse(r["per_client"][3]["summary_written"])
         self.assertEqual(r["total_traffic_bytes"], 1600 + 1500)
+        self.assertEqual(r["server_wasted_bytes"], 24)
+        self.assertAlmostEqual(r["server_wasted_pct"], 2.0)  # of the 1200 bytes the viewers took from the server
 
     def test_ceiling_without_upload_cap_is_one_minus_one_over_n(self):
         s = scenario.from_dict({"clients": 10, "behavior": "seed"})

@@ -68,7 +68,7 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
     unicast = title_bytes * n
     server = vod_bytes + seed_bytes + tracker_bytes
     rows, startups = [], []
-    stall_count, stall_seconds, redundant, uploaded = 0, 0.0, 0, 0
+    stall_count, stall_seconds, redundant, uploaded, from_server, wasted = 0, 0.0, 0, 0, 0, 0
     for i, summ in enumerate(client_summaries):
         summ = summ or {}
         row = {
@@ -78,6 +78,7 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
             "bytes_from_server": int(summ.get("bytes_from_server", 0)),
             "bytes_uploaded": int(summ.get("bytes_uploaded", 0)),
             "bytes_redundant": int(summ.get("bytes_redundant", 0)),
+            "bytes_server_wasted": int(summ.get("bytes_server_wasted", 0)),
             "stalls": int(summ.get("stalls", 0)),
             "stall_seconds": float(summ.get("stall_seconds", 0.0)),
             "startup_ms": summ.get("startup_ms"),
@@ -87,6 +88,8 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
         stall_count += row["stalls"]
         stall_seconds += row["stall_seconds"]
         redundant += row["bytes_redundant"]
+        from_server += row["bytes_from_server"]
+        wasted += row["bytes_server_wasted"]
         uploaded += row["bytes_uploaded"]
         if isinstance(row["startup_ms"], (int, float)) and row["startup_ms"] >= 0:
             startups.append(float(row["startup_ms"]))
@@ -107,10 +110,25 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
         "ceiling_pct": ceiling_pct(s),
         "total_traffic_bytes": int(server + uploaded),
         "redundant_bytes": redundant,
+        # Server bytes that did not help: pieces a peer delivered first, failed or corrupt responses; a share
+        # of what the viewers received from the VoD server.
+        "server_wasted_bytes": wasted,
+        "server_wasted_pct": 100.0 * wasted / from_server if from_server else 0.0,
         "stalls": {"count": stall_count, "seconds": stall_seconds},
         "startup_ms": {"median": percentile(startups, 50), "p95": percentile(startups, 95)},
         "per_client": rows,
     }
+
+
+def add_resources(r: dict, res: dict) -> None:
+    """Puts the sampler's figures (resources.summarize) in the report: each client's CPU and memory in its
+    row, the rest under "resources"."""
+    by_name = {p["name"]: p for p in res["processes"]}
+    for row in r["per_client"]:
+        p = by_name.get(f"client{row['client']:03d}", {})
+        for key in ("cpu_seconds", "cpu_pct", "mem_private_peak_kb", "mem_private_median_kb"):
+            row[key] = p.get(key)
+    r["resources"] = res
 
 
 def _mb(b: float) -> str:
@@ -120,6 +138,13 @@ def _mb(b: float) -> str:
 def render_markdown(report: dict, plots: list[str]) -> str:
     r = report
     out = [f"# Toast testbed report: {r['scenario']}", ""]
+    if r.get("shape"):
+        sh = r["shape"]
+        out += [f"Shape: **{sh['label']}**. Arrivals {sh['gap_piece_times']:g} piece-times apart, "
+                f"{sh['watching_at_once']} watching and {sh['present_at_once']} present at once, arrival span "
+                f"{sh['span_over_title']:g}x the title ({sh['title_pieces']} pieces of {sh['piece_seconds']:g} s), "
+                f"upload / bitrate {sh['upload_over_bitrate']:g}. Thesis: 36 piece-times, ~95 watching, "
+                "3.15x, 0.5 / 0.75 / 1.", ""]
     if r.get("notes"):
         out += [f"> {n}" for n in r["notes"]] + [""]
     out += [
@@ -133,6 +158,8 @@ def render_markdown(report: dict, plots: list[str]) -> str:
            if r["completed_clients"] < r["clients"] else " |"),
         f"| total traffic | {_mb(r['total_traffic_bytes'])} |",
         f"| redundant bytes | {_mb(r['redundant_bytes'])} |",
+        f"| wasted server bytes | {_mb(r.get('server_wasted_bytes', 0))} "
+        f"({r.get('server_wasted_pct', 0.0):.1f}% of what viewers took from the server) |",
         f"| stalls | {r['stalls']['count']} ({r['stalls']['seconds']:.1f} s) |",
         f"| startup median / p95 | {_fmt_ms(r['startup_ms']['median'])} / {_fmt_ms(r['startup_ms']['p95'])} |",
         "",
@@ -151,16 +178,52 @@ def render_markdown(report: dict, plots: list[str]) -> str:
                 f"Each client in its own network namespace on a bridge ({limit} towards each client, "
                 f"{sh['delay_ms']:g} ms added delay). Bytes through each client's shaper: " +
                 ", ".join(_mb(b) for b in sh["bytes_towards_clients"]) + ".", ""]
-    out += ["## Clients", "", "| # | done | from peers | from server | uploaded | redundant | stalls | startup |",
-            "|---|---|---|---|---|---|---|---|"]
+    if r.get("resources"):
+        out += render_resources(r["resources"])
+    out += ["## Clients", "", "| # | done | from peers | from server | uploaded | redundant | stalls | startup | "
+            "CPU | memory peak / median |", "|---|---|---|---|---|---|---|---|---|---|"]
     for c in r["per_client"]:
         out.append(f"| {c['client']} | {'yes' if c['completed'] else 'no'} | {_mb(c['bytes_from_peers'])} | "
                    f"{_mb(c['bytes_from_server'])} | {_mb(c['bytes_uploaded'])} | {_mb(c['bytes_redundant'])} | "
-                   f"{c['stalls']} ({c['stall_seconds']:.1f} s) | {_fmt_ms(c['startup_ms'])} |")
+                   f"{c['stalls']} ({c['stall_seconds']:.1f} s) | {_fmt_ms(c['startup_ms'])} | "
+                   f"{_fmt_cpu(c.get('cpu_seconds'), c.get('cpu_pct'))} | "
+                   f"{_fmt_kb(c.get('mem_private_peak_kb'))} / {_fmt_kb(c.get('mem_private_median_kb'))} |")
     out.append("")
     for p in plots:
         out += [f"![{Path(p).stem}]({p})", ""]
     return "\n".join(out)
+
+
+def render_resources(res: dict) -> list[str]:
+    c, m = res["clients"], res["machine"]
+
+    def spread(d, fmt):
+        return "n/a" if d["median"] is None else f"{fmt(d['median'])} / {fmt(d['max'])}"
+    out = ["## Resources", "",
+           "Sampled every second from /proc: CPU time (utime + stime) and private memory (anonymous resident) of "
+           "each process; the machine's busy share counts every process on it, not only this run's.", "",
+           "| | median / max |", "|---|---|",
+           f"| client CPU, % of one core over its life | {spread(c['cpu_pct'], lambda v: f'{v:.2f}%')} |",
+           f"| client CPU time | {spread(c['cpu_seconds'], lambda v: f'{v:.1f} s')} |",
+           f"| client private memory, peak | {spread(c['mem_private_peak_mb'], lambda v: f'{v:.1f} MB')} |",
+           f"| client private memory, median over its life | "
+           f"{spread(c['mem_private_median_mb'], lambda v: f'{v:.1f} MB')} |", ""]
+    roles = ", ".join(f"{role} {sec:.1f} s" for role, sec in sorted(res["cpu_seconds_by_role"].items()))
+    if m.get("busy_pct_mean") is not None:
+        out += [f"CPU time by role: {roles}. The machine ({res['cores']} cores) was {m['busy_pct_mean']:.0f}% busy "
+                f"on average over {m['seconds']:.0f} s, {m['busy_pct_peak']:.0f}% in its busiest 5 s; this run's "
+                f"processes account for {m.get('run_share_pct', 0.0):.0f}% of all cores.", ""]
+    return out
+
+
+def _fmt_cpu(seconds, pct) -> str:
+    if seconds is None:
+        return "n/a"
+    return f"{seconds:.1f} s" + (f" ({pct:.1f}%)" if pct is not None else "")
+
+
+def _fmt_kb(kb) -> str:
+    return "n/a" if kb is None else f"{kb / 1024:.1f} MB"
 
 
 def _fmt_ms(v) -> str:

@@ -22,7 +22,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from . import netshape, report, scenario as scen
+from . import netshape, report, resources, scenario as scen
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -72,17 +72,22 @@ def http_get(url: str, timeout: float = 5.0) -> str:
 class Processes:
     """Every process the run starts, each in its own process group, all stopped by stop_all()."""
 
-    def __init__(self, log_dir: Path):
+    def __init__(self, log_dir: Path, sampler: resources.Sampler | None = None):
         self.log_dir = log_dir
         self.procs: list[tuple[str, subprocess.Popen]] = []
+        self.sampler = sampler
 
-    def start(self, name: str, argv: list[str], netns: str | None = None) -> subprocess.Popen:
+    def start(self, name: str, argv: list[str], netns: str | None = None, role: str = "") -> subprocess.Popen:
+        """`role` ("client", "server", ...) has the sampler follow the process's CPU and memory.
+        `ip netns exec` execs the command in place, so the pid is the command's own."""
         if netns:
             argv = ["ip", "netns", "exec", netns] + argv
         out = open(self.log_dir / f"{name}.log", "wb")
         p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                              start_new_session=True)
         self.procs.append((name, p))
+        if role and self.sampler is not None:
+            self.sampler.track(name, role, p.pid)
         return p
 
     def stop(self, p: subprocess.Popen, grace: float = 10.0) -> None:
@@ -152,7 +157,7 @@ class Stack:
                   "public_url": self.server_url, "placement_seed": s.random_seed, "log_level": "warn"}
         (w / "server.json").write_text(json.dumps(config, indent=2))
         tracker = self.procs.start("tracker", [str(self.bins["tracker"]), "--listen",
-                                               f"{self.host}:{self.tracker_port}"])
+                                               f"{self.host}:{self.tracker_port}"], role="tracker")
         ingest = subprocess.run([str(self.bins["server"]), "--config", str(w / "server.json"), "ingest", self.title,
                                  str(self.media), "--torrent", str(self.torrent), "--bitrate", str(s.bitrate),
                                  "--piece-size", str(s.piece_size), "--announce",
@@ -160,7 +165,8 @@ class Stack:
                                 capture_output=True, text=True, timeout=600)
         if ingest.returncode != 0:
             raise RunError("ingest failed: " + ingest.stderr.strip())
-        self.procs.start("server", [str(self.bins["server"]), "--config", str(w / "server.json"), "serve"])
+        self.procs.start("server", [str(self.bins["server"]), "--config", str(w / "server.json"), "serve"],
+                         role="server")
         if (not wait_port(self.host, self.server_port, 20) or not wait_port(self.host, self.tracker_port, 20)
                 or tracker.poll() is not None):
             raise RunError("the VoD server or the tracker did not start; see logs in " + str(self.procs.log_dir))
@@ -169,7 +175,8 @@ class Stack:
             self.seed_proc = self.procs.start("seed", [PY, str(STOCK_PEER), "seed", str(self.torrent),
                                                        "--save-dir", str(self.media.parent), "--listen",
                                                        f"{self.host}:{seed_port}", "--stats", str(self.seed_stats),
-                                                       "--upload-limit", str(s.seed_upload_limit)])
+                                                       "--upload-limit", str(s.seed_upload_limit)],
+                                              role="seed")
 
     def server_bytes(self) -> float:
         try:
@@ -244,7 +251,8 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print,
     if work.exists():
         shutil.rmtree(work)
     (work / "logs").mkdir(parents=True)
-    procs = Processes(work / "logs")
+    sampler = resources.Sampler()
+    procs = Processes(work / "logs", sampler)
     network = netshape.Network(s.clients, s.download_limit, s.delay_ms) if s.shaping else None
     stack = Stack(s, bins, work, procs, netshape.HOST_IP if network else "127.0.0.1")
     arrivals = scen.arrival_times(s)
@@ -253,6 +261,7 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print,
     notes = []
     interrupted = False
     try:
+        sampler.start()
         if network:
             network.setup()
         stack.start()
@@ -267,7 +276,7 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print,
                     cdir.mkdir()
                     ip = netshape.client_ip(i) if network else "127.0.0.1"
                     clients[i] = procs.start(f"client{i:03d}", client_argv(kind, s, stack, bins, cdir, i, ip),
-                                             netns=network.namespace(i) if network else None)
+                                             netns=network.namespace(i) if network else None, role="client")
             started = sum(1 for c in clients if c is not None)
             running = sum(1 for c in clients if c is not None and c.poll() is None)
             if started == s.clients and running == 0:
@@ -293,6 +302,7 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print,
         interrupted = True
         notes.append("interrupted by Ctrl-C")
     finally:
+        sampler.stop()  # the last sample, before anything is stopped
         for c in clients:
             if c is not None:
                 procs.stop(c)
@@ -306,12 +316,14 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print,
             network.teardown()
     summaries = [report.read_stats(work / f"client{i:03d}" / "stats.jsonl")[0] for i in range(s.clients)]
     r = report.compute(s, s.title_bytes, summaries, vod, seed, tracker)
+    report.add_resources(r, sampler.report())
     incomplete = r["clients"] - r["completed_clients"]
     if incomplete:
         notes.append(f"{incomplete} of {r['clients']} {kind} viewers did not complete (see {work / 'logs'}): "
                      "the reduction is not comparable")
     r["notes"] = notes
     r["kind"] = kind
+    r["shape"] = scen.shape(s)
     if shaped is not None:
         r["shaping"] = {"namespaces": s.clients, "download_limit": s.download_limit, "delay_ms": s.delay_ms,
                         "bytes_towards_clients": shaped}
@@ -330,17 +342,40 @@ def stop_on_signals() -> None:
             signal.signal(sig, interrupt)
 
 
+def describe(s: scen.Scenario) -> str:
+    """The scenario in a few lines: what runs, its dimensionless shape beside the thesis's, and how long."""
+    sh = scen.shape(s)
+    arrivals = scen.arrival_times(s)
+    return "\n".join([
+        f"{s.name}: {s.clients} {s.behavior} viewers ({s.arrival}, every {s.arrival_interval:g} s), picker "
+        f"{s.picker}, upload {s.upload_limit / 1e6:g} Mbps, a {s.title_seconds:g} s title at {s.bitrate / 1e6:g} "
+        f"Mbps in {sh['title_pieces']} pieces of {s.piece_size // 1024} KiB",
+        f"shape: arrivals {sh['gap_piece_times']:g} piece-times apart (thesis 36), {sh['watching_at_once']} watching "
+        f"and {sh['present_at_once']} present at once (thesis ~95), arrival span {sh['span_over_title']:g}x the "
+        f"title (thesis 3.15x), upload / bitrate {sh['upload_over_bitrate']:g} (thesis 0.5, 0.75, 1)",
+        f"        {sh['label']}",
+        f"about {(arrivals[-1] + s.title_seconds) / 60:.1f} minutes of arrivals and playback per run"
+        + (f", {len(s.baselines)} baseline run(s) after it" if s.baselines else ""),
+    ])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="testbed/run", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenario", help="scenario JSON file (see testbed/scenarios/)")
-    ap.add_argument("--out", required=True, help="output directory for logs, stats and the report")
+    ap.add_argument("--out", help="output directory for logs, stats and the report (required unless --dry-run)")
     ap.add_argument("--bin-dir", default=str(REPO / "build"), help="CMake build directory (default: build/)")
     ap.add_argument("--no-baselines", action="store_true", help="skip the scenario's baselines")
+    ap.add_argument("--dry-run", action="store_true", help="validate the scenario, print its shape, run nothing")
     args = ap.parse_args(argv)
     stop_on_signals()
     try:
         s = scen.load(args.scenario)
+        if args.dry_run:
+            print(describe(s))
+            return 0
+        if not args.out:
+            raise RunError("--out DIR is required")
         bins = binaries(Path(args.bin_dir))
     except (scen.ScenarioError, RunError) as e:
         print(f"testbed/run: {e}", file=sys.stderr)

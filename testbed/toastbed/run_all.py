@@ -89,7 +89,8 @@ def expand(base: dict, name: str, exp: dict, netem: bool) -> list[dict]:
         skipped = None
         if s.delay_ms > 0 and not netem:
             skipped = "not run: this kernel has no netem qdisc, so no delay can be added"
-        rows.append({"params": params, "label": label, "scenario": s, "key": run_key(s), "skipped": skipped})
+        rows.append({"params": params, "label": label, "scenario": s, "key": run_key(s), "skipped": skipped,
+                     "shape": scen.shape(s)})
     return rows
 
 
@@ -234,12 +235,14 @@ def plot(exp: dict, rows: list[dict], path: Path) -> bool:
 def render(base: dict, exps: list[tuple[str, dict]], results: dict, baselines: dict, minutes: float, netem: bool,
            runs: int, out: Path) -> str:
     n = base["clients"]
-    md = ["# Toast testbed: the thesis's experiments (ch. 5), scaled to this machine", ""]
-    md += [f"{runs} runs, {minutes:.0f} minutes. Scaling (testbed/README.md): a {base['bitrate']} title of "
-           f"{base['title_seconds']} instead of 57 min, {n} clients arriving every {base['arrival_interval']} "
-           f"instead of 300 every 36 s; upload / bitrate, in-order window / title and arrival order kept. With {n} "
-           f"clients no run can exceed 1 - 1/{n} = {100 * (1 - 1 / n):.1f}% (the thesis's 300: 99.7%), and the "
-           "seed's upload counts as server traffic.", ""]
+    sh = scen.shape(scen.from_dict({**base, "name": "base"}))
+    md = ["# Toast testbed: the thesis's experiments (ch. 5) on this machine", ""]
+    md += [f"{runs} runs, {minutes:.0f} minutes. The base scenario: {n} clients, a {base['bitrate']} title of "
+           f"{base['title_seconds']}, a client every {base['arrival_interval']}. Its shape: **{sh['label']}** "
+           f"(arrivals {sh['gap_piece_times']:g} piece-times apart, {sh['watching_at_once']} watching at once, "
+           f"arrival span {sh['span_over_title']:g}x the title; the thesis: 36, ~95, 3.15x). Upload / bitrate is "
+           f"kept. With {n} clients no run can exceed 1 - 1/{n} = {100 * (1 - 1 / n):.1f}% (the thesis's 300: "
+           "99.7%), and the seed's upload counts as server traffic.", ""]
     skipped = [row for rows in results.values() for row in rows if (row.get("skipped") or "").startswith("not run")]
     if not netem and skipped:
         md += ["> This kernel has no netem qdisc: the rows with added delay were not run.", ""]
@@ -257,8 +260,11 @@ def render(base: dict, exps: list[tuple[str, dict]], results: dict, baselines: d
     for stem, exp in exps:
         rows = results.get(stem, [])
         keys = list(exp["sweep"])
-        md += [f"## Fig. {exp['figure']}: {exp['title']}", "", f"Thesis: {exp['thesis']}", "",
-               "| " + " | ".join(keys) + " | reduction | ceiling | VoD / seed share | stalls | startup p50 | "
+        labels = list(dict.fromkeys(row["shape"]["label"] for row in rows if row.get("shape")))
+        md += [f"## Fig. {exp['figure']}: {exp['title']}", "", f"Thesis: {exp['thesis']}", ""]
+        if labels and labels != [sh["label"]]:
+            md += ["Shape: " + " / ".join(labels), ""]
+        md += ["| " + " | ".join(keys) + " | reduction | ceiling | VoD / seed share | stalls | startup p50 | "
                "completed | total traffic |", "|" + "---|" * (len(keys) + 7)]
         for row in rows:
             cells = " | ".join(str(row["params"].get(k, "-")) for k in keys)
@@ -314,7 +320,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.dry_run:
         for stem, rows in planned.items():
             for row in rows:
-                print(f"  {stem}[{row['label']}] -> {row['skipped'] or row['key']}")
+                sh = row["shape"]
+                print(f"  {stem}[{row['label']}] -> {row['skipped'] or row['key']}\n"
+                      f"      {sh['gap_piece_times']:g} piece-times apart, {sh['watching_at_once']} watching / "
+                      f"{sh['present_at_once']} present at once, span {sh['span_over_title']:g}x the title, "
+                      f"upload/bitrate {sh['upload_over_bitrate']:g}: {sh['label']}")
         return 0
     try:
         bins = run.binaries(Path(args.bin_dir))

@@ -193,3 +193,80 @@ def arrival_times(s: Scenario) -> list[float]:
         out.append(t)
         t += rng.expovariate(1.0 / s.arrival_interval) if s.arrival_interval > 0 else 0.0
     return out
+
+
+# The thesis's operating point (ch. 5.2): a 2 Mbps, 858 MB title (57 min), 300 clients arriving every 36 s over
+# 3 hours. Its piece size is not stated; 36 s being 36 piece-times makes a piece about 1 s of video, as
+# 256 KiB at 2 Mbps is (1.05 s).
+THESIS_PIECE_SECONDS = 256 * 1024 * 8 / 2_000_000
+THESIS_SHAPE = {"gap_piece_times": 36.0, "watching_at_once": 95.0, "span_over_title": 3.15}
+_NEAR = 0.2  # within 20% of the thesis's figure counts as keeping it
+
+
+def watching_at_once(s: Scenario) -> int:
+    """The most viewers whose playback overlaps at one moment (each watches for the title's length from its
+    arrival): the thesis's "about 95"."""
+    arrivals = arrival_times(s)
+    best, j = 0, 0
+    for i, a in enumerate(arrivals):  # arrivals are sorted: count those still watching when viewer i arrives
+        while arrivals[j] + s.title_seconds <= a:
+            j += 1
+        best = max(best, i - j + 1)
+    return best
+
+
+def present_at_once(s: Scenario) -> int:
+    """The most viewers in the swarm at one moment: streaming viewers leave when their playback ends, seeding
+    ones stay to the end of the run (all of them are there at the end), downloading ones leave when they have
+    every piece (so for them this is an upper bound)."""
+    return s.clients if s.behavior == "seed" else watching_at_once(s)
+
+
+def shape(s: Scenario) -> dict:
+    """The scenario's dimensionless shape, the figures that must match the thesis's for a result to be
+    comparable with it: the gap between arrivals in piece-times, viewers watching (and present) at once, the
+    arrival span over the title's length, upload over bitrate, and how much faster than the thesis's a
+    piece-time passes."""
+    piece_seconds = s.piece_size * 8 / s.bitrate
+    arrivals = arrival_times(s)
+    span = arrivals[-1] - arrivals[0] if arrivals else 0.0
+    gap = span / (len(arrivals) - 1) if len(arrivals) > 1 else 0.0
+    d = {
+        "piece_seconds": round(piece_seconds, 4),
+        "title_pieces": -(-s.title_bytes // s.piece_size),
+        "gap_piece_times": round(gap / piece_seconds, 2),
+        "watching_at_once": watching_at_once(s),
+        "present_at_once": present_at_once(s),
+        "span_over_title": round(span / s.title_seconds, 2),
+        "upload_over_bitrate": round(s.upload_limit / s.bitrate, 3),
+        "time_compression": round(THESIS_PIECE_SECONDS / piece_seconds, 2),
+    }
+    d["label"] = shape_label(d, s.behavior)
+    return d
+
+
+def shape_label(d: dict, behavior: str) -> str:
+    """"thesis shape" when the arrival gap and the viewers watching at once are the thesis's (seeding: also the
+    arrival span over the title), otherwise "scaled" and what differs. A piece-time shorter than the thesis's
+    makes the run time-compressed: every fixed delay (a tick, a round trip, an HTTP request, libtorrent's
+    rate and choking rounds) weighs more per piece than it did there."""
+    def near(key):
+        return abs(d[key] - THESIS_SHAPE[key]) <= _NEAR * THESIS_SHAPE[key]
+    parts = []
+    if not near("gap_piece_times"):
+        g = d["gap_piece_times"]
+        if g > 0:
+            ratio = THESIS_SHAPE["gap_piece_times"] / g
+            how = f"{ratio:.1f}x closer" if ratio > 1 else f"{1 / ratio:.1f}x further apart"
+            parts.append(f"arrivals {how} than the thesis's ({g:g} piece-times apart, thesis 36)")
+        else:
+            parts.append("all arrivals at once (thesis: 36 piece-times apart)")
+    if not near("watching_at_once"):
+        parts.append(f"{d['watching_at_once']} watching at once (thesis ~95)")
+    if behavior == "seed" and not near("span_over_title"):
+        parts.append(f"arrival span {d['span_over_title']:g}x the title (thesis 3.15x)")
+    label = "scaled: " + "; ".join(parts) if parts else "thesis shape"
+    if d["time_compression"] > 1.1:
+        label += (f"; time-compressed {d['time_compression']:g}x: a piece-time is "
+                  f"{d['piece_seconds'] * 1000:.0f} ms (thesis ~1 s)")
+    return label
