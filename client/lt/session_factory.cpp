@@ -77,6 +77,12 @@ lt::session_params make_session_params(const SessionConfig& c) {
         s.set_int(lt::settings_pack::unchoke_slots_limit, c.unchoke_slots);
     }
 
+    // Beyond connections_limit (plus libtorrent's slack of 10) incoming connections are refused; the
+    // per-torrent limit (prepare_add_torrent_params) makes a full torrent swap its lowest-ranked peer for a
+    // newcomer instead, so late arrivals still find peers in a swarm where everyone is full.
+    s.set_int(lt::settings_pack::connections_limit, c.max_connections);
+    s.set_int(lt::settings_pack::aio_threads, c.disk_threads);
+
     s.set_int(lt::settings_pack::alert_mask,
               static_cast<int>(static_cast<std::uint32_t>(
                   lt::alert_category::status | lt::alert_category::error | lt::alert_category::peer |
@@ -104,7 +110,8 @@ std::unique_ptr<lt::session> make_session(lt::session_params params, std::shared
     return session;
 }
 
-void prepare_add_torrent_params(lt::add_torrent_params& params) {
+void prepare_add_torrent_params(lt::add_torrent_params& params, int max_connections) {
+    params.max_connections = max_connections;
     params.flags &= ~lt::torrent_flags::auto_managed;
     params.flags &= ~lt::torrent_flags::paused;
     params.flags &= ~lt::torrent_flags::sequential_download;

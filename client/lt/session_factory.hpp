@@ -31,6 +31,14 @@ struct SessionConfig {
     std::optional<BitRate> download_limit;  // likewise for download
     ChokerKind choker = ChokerKind::tit_for_tat;
     int unchoke_slots = 16;  // regular unchoke slots (both chokers); ClientOptions::unchoke_slots
+    // Peer connections at most. Every connection costs each side CPU for every piece (a HAVE message, its
+    // share of libtorrent's per-peer work) whether or not data flows on it: in a swarm where everyone talks
+    // to everyone the swarm's cost grows with the square of its size. Two and a half times the unchoke
+    // slots leaves the choker peers to choose from; the thesis's client (mainline 4.4) initiated 40.
+    int max_connections = 40;
+    // libtorrent's disk threads (aio_threads). A viewer writes a few hundred KiB a second; the default 10
+    // threads each wake for a share of the jobs, and the wake-ups cost more than the jobs.
+    int disk_threads = 2;
     bool enable_dht = false;
     bool enable_lsd = false;
     bool enable_upnp = false;
@@ -52,7 +60,10 @@ std::unique_ptr<libtorrent::session> make_session(libtorrent::session_params par
 void map_all_peers_to_global_class(libtorrent::session& session);
 
 // Torrents are added non-auto-managed and unpaused: the queueing logic would otherwise pause and resume
-// them, and upload_mode (used when the bounded buffer is full) requires non-auto-managed torrents.
-void prepare_add_torrent_params(libtorrent::add_torrent_params& params);
+// them, and upload_mode (used when the bounded buffer is full) requires non-auto-managed torrents. The
+// torrent's own connection limit is the session's (SessionConfig::max_connections): at it, an incoming peer
+// replaces the lowest-ranked one rather than being refused.
+void prepare_add_torrent_params(libtorrent::add_torrent_params& params,
+                                int max_connections = SessionConfig{}.max_connections);
 
 }  // namespace toast::client

@@ -69,6 +69,54 @@ TEST_CASE("session settings turn off everything that defeats streaming on a clos
     CHECK(s.get_int(lt::settings_pack::upload_rate_limit) == 400'000);
     CHECK(s.get_int(lt::settings_pack::download_rate_limit) == 0);
     CHECK(s.get_int(lt::settings_pack::unchoke_slots_limit) == 16);
+    CHECK(s.get_int(lt::settings_pack::connections_limit) == 40);
+    CHECK(s.get_int(lt::settings_pack::aio_threads) == 2);
+}
+
+TEST_CASE("a client holds no more peer connections than its limit", "[client][session][slow]") {
+    toast::testing::TempDir dir;
+    std::filesystem::create_directories(dir / "hub");
+    toast::testing::write_random_file(dir / "hub" / "title.bin", 1 << 20, 7);
+    auto ti = toast::client::testing::make_torrent(dir / "hub" / "title.bin", 64 * 1024);
+    SessionConfig hub_config;
+    hub_config.max_connections = 2;
+    auto hub = toast::client::make_session(toast::client::make_session_params(hub_config), nullptr);
+    lt::add_torrent_params p;
+    p.ti = ti;
+    p.save_path = (dir / "hub").string();
+    toast::client::prepare_add_torrent_params(p, hub_config.max_connections);
+    auto hub_handle = hub->add_torrent(std::move(p));
+    REQUIRE(toast::client::testing::wait_until([&] { return hub_handle.status().is_seeding; }, 10s));
+    auto hub_port = static_cast<std::uint16_t>(toast::client::testing::listen_port(*hub));
+    REQUIRE(hub_port != 0);
+
+    // Five leechers dial the hub one after another. The session alone would take up to its limit plus
+    // libtorrent's slack of 10; the torrent's own limit refuses a newcomer, or swaps it for the hub's
+    // lowest-ranked peer, so the hub never holds more than 2.
+    std::vector<std::unique_ptr<lt::session>> leechers;
+    std::vector<lt::torrent_handle> handles;
+    int most = 0;
+    for (int i = 0; i < 5; ++i) {
+        std::filesystem::create_directories(dir / ("l" + std::to_string(i)));
+        leechers.push_back(
+            toast::client::make_session(toast::client::make_session_params(SessionConfig{}), nullptr));
+        handles.push_back(
+            toast::client::testing::add_torrent(*leechers.back(), ti, dir / ("l" + std::to_string(i))));
+        handles.back().connect_peer({lt::make_address("127.0.0.1"), hub_port});
+        toast::client::testing::wait_until(
+            [&] {
+                most = std::max(most, hub_handle.status().num_peers);
+                return false;
+            },
+            300ms);
+    }
+    CHECK(toast::client::testing::wait_until(
+        [&] {
+            most = std::max(most, hub_handle.status().num_peers);
+            return hub_handle.status().num_peers == 2;
+        },
+        5s));
+    CHECK(most <= 2);
 }
 
 TEST_CASE("the seed choker takes libtorrent's slot limit away so the plugin decides", "[client][session]") {
