@@ -9,7 +9,7 @@ packages=(
   # libraries
   libtorrent-rasterbar-dev libboost-dev libboost-system-dev catch2 libspdlog-dev nlohmann-json3-dev
   # tests, benchmarks and the testbed
-  curl nginx-light wrk ffmpeg python3 python3-libtorrent python3-matplotlib iproute2 procps
+  curl nginx-light wrk ffmpeg python3 python3-libtorrent python3-matplotlib python3-yaml iproute2 procps
   # Debian packages: cpack's DEB generator runs dpkg-shlibdeps; the package test runs systemd-analyze and
   # installs the packages (adduser, deb-systemd-helper) in a throwaway overlay (unshare, setpriv)
   dpkg-dev systemd adduser init-system-helpers util-linux
