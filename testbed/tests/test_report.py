@@ -194,6 +194,8 @@ class RunAllPlanTest(unittest.TestCase):
     def test_every_figure_of_the_issue_has_an_experiment(self):
         figures = {exp["figure"] for _, exp in self.exps}
         self.assertEqual(figures, {"5.3", "5.4", "5.5", "5.6", "5.7", "5.8", "5.9", "5.11", "arrivals", "size"})
+        targets = {k for _, exp in self.exps for k in exp.get("targets", {})}
+        self.assertEqual(targets, {"stream_full_upload", "seed_span3", "stream_half_upload", "seed_half_upload"})
 
     def test_sweeps_expand_to_every_combination_plus_the_extra_rows(self):
         self.assertEqual(len(self.plans["fig5_3_pickers_upload"]), 12)
@@ -254,6 +256,43 @@ class RunAllPlanTest(unittest.TestCase):
         self.assertEqual(lines["1 Mbps upload, stream, best picker (ceiling 50%)"][1], "40%")
         self.assertEqual(lines["all-at-once arrivals vs uniform"], ("21% worse than uniform",
                                                                     "20% worse (40% vs 50%)"))
+
+    def test_issue_targets_put_each_target_beside_the_thesis_and_say_by_how_much_it_is_missed(self):
+        def row(params, pct, stalls=0, wasted=0.5, startup=200.0, clients=96, present=95):
+            return {"params": params, "shape": {"label": "thesis shape", "present_at_once": present},
+                    "report": {"reduction_pct": pct, "stalls": {"count": stalls, "seconds": 0.1 * stalls},
+                               "clients": clients, "completed_clients": clients, "server_wasted_pct": wasted,
+                               "startup_ms": {"median": startup, "p95": startup}}}
+        exps = [("stream", {"targets": {"stream_full_upload": {"upload_limit": "2Mbps"},
+                                        "stream_half_upload": {"upload_limit": "1Mbps"}}}),
+                ("present_200", {"targets": {"present_200": {}}})]
+        results = {"stream": [row({"upload_limit": "2Mbps"}, 86.0), row({"upload_limit": "1Mbps"}, 41.5, stalls=2,
+                                                                        wasted=3.0, startup=300.0)],
+                   "present_200": [row({"clients": 200}, 80.0, clients=200, present=200)]}
+        rows = {r["key"]: r for r in run_all.issue_targets(exps, results)}
+        self.assertEqual((rows["stream_full_upload"]["ours"], rows["stream_full_upload"]["met"]), ("86.0%", True))
+        self.assertEqual(rows["stream_half_upload"]["ours"], "41.5% (3.5 points short), 2 stalls")
+        self.assertFalse(rows["stream_half_upload"]["met"])
+        self.assertEqual(rows["seed_span3"]["ours"], "not run")
+        self.assertEqual(rows["present_200"]["ours"], "200 present, 0 stalls, 80.0% below unicast")
+        self.assertTrue(rows["present_200"]["met"])
+        self.assertEqual(rows["stalls"]["ours"], "2 in 1 of 3 runs")
+        self.assertFalse(rows["wasted"]["met"])
+        self.assertEqual(rows["startup"]["ours"], "median of runs 200 ms, worst 300 ms (50 ms over)")
+        md = "\n".join(run_all.render_targets(list(rows.values())))
+        self.assertIn("| upload = bitrate / 2, stream (ceiling 50%) | at most 45% | >= 45% | 41.5% (3.5 points "
+                      "short), 2 stalls | **no** | thesis shape |", md)
+
+    def test_the_thesis_set_has_the_thesis_shape_and_every_target(self):
+        base, exps = run_all.load([], run_all.EXPERIMENTS / "thesis")
+        plans = {stem: run_all.expand(base, stem, exp, netem=False) for stem, exp in exps}
+        stream = plans["stream"]
+        self.assertTrue(all(r["shape"]["label"].startswith("thesis shape; time-compressed 8x") for r in stream))
+        self.assertEqual({r["scenario"].upload_limit for r in stream}, {1_000_000, 2_000_000})
+        self.assertTrue(all(abs(r["shape"]["span_over_title"] - 3.15) < 0.1 for r in plans["seed"]))
+        self.assertEqual(plans["present_200"][0]["shape"]["present_at_once"], 200)
+        named = {k for _, exp in exps for k in exp.get("targets", {})}
+        self.assertEqual(named, {key for key, *_ in run_all.TARGETS})
 
     def test_dry_run_plans_without_running(self):
         import contextlib

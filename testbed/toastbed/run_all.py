@@ -13,6 +13,7 @@ import argparse
 import hashlib
 import itertools
 import json
+import statistics
 import sys
 import threading
 import time
@@ -187,6 +188,91 @@ def headline(results: dict) -> list[tuple[str, str, str]]:
     return out
 
 
+# ---- the issue's targets: one table, each figure beside the thesis's and the target ----
+
+# (key, claim, the thesis's figure, the target, the reduction it needs or None for a stall-only target)
+TARGETS = [
+    ("stream_full_upload", "upload = bitrate, stream, about 95 watching at once", ">= 70%", ">= 85%", 85.0),
+    ("seed_span3", "seeding, arrivals spanning 3x the title, upload = bitrate", "up to 90%", ">= 90%", 90.0),
+    ("stream_half_upload", "upload = bitrate / 2, stream (ceiling 50%)", "at most 45%", ">= 45%", 45.0),
+    ("seed_half_upload", "upload = bitrate / 2, seed", "71%", ">= 71%", 71.0),
+    ("present_200", "200 viewers present at once", "-", "0 stalls", None),
+]
+WASTED_TARGET_PCT = 2.0
+STARTUP_TARGET_MS = 250.0
+
+
+def target_rows(exps: list[tuple[str, dict]], results: dict) -> dict[str, list[dict]]:
+    """The runs each target is measured on: an experiment's `targets` names, per target, the sweep values of
+    its rows (e.g. {"stream_full_upload": {"upload_limit": "2Mbps"}})."""
+    out: dict[str, list[dict]] = {}
+    for stem, exp in exps:
+        for key, where in exp.get("targets", {}).items():
+            out.setdefault(key, []).extend(_cells(results, stem, **where))
+    return out
+
+
+def issue_targets(exps: list[tuple[str, dict]], results: dict) -> list[dict]:
+    """One row per target: the thesis's figure, the target, ours (median over the runs that measure it), its
+    shape, and whether it is met; then the targets that hold for every run (stalls, wasted server bytes,
+    startup). A target not met says by how much."""
+    rows = []
+    measured = target_rows(exps, results)
+    for key, claim, thesis, target, need in TARGETS:
+        runs = measured.get(key, [])
+        shapes = " / ".join(dict.fromkeys(r["shape"]["label"] for r in runs if r.get("shape"))) or "-"
+        if not runs:
+            rows.append({"key": key, "claim": claim, "thesis": thesis, "target": target, "ours": "not run",
+                         "met": None, "shape": shapes})
+            continue
+        reps = [r["report"] for r in runs]
+        stalls = sum(r["stalls"]["count"] for r in reps)
+        incomplete = sum(r["clients"] - r["completed_clients"] for r in reps)
+        pct = statistics.median(r["reduction_pct"] for r in reps)
+        if need is None:
+            present = max(r.get("shape", {}).get("present_at_once", 0) for r in runs)
+            met = stalls == 0 and incomplete == 0
+            ours = f"{present} present, {stalls} stalls, {pct:.1f}% below unicast"
+            if incomplete:
+                ours += f", {incomplete} viewers did not complete"
+        else:
+            met = pct >= need and stalls == 0
+            ours = f"{pct:.1f}%" + ("" if pct >= need else f" ({need - pct:.1f} points short)")
+            if stalls:
+                ours += f", {stalls} stalls"
+        rows.append({"key": key, "claim": claim, "thesis": thesis, "target": target, "ours": ours, "met": met,
+                     "shape": shapes})
+    reps = [row["report"] for rs in results.values() for row in rs if row.get("report")]
+    if reps:
+        stalls = sum(r["stalls"]["count"] for r in reps)
+        stalled = sum(1 for r in reps if r["stalls"]["count"])
+        rows.append({"key": "stalls", "claim": "stalls, every run", "thesis": "-", "target": "0",
+                     "ours": f"{stalls} in {stalled} of {len(reps)} runs", "met": stalls == 0, "shape": "all runs"})
+        wasted = [r.get("server_wasted_pct", 0.0) for r in reps]
+        rows.append({"key": "wasted", "claim": "wasted server bytes (share of what viewers took from the server)",
+                     "thesis": "-", "target": f"<= {WASTED_TARGET_PCT:g}%",
+                     "ours": f"median {statistics.median(wasted):.1f}%, worst {max(wasted):.1f}%",
+                     "met": max(wasted) <= WASTED_TARGET_PCT, "shape": "all runs"})
+        startups = [r["startup_ms"]["median"] for r in reps if r["startup_ms"]["median"] is not None]
+        if startups:
+            worst = max(startups)
+            rows.append({"key": "startup", "claim": "startup median (launch to playback), per run",
+                         "thesis": "-", "target": f"<= {STARTUP_TARGET_MS:g} ms",
+                         "ours": f"median of runs {statistics.median(startups):.0f} ms, worst {worst:.0f} ms"
+                         + ("" if worst <= STARTUP_TARGET_MS else f" ({worst - STARTUP_TARGET_MS:.0f} ms over)"),
+                         "met": worst <= STARTUP_TARGET_MS, "shape": "all runs"})
+    return rows
+
+
+def render_targets(rows: list[dict]) -> list[str]:
+    md = ["## Issue targets", "", "| target | thesis | issue target | Toast here | met | shape of the runs |",
+          "|---|---|---|---|---|---|"]
+    for r in rows:
+        met = {True: "yes", False: "**no**", None: "-"}[r["met"]]
+        md.append(f"| {r['claim']} | {r['thesis']} | {r['target']} | {r['ours']} | {met} | {r['shape']} |")
+    return md + [""]
+
+
 # ---- report ----
 
 def plot(exp: dict, rows: list[dict], path: Path) -> bool:
@@ -246,6 +332,7 @@ def render(base: dict, exps: list[tuple[str, dict]], results: dict, baselines: d
     skipped = [row for rows in results.values() for row in rows if (row.get("skipped") or "").startswith("not run")]
     if not netem and skipped:
         md += ["> This kernel has no netem qdisc: the rows with added delay were not run.", ""]
+    md += render_targets(issue_targets(exps, results))
     md += ["## Headline: the thesis beside this run", "", "| claim | thesis | Toast here |", "|---|---|---|"]
     md += [f"| {c} | {t} | {o} |" for c, t, o in headline(results)]
     md.append("")
@@ -415,9 +502,10 @@ def main(argv: list[str] | None = None) -> int:
     md = render(base, exps, results, baselines, minutes, netem, len(jobs), out)
     (out / "report.md").write_text(md)
     (out / "results.json").write_text(json.dumps({"minutes": round(minutes, 1), "baselines": baselines,
+                                                  "issue_targets": issue_targets(exps, results),
                                                   "headline": headline(results), "experiments": results},
                                                  indent=2))
-    print(md.split("## Baselines")[0])
+    print(md.split("## Headline")[0])
     print(f"wrote {out / 'report.md'} ({minutes:.0f} minutes, {failed} failed runs)")
     return 1 if failed else 0
 
