@@ -304,6 +304,26 @@ class RunAllPlanTest(unittest.TestCase):
         self.assertIn("3 runs (3 table rows)", buf.getvalue())
 
 
+class LauncherTest(unittest.TestCase):
+    def test_the_server_host_seed_is_named_when_the_client_has_the_option(self):
+        import os
+        with tempfile.TemporaryDirectory() as d:
+            new, old = Path(d) / "new-client", Path(d) / "old-client"
+            new.write_text("#!/bin/sh\necho '  --operator-peer IP:PORT   a peer of the operator'\n")
+            old.write_text("#!/bin/sh\necho '  --tracker URL'\n")
+            for f in (new, old):
+                os.chmod(f, 0o755)
+            s = scenario.from_dict({"clients": 1})
+            stack = run.Stack.__new__(run.Stack)
+            stack.torrent, stack.server_port, stack.host, stack.title = Path(d) / "t.torrent", 1, "127.0.0.1", "t"
+            stack.seed_endpoint = "127.0.0.1:7000"
+            argv = run.client_argv("toast", s, stack, {"client": new}, Path(d), 0)
+            self.assertEqual(argv[argv.index("--operator-peer") + 1], "127.0.0.1:7000")
+            self.assertNotIn("--operator-peer", run.client_argv("toast", s, stack, {"client": old}, Path(d), 0))
+            stack.seed_endpoint = ""  # no seed in the scenario
+            self.assertNotIn("--operator-peer", run.client_argv("toast", s, stack, {"client": new}, Path(d), 0))
+
+
 class PortTest(unittest.TestCase):
     def test_free_ports_are_never_handed_out_twice(self):
         ports = [run.free_port() for _ in range(200)]

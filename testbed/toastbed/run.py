@@ -141,6 +141,7 @@ class Stack:
         self.media = work / "media" / self.title
         self.seed_stats = work / "seed.jsonl"
         self.seed_proc = None
+        self.seed_endpoint = ""  # HOST:PORT of the server-host seed, once started
 
     @property
     def server_url(self) -> str:
@@ -172,6 +173,7 @@ class Stack:
             raise RunError("the VoD server or the tracker did not start; see logs in " + str(self.procs.log_dir))
         if s.seed:
             seed_port = free_port()
+            self.seed_endpoint = f"{self.host}:{seed_port}"
             self.seed_proc = self.procs.start("seed", [PY, str(STOCK_PEER), "seed", str(self.torrent),
                                                        "--save-dir", str(self.media.parent), "--listen",
                                                        f"{self.host}:{seed_port}", "--stats", str(self.seed_stats),
@@ -199,6 +201,22 @@ class Stack:
         return float((summary or {}).get("bytes_uploaded", 0))
 
 
+_help_cache: dict[tuple[str, str], bool] = {}
+
+
+def supports_option(binary: Path, option: str) -> bool:
+    """Whether `binary --help` lists `option` (asked once per binary): the launcher drives builds from before
+    and after an option was added."""
+    key = (str(binary), option)
+    if key not in _help_cache:
+        try:
+            out = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=10).stdout
+        except (OSError, subprocess.SubprocessError):
+            out = ""
+        _help_cache[key] = option in out
+    return _help_cache[key]
+
+
 def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Path, index: int,
                 ip: str = "127.0.0.1") -> list[str]:
     stats = cdir / "stats.jsonl"
@@ -212,6 +230,9 @@ def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Pat
                 str(s.random_seed + index)]
         if "--log-level" not in s.extra_client_args:
             argv += ["--log-level", "warn"]
+        # The server-host seed is the operator's: the client counts only peers named so as server-side.
+        if stack.seed_endpoint and supports_option(bins["client"], "--operator-peer"):
+            argv += ["--operator-peer", stack.seed_endpoint]
         if s.download_limit:
             argv += ["--download-limit", str(s.download_limit)]
         if s.buffer_limit:
@@ -321,6 +342,9 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print,
     if incomplete:
         notes.append(f"{incomplete} of {r['clients']} {kind} viewers did not complete (see {work / 'logs'}): "
                      "the reduction is not comparable")
+    if kind == "toast" and s.seed and not supports_option(bins["client"], "--operator-peer"):
+        notes.append("this toast-client has no --operator-peer: the server-host seed was not named as the "
+                     "operator's, so clients counted it as a viewer")
     r["notes"] = notes
     r["kind"] = kind
     r["shape"] = scen.shape(s)
