@@ -12,7 +12,9 @@ add_library(toast_client_core STATIC
   core/resume_point.cpp
   core/stats.cpp
   core/status_line.cpp
+  core/stream_controller.cpp
   core/stream_watcher.cpp
+  core/swarm_sample.cpp
   core/title_geometry.cpp)
 target_include_directories(toast_client_core PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_client_core PUBLIC toast_common PRIVATE toast_warnings)
@@ -27,6 +29,7 @@ if(BUILD_TESTING)
     tests/peer_admission_test.cpp
     tests/piece_policy_test.cpp
     tests/stats_test.cpp
+    tests/stream_controller_test.cpp
     tests/stream_watcher_test.cpp)
   target_link_libraries(client_core_tests PRIVATE toast_client_core toast_warnings Catch2::Catch2WithMain)
   # The stats test checks common/docs/client-stats.md against the code.

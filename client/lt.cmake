@@ -8,7 +8,12 @@ add_library(toast_client_lt STATIC
   lt/seed_choker.cpp
   lt/server_pool.cpp
   lt/session_factory.cpp
+  lt/stats_file.cpp
+  lt/stream_session.cpp
   lt/swarm_control.cpp
+  lt/swarm_reader.cpp
+  lt/title_playback.cpp
+  lt/title_stream.cpp
   lt/torrent_file.cpp)
 target_include_directories(toast_client_lt PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_client_lt

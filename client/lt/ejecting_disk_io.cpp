@@ -34,35 +34,37 @@ lt::storage_error ejected_error() {
 class EjectingDiskIo final : public lt::disk_interface {
   public:
     EjectingDiskIo(lt::io_context& ios, std::unique_ptr<lt::disk_interface> inner,
-                   std::shared_ptr<EjectionRegistry> registry)
-        : ios_(ios), inner_(std::move(inner)), registry_(std::move(registry)) {}
+                   std::shared_ptr<EjectionRegistries> registries)
+        : ios_(ios), inner_(std::move(inner)), registries_(std::move(registries)) {}
 
     lt::storage_holder new_torrent(const lt::storage_params& p,
                                    const std::shared_ptr<void>& torrent) override {
         lt::storage_holder inner = inner_->new_torrent(p, torrent);
         lt::storage_index_t index = inner;
-        if (registry_->governs(p.info_hash)) {
-            registry_->set_layout(p.mapped_files != nullptr ? *p.mapped_files : p.files, p.path);
-            governed_ = index;
+        if (auto registry = registries_->find(p.info_hash)) {
+            registry->set_layout(p.mapped_files != nullptr ? *p.mapped_files : p.files, p.path);
+            governed_[index] = std::move(registry);
         }
         holders_.emplace(index, std::move(inner));
         return lt::storage_holder(index, *this);
     }
     void remove_torrent(lt::storage_index_t index) override {
-        if (governed_ == index) governed_.reset();
+        governed_.erase(index);
         holders_.erase(index);  // the inner holder removes it from the inner disk I/O
     }
 
     void async_read(lt::storage_index_t storage, const lt::peer_request& r,
                     std::function<void(lt::disk_buffer_holder, const lt::storage_error&)> handler,
                     lt::disk_job_flags_t flags) override {
-        if (governed_ != storage) {
+        auto governed = governed_.find(storage);
+        if (governed == governed_.end()) {
             inner_->async_read(storage, r, std::move(handler), flags);
             return;
         }
-        int piece = static_cast<int>(r.piece);
-        if (registry_->is_ejected(piece)) {
-            registry_->count_refused_read();
+        auto registry = governed->second;
+        PieceIndex piece(static_cast<int>(r.piece));
+        if (registry->is_ejected(piece)) {
+            registry->count_refused_read();
             // Never call back from inside async_read: the peer connection is still in the middle of its call.
             boost::asio::post(ios_,
                               [h = std::move(handler)] { h(lt::disk_buffer_holder(), ejected_error()); });
@@ -70,8 +72,8 @@ class EjectingDiskIo final : public lt::disk_interface {
         }
         inner_->async_read(
             storage, r,
-            [registry = registry_, piece, h = std::move(handler)](lt::disk_buffer_holder buffer,
-                                                                  const lt::storage_error& error) {
+            [registry, piece, h = std::move(handler)](lt::disk_buffer_holder buffer,
+                                                      const lt::storage_error& error) {
                 // Ejected while the read was in flight: its bytes may already be a punched hole.
                 if (!error && registry->is_ejected(piece)) {
                     registry->count_refused_read();
@@ -148,9 +150,9 @@ class EjectingDiskIo final : public lt::disk_interface {
   private:
     lt::io_context& ios_;
     std::unique_ptr<lt::disk_interface> inner_;
-    std::shared_ptr<EjectionRegistry> registry_;
-    std::map<lt::storage_index_t, lt::storage_holder> holders_;  // network thread only
-    std::optional<lt::storage_index_t> governed_;
+    std::shared_ptr<EjectionRegistries> registries_;
+    std::map<lt::storage_index_t, lt::storage_holder> holders_;                  // network thread only
+    std::map<lt::storage_index_t, std::shared_ptr<EjectionRegistry>> governed_;  // network thread only
 };
 
 }  // namespace
@@ -160,26 +162,16 @@ const boost::system::error_category& ejection_category() {
     return category;
 }
 
-void EjectionRegistry::bind(const lt::sha1_hash& info_hash) {
-    std::lock_guard lock(mutex_);
-    info_hash_ = info_hash;
-}
-
-bool EjectionRegistry::governs(const lt::sha1_hash& info_hash) const {
-    std::lock_guard lock(mutex_);
-    return info_hash_ && *info_hash_ == info_hash;
-}
-
 void EjectionRegistry::set_layout(const lt::file_storage& files, const std::string& save_path) {
     std::lock_guard lock(mutex_);
     files_ = std::make_shared<const lt::file_storage>(files);
     save_path_ = save_path;
 }
 
-std::vector<EjectionRegistry::Extent> EjectionRegistry::extents_of(int piece) const {
+std::vector<EjectionRegistry::Extent> EjectionRegistry::extents_of(PieceIndex piece) const {
     std::vector<Extent> out;
-    if (!files_ || piece < 0 || piece >= files_->num_pieces()) return out;
-    lt::piece_index_t index(piece);
+    if (!files_ || piece.value() < 0 || piece.value() >= files_->num_pieces()) return out;
+    lt::piece_index_t index(piece.value());
     for (const auto& slice : files_->map_block(index, 0, files_->piece_size(index))) {
         if (files_->pad_file_at(slice.file_index)) continue;
         out.push_back({files_->file_path(slice.file_index, save_path_), slice.offset, slice.size});
@@ -187,7 +179,7 @@ std::vector<EjectionRegistry::Extent> EjectionRegistry::extents_of(int piece) co
     return out;
 }
 
-std::uint64_t EjectionRegistry::eject(int piece) {
+std::uint64_t EjectionRegistry::eject(PieceIndex piece) {
     std::vector<Extent> extents;
     {
         std::lock_guard lock(mutex_);
@@ -207,7 +199,7 @@ std::uint64_t EjectionRegistry::eject(int piece) {
     return freed;
 }
 
-bool EjectionRegistry::is_ejected(int piece) const {
+bool EjectionRegistry::is_ejected(PieceIndex piece) const {
     std::lock_guard lock(mutex_);
     return ejected_.count(piece) > 0;
 }
@@ -217,10 +209,28 @@ std::size_t EjectionRegistry::ejected_count() const {
     return ejected_.size();
 }
 
-lt::disk_io_constructor_type make_ejecting_disk_io(std::shared_ptr<EjectionRegistry> registry) {
-    return [registry](lt::io_context& ios, const lt::settings_interface& settings, lt::counters& counters) {
+std::shared_ptr<EjectionRegistry> EjectionRegistries::add(const lt::sha1_hash& info_hash) {
+    std::lock_guard lock(mutex_);
+    auto& r = registries_[info_hash];
+    if (!r) r = std::make_shared<EjectionRegistry>();
+    return r;
+}
+
+void EjectionRegistries::remove(const lt::sha1_hash& info_hash) {
+    std::lock_guard lock(mutex_);
+    registries_.erase(info_hash);
+}
+
+std::shared_ptr<EjectionRegistry> EjectionRegistries::find(const lt::sha1_hash& info_hash) const {
+    std::lock_guard lock(mutex_);
+    auto it = registries_.find(info_hash);
+    return it == registries_.end() ? nullptr : it->second;
+}
+
+lt::disk_io_constructor_type make_ejecting_disk_io(std::shared_ptr<EjectionRegistries> registries) {
+    return [registries](lt::io_context& ios, const lt::settings_interface& settings, lt::counters& counters) {
         return std::unique_ptr<lt::disk_interface>(
-            new EjectingDiskIo(ios, lt::default_disk_io_constructor(ios, settings, counters), registry));
+            new EjectingDiskIo(ios, lt::default_disk_io_constructor(ios, settings, counters), registries));
     };
 }
 

@@ -50,33 +50,40 @@ std::string endpoint_text(const lt::tcp::endpoint& ep) {
 
 void translate_alerts(const std::vector<lt::alert*>& alerts, std::vector<LtEvent>& out) {
     for (const lt::alert* a : alerts) {
+        auto event = [&](LtEventKind kind, lt::torrent_handle torrent = {}) -> LtEvent& {
+            out.push_back(LtEvent{kind, std::move(torrent), PieceIndex(-1), 0, 0, {}, {}});
+            return out.back();
+        };
         if (auto* pf = lt::alert_cast<lt::piece_finished_alert>(a)) {
-            out.push_back({LtEventKind::piece_finished, static_cast<int>(pf->piece_index), 0, {}, {}});
+            event(LtEventKind::piece_finished, pf->handle).piece =
+                PieceIndex(static_cast<int>(pf->piece_index));
         } else if (auto* hf = lt::alert_cast<lt::hash_failed_alert>(a)) {
-            out.push_back({LtEventKind::hash_failed, static_cast<int>(hf->piece_index), 0, {}, {}});
-        } else if (lt::alert_cast<lt::torrent_finished_alert>(a)) {
-            out.push_back({LtEventKind::torrent_finished, -1, 0, {}, {}});
-        } else if (lt::alert_cast<lt::torrent_checked_alert>(a)) {
-            out.push_back({LtEventKind::torrent_checked, -1, 0, {}, {}});
+            event(LtEventKind::hash_failed, hf->handle).piece = PieceIndex(static_cast<int>(hf->piece_index));
+        } else if (auto* tf = lt::alert_cast<lt::torrent_finished_alert>(a)) {
+            event(LtEventKind::torrent_finished, tf->handle);
+        } else if (auto* tc = lt::alert_cast<lt::torrent_checked_alert>(a)) {
+            event(LtEventKind::torrent_checked, tc->handle);
         } else if (auto* pc = lt::alert_cast<lt::peer_connect_alert>(a)) {
-            out.push_back({LtEventKind::peer_connected, -1, 0, endpoint_text(pc->endpoint), {}});
+            event(LtEventKind::peer_connected, pc->handle).peer = endpoint_text(pc->endpoint);
         } else if (auto* pd = lt::alert_cast<lt::peer_disconnected_alert>(a)) {
-            out.push_back(
-                {LtEventKind::peer_disconnected, -1, 0, endpoint_text(pd->endpoint), pd->error.message()});
+            auto& e = event(LtEventKind::peer_disconnected, pd->handle);
+            e.peer = endpoint_text(pd->endpoint);
+            e.message = pd->error.message();
         } else if (auto* te = lt::alert_cast<lt::torrent_error_alert>(a)) {
-            out.push_back({LtEventKind::torrent_error, -1, 0, {}, te->message()});
+            event(LtEventKind::torrent_error, te->handle).message = te->message();
         } else if (auto* fe = lt::alert_cast<lt::file_error_alert>(a)) {
-            out.push_back({LtEventKind::file_error, -1, 0, {}, fe->error.message()});
+            event(LtEventKind::file_error, fe->handle).message = fe->error.message();
         } else if (auto* tr = lt::alert_cast<lt::tracker_error_alert>(a)) {
-            out.push_back({LtEventKind::tracker_error, -1, 0, {}, tr->message()});
+            event(LtEventKind::tracker_error, tr->handle).message = tr->message();
         } else if (auto* rr = lt::alert_cast<lt::tracker_reply_alert>(a)) {
-            out.push_back({LtEventKind::tracker_reply, -1, 0, {}, std::to_string(rr->num_peers) + " peers"});
+            event(LtEventKind::tracker_reply, rr->handle).peers = rr->num_peers;
         } else if (auto* lf = lt::alert_cast<lt::listen_failed_alert>(a)) {
-            out.push_back({LtEventKind::listen_failed, -1, lf->port, {}, lf->message()});
+            auto& e = event(LtEventKind::listen_failed);
+            e.port = lf->port;
+            e.message = lf->message();
         } else if (auto* ls = lt::alert_cast<lt::listen_succeeded_alert>(a)) {
-            if (ls->socket_type == lt::socket_type_t::tcp) {
-                out.push_back({LtEventKind::listen_succeeded, -1, ls->port, {}, {}});
-            }
+            if (ls->socket_type == lt::socket_type_t::tcp)
+                event(LtEventKind::listen_succeeded).port = ls->port;
         }
     }
 }

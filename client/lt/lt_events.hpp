@@ -1,5 +1,6 @@
-// libtorrent alerts become plain events at the boundary: everything the engine needs is copied out of each
-// alert before the next pop_alerts() invalidates it, and nothing past this file sees an alert type.
+// libtorrent alerts become plain events at the boundary: everything the client needs is copied out of each
+// alert before the next pop_alerts() invalidates it, and nothing past this file sees an alert type. An event
+// about a torrent carries its handle, so one session's events can be dispatched to the title they concern.
 #pragma once
 
 #include <string>
@@ -7,6 +8,9 @@
 #include <vector>
 
 #include <libtorrent/alert.hpp>
+#include <libtorrent/torrent_handle.hpp>
+
+#include "client/core/piece_types.hpp"
 
 namespace toast::client {
 
@@ -28,10 +32,12 @@ std::string_view to_string(LtEventKind kind);
 
 struct LtEvent {
     LtEventKind kind;
-    int piece = -1;       // piece events
-    int port = 0;         // listen events
-    std::string peer;     // "ip:port" for peer events
-    std::string message;  // errors
+    libtorrent::torrent_handle torrent;  // the torrent it concerns; invalid for session events (listen)
+    PieceIndex piece{-1};                // piece events
+    int peers = 0;                       // tracker_reply: peers in the answer
+    int port = 0;                        // listen events
+    std::string peer;                    // "ip:port" for peer events
+    std::string message;                 // errors
 };
 
 // Appends the events for `alerts` (unrelated alerts are skipped) to `out`.

@@ -7,29 +7,29 @@ namespace lt = libtorrent;
 
 namespace toast::client {
 
-void LtPieceControl::prioritize(const std::vector<std::pair<int, std::uint8_t>>& changes) {
+void LtPieceControl::prioritize(const std::vector<std::pair<PieceIndex, std::uint8_t>>& changes) {
     // The pair<piece_index_t, download_priority_t> overload: the deprecated pair<.., int> one does nothing.
     std::vector<std::pair<lt::piece_index_t, lt::download_priority_t>> v;
     v.reserve(changes.size());
     for (auto [piece, prio] : changes)
-        v.emplace_back(lt::piece_index_t(piece), lt::download_priority_t(prio));
+        v.emplace_back(lt::piece_index_t(piece.value()), lt::download_priority_t(prio));
     handle_.prioritize_pieces(v);
 }
 
-void LtPieceControl::set_deadline(int piece, std::chrono::milliseconds deadline) {
-    handle_.set_piece_deadline(lt::piece_index_t(piece), static_cast<int>(deadline.count()));
+void LtPieceControl::set_deadline(PieceIndex piece, std::chrono::milliseconds deadline) {
+    handle_.set_piece_deadline(lt::piece_index_t(piece.value()), static_cast<int>(deadline.count()));
 }
 
-void LtPieceControl::reset_deadline(int piece) {
-    handle_.reset_piece_deadline(lt::piece_index_t(piece));
+void LtPieceControl::reset_deadline(PieceIndex piece) {
+    handle_.reset_piece_deadline(lt::piece_index_t(piece.value()));
 }
 
-PlanApplier::PlanApplier(int piece_count, PlanApplierConfig config)
+PlanApplier::PlanApplier(PieceCount piece_count, PlanApplierConfig config)
     : config_(config),
-      applied_(static_cast<std::size_t>(piece_count), config.initial_priority),
-      pending_flip_(static_cast<std::size_t>(piece_count), 0) {}
+      applied_(static_cast<std::size_t>(piece_count.value()), config.initial_priority),
+      pending_flip_(static_cast<std::size_t>(piece_count.value()), 0) {}
 
-void PlanApplier::on_piece_had(int piece) {
+void PlanApplier::on_piece_had(PieceIndex piece) {
     deadlines_.erase(piece);
 }
 
@@ -43,37 +43,37 @@ void PlanApplier::apply(const PiecePlan& plan, const PieceSet& had, std::int64_t
     const int n = static_cast<int>(applied_.size());
 
     // 1. Deadlines: add and move first, so the list never passes through empty.
-    std::set<int> wanted_deadlines;
+    std::set<PieceIndex> wanted_deadlines;
     for (const auto& d : plan.deadlines) {
         int p = d.piece.value();
         if (p < 0 || p >= n || had.has(d.piece)) continue;
-        wanted_deadlines.insert(p);
+        wanted_deadlines.insert(d.piece);
         std::int64_t at = now_ms + d.deadline.count();
-        auto it = deadlines_.find(p);
+        auto it = deadlines_.find(d.piece);
         if (it != deadlines_.end() && std::llabs(it->second - at) <= config_.deadline_slack.count()) continue;
-        control.set_deadline(p, d.deadline);
-        deadlines_[p] = at;
+        control.set_deadline(d.piece, d.deadline);
+        deadlines_[d.piece] = at;
         applied_[static_cast<std::size_t>(p)] = 7;  // set_piece_deadline raises the piece to 7
         ++stats_.deadlines_set;
     }
     for (auto it = deadlines_.begin(); it != deadlines_.end();) {
-        if (wanted_deadlines.count(it->first) || had.has(PieceIndex(it->first))) {
+        if (wanted_deadlines.count(it->first) || had.has(it->first)) {
             ++it;
             continue;
         }
         control.reset_deadline(it->first);
-        applied_[static_cast<std::size_t>(it->first)] = 1;  // libtorrent resets the priority to 1
+        applied_[static_cast<std::size_t>(it->first.value())] = 1;  // libtorrent resets the priority to 1
         ++stats_.deadlines_reset;
         it = deadlines_.erase(it);
     }
 
     // 2. Priorities, as one delta.
-    std::vector<std::pair<int, std::uint8_t>> changes;
+    std::vector<std::pair<PieceIndex, std::uint8_t>> changes;
     for (int p = 0; p < n && p < static_cast<int>(plan.priority.size()); ++p) {
         auto& cur = applied_[static_cast<std::size_t>(p)];
         auto& pending = pending_flip_[static_cast<std::size_t>(p)];
         std::uint8_t want = plan.priority[static_cast<std::size_t>(p)];
-        if (wanted_deadlines.count(p)) want = 7;  // keep what the deadline set
+        if (wanted_deadlines.count(PieceIndex(p))) want = 7;  // keep what the deadline set
         if (had.has(PieceIndex(p)) || want == cur) {
             pending = 0;
             continue;
@@ -87,7 +87,7 @@ void PlanApplier::apply(const PiecePlan& plan, const PieceSet& had, std::int64_t
         }
         pending = 0;
         cur = want;
-        changes.emplace_back(p, want);
+        changes.emplace_back(PieceIndex(p), want);
     }
     if (!changes.empty()) {
         control.prioritize(changes);

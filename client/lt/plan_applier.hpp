@@ -19,6 +19,7 @@
 
 #include <libtorrent/torrent_handle.hpp>
 
+#include "client/core/client_tuning.hpp"
 #include "client/core/piece_policy.hpp"
 
 namespace toast::client {
@@ -27,26 +28,20 @@ namespace toast::client {
 class PieceControl {
   public:
     virtual ~PieceControl() = default;
-    virtual void prioritize(const std::vector<std::pair<int, std::uint8_t>>& changes) = 0;
-    virtual void set_deadline(int piece, std::chrono::milliseconds deadline) = 0;
-    virtual void reset_deadline(int piece) = 0;
+    virtual void prioritize(const std::vector<std::pair<PieceIndex, std::uint8_t>>& changes) = 0;
+    virtual void set_deadline(PieceIndex piece, std::chrono::milliseconds deadline) = 0;
+    virtual void reset_deadline(PieceIndex piece) = 0;
 };
 
 class LtPieceControl final : public PieceControl {
   public:
     explicit LtPieceControl(libtorrent::torrent_handle handle) : handle_(std::move(handle)) {}
-    void prioritize(const std::vector<std::pair<int, std::uint8_t>>& changes) override;
-    void set_deadline(int piece, std::chrono::milliseconds deadline) override;
-    void reset_deadline(int piece) override;
+    void prioritize(const std::vector<std::pair<PieceIndex, std::uint8_t>>& changes) override;
+    void set_deadline(PieceIndex piece, std::chrono::milliseconds deadline) override;
+    void reset_deadline(PieceIndex piece) override;
 
   private:
     libtorrent::torrent_handle handle_;
-};
-
-struct PlanApplierConfig {
-    int settle_plans = 2;
-    std::chrono::milliseconds deadline_slack{1000};
-    std::uint8_t initial_priority = 4;  // libtorrent's default for every piece of a new torrent
 };
 
 struct ApplyStats {
@@ -58,7 +53,7 @@ struct ApplyStats {
 
 class PlanApplier {
   public:
-    PlanApplier(int piece_count, PlanApplierConfig config = {});
+    PlanApplier(PieceCount piece_count, PlanApplierConfig config = {});
 
     // `now_ms` is a monotonic time in milliseconds (deadlines are stored as absolute times). Pieces in `had`
     // are left alone: libtorrent ignores their priority and their deadlines have completed.
@@ -68,17 +63,19 @@ class PlanApplier {
     void assume_applied(const std::vector<std::uint8_t>& priorities);
 
     // libtorrent completed the deadline of `piece` (it had the piece): forget it.
-    void on_piece_had(int piece);
+    void on_piece_had(PieceIndex piece);
 
-    std::uint8_t applied_priority(int piece) const { return applied_.at(static_cast<std::size_t>(piece)); }
-    const std::map<int, std::int64_t>& applied_deadlines() const { return deadlines_; }
+    std::uint8_t applied_priority(PieceIndex piece) const {
+        return applied_.at(static_cast<std::size_t>(piece.value()));
+    }
+    const std::map<PieceIndex, std::int64_t>& applied_deadlines() const { return deadlines_; }
     const ApplyStats& stats() const { return stats_; }
 
   private:
     PlanApplierConfig config_;
     std::vector<std::uint8_t> applied_;
-    std::vector<int> pending_flip_;          // consecutive plans asking for a 0 <-> non-0 flip
-    std::map<int, std::int64_t> deadlines_;  // piece -> absolute deadline (ms)
+    std::vector<int> pending_flip_;                 // consecutive plans asking for a 0 <-> non-0 flip
+    std::map<PieceIndex, std::int64_t> deadlines_;  // piece -> absolute deadline (ms)
     ApplyStats stats_;
 };
 

@@ -89,7 +89,10 @@ class ToastPeerPlugin final : public lt::peer_plugin {
 // One per torrent: knows its live peers, cancels on server pieces, runs the seed choker each second.
 class ToastTorrentPlugin final : public lt::torrent_plugin {
   public:
-    explicit ToastTorrentPlugin(std::shared_ptr<SwarmControl> control) : control_(std::move(control)) {}
+    ToastTorrentPlugin(std::shared_ptr<SwarmControl> control, lt::sha1_hash key)
+        : control_(std::move(control)), key_(key) {}
+
+    const lt::sha1_hash& key() const { return key_; }
 
     std::shared_ptr<lt::peer_plugin> new_connection(const lt::peer_connection_handle& pc) override {
         if (pc.type() != lt::connection_type::bittorrent) return {};
@@ -101,7 +104,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
 
     void on_piece_pass(lt::piece_index_t piece) override {
         int index = static_cast<int>(piece);
-        if (!control_->take_server_piece(index)) return;
+        if (!control_->take_server_piece(key_, PieceIndex(index))) return;
         for_each_peer([index](ToastPeerPlugin& p) { p.cancel_piece(index); });
     }
 
@@ -149,6 +152,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
     }
 
     std::shared_ptr<SwarmControl> control_;
+    lt::sha1_hash key_;
     std::vector<std::weak_ptr<ToastPeerPlugin>> peers_;
     SeedChokerState choker_state_;
 };
@@ -158,8 +162,10 @@ namespace {
 class ToastSessionPlugin final : public lt::plugin {
   public:
     explicit ToastSessionPlugin(std::shared_ptr<SwarmControl> control) : control_(std::move(control)) {}
-    std::shared_ptr<lt::torrent_plugin> new_torrent(const lt::torrent_handle&, lt::client_data_t) override {
-        auto torrent_plugin = std::make_shared<ToastTorrentPlugin>(control_);
+    std::shared_ptr<lt::torrent_plugin> new_torrent(const lt::torrent_handle& handle,
+                                                    lt::client_data_t) override {
+        // info_hashes() reads the torrent directly (no call into the network thread we are on).
+        auto torrent_plugin = std::make_shared<ToastTorrentPlugin>(control_, handle.info_hashes().get_best());
         control_->add_torrent_plugin(torrent_plugin);
         return torrent_plugin;
     }
@@ -184,26 +190,28 @@ void SwarmControl::detach() {
     network_ = nullptr;
 }
 
-void SwarmControl::expect_server_piece(int piece) {
+void SwarmControl::expect_server_piece(const lt::sha1_hash& torrent, PieceIndex piece) {
     std::lock_guard lock(mutex_);
-    server_pieces_.insert(piece);
+    server_pieces_.emplace(torrent, piece);
 }
 
-bool SwarmControl::take_server_piece(int piece) {
+bool SwarmControl::take_server_piece(const lt::sha1_hash& torrent, PieceIndex piece) {
     std::lock_guard lock(mutex_);
-    return server_pieces_.erase(piece) > 0;
+    return server_pieces_.erase({torrent, piece}) > 0;
 }
 
 void SwarmControl::add_torrent_plugin(std::weak_ptr<ToastTorrentPlugin> plugin) {
+    std::erase_if(torrents_, [](const auto& w) { return w.expired(); });  // removed torrents
     torrents_.push_back(std::move(plugin));
 }
 
-void SwarmControl::announce_dont_have(int piece) {
+void SwarmControl::announce_dont_have(const lt::sha1_hash& torrent, PieceIndex piece) {
     std::lock_guard lock(mutex_);
     if (network_ == nullptr) return;
-    boost::asio::post(*network_, [self = shared_from_this(), piece] {
+    boost::asio::post(*network_, [self = shared_from_this(), torrent, piece] {
         for (auto& weak : self->torrents_) {
-            if (auto t = weak.lock()) t->send_dont_have(piece);
+            auto t = weak.lock();
+            if (t && t->key() == torrent) t->send_dont_have(piece.value());
         }
     });
 }

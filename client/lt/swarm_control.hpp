@@ -1,8 +1,9 @@
 // What Toast needs to say to peers that libtorrent's public API cannot: a raw CANCEL for requests still
 // outstanding for a piece the server just delivered (add_piece cancels nothing, torrent.cpp:1352 is dead
 // code in 2.0.8), an lt_donthave for a piece ejected from the bounded buffer, and the seed-style choker.
-// The engine calls in from its own thread; everything that touches a peer runs on libtorrent's network
-// thread (inside plugin callbacks or posted to the session's io_context).
+// One per session, for all its torrents (a torrent is named by info_hash_t::get_best()). Titles call in from
+// their thread; everything that touches a peer runs on libtorrent's network thread (inside plugin callbacks
+// or posted to the session's io_context).
 #pragma once
 
 #include <atomic>
@@ -10,10 +11,14 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include <libtorrent/extensions.hpp>
 #include <libtorrent/io_context.hpp>
+#include <libtorrent/sha1_hash.hpp>
+
+#include "client/core/piece_types.hpp"
 
 #include "client/lt/session_factory.hpp"
 
@@ -36,11 +41,11 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     void attach(libtorrent::io_context& network);
     void detach();
 
-    // Engine thread. Call before add_piece: when the piece passes, every request still outstanding to a peer
+    // Title thread. Call before add_piece: when the piece passes, every request still outstanding to a peer
     // for it is cancelled with a raw CANCEL message.
-    void expect_server_piece(int piece);
-    // Engine thread. Sends lt_donthave for `piece` to every peer that supports it.
-    void announce_dont_have(int piece);
+    void expect_server_piece(const libtorrent::sha1_hash& torrent, PieceIndex piece);
+    // Title thread. Sends lt_donthave for `piece` of `torrent` to every peer that supports it.
+    void announce_dont_have(const libtorrent::sha1_hash& torrent, PieceIndex piece);
 
     std::uint64_t cancels_sent() const { return cancels_sent_.load(); }
     std::uint64_t dont_haves_sent() const { return dont_haves_sent_.load(); }
@@ -49,7 +54,7 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
 
     // Network thread only.
     const Config& config() const { return config_; }
-    bool take_server_piece(int piece);
+    bool take_server_piece(const libtorrent::sha1_hash& torrent, PieceIndex piece);
     void add_torrent_plugin(std::weak_ptr<ToastTorrentPlugin> plugin);
     void count_cancel() { ++cancels_sent_; }
     void count_dont_have() { ++dont_haves_sent_; }
@@ -59,9 +64,9 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
   private:
     Config config_;
     std::mutex mutex_;
-    std::set<int> server_pieces_;                              // guarded by mutex_
-    libtorrent::io_context* network_ = nullptr;                // guarded by mutex_
-    std::vector<std::weak_ptr<ToastTorrentPlugin>> torrents_;  // network thread only
+    std::set<std::pair<libtorrent::sha1_hash, PieceIndex>> server_pieces_;  // guarded by mutex_
+    libtorrent::io_context* network_ = nullptr;                             // guarded by mutex_
+    std::vector<std::weak_ptr<ToastTorrentPlugin>> torrents_;               // network thread only
     std::atomic<std::uint64_t> cancels_sent_{0};
     std::atomic<std::uint64_t> dont_haves_sent_{0};
     std::atomic<std::uint64_t> choker_changes_{0};

@@ -15,20 +15,22 @@ namespace {
 // Records every call in order, as text.
 struct RecordingControl : toast::client::PieceControl {
     std::vector<std::string> calls;
-    void prioritize(const std::vector<std::pair<int, std::uint8_t>>& changes) override {
+    void prioritize(const std::vector<std::pair<PieceIndex, std::uint8_t>>& changes) override {
         std::string s = "prio";
         for (auto [p, v] : changes) {
             s += ' ';
-            s += std::to_string(p);
+            s += std::to_string(p.value());
             s += '=';
             s += std::to_string(v);
         }
         calls.push_back(s);
     }
-    void set_deadline(int piece, std::chrono::milliseconds d) override {
-        calls.push_back("deadline " + std::to_string(piece) + "@" + std::to_string(d.count()));
+    void set_deadline(PieceIndex piece, std::chrono::milliseconds d) override {
+        calls.push_back("deadline " + std::to_string(piece.value()) + "@" + std::to_string(d.count()));
     }
-    void reset_deadline(int piece) override { calls.push_back("reset " + std::to_string(piece)); }
+    void reset_deadline(PieceIndex piece) override {
+        calls.push_back("reset " + std::to_string(piece.value()));
+    }
 };
 
 PiecePlan plan_of(std::vector<std::uint8_t> prio, std::vector<std::pair<int, int>> deadlines = {},
@@ -45,7 +47,7 @@ PiecePlan plan_of(std::vector<std::uint8_t> prio, std::vector<std::pair<int, int
 }  // namespace
 
 TEST_CASE("the applier sends only the priorities that changed", "[client][applier]") {
-    PlanApplier applier(4);
+    PlanApplier applier(toast::client::PieceCount(4));
     RecordingControl c;
     PieceSet had(toast::client::PieceCount(4));
     applier.apply(plan_of({7, 6, 4, 4}), had, 0, c);
@@ -58,7 +60,7 @@ TEST_CASE("the applier sends only the priorities that changed", "[client][applie
 }
 
 TEST_CASE("a raise from 0 waits until plans agree twice", "[client][applier]") {
-    PlanApplier applier(3);
+    PlanApplier applier(toast::client::PieceCount(3));
     RecordingControl c;
     PieceSet had(toast::client::PieceCount(3));
     applier.apply(plan_of({4, 0, 4}), had, 0, c);
@@ -75,7 +77,7 @@ TEST_CASE("a raise from 0 waits until plans agree twice", "[client][applier]") {
 }
 
 TEST_CASE("a given-up piece drops to 0 at once", "[client][applier]") {
-    PlanApplier applier(3);
+    PlanApplier applier(toast::client::PieceCount(3));
     RecordingControl c;
     PieceSet had(toast::client::PieceCount(3));
     applier.apply(plan_of({0, 4, 4}, {}, {0}), had, 0, c);
@@ -84,7 +86,7 @@ TEST_CASE("a given-up piece drops to 0 at once", "[client][applier]") {
 
 TEST_CASE("new deadlines are set before old ones are reset, and reset pieces get their priority back",
           "[client][applier]") {
-    PlanApplier applier(4);
+    PlanApplier applier(toast::client::PieceCount(4));
     RecordingControl c;
     PieceSet had(toast::client::PieceCount(4));
     applier.apply(plan_of({7, 7, 4, 4}, {{0, 1000}, {1, 2000}}), had, 0, c);
@@ -97,7 +99,7 @@ TEST_CASE("new deadlines are set before old ones are reset, and reset pieces get
 }
 
 TEST_CASE("a deadline is moved only when it changed by more than the slack", "[client][applier]") {
-    PlanApplier applier(2);
+    PlanApplier applier(toast::client::PieceCount(2));
     RecordingControl c;
     PieceSet had(toast::client::PieceCount(2));
     applier.apply(plan_of({7, 4}, {{0, 5000}}), had, 0, c);
@@ -109,7 +111,7 @@ TEST_CASE("a deadline is moved only when it changed by more than the slack", "[c
 }
 
 TEST_CASE("had pieces are left alone", "[client][applier]") {
-    PlanApplier applier(3);
+    PlanApplier applier(toast::client::PieceCount(3));
     RecordingControl c;
     PieceSet had(toast::client::PieceCount(3));
     had.set(PieceIndex(0));

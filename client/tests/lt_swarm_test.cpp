@@ -19,9 +19,11 @@
 
 namespace lt = libtorrent;
 using namespace std::chrono_literals;
+using toast::client::EjectionRegistries;
 using toast::client::EjectionRegistry;
 using toast::client::LtEvent;
 using toast::client::LtEventKind;
+using toast::client::PieceIndex;
 using toast::client::SessionConfig;
 using toast::client::SwarmControl;
 namespace tt = toast::client::testing;
@@ -38,18 +40,21 @@ std::uint64_t allocated_bytes(const std::filesystem::path& p) {
 
 // A client made like toast-client makes it: testbed settings, the ejecting disk and the Toast plugin.
 struct Client {
-    std::shared_ptr<EjectionRegistry> registry = std::make_shared<EjectionRegistry>();
+    std::shared_ptr<EjectionRegistries> registries = std::make_shared<EjectionRegistries>();
+    std::shared_ptr<EjectionRegistry> registry;
     std::shared_ptr<SwarmControl> control;
+    lt::sha1_hash key;
     std::unique_ptr<lt::session> session;
     lt::torrent_handle handle;
     std::vector<LtEvent> events;
 
     Client(std::shared_ptr<lt::torrent_info> ti, const std::filesystem::path& dir,
            SessionConfig config = {}) {
-        registry->bind(ti->info_hashes().v1);
+        key = ti->info_hashes().get_best();
+        registry = registries->add(key);
         control = std::make_shared<SwarmControl>(SwarmControl::Config{});
         auto params = toast::client::make_session_params(config);
-        params.disk_io_constructor = toast::client::make_ejecting_disk_io(registry);
+        params.disk_io_constructor = toast::client::make_ejecting_disk_io(registries);
         session = toast::client::make_session(std::move(params), control);
         handle = tt::add_torrent(*session, ti, dir);
     }
@@ -65,7 +70,7 @@ struct Client {
     }
     bool has_event(LtEventKind kind, int piece) const {
         return std::any_of(events.begin(), events.end(),
-                           [&](auto& e) { return e.kind == kind && e.piece == piece; });
+                           [&](auto& e) { return e.kind == kind && e.piece == PieceIndex(piece); });
     }
     void connect_to(Client& other) {
         int port = tt::listen_port(*other.session);
@@ -88,8 +93,8 @@ TEST_CASE("an ejected piece is freed on disk and never served, so peers never se
     REQUIRE(tt::wait_until([&] { return seed.handle.status().is_seeding; }, 10s));
     auto before = allocated_bytes(dir / "seed" / "t.bin");
     for (int p = 0; p < 4; ++p)
-        CHECK(seed.registry->eject(p) == static_cast<std::uint64_t>(kPieceSize));
-    CHECK(seed.registry->eject(0) == 0);  // idempotent
+        CHECK(seed.registry->eject(PieceIndex(p)) == static_cast<std::uint64_t>(kPieceSize));
+    CHECK(seed.registry->eject(PieceIndex(0)) == 0);  // idempotent
     CHECK(seed.registry->ejected_count() == 4);
     CHECK(allocated_bytes(dir / "seed" / "t.bin") <= before - 4 * kPieceSize);
 
@@ -132,7 +137,7 @@ TEST_CASE("lt_donthave tells connected peers a piece is gone", "[client][swarm][
     // Give the extension handshake a moment to be processed on both sides.
     REQUIRE(tt::wait_until(
         [&] {
-            seed.control->announce_dont_have(5);
+            seed.control->announce_dont_have(seed.key, PieceIndex(5));
             return tt::wait_until([&] { return availability(5) == 0; }, 300ms);
         },
         5s));
@@ -172,7 +177,7 @@ TEST_CASE("a piece added from the server cancels the requests still outstanding 
 
     auto content = toast::testing::read_file(dir / "seed" / "t.bin");
     std::vector<char> piece(content.begin() + 3 * kBig, content.begin() + 4 * kBig);
-    leech.control->expect_server_piece(3);
+    leech.control->expect_server_piece(leech.key, PieceIndex(3));
     leech.handle.add_piece(lt::piece_index_t(3), std::move(piece));
     REQUIRE(tt::wait_until(
         [&] {

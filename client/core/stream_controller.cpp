@@ -1,0 +1,357 @@
+#include "client/core/stream_controller.hpp"
+
+#include <algorithm>
+
+#include "client/core/peer_admission.hpp"
+
+namespace toast::client {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+StreamWatcherConfig watcher_config_for(const ClientOptions& options, const TitleGeometry& geometry,
+                                       const ClientTuning& tuning, ByteOffset start_offset) {
+    StreamWatcherConfig c;
+    c.startup_buffer = options.startup_buffer;
+    if (options.command == ClientCommand::play) {
+        c.mode = WatcherMode::player;
+        c.start_offset = start_offset;
+        auto by_time = bytes_in(geometry.bitrate(), tuning.seek_threshold_time);
+        auto by_pieces = Bytes(geometry.piece_length().value() *
+                               static_cast<std::uint64_t>(tuning.seek_threshold_min_pieces));
+        c.seek_threshold = std::min(std::max(by_time, by_pieces), tuning.seek_threshold_max);
+    }
+    return c;
+}
+
+ControllerSetup controller_setup_for(const ClientOptions& options, std::optional<Bytes> buffer_limit,
+                                     bool has_server, bool has_trackers, StreamWatcherConfig watcher) {
+    ControllerSetup s;
+    s.picker = options.picker;
+    s.behavior = options.behavior;
+    s.inorder_window = options.inorder_window;
+    s.buffer_limit = buffer_limit;
+    s.has_server = has_server;
+    s.has_trackers = has_trackers;
+    s.seed = options.seed;
+    s.watcher = watcher;
+    return s;
+}
+
+FallbackConfig fallback_config_for(const TitleGeometry& geometry, const ClientTuning& tuning) {
+    FallbackConfig c = tuning.fallback;
+    c.ahead_window = tuning.fetch_ahead_window;
+    c.max_ahead =
+        std::max<std::size_t>(2, static_cast<std::size_t>(geometry.pieces_in(c.ahead_window).value()));
+    return c;
+}
+
+namespace {
+
+PolicyConfig policy_config(const ClientTuning& tuning, std::uint64_t seed) {
+    PolicyConfig c = tuning.policy;
+    c.seed = seed;
+    return c;
+}
+
+}  // namespace
+
+StreamController::StreamController(TitleGeometry geometry, ControllerSetup setup, const ClientTuning& tuning,
+                                   SteadyTime start)
+    : geometry_(geometry),
+      setup_(std::move(setup)),
+      tuning_(tuning),
+      started_(start),
+      watcher_(geometry_, setup_.watcher, start),
+      horizon_(geometry_, tuning.horizon),
+      fallback_(fallback_config_for(geometry_, tuning)),
+      policy_(make_policy(setup_.picker, policy_config(tuning, setup_.seed))),
+      fidelity_(tuning.fidelity_top_k),
+      had_(geometry_.piece_count()),
+      stored_(geometry_.piece_count()) {}
+
+bool StreamController::want_past_pieces() const {
+    return setup_.behavior != Behavior::stream && !setup_.buffer_limit;
+}
+
+PiecePlan StreamController::initial_plan() {
+    // Before any peer is known: playhead at the start, one peer assumed at the title's bitrate.
+    SwarmSnapshot snap = SwarmSnapshot::empty(geometry_.piece_count());
+    horizon_.set_peer_count(1);
+    snap.horizon = setup_.has_server ? horizon_.pieces(nanoseconds(0)) : PieceCount(0);
+    snap.inorder_window = geometry_.pieces_in(setup_.inorder_window);
+    snap.want_past_pieces = want_past_pieces();
+    snap.piece_duration = duration_cast<milliseconds>(geometry_.piece_duration());
+    if (setup_.buffer_limit) {
+        snap.request_end =
+            plan_buffer({geometry_, stored_, PieceIndex(0), *setup_.buffer_limit, Bytes(0)}).request_end;
+    }
+    auto plan = policy_->plan(snap);
+    fidelity_.on_plan(plan.wanted);
+    return plan;
+}
+
+void StreamController::on_ready(const PieceSet& on_disk, SteadyTime now) {
+    ready_ = true;
+    for (auto p : on_disk.pieces())
+        mark_had(p, now, false);
+}
+
+void StreamController::mark_had(PieceIndex p, SteadyTime now, bool from_peer) {
+    if (!geometry_.valid(p) || had_.has(p)) return;
+    had_.set(p);
+    stored_.set(p);
+    watcher_.on_piece_had(p, now);
+    if (from_peer) fidelity_.on_arrival(p);
+}
+
+PieceArrival StreamController::on_piece_finished(PieceIndex p, SteadyTime now) {
+    PieceArrival a;
+    if (!geometry_.valid(p)) return a;
+    a.new_piece = !had_.has(p);
+    auto written = writing_.find(p);
+    if (written != writing_.end()) {
+        a.from_server = true;
+        bytes_server_useful_ += geometry_.piece_size(p).value();
+        fallback_.on_fetch_succeeded(p, now - written->second);
+        writing_.erase(written);
+        mark_had(p, now, false);
+        return a;
+    }
+    // A server fetch of it still running is now wasted work.
+    if (fallback_.in_flight(p)) {
+        fallback_.on_fetch_abandoned(p);
+        a.cancel_fetch = true;
+    }
+    mark_had(p, now, true);
+    return a;
+}
+
+bool StreamController::on_hash_failed(PieceIndex p, SteadyTime now) {
+    auto written = writing_.find(p);
+    if (written == writing_.end()) return false;
+    ++hash_failures_;
+    bytes_server_wasted_ += geometry_.piece_size(p).value();
+    writing_.erase(written);
+    fallback_.on_fetch_failed(p, now);
+    return true;
+}
+
+bool StreamController::on_server_data(PieceIndex p, Bytes size, SteadyTime now) {
+    auto started = fetching_.find(p);
+    auto at = started != fetching_.end() ? started->second : now;
+    if (started != fetching_.end()) fetching_.erase(started);
+    if (!geometry_.valid(p) || had_.has(p)) {
+        // A peer delivered it while the request was running.
+        bytes_server_wasted_ += size.value();
+        if (fallback_.in_flight(p)) fallback_.on_fetch_abandoned(p);
+        return false;
+    }
+    writing_[p] = at;
+    return true;
+}
+
+void StreamController::on_fetch_refused(PieceIndex p) {
+    fetching_.erase(p);
+    fallback_.on_fetch_abandoned(p);
+}
+
+void StreamController::on_tracker_reply(int peers, SteadyTime now) {
+    tracker_answered_ = true;
+    // A swarm member that started just before us (the seed is still checking its files, a viewer is still
+    // announcing) is missing from the answer, and the tracker's interval is long: until someone is found, ask
+    // again soon, a bounded number of times. Meanwhile every piece would come from the server.
+    if (peers == 0 && peers_.connected == 0 && empty_announces_ < tuning_.empty_announce_retries) {
+        ++empty_announces_;
+        reannounce_at_ = now + tuning_.empty_announce_delay;
+    }
+}
+
+ReadKind StreamController::on_player_read(ByteOffset offset, Bytes length, SteadyTime now,
+                                          bool continuation) {
+    return watcher_.on_player_read(offset, length, now, continuation);
+}
+
+void StreamController::set_index_range(ByteOffset begin, ByteOffset end) {
+    watcher_.set_index_range(begin, end);
+}
+
+void StreamController::set_urgent_pieces(std::vector<PieceIndex> pieces) {
+    urgent_extra_ = std::move(pieces);
+}
+
+void StreamController::on_stop(SteadyTime now) {
+    watcher_.tick(now);
+}
+
+std::vector<PieceIndex> StreamController::urgent_pieces() const {
+    auto out = watcher_.blocked_reads();
+    for (auto p : urgent_extra_)
+        if (!had_.has(p)) out.push_back(p);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+Bytes StreamController::stored_bytes() const {
+    Bytes total{0};
+    for (auto p : stored_.pieces())
+        total += geometry_.piece_size(p);
+    return total;
+}
+
+bool StreamController::should_leave() const {
+    switch (setup_.behavior) {
+        case Behavior::download:
+            return had_.all();
+        case Behavior::stream:
+            return watcher_.reached_end();
+        case Behavior::seed:
+            return false;
+    }
+    return false;
+}
+
+ControllerPlan StreamController::tick(const SwarmSample& sample) {
+    const auto now = sample.now;
+    const auto n = geometry_.piece_count();
+    ControllerPlan plan;
+    watcher_.tick(now);
+
+    // Discovery: an empty tracker answer is asked again while nobody is connected.
+    peers_ = peer_figures(sample.peers, tuning_.saturated_queue);
+    if (reannounce_at_ && now >= *reannounce_at_) {
+        reannounce_at_.reset();
+        plan.reannounce = peers_.connected == 0;
+    }
+
+    // The rate a missing piece arrives at is what all our peers deliver together: libtorrent gives a
+    // deadline piece's blocks to several peers at once. Taking one rate-limited peer's share (a seed shared
+    // by every viewer) made the horizon grow to the whole title.
+    if (now - last_rate_sample_ >= tuning_.rate_sample_interval) {
+        if (peers_.saturated && peers_.rate > 0) horizon_.on_peer_rate(peers_.rate);
+        last_rate_sample_ = now;
+    }
+    // Peers the tracker named but we are still connecting to count as peers, and until the first tracker
+    // answer (at most discovery_grace) one peer is assumed: the policy keeps asking for pieces beyond the
+    // horizon. With none at all the horizon is 0 and the server fetches just in time.
+    const int known = std::max(peers_.connected, sample.known_peers);
+    const bool discovering =
+        !tracker_answered_ && setup_.has_trackers && now - started_ < tuning_.discovery_grace;
+    horizon_.set_peer_count(std::max(known, discovering ? 1 : 0));
+
+    PieceSet in_flight(n);
+    Bytes incoming{0};
+    for (const auto& f : sample.in_flight) {
+        if (!geometry_.valid(f.piece)) continue;
+        in_flight.set(f.piece);
+        incoming += geometry_.piece_size(f.piece);
+    }
+
+    // Bounded buffer: stored pieces plus every piece on its way must fit.
+    std::optional<PieceIndex> request_end;
+    bool suspend = false;
+    if (setup_.buffer_limit) {
+        for (const auto& [p, at] : writing_)
+            incoming += geometry_.piece_size(p);
+        for (auto p : fallback_.in_flight_pieces())
+            incoming += geometry_.piece_size(p);
+        auto bp =
+            plan_buffer({geometry_, stored_, watcher_.playhead_piece(), *setup_.buffer_limit, incoming});
+        for (auto p : bp.eject) {
+            if (!stored_.clear(p)) continue;
+            watcher_.on_piece_lost(p, now);
+            ++ejected_;
+            plan.eject.push_back(p);
+        }
+        suspend = bp.suspend;
+        request_end = bp.request_end;
+        if (suspend != suspended_) {
+            plan.upload_mode = suspend;
+            suspended_ = suspend;
+        }
+    }
+
+    // Server fallback. "No viewer has it" counts only viewers: the operator's peers hold every piece.
+    const bool peers_settled = now - started_ >= tuning_.discovery_grace && peers_.connected > 0;
+    const auto by_viewers = viewer_availability(sample);
+    const auto owed = owed_by_peers(sample, n);
+    FallbackInput fin{had_, watcher_.playhead_piece(), geometry_.piece_duration(),
+                      watcher_.into_playhead_piece(), horizon_.horizon_time(), urgent_pieces(),
+                      // "No peer has it" means nothing until peers had time to send their bitfields, nor
+                      // while no peer is connected: every piece would qualify.
+                      peers_settled ? &by_viewers : nullptr, request_end, suspend, &owed,
+                      // What peers delivered in the last second, not the horizon's smoothed estimate.
+                      peers_.rate};
+    if (setup_.has_server) {
+        plan.fetches = fallback_.plan(fin, now);
+        for (const auto& f : plan.fetches) {
+            if (f.reason == FetchReason::urgent) ++urgent_fetches_;
+            fetching_[f.piece] = now;
+        }
+    }
+
+    // Peer policy.
+    SwarmSnapshot snap;
+    snap.piece_count = n;
+    snap.had = had_;
+    snap.in_flight = in_flight;
+    snap.server_fetching = PieceSet(n);
+    if (sample.server_up) {
+        for (auto p : fallback_.in_flight_pieces())
+            snap.server_fetching.set(p);
+    }
+    snap.availability = sample.availability;
+    snap.playhead = watcher_.playhead_piece();
+    // Peers are not asked for what the server fallback will fetch before they could finish it: the give-up
+    // zone is the fallback's whole need window plus one peer delivery time. A server that cannot be reached
+    // cannot take the pieces near the playhead: peers may have them.
+    const auto give_up_zone = fallback_.need_window(horizon_.horizon_time()) + horizon_.peer_delivery_time();
+    snap.horizon = sample.server_up ? horizon_.pieces_within(give_up_zone, watcher_.into_playhead_piece())
+                                    : PieceCount(0);
+    snap.inorder_window = geometry_.pieces_in(setup_.inorder_window);
+    snap.request_end = request_end;
+    snap.want_past_pieces = want_past_pieces();
+    snap.piece_duration = duration_cast<milliseconds>(geometry_.piece_duration());
+    snap.into_playhead_piece = duration_cast<milliseconds>(watcher_.into_playhead_piece());
+    plan.horizon = snap.horizon;
+
+    // The pieces kept in order now: [playhead, playhead + window) for hybrid, the rest for inorder.
+    window_.reset();
+    if (setup_.picker == PickerKind::inorder || setup_.picker == PickerKind::hybrid) {
+        auto last = setup_.picker == PickerKind::inorder
+                        ? n.value() - 1
+                        : std::min(snap.playhead.value() + snap.inorder_window.value(), n.value()) - 1;
+        if (snap.playhead.value() <= last) window_ = std::pair{snap.playhead.value(), last};
+    }
+    plan.pieces = policy_->plan(snap);
+    // Nothing is asked of peers that they cannot deliver before the server would take it anyway.
+    if (sample.server_up && setup_.has_server && peers_.connected > 0) {
+        admission_dropped_ +=
+            drop_undeliverable(plan.pieces, snap, give_up_zone, horizon_.peer_delivery_time()).dropped;
+    }
+    fidelity_.on_plan(plan.pieces.wanted);
+    plan.apply_pieces = !suspend;
+
+    max_buffer_ = std::max(max_buffer_, stored_bytes().value());
+    plan.leave = should_leave();
+    return plan;
+}
+
+void StreamController::fill_record(StatsRecord& r, SteadyTime now) const {
+    r.bytes_server_useful = bytes_server_useful_;
+    r.bytes_server_wasted = bytes_server_wasted_;
+    r.bytes_from_server = r.bytes_server_useful + r.bytes_server_wasted;
+    fill_playback(r, watcher_, now);
+    r.pieces_had = static_cast<std::uint32_t>(had_.count().value());
+    r.buffer_bytes = stored_bytes().value();
+    r.pieces_fetched_ahead = fallback_.fetched_ahead();
+    r.fidelity = fidelity_.fidelity();
+    r.completed = r.completed || had_.all();
+    r.peers = static_cast<std::uint32_t>(peers_.connected);
+    r.urgent_fetches = urgent_fetches_;
+    r.inorder_window = window_;
+}
+
+}  // namespace toast::client

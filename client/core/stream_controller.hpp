@@ -1,0 +1,168 @@
+// The streaming client's decisions for one title, in one pure unit: each tick it reads a SwarmSample and
+// returns a ControllerPlan (server fetches, the piece plan for peers, ejections, suspend, re-announce,
+// leave); between ticks it is told what happened (a piece passed its hash check, server bytes arrived, the
+// tracker answered, the player read). It owns the title's StreamWatcher, give-up horizon, server fallback
+// planner, piece policy and fidelity meter, and the record of what is had and stored. Time comes in with
+// every call; nothing here touches libtorrent, sockets or files (docs/client.md lists each rule and why).
+//
+// Invariants: stored() is a subset of had(); a piece is fetched from the server at most once at a time; a
+// piece handed to the adapter to write (on_server_data true) is counted useful or wasted exactly once, when
+// its hash check passes or fails; the plan's pieces never include a had piece.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "client/core/buffer_planner.hpp"
+#include "client/core/client_options.hpp"
+#include "client/core/client_tuning.hpp"
+#include "client/core/fallback_planner.hpp"
+#include "client/core/fidelity.hpp"
+#include "client/core/give_up_horizon.hpp"
+#include "client/core/piece_policy.hpp"
+#include "client/core/stats.hpp"
+#include "client/core/stream_watcher.hpp"
+#include "client/core/swarm_sample.hpp"
+#include "client/core/title_geometry.hpp"
+
+namespace toast::client {
+
+// What the user chose for this title (from ClientOptions), resolved against the title.
+struct ControllerSetup {
+    PickerKind picker = PickerKind::hybrid;
+    Behavior behavior = Behavior::stream;
+    std::chrono::nanoseconds inorder_window = std::chrono::minutes(15);
+    std::optional<Bytes> buffer_limit;  // resolved and checked (check_buffer_limit); absent: unbounded
+    bool has_server = true;             // at least one server URL: without one the client is plain BitTorrent
+    bool has_trackers = true;           // a tracker will answer: until it does, one peer is assumed
+    std::uint64_t seed = 1;             // the policy's random seed
+    StreamWatcherConfig watcher;
+};
+
+// The watcher's configuration for `options` (mode, startup buffer, the seek threshold in player mode);
+// `start_offset` is where a resumed title starts.
+StreamWatcherConfig watcher_config_for(const ClientOptions& options, const TitleGeometry& geometry,
+                                       const ClientTuning& tuning, ByteOffset start_offset);
+// The setup for `options`. Throws nothing: the buffer limit must already be resolved and checked.
+ControllerSetup controller_setup_for(const ClientOptions& options, std::optional<Bytes> buffer_limit,
+                                     bool has_server, bool has_trackers, StreamWatcherConfig watcher);
+// The fallback's configuration for this title: tuning.fallback with the fetch-ahead window applied (at least
+// two pieces ahead).
+FallbackConfig fallback_config_for(const TitleGeometry& geometry, const ClientTuning& tuning);
+
+// What a finished piece was.
+struct PieceArrival {
+    bool from_server = false;  // the server's bytes passed the hash check
+    bool new_piece = false;    // it was not had before
+    // A peer delivered a piece the server was still fetching: drop the fetch if it has not started.
+    bool cancel_fetch = false;
+};
+
+class StreamController {
+  public:
+    StreamController(TitleGeometry geometry, ControllerSetup setup, const ClientTuning& tuning,
+                     SteadyTime start);
+
+    // The plan the torrent is added with, before any sample: otherwise libtorrent picks in its own order
+    // until the first tick, and on a fast swarm that can be the whole title.
+    PiecePlan initial_plan();
+
+    // --- events ---
+    // The torrent is checked; `on_disk` are the pieces already there (a seed, or a resumed download).
+    void on_ready(const PieceSet& on_disk, SteadyTime now);
+    PieceArrival on_piece_finished(PieceIndex p, SteadyTime now);
+    // True when the failed piece was the server's (it is fetched again after a backoff); a peer's bad data
+    // is libtorrent's business.
+    bool on_hash_failed(PieceIndex p, SteadyTime now);
+    // The server's bytes for `p` arrived. True: write them into the torrent (the hash check reports back
+    // through on_piece_finished or on_hash_failed). False: a peer was faster, the bytes are wasted.
+    bool on_server_data(PieceIndex p, Bytes size, SteadyTime now);
+    // The fetcher would not take a planned fetch (it is already running one for the piece).
+    void on_fetch_refused(PieceIndex p);
+    void on_tracker_reply(int peers, SteadyTime now);
+    // Player mode: see StreamWatcher::on_player_read.
+    ReadKind on_player_read(ByteOffset offset, Bytes length, SteadyTime now, bool continuation);
+    // Player mode: the container's index lies in [begin, end) (reads there are not the viewer's position).
+    void set_index_range(ByteOffset begin, ByteOffset end);
+    // Pieces the server fetches at once whatever the swarm holds (the title's head and its MP4 index).
+    void set_urgent_pieces(std::vector<PieceIndex> pieces);
+    // The client stops now: the watcher catches up to `now` for the summary.
+    void on_stop(SteadyTime now);
+
+    // --- the tick ---
+    ControllerPlan tick(const SwarmSample& sample);
+
+    // --- queries ---
+    const StreamWatcher& watcher() const { return watcher_; }
+    const TitleGeometry& geometry() const { return geometry_; }
+    const PieceSet& had() const { return had_; }
+    const PieceSet& stored() const { return stored_; }
+    Bytes stored_bytes() const;
+    bool ready() const { return ready_; }
+    std::optional<Bytes> buffer_limit() const { return setup_.buffer_limit; }
+    const GiveUpHorizon& horizon() const { return horizon_; }
+    const FallbackPlanner& fallback() const { return fallback_; }
+    int connected_peers() const { return peers_.connected; }
+    std::uint64_t hash_failures() const { return hash_failures_; }
+    std::uint64_t ejected() const { return ejected_; }
+    std::uint64_t max_buffer_bytes() const { return max_buffer_; }
+    std::uint64_t admission_dropped() const { return admission_dropped_; }
+    // The pieces [first, last] picked in order now (inorder, hybrid), else absent.
+    std::optional<std::pair<std::int32_t, std::int32_t>> inorder_window() const { return window_; }
+    // The controller's part of a stats record: server bytes it counted (useful, and wasted excluding what
+    // the transport rejected), playback, pieces, buffer, fetch-ahead, fidelity, peers, urgent fetches, the
+    // in-order window. The adapter adds libtorrent's byte totals and the player's figures.
+    void fill_record(StatsRecord& r, SteadyTime now) const;
+
+  private:
+    void mark_had(PieceIndex p, SteadyTime now, bool from_peer);
+    std::vector<PieceIndex> urgent_pieces() const;
+    bool want_past_pieces() const;
+    bool should_leave() const;
+
+    TitleGeometry geometry_;
+    ControllerSetup setup_;
+    ClientTuning tuning_;
+    SteadyTime started_;
+    StreamWatcher watcher_;
+    GiveUpHorizon horizon_;
+    FallbackPlanner fallback_;
+    std::unique_ptr<PiecePolicy> policy_;
+    FidelityMeter fidelity_;
+    PieceSet had_;     // ever had
+    PieceSet stored_;  // had and not ejected
+    bool ready_ = false;
+    bool suspended_ = false;
+
+    // Discovery.
+    bool tracker_answered_ = false;
+    int empty_announces_ = 0;
+    std::optional<SteadyTime> reannounce_at_;
+
+    // Peer rate sampling.
+    PeerFigures peers_;
+    SteadyTime last_rate_sample_{};
+
+    // Server fetches: started (request queued or running) and written (add_piece done, hash check pending),
+    // each with the time the fetch started.
+    std::map<PieceIndex, SteadyTime> fetching_;
+    std::map<PieceIndex, SteadyTime> writing_;
+    std::vector<PieceIndex> urgent_extra_;
+
+    // Counters.
+    std::uint64_t bytes_server_useful_ = 0;
+    std::uint64_t bytes_server_wasted_ = 0;
+    std::uint64_t hash_failures_ = 0;
+    std::uint64_t ejected_ = 0;
+    std::uint64_t max_buffer_ = 0;
+    std::uint64_t urgent_fetches_ = 0;
+    std::uint64_t admission_dropped_ = 0;
+    std::optional<std::pair<std::int32_t, std::int32_t>> window_;
+};
+
+}  // namespace toast::client

@@ -1,0 +1,81 @@
+// What the stream controller reads from the swarm at one tick (a SwarmSample, filled by the libtorrent
+// adapter from torrent_handle queries), what it answers (a ControllerPlan, applied by the adapter), and the
+// pure derivations from a sample that the controller's rules use. Plain data: tests construct samples by
+// hand, as the piece policies' tests construct snapshots.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "client/core/fallback_planner.hpp"
+#include "client/core/piece_policy.hpp"
+#include "client/core/piece_types.hpp"
+#include "client/core/stream_watcher.hpp"
+#include "client/core/title_geometry.hpp"
+
+namespace toast::client {
+
+// One connected BitTorrent peer.
+struct PeerSample {
+    bool seed = false;  // has every piece
+    // Named by the operator (the torrent's operator_peers, --operator-peer): server-side, not a viewer. Its
+    // pieces do not make a piece "held by a viewer".
+    bool operator_peer = false;
+    double download_rate = 0;  // payload bytes per second we receive from it now
+    int queue_length = 0;      // our block requests outstanding to it
+    // Filled only for an operator peer that is not a seed: the pieces it has (a seed has them all).
+    PieceSet pieces;
+};
+
+// A piece peers are sending us now: requested, not yet complete.
+struct PieceInFlight {
+    PieceIndex piece;
+    Bytes owed{0};  // bytes of it not yet received (nor being written)
+};
+
+// Invariants the adapter keeps: availability has piece_count entries (peers holding each piece, every
+// connected peer counted); every in-flight piece is a valid index.
+struct SwarmSample {
+    SteadyTime now{};
+    std::vector<int> availability;
+    std::vector<PeerSample> peers;
+    std::vector<PieceInFlight> in_flight;
+    // Peers the tracker named that we know of, connected or not (libtorrent's list_peers).
+    int known_peers = 0;
+    // At least one server URL answers (its last request did not fail).
+    bool server_up = true;
+};
+
+// What the controller wants done now. The adapter applies it in this order: ejections, the upload-mode
+// change, server fetches, the piece plan, the re-announce.
+struct ControllerPlan {
+    std::vector<PieceIndex> eject;       // drop from local storage (bounded buffer)
+    std::optional<bool> upload_mode;     // set (true) or clear (false) libtorrent's upload_mode; absent: keep
+    std::vector<FallbackFetch> fetches;  // start these server fetches, most urgent first
+    PiecePlan pieces;                    // what peers are asked for
+    bool apply_pieces = true;            // false while downloading is suspended (the buffer is full)
+    bool reannounce = false;             // ask the tracker again now
+    bool leave = false;                  // the behaviour is done (download complete, playback ended)
+    PieceCount horizon;                  // the give-up zone in pieces (for logs)
+};
+
+// Figures derived from the connected peers.
+struct PeerFigures {
+    int connected = 0;
+    int seeds = 0;
+    int operator_peers = 0;
+    double rate = 0;         // payload bytes per second, all peers together
+    bool saturated = false;  // some peer has a full request pipeline: `rate` shows what peers can deliver
+};
+PeerFigures peer_figures(const std::vector<PeerSample>& peers, int saturated_queue);
+
+// How many viewers hold each piece: the sample's availability without the operator's peers.
+std::vector<int> viewer_availability(const SwarmSample& sample);
+
+// Bytes peers still owe per piece (indexed by piece, piece_count entries), -1 where no peer is sending it.
+std::vector<std::int64_t> owed_by_peers(const SwarmSample& sample, PieceCount piece_count);
+
+}  // namespace toast::client

@@ -1,0 +1,67 @@
+#include "client/lt/swarm_reader.hpp"
+
+#include <algorithm>
+
+namespace lt = libtorrent;
+
+namespace toast::client {
+
+SwarmReader::SwarmReader(lt::torrent_handle handle, TitleGeometry geometry)
+    : handle_(std::move(handle)), geometry_(geometry) {}
+
+bool SwarmReader::checking() const {
+    auto st = handle_.status({});
+    return st.state == lt::torrent_status::checking_files ||
+           st.state == lt::torrent_status::checking_resume_data;
+}
+
+PieceSet SwarmReader::pieces_on_disk() const {
+    PieceSet out(geometry_.piece_count());
+    auto full = handle_.status(lt::torrent_handle::query_pieces);
+    for (int p = 0; p < geometry_.piece_count().value() && p < full.pieces.size(); ++p) {
+        if (full.pieces.get_bit(lt::piece_index_t(p))) out.set(PieceIndex(p));
+    }
+    return out;
+}
+
+void SwarmReader::refresh_status() {
+    status_ = handle_.status({});
+}
+
+SwarmSample SwarmReader::read(SteadyTime now, bool server_up) {
+    SwarmSample s;
+    s.now = now;
+    s.server_up = server_up;
+    refresh_status();
+    s.known_peers = status_.list_peers;
+
+    const auto n = geometry_.piece_count().value();
+    handle_.piece_availability(s.availability);
+    s.availability.resize(static_cast<std::size_t>(n), 0);
+
+    handle_.get_download_queue(queue_);
+    s.in_flight.reserve(queue_.size());
+    for (const auto& q : queue_) {
+        PieceIndex piece(static_cast<int>(q.piece_index));
+        if (!geometry_.valid(piece) || q.blocks_in_piece <= 0) continue;
+        auto size = static_cast<double>(geometry_.piece_size(piece).value());
+        double done = static_cast<double>(q.finished + q.writing) / q.blocks_in_piece;
+        s.in_flight.push_back({piece, Bytes(static_cast<std::uint64_t>(size * (1.0 - std::min(done, 1.0))))});
+    }
+
+    handle_.get_peer_info(peers_);
+    s.peers.reserve(peers_.size());
+    for (const auto& p : peers_) {
+        if (p.connection_type != lt::peer_info::standard_bittorrent) continue;
+        PeerSample ps;
+        ps.seed = static_cast<bool>(p.flags & lt::peer_info::seed);
+        // Every seed counts as the operator's until the operator names its peers.
+        ps.operator_peer = ps.seed;
+        ps.download_rate = p.payload_down_speed;
+        ps.queue_length = p.download_queue_length;
+        s.peers.push_back(std::move(ps));
+    }
+    return s;
+}
+
+}  // namespace toast::client

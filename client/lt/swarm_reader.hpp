@@ -1,0 +1,40 @@
+// Reads one torrent's state from libtorrent into the controller's plain SwarmSample: piece availability,
+// the connected BitTorrent peers (seed or not, the operator's or not, rate, request queue), the pieces peers
+// are sending with the bytes they still owe, and how many peers the tracker named. The vectors libtorrent
+// fills are kept between reads so a tick allocates little.
+#pragma once
+
+#include <vector>
+
+#include <libtorrent/peer_info.hpp>
+#include <libtorrent/torrent_handle.hpp>
+#include <libtorrent/torrent_status.hpp>
+
+#include "client/core/swarm_sample.hpp"
+#include "client/core/title_geometry.hpp"
+
+namespace toast::client {
+
+class SwarmReader {
+  public:
+    SwarmReader(libtorrent::torrent_handle handle, TitleGeometry geometry);
+
+    // The torrent is still checking its files (or resume data): there is nothing to decide yet.
+    bool checking() const;
+    // The pieces libtorrent has (at start: a seed, or a resumed download).
+    PieceSet pieces_on_disk() const;
+    // The sample at `now`; refreshes status().
+    SwarmSample read(SteadyTime now, bool server_up);
+    // The status read by the last read() or refresh_status(): byte totals for the stats.
+    const libtorrent::torrent_status& status() const { return status_; }
+    void refresh_status();
+
+  private:
+    libtorrent::torrent_handle handle_;
+    TitleGeometry geometry_;
+    libtorrent::torrent_status status_;
+    std::vector<libtorrent::partial_piece_info> queue_;
+    std::vector<libtorrent::peer_info> peers_;
+};
+
+}  // namespace toast::client

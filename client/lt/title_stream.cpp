@@ -1,0 +1,363 @@
+#include "client/lt/title_stream.hpp"
+
+#include <stdexcept>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+#include <libtorrent/torrent_flags.hpp>
+
+#include "client/core/status_line.hpp"
+#include "client/lt/http_fetcher.hpp"
+#include "client/lt/plan_applier.hpp"
+#include "client/lt/stats_file.hpp"
+#include "client/lt/swarm_reader.hpp"
+#include "client/lt/title_playback.hpp"
+
+namespace asio = boost::asio;
+namespace lt = libtorrent;
+using Clock = std::chrono::steady_clock;
+
+namespace toast::client {
+
+namespace {
+
+TitleGeometry make_geometry(const TitleTorrent& t, const std::optional<BitRate>& override_rate) {
+    auto rate = override_rate ? override_rate : t.bitrate;
+    if (!rate) {
+        throw std::runtime_error(
+            "the torrent has no bitrate (no \"toast\" key from the server's ingest); "
+            "give one with --bitrate");
+    }
+    std::string error;
+    auto g =
+        TitleGeometry::make(Bytes(static_cast<std::uint64_t>(t.params.ti->total_size())),
+                            Bytes(static_cast<std::uint64_t>(t.params.ti->piece_length())), *rate, &error);
+    if (!g) throw std::runtime_error("unusable title: " + error);
+    return *g;
+}
+
+std::string title_file_name(const TitleTorrent& t) {
+    return t.params.ti->files().file_name(lt::file_index_t(0)).to_string();
+}
+
+std::vector<ServerUrl> server_urls(const TitleTorrent& t, const ClientOptions& o) {
+    std::vector<ServerUrl> out;
+    for (const auto& text : title_urls(t.url_list, o.servers, title_file_name(t))) {
+        auto u = parse_http_url(text);
+        if (!u) throw std::runtime_error("server URL '" + text + "' is not an http:// URL");
+        out.push_back(*u);
+    }
+    return out;
+}
+
+std::optional<Bytes> resolve_buffer_limit(const ClientOptions& o, const TitleGeometry& g) {
+    if (!o.buffer_limit) return std::nullopt;
+    auto limit = o.buffer_limit->resolve(g.total_size());
+    if (auto problem = check_buffer_limit(limit, g))
+        throw std::runtime_error("--buffer-limit " + o.buffer_limit->to_string() + ": " + *problem);
+    return limit;
+}
+
+}  // namespace
+
+TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, TitleTorrent torrent,
+                         const ClientTuning& tuning, std::function<void()> on_finished)
+    : session_(session),
+      options_(options),
+      tuning_(tuning),
+      torrent_(std::move(torrent)),
+      on_finished_(std::move(on_finished)),
+      tick_timer_(session.io()),
+      started_(Clock::now()),
+      last_stats_(started_) {
+    const auto geometry = make_geometry(torrent_, options_.bitrate);
+    const auto limit = resolve_buffer_limit(options_, geometry);
+    const bool play = options_.command == ClientCommand::play;
+    if (play) resume_ = load_resume_offset(options_.save_dir, title_file_name(torrent_), geometry);
+    auto urls = server_urls(torrent_, options_);
+    const bool has_server = !urls.empty();
+    const bool has_trackers = !torrent_.params.ti->trackers().empty() || !torrent_.params.trackers.empty() ||
+                              !options_.trackers.empty();
+    auto setup = controller_setup_for(options_, limit, has_server, has_trackers,
+                                      watcher_config_for(options_, geometry, tuning_, resume_));
+    controller_ = std::make_unique<StreamController>(geometry, setup, tuning_, started_);
+
+    fetcher_ = std::make_unique<HttpFetcher>(session_.io(), std::move(urls), FetcherConfig{},
+                                             [this](int piece, std::vector<char> data, std::size_t) {
+                                                 on_server_piece(PieceIndex(piece), std::move(data));
+                                             });
+    std::filesystem::create_directories(options_.save_dir);
+    stats_ = std::make_unique<StatsFile>(options_.stats_file);
+
+    lt::add_torrent_params atp = torrent_.params;
+    atp.save_path = options_.save_dir.string();
+    for (const auto& t : options_.trackers)
+        atp.trackers.push_back(t);
+    // The first plan goes in with the torrent: otherwise libtorrent picks in its own order until the first
+    // tick, and on a fast swarm that can be the whole title.
+    auto first = controller_->initial_plan();
+    for (auto prio : first.priority)
+        atp.piece_priorities.push_back(lt::download_priority_t(prio));
+    applier_ = std::make_unique<PlanApplier>(geometry.piece_count(), tuning_.applier);
+    applier_->assume_applied(first.priority);
+    auto added = session_.add(std::move(atp), *this);
+    handle_ = added.handle;
+    registry_ = added.registry;
+    piece_control_ = std::make_unique<LtPieceControl>(handle_);
+    reader_ = std::make_unique<SwarmReader>(handle_, geometry);
+    if (play) {
+        try {
+            playback_ = std::make_unique<TitlePlayback>(
+                session_.io(), *controller_, torrent_.params.ti,
+                PlaybackSetup{options_.save_dir, options_.http, tuning_.player_wait_timeout}, tuning_,
+                [this] { kick(); });
+        } catch (...) {
+            session_.remove(handle_, true);
+            throw;
+        }
+        session_.pump_on_alerts();
+    }
+}
+
+TitleStream::~TitleStream() {
+    finished_ = true;
+    tick_timer_.cancel();
+    playback_.reset();
+    if (fetcher_) fetcher_->stop();
+    fetcher_.reset();
+    session_.remove(handle_, false);
+}
+
+void TitleStream::start() {
+    const auto& g = controller_->geometry();
+    spdlog::info("streaming '{}': {} pieces of {} at {}, {} server URL(s), picker {}, behaviour {}",
+                 torrent_.title, g.piece_count().value(), format_bytes(g.piece_length()),
+                 format_bitrate(g.bitrate()), fetcher_->urls().size(), to_string(options_.picker),
+                 to_string(options_.behavior));
+    schedule_tick(true);
+}
+
+std::string TitleStream::player_url() const {
+    return playback_ ? playback_->url() : std::string();
+}
+
+std::chrono::milliseconds TitleStream::resume_time() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+        controller_->geometry().media_time_at(resume_));
+}
+
+void TitleStream::watch_player(std::function<bool()> running) {
+    player_running_ = std::move(running);
+}
+
+void TitleStream::schedule_tick(bool first) {
+    tick_timer_.expires_after(first ? std::chrono::milliseconds(0) : tuning_.tick);
+    tick_timer_.async_wait([this](const boost::system::error_code& ec) {
+        if (ec || finished_) return;
+        tick();
+        if (!finished_) schedule_tick(false);
+    });
+}
+
+void TitleStream::kick() {
+    if (kick_pending_ || finished_) return;
+    kick_pending_ = true;
+    asio::post(session_.io(), [this] {
+        kick_pending_ = false;
+        if (!finished_) tick();
+    });
+}
+
+bool TitleStream::server_up() const {
+    for (std::size_t s = 0; s < fetcher_->servers().size(); ++s) {
+        if (fetcher_->servers().consecutive_failures(s) == 0) return true;
+    }
+    return false;
+}
+
+void TitleStream::tick() {
+    auto now = Clock::now();
+    session_.pump();
+    if (finished_) return;
+    if (!controller_->ready()) {
+        if (reader_->checking()) return;
+        controller_->on_ready(reader_->pieces_on_disk(), now);
+        for (auto p : controller_->had().pieces()) {
+            applier_->on_piece_had(p);
+            if (playback_) playback_->on_piece_had(p);
+        }
+    }
+    auto plan = controller_->tick(reader_->read(now, server_up()));
+    apply(plan, now);
+
+    if (now - last_stats_ >= tuning_.stats_interval) {
+        last_stats_ = now;
+        const auto& w = controller_->watcher();
+        spdlog::debug(
+            "playhead piece {} ({}), {} had, {} peers, peer rate {:.0f} B/s, horizon {} pieces, {} wanted, "
+            "{} server fetches in flight",
+            w.playhead_piece().value(), to_string(w.state()), controller_->had().count().value(),
+            controller_->connected_peers(), controller_->horizon().peer_rate(), plan.horizon.value(),
+            plan.pieces.wanted.size(), controller_->fallback().in_flight_pieces().size());
+        auto record = make_record("stats", now);
+        stats_->write(record);
+        if (playback_) playback_->on_stats(record);
+    }
+    if (player_running_) {
+        // play with a player: leave when it exits, whatever the behaviour says.
+        if (!player_running_()) {
+            spdlog::info("the player exited");
+            finish();
+        }
+        return;
+    }
+    if (plan.leave) finish();
+}
+
+void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
+    const auto key = handle_.info_hashes().get_best();
+    for (auto p : plan.eject) {
+        registry_->eject(p);
+        session_.control().announce_dont_have(key, p);
+        if (playback_) playback_->on_piece_lost(p);
+    }
+    if (plan.upload_mode) {
+        if (*plan.upload_mode) {
+            handle_.set_flags(lt::torrent_flags::upload_mode);
+        } else {
+            handle_.unset_flags(lt::torrent_flags::upload_mode);
+        }
+        spdlog::info("buffer {}: {} stored of {}",
+                     *plan.upload_mode ? "full, downloading suspended" : "has room again",
+                     format_bytes(controller_->stored_bytes()),
+                     format_bytes(controller_->buffer_limit().value_or(Bytes(0))));
+    }
+    for (const auto& f : plan.fetches)
+        start_fetch(f.piece);
+    if (plan.apply_pieces) {
+        auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_).count();
+        applier_->apply(plan.pieces, controller_->had(), now_ms, *piece_control_);
+    }
+    if (plan.reannounce) handle_.force_reannounce(0, -1, lt::torrent_handle::ignore_min_interval);
+}
+
+void TitleStream::start_fetch(PieceIndex p) {
+    const auto& g = controller_->geometry();
+    PieceRequest r{p.value(), g.piece_start(p).value(), static_cast<std::uint32_t>(g.piece_size(p).value())};
+    if (!fetcher_->fetch(r)) controller_->on_fetch_refused(p);
+}
+
+void TitleStream::on_server_piece(PieceIndex p, std::vector<char> data) {
+    if (finished_) return;
+    if (!controller_->on_server_data(p, Bytes(data.size()), Clock::now())) return;
+    session_.control().expect_server_piece(handle_.info_hashes().get_best(), p);
+    handle_.add_piece(lt::piece_index_t(p.value()), std::move(data));
+}
+
+void TitleStream::on_piece_finished(PieceIndex p, SteadyTime now) {
+    auto a = controller_->on_piece_finished(p, now);
+    if (a.cancel_fetch) fetcher_->cancel_queued(p.value());
+    if (!a.new_piece) return;
+    applier_->on_piece_had(p);
+    if (playback_) playback_->on_piece_had(p);
+}
+
+void TitleStream::on_event(const LtEvent& e) {
+    if (finished_) return;
+    auto now = Clock::now();
+    switch (e.kind) {
+        case LtEventKind::piece_finished:
+            on_piece_finished(e.piece, now);
+            return;
+        case LtEventKind::hash_failed:
+            if (controller_->on_hash_failed(e.piece, now))
+                spdlog::warn("server piece {} failed the hash check; fetching it again", e.piece.value());
+            return;
+        default:
+            break;
+    }
+    // While stopping, only the last pieces count (for the summary); nothing else is reacted to.
+    if (finishing_) return;
+    switch (e.kind) {
+        case LtEventKind::torrent_error:
+            spdlog::error("torrent error: {}", e.message);
+            fail("torrent error: " + e.message);
+            return;
+        case LtEventKind::tracker_error:
+            spdlog::warn("tracker: {}", e.message);
+            return;
+        case LtEventKind::tracker_reply:
+            controller_->on_tracker_reply(e.peers, now);
+            return;
+        case LtEventKind::peer_connected:
+            spdlog::debug("peer {} connected", e.peer);
+            return;
+        case LtEventKind::peer_disconnected:
+            spdlog::debug("peer {} disconnected: {}", e.peer, e.message);
+            return;
+        case LtEventKind::file_error:
+            spdlog::debug("disk: {}", e.message);
+            return;
+        default:
+            return;
+    }
+}
+
+StatsRecord TitleStream::make_record(const std::string& event, SteadyTime now) {
+    StatsRecord r;
+    r.event = event;
+    r.t_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_).count();
+    controller_->fill_record(r, now);
+    const auto& st = reader_->status();
+    r.bytes_from_peers = static_cast<std::uint64_t>(st.total_payload_download);
+    r.bytes_uploaded = static_cast<std::uint64_t>(st.total_payload_upload);
+    r.bytes_redundant = static_cast<std::uint64_t>(st.total_redundant_bytes);
+    // Malformed server answers are the transport's waste, on top of what the controller counted.
+    r.bytes_server_wasted += fetcher_->stats().bytes_rejected;
+    r.bytes_from_server = r.bytes_server_useful + r.bytes_server_wasted;
+    if (playback_) playback_->fill_record(r);
+    return r;
+}
+
+void TitleStream::fail(const std::string& error) {
+    if (finished_) return;
+    result_.exit_code = 1;
+    result_.error = error;
+    finish();
+}
+
+void TitleStream::stop() {
+    finish();
+}
+
+void TitleStream::finish() {
+    if (finished_ || finishing_) return;
+    finishing_ = true;
+    auto now = Clock::now();
+    // The last piece events before the summary, without reacting to anything else.
+    session_.pump();
+    controller_->on_stop(now);
+    reader_->refresh_status();
+    auto summary = make_record("summary", now);
+    stats_->write(summary);
+    result_.summary = summary;
+    if (playback_) playback_->stop(summary);
+    result_.cancels_sent = session_.control().cancels_sent();
+    result_.dont_haves_sent = session_.control().dont_haves_sent();
+    result_.reads_refused = registry_->reads_refused();
+    result_.pieces_ejected = controller_->ejected();
+    result_.http_failures = fetcher_->stats().failures;
+    result_.hash_failures = controller_->hash_failures();
+    result_.max_buffer_bytes = controller_->max_buffer_bytes();
+    spdlog::info(
+        "summary: {} from peers, {} from server ({} wasted), {} uploaded, {} stalls, fidelity {}",
+        format_bytes(Bytes(summary.bytes_from_peers)), format_bytes(Bytes(summary.bytes_from_server)),
+        format_bytes(Bytes(summary.bytes_server_wasted)), format_bytes(Bytes(summary.bytes_uploaded)),
+        summary.stalls, summary.fidelity ? std::to_string(*summary.fidelity) : "n/a");
+    finished_ = true;
+    tick_timer_.cancel();
+    fetcher_->stop();
+    if (on_finished_) on_finished_();
+}
+
+}  // namespace toast::client
