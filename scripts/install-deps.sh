@@ -9,7 +9,7 @@ packages=(
   # libraries
   libtorrent-rasterbar-dev libboost-dev libboost-system-dev catch2 libspdlog-dev nlohmann-json3-dev
   # tests, benchmarks and the testbed
-  curl nginx-light wrk ffmpeg python3 python3-libtorrent python3-matplotlib python3-yaml iproute2 procps
+  curl nginx-light opentracker wrk ffmpeg python3 python3-libtorrent python3-matplotlib python3-yaml iproute2 procps
   # Debian packages: cpack's DEB generator runs dpkg-shlibdeps; the package test runs systemd-analyze and
   # installs the packages (adduser, deb-systemd-helper) in a throwaway overlay (unshare, setpriv)
   dpkg-dev systemd adduser init-system-helpers util-linux
@@ -31,8 +31,11 @@ sudo_cmd=()
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# nginx-light's package starts a system nginx on port 80; benchmarks run their own instance.
-if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet nginx 2>/dev/null; then
-  "${sudo_cmd[@]}" systemctl stop nginx || true
-fi
+# nginx-light's package starts a system nginx on port 80 and opentracker's one on 6969; benchmarks run their
+# own instances.
+for service in nginx opentracker; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$service" 2>/dev/null; then
+    "${sudo_cmd[@]}" systemctl stop "$service" || true
+  fi
+done
 echo "install-deps: done"

@@ -51,14 +51,23 @@ constexpr const char* kUsage =
     "  numwant_max       most peers returned in one answer (200)\n"
     "  max_swarms        swarms kept before new info-hashes are refused with 503 (1000000)\n"
     "  whitelist         file with one hex info-hash per line; reloaded on SIGHUP (default: serve all)\n"
-    "  rate_limit        {\"per_second\": 20, \"burst\": 100, \"max_tracked\": 1000000,\n"
-    "                     \"exempt_loopback\": true} announces+scrapes per source IP; per_second 0 disables\n"
+    "  rate_limit        {\"per_second\": 20, \"burst\": 100, \"max_tracked\": 1000000, \"exempt\": [],\n"
+    "                     \"ipv6_prefix\": 64} announces+scrapes per IPv4 address or IPv6 /64;\n"
+    "                     per_second 0 disables; exempt: addresses/prefixes never limited\n"
+    "  ip_param_from     addresses/prefixes whose ip= (UDP: IP field) is honoured ([]: never)\n"
+    "  admin_allow       who may read /stats and /metrics ([\"127.0.0.0/8\", \"::1\"])\n"
+    "  stats_page_limit  most swarms in one /stats page (1000)\n"
+    "  access_log        {\"path\": FILE, \"udp\": false} one line per request (combined format)\n"
+    "                     (default: no access log)\n"
     "  max_scrape_hashes info-hashes accepted in one HTTP scrape (64)\n"
     "  http              {\"idle_timeout\": \"15s\", \"header_limit\": 8192, \"max_target_length\": 2048,\n"
     "                     \"max_connections\": 4096}\n"
     "  log_level         trace, debug, info, warn, error or off (\"info\")\n"
     "\n"
-    "signals: SIGHUP reloads the whitelist (a bad file keeps the old list); SIGINT/SIGTERM stop.\n";
+    "signals: SIGHUP re-reads CONFIG and applies every key (log level, limits, whitelist, access log, ...)\n"
+    "         and reopens the access log; a bad config changes nothing, a bad whitelist keeps the old list.\n"
+    "         SIGINT/SIGTERM stop.\n"
+    "logs go to stderr (journald under systemd); the access log only where access_log.path says.\n";
 
 int usage_error(const std::string& message) {
     std::fprintf(stderr, "toast-tracker: %s\n(run toast-tracker --help for usage)\n", message.c_str());
@@ -84,6 +93,32 @@ toast::tracker::SipKey random_key(std::random_device& rd) {
     // Secrets, not simulation randomness: they must be unpredictable, so they are not seeded from config.
     auto word = [&] { return (static_cast<std::uint64_t>(rd()) << 32) | rd(); };
     return {word(), word()};
+}
+
+// SIGHUP: re-read the config file and apply what it changes (see TrackerService::apply_config); a config
+// that does not load changes nothing. Says what changed and what could not be applied.
+void reload(TrackerService& service, const std::optional<std::string>& config_path) {
+    if (!config_path) {
+        spdlog::info("SIGHUP: started without --config; nothing to reload");
+        return;
+    }
+    TrackerConfig next;
+    try {
+        next = load_tracker_config_file(*config_path);
+    } catch (const std::exception& e) {
+        service.count_config_reload(false);
+        spdlog::error("SIGHUP: {}; keeping the running configuration", e.what());
+        return;
+    }
+    auto result = service.apply_config(next);
+    spdlog::set_level(*toast::parse_log_level(next.log_level));
+    service.count_config_reload(result.not_applied.empty());
+    std::string changed;
+    for (const auto& c : result.changed)
+        changed += (changed.empty() ? "" : "; ") + c;
+    spdlog::info("SIGHUP: reloaded {} ({})", *config_path, changed.empty() ? "no changes" : changed);
+    for (const auto& n : result.not_applied)
+        spdlog::error("SIGHUP: not applied: {}", n);
 }
 
 }  // namespace
@@ -163,12 +198,13 @@ int main(int argc, char** argv) {
         }
         std::fflush(stdout);
 
-        // Expiry and rate-limiter upkeep; often enough that a peer outlives peer_expiry by at most 10%.
-        const auto period = std::clamp<std::chrono::seconds>(
-            service.config().registry.peer_expiry / 10, std::chrono::seconds(1), std::chrono::seconds(30));
+        // Expiry and rate-limiter upkeep; often enough that a peer outlives peer_expiry by at most 10%
+        // (recomputed each time, since a reload may change peer_expiry).
         asio::steady_timer tick(ioc);
         std::function<void()> schedule = [&] {
-            tick.expires_after(period);
+            tick.expires_after(std::clamp<std::chrono::seconds>(service.config().registry.peer_expiry / 10,
+                                                                std::chrono::seconds(1),
+                                                                std::chrono::seconds(30)));
             tick.async_wait([&](boost::system::error_code ec) {
                 if (ec) return;
                 service.tick(std::chrono::steady_clock::now());
@@ -182,12 +218,7 @@ int main(int argc, char** argv) {
             signals.async_wait([&](boost::system::error_code ec, int signo) {
                 if (ec) return;
                 if (signo == SIGHUP) {
-                    auto outcome = service.reload_whitelist();
-                    if (outcome.ok) {
-                        spdlog::info("{}", outcome.message);
-                    } else {
-                        spdlog::error("{}", outcome.message);
-                    }
+                    reload(service, opt.config);
                     wait_signal();
                     return;
                 }

@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Load check for toast-tracker: 10k distinct peers over 100 swarms, each announcing 3 times ("started", then
-# two re-announces), over HTTP keep-alive and over UDP (BEP 15), from 32 concurrent clients. Every run is
-# bounded in count (30k announces) and time (60 s, plus a hard `timeout`), against a fresh tracker with
-# rate limiting off. Prints each run, the median of the runs, and the ratio to a saved reference run.
+# toast-tracker side by side with opentracker (Debian's package, whitelist mode) under the same load
+# generator: 10k distinct peers over 100 whitelisted swarms, each announcing 3 times ("started", then two
+# re-announces; a quarter are seeds; numwant 50), from 32 concurrent clients on one thread, over HTTP (one
+# TCP connection per announce, as BitTorrent clients do; Debian's opentracker is built without keep-alive)
+# and over UDP (BEP 15). Both trackers serve requests on one thread: toast-tracker's io thread, and
+# opentracker's main loop (listen.udp.workers unset, its default, so UDP is served there too). Each round
+# starts a fresh tracker per (mode, tracker) and alternates which tracker goes first. Every run is bounded
+# in count (30k announces) and time (60 s, plus a hard `timeout`). Prints every run, the medians and the
+# ratios toast-tracker / opentracker.
 #
-# usage: tracker/bench/bench_announce.sh [--runs N] [--save-reference]
-#   BUILD_DIR   build directory (default: <repo>/build-tracker); toast-tracker and tracker_load_gen are built
-#   REFERENCE   reference file (default: tracker/bench/reference.txt)
+# usage: tracker/bench/bench_announce.sh [--runs N] [--keep-alive]
+#   --keep-alive  also run toast-tracker alone over HTTP keep-alive (no opentracker figure to compare)
+#   BUILD_DIR     build directory (default: <repo>/build-tracker); toast-tracker and tracker_load_gen are built
+# Run it under the heavy lock: flock /work/heavy.lock tracker/bench/bench_announce.sh
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build-tracker}
-REFERENCE=${REFERENCE:-$ROOT/tracker/bench/reference.txt}
-RUNS=3
-SAVE=0
+RUNS=5
+KEEPALIVE=0
 PEERS=10000
 SWARMS=100
 ROUNDS=3
@@ -23,12 +28,13 @@ TIME_LIMIT=60
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) RUNS="$2"; shift 2 ;;
-    --save-reference) SAVE=1; shift ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --keep-alive) KEEPALIVE=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "bench_announce.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || { echo "bench_announce.sh: --runs needs a positive integer" >&2; exit 2; }
+command -v opentracker >/dev/null || { echo "bench_announce.sh: opentracker is not installed (scripts/install-deps.sh)" >&2; exit 1; }
 
 if [[ ! -f "$BUILD_DIR/build.ninja" && ! -f "$BUILD_DIR/Makefile" ]]; then
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -38,29 +44,51 @@ TRACKER="$BUILD_DIR/tracker/toast-tracker"
 LOADGEN="$BUILD_DIR/tracker/tracker_load_gen"
 
 WORK=$(mktemp -d)
-TRACKER_PID=""
+chmod 755 "$WORK"  # opentracker drops to nobody (and chroots here when started as root)
+PID=""
 cleanup() {
-  if [[ -n "$TRACKER_PID" ]]; then kill "$TRACKER_PID" 2>/dev/null || true; wait "$TRACKER_PID" 2>/dev/null || true; fi
+  if [[ -n "$PID" ]]; then kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-echo '{"rate_limit": {"per_second": 0}, "log_level": "warn"}' >"$WORK/tracker.json"
 
-# Starts a fresh tracker on free ports (port 0; it prints what it bound) and sets HTTP_PORT / UDP_PORT.
-start_tracker() {
-  "$TRACKER" --listen 127.0.0.1:0 --udp 127.0.0.1:0 --config "$WORK/tracker.json" >"$WORK/out" 2>"$WORK/err" &
-  TRACKER_PID=$!
-  for _ in $(seq 100); do
-    if grep -q '^toast-tracker: udp' "$WORK/out" 2>/dev/null; then break; fi
-    sleep 0.05
-  done
-  HTTP_PORT=$(sed -n 's/^toast-tracker: http .*:\([0-9]*\)$/\1/p' "$WORK/out")
-  UDP_PORT=$(sed -n 's/^toast-tracker: udp .*:\([0-9]*\)$/\1/p' "$WORK/out")
-  [[ -n "$HTTP_PORT" && -n "$UDP_PORT" ]] || { echo "toast-tracker did not start:" >&2; cat "$WORK/err" >&2; exit 1; }
+# The load generator's swarms: info-hash k is "BENCHSWARM" followed by k in ten digits.
+python3 -c "
+for k in range($SWARMS): print(('BENCHSWARM%010d' % k).encode().hex())" >"$WORK/whitelist.txt"
+chmod 644 "$WORK/whitelist.txt"
+cat >"$WORK/tracker.json" <<JSON
+{"whitelist": "$WORK/whitelist.txt", "rate_limit": {"per_second": 0}, "log_level": "warn"}
+JSON
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-stop_tracker() {
-  kill "$TRACKER_PID"; wait "$TRACKER_PID" || true; TRACKER_PID=""
+wait_port() {  # wait_port PORT: until something listens on 127.0.0.1:PORT (5 s at most)
+  for _ in $(seq 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  return 1
+}
+
+# start NAME: a fresh tracker on a free port (HTTP and UDP on the same number); sets PID and PORT.
+start() {
+  PORT=$(free_port)
+  if [[ $1 == toast ]]; then
+    "$TRACKER" --listen "127.0.0.1:$PORT" --udp "127.0.0.1:$PORT" --config "$WORK/tracker.json" \
+      >"$WORK/out" 2>"$WORK/err" &
+  else
+    # The whitelist path is read after opentracker chroots to -d (when root), so it is relative to it.
+    (cd "$WORK" && exec opentracker -i 127.0.0.1 -p "$PORT" -P "$PORT" -d "$WORK" -w whitelist.txt) \
+      >"$WORK/out" 2>"$WORK/err" &
+  fi
+  PID=$!
+  wait_port "$PORT" || { echo "$1 did not start:" >&2; cat "$WORK/err" >&2; exit 1; }
+}
+
+stop() {
+  kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; PID=""
 }
 
 field() {  # field NAME LINE
@@ -71,44 +99,54 @@ median() {
   sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'
 }
 
-echo "toast-tracker announce load: $PEERS peers, $SWARMS swarms, $ROUNDS announces each, $CONCURRENCY clients, $RUNS runs"
 declare -A RESULTS
-for mode in http udp; do
-  for run in $(seq "$RUNS"); do
-    start_tracker
-    port=$HTTP_PORT; [[ $mode == udp ]] && port=$UDP_PORT
-    line=$(timeout $((TIME_LIMIT + 30)) "$LOADGEN" --mode "$mode" --port "$port" --peers "$PEERS" --swarms "$SWARMS" \
-             --rounds "$ROUNDS" --concurrency "$CONCURRENCY" --time-limit "$TIME_LIMIT") || {
-      echo "run failed: $line" >&2; exit 1; }
-    swarms=$(curl -s "http://127.0.0.1:$HTTP_PORT/stats" | python3 -c 'import json,sys; t=json.load(sys.stdin)["totals"]; print(t["swarms"], t["seeders"]+t["leechers"])')
-    stop_tracker
-    echo "  $mode run $run: $line (tracker: swarms, peers = $swarms)"
-    for k in announces_per_s p50_ms p99_ms; do
-      RESULTS[$mode.$k]+="$(field "$k" "$line") "
+measure() {  # measure TRACKER MODE [extra load_gen args]
+  local tracker=$1 mode=$2; shift 2
+  start "$tracker"
+  local line
+  line=$(timeout $((TIME_LIMIT + 30)) "$LOADGEN" --mode "$mode" --port "$PORT" --peers "$PEERS" --swarms "$SWARMS" \
+           --rounds "$ROUNDS" --concurrency "$CONCURRENCY" --time-limit "$TIME_LIMIT" "$@") || {
+    echo "$tracker $mode run failed: $line" >&2; cat "$WORK/err" >&2; exit 1; }
+  stop
+  printf '  %-11s %-4s %s\n' "$tracker" "$mode" "$line"
+  local key="$tracker.$mode"
+  for k in announces_per_s p50_ms p99_ms; do
+    RESULTS[$key.$k]+="$(field "$k" "$line") "
+  done
+}
+
+echo "toast-tracker vs opentracker $(dpkg-query -W -f='${Version}' opentracker 2>/dev/null): $PEERS peers," \
+     "$SWARMS whitelisted swarms, $ROUNDS announces each, $CONCURRENCY clients, $RUNS rounds, $(nproc) cores"
+for run in $(seq "$RUNS"); do
+  order="toast opentracker"; (( run % 2 == 0 )) && order="opentracker toast"
+  for mode in http udp; do
+    for tracker in $order; do
+      if [[ $mode == http ]]; then measure "$tracker" http --new-connection; else measure "$tracker" udp; fi
     done
   done
+  if [[ $KEEPALIVE == 1 ]]; then
+    start toast
+    line=$(timeout $((TIME_LIMIT + 30)) "$LOADGEN" --mode http --port "$PORT" --peers "$PEERS" --swarms "$SWARMS" \
+             --rounds "$ROUNDS" --concurrency "$CONCURRENCY" --time-limit "$TIME_LIMIT")
+    stop
+    printf '  %-11s %-4s %s (keep-alive)\n' toast http "$line"
+    for k in announces_per_s p50_ms p99_ms; do RESULTS[keepalive.$k]+="$(field "$k" "$line") "; done
+  fi
 done
 
-declare -A REF
-if [[ -f "$REFERENCE" ]]; then
-  while read -r key value; do [[ -n "$key" && "$key" != \#* ]] && REF[$key]=$value; done <"$REFERENCE"
-fi
-
-printf '\n%-22s %12s %12s %8s\n' "median of $RUNS runs" "this run" "reference" "ratio"
-SAVED=""
+med() { tr ' ' '\n' <<<"${RESULTS[$1]}" | grep -v '^$' | median; }
+printf '\n%-22s %14s %14s %8s\n' "median of $RUNS runs" "toast-tracker" "opentracker" "ratio"
 for mode in http udp; do
   for k in announces_per_s p50_ms p99_ms; do
-    m=$(tr ' ' '\n' <<<"${RESULTS[$mode.$k]}" | grep -v '^$' | median)
-    ref=${REF[$mode.$k]:-}
-    ratio="-"
-    [[ -n "$ref" ]] && ratio=$(awk -v a="$m" -v b="$ref" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
-    printf '%-22s %12s %12s %8s\n' "$mode $k" "$m" "${ref:--}" "$ratio"
-    SAVED+="$mode.$k $m"$'\n'
+    t=$(med "toast.$mode.$k"); o=$(med "opentracker.$mode.$k")
+    ratio=$(awk -v a="$t" -v b="$o" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+    printf '%-22s %14s %14s %8s\n' "$mode $k" "$t" "$o" "$ratio"
   done
 done
-echo "(ratio = this run / reference; above 1 is better for announces_per_s, worse for latencies)"
-
-if [[ $SAVE == 1 ]]; then
-  { echo "# toast-tracker bench_announce.sh reference, $(date -u +%Y-%m-%d), $(nproc) cores, git $(git -C "$ROOT" rev-parse --short HEAD)"; printf '%s' "$SAVED"; } >"$REFERENCE"
-  echo "saved reference to $REFERENCE"
+if [[ $KEEPALIVE == 1 ]]; then
+  for k in announces_per_s p50_ms p99_ms; do
+    printf '%-22s %14s %14s %8s\n' "http keep-alive $k" "$(med "keepalive.$k")" "-" "-"
+  done
 fi
+echo "(ratio = toast-tracker / opentracker: above 1 is better for announces_per_s, worse for latencies;"
+echo " HTTP opens one connection per announce, so its latency includes the TCP handshake)"

@@ -19,11 +19,12 @@ double RateLimiter::refill(const Bucket& b, TimePoint now) const {
 
 bool RateLimiter::allow(const IpAddress& ip, TimePoint now) {
     if (!enabled()) return true;
-    if (limit_.exempt_loopback && ip.is_loopback()) return true;
-    auto it = buckets_.find(ip);
+    if (limit_.exempt.contains(ip)) return true;
+    const IpAddress key = ip.v6 ? mask(ip, limit_.ipv6_prefix) : ip;
+    auto it = buckets_.find(key);
     if (it == buckets_.end()) {
         if (buckets_.size() >= limit_.max_tracked) return true;
-        it = buckets_.emplace(ip, Bucket{limit_.burst, now}).first;
+        it = buckets_.emplace(key, Bucket{limit_.burst, now}).first;
     }
     Bucket& b = it->second;
     b.tokens = refill(b, now);
@@ -31,6 +32,17 @@ bool RateLimiter::allow(const IpAddress& ip, TimePoint now) {
     if (b.tokens < 1.0) return false;
     b.tokens -= 1.0;
     return true;
+}
+
+void RateLimiter::set_limit(const RateLimit& limit) {
+    const bool regroup = limit.ipv6_prefix != limit_.ipv6_prefix || limit.per_second <= 0;
+    limit_ = limit;
+    if (regroup) {
+        buckets_.clear();
+        return;
+    }
+    for (auto& [ip, bucket] : buckets_)
+        bucket.tokens = std::min(bucket.tokens, limit_.burst);
 }
 
 std::size_t RateLimiter::prune(TimePoint now) {

@@ -15,8 +15,9 @@ std::string_view failure_reason(AnnounceRefusal r) {
     return "refused";
 }
 
-IpAddress effective_ip(const IpAddress& source, const std::optional<IpAddress>& requested) {
-    if (requested && source.is_loopback()) return *requested;
+IpAddress effective_ip(const IpAddress& source, const std::optional<IpAddress>& requested,
+                       const AddressSet& trusted) {
+    if (requested && trusted.contains(source)) return *requested;
     return source;
 }
 
@@ -98,7 +99,7 @@ Result<AnnounceReply, AnnounceRefusal> SwarmRegistry::announce(const AnnounceReq
     reply.interval = policy_.interval;
     reply.min_interval = policy_.min_interval;
 
-    const IpAddress ip = effective_ip(source, request.ip);
+    const IpAddress ip = effective_ip(source, request.ip, policy_.ip_param_from);
     const PeerKey key{request.peer_id, ip};
     const bool stopping = request.event == AnnounceEvent::stopped;
 
@@ -107,6 +108,7 @@ Result<AnnounceReply, AnnounceRefusal> SwarmRegistry::announce(const AnnounceReq
         if (stopping) return reply;  // nothing to remove, and no reason to create a swarm
         if (swarms_.size() >= policy_.max_swarms) return AnnounceRefusal::too_many_swarms;
         it = swarms_.emplace(request.info_hash, Swarm(hasher_)).first;
+        order_.insert(request.info_hash);
     }
     Swarm& swarm = it->second;
     swarm.announces++;
@@ -180,6 +182,7 @@ std::size_t SwarmRegistry::expire(TimePoint now) {
             }
         }
         if (swarm.slots.empty() && swarm.last_active + policy_.peer_expiry <= now) {
+            order_.erase(it->first);
             it = swarms_.erase(it);
         } else {
             ++it;
@@ -188,13 +191,15 @@ std::size_t SwarmRegistry::expire(TimePoint now) {
     return removed;
 }
 
-std::vector<SwarmStats> SwarmRegistry::swarm_stats() const {
+std::vector<SwarmStats> SwarmRegistry::swarm_stats(const std::optional<InfoHash>& after,
+                                                   std::size_t limit) const {
     std::vector<SwarmStats> out;
-    out.reserve(swarms_.size());
-    for (const auto& [hash, swarm] : swarms_)
-        out.push_back(SwarmStats{hash, counts_of(swarm), swarm.announces});
-    std::sort(out.begin(), out.end(),
-              [](const SwarmStats& a, const SwarmStats& b) { return a.info_hash < b.info_hash; });
+    out.reserve(std::min(limit, order_.size()));
+    for (auto it = after ? order_.upper_bound(*after) : order_.begin();
+         it != order_.end() && out.size() < limit; ++it) {
+        const Swarm& swarm = swarms_.find(*it)->second;
+        out.push_back(SwarmStats{*it, counts_of(swarm), swarm.announces});
+    }
     return out;
 }
 

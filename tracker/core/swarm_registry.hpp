@@ -14,9 +14,9 @@
 //  - "completed" counts a completion when a peer announces event=completed while not already a seeder.
 //  - Under a whitelist, unknown info-hashes are refused and not created; replacing the whitelist keeps
 //    every swarm (a swarm that left the list gets no more announces and empties by expiry).
-//  - The IP recorded for a peer is the connection's source address; the ip= parameter is honoured only
-//    when the source is loopback (a local testbed or a front-end proxy on the same host), never otherwise,
-//    so nobody can point a swarm at a third party.
+//  - The IP recorded for a peer is the connection's source address; the ip= parameter (UDP: the IP field)
+//    is honoured only from sources in `ip_param_from` (a front-end proxy, a testbed), empty by default, so
+//    nobody can point a swarm at a third party.
 #pragma once
 
 #include <chrono>
@@ -24,9 +24,11 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
+#include "tracker/core/address_set.hpp"
 #include "tracker/core/announce_request.hpp"
 #include "tracker/core/ids.hpp"
 #include "tracker/core/result.hpp"
@@ -44,6 +46,7 @@ struct RegistryPolicy {
     std::uint32_t numwant_default = 50;
     std::uint32_t numwant_max = 200;
     std::size_t max_swarms = 1'000'000;
+    AddressSet ip_param_from;  // sources whose ip= is honoured
 };
 
 // Which address families the requester can use: HTTP answers carry both (peers and peers6), a UDP answer
@@ -95,7 +98,8 @@ struct RegistryTotals {
 };
 
 // The IP to record for a peer whose packet came from `source`.
-IpAddress effective_ip(const IpAddress& source, const std::optional<IpAddress>& requested);
+IpAddress effective_ip(const IpAddress& source, const std::optional<IpAddress>& requested,
+                       const AddressSet& trusted);
 
 class SwarmRegistry {
   public:
@@ -115,9 +119,14 @@ class SwarmRegistry {
     void set_whitelist(std::optional<Whitelist> whitelist);
     bool allowed(const InfoHash& info_hash) const;
 
-    std::vector<SwarmStats> swarm_stats() const;  // ordered by info-hash
+    // Up to `limit` swarms with info-hashes above `after` (from the first without it), in info-hash order;
+    // costs O(limit + log swarms), so a page never walks the whole registry.
+    std::vector<SwarmStats> swarm_stats(const std::optional<InfoHash>& after, std::size_t limit) const;
     RegistryTotals totals() const;
     const RegistryPolicy& policy() const { return policy_; }
+    // A reload: intervals and numwant apply to the next answers, expiry to the next sweep, max_swarms to new
+    // swarms (a lower limit forgets none), ip_param_from to the next announces.
+    void set_policy(const RegistryPolicy& policy) { policy_ = policy; }
 
   private:
     struct PeerKey {
@@ -162,6 +171,7 @@ class SwarmRegistry {
     RegistryPolicy policy_;
     KeyHasher hasher_;
     std::unordered_map<InfoHash, Swarm, KeyHasher> swarms_;
+    std::set<InfoHash> order_;  // the keys of swarms_, for paged listings in info-hash order
     std::optional<Whitelist> whitelist_;
     std::size_t total_seeders_ = 0;
     std::size_t total_leechers_ = 0;

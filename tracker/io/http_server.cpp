@@ -11,6 +11,7 @@
 #include <boost/beast/http.hpp>
 
 #include "tracker/io/asio_address.hpp"
+#include "tracker/io/http_request_rules.hpp"
 
 namespace toast::tracker {
 namespace {
@@ -47,23 +48,25 @@ class Session : public std::enable_shared_from_this<Session> {
     }
 
     void on_read(beast::error_code ec) {
-        if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
-            ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
-            ec == asio::error::eof) {
-            return close();
+        if (ec) {
+            auto data = buffer_.cdata();
+            auto refusal =
+                read_error_refusal(ec, parser_->get().target(),
+                                   std::string_view(static_cast<const char*>(data.data()), data.size()),
+                                   service_.config().http.max_target_length);
+            if (!refusal) return close();
+            started_ = std::chrono::steady_clock::now();
+            received_ = std::chrono::system_clock::now();
+            request_line_.clear();
+            return reply_error(*refusal);
         }
-        if (ec == http::error::header_limit) {
-            const int status = header_limit_status();
-            return reply_error(status,
-                               status == 414 ? "request target too long" : "request header too large");
-        }
-        if (ec == http::error::body_limit || ec == http::error::unexpected_body) {
-            return reply_error(400, "requests to this tracker carry no body");
-        }
-        if (ec) return reply_error(400, "malformed HTTP request");
-
-        const auto started = std::chrono::steady_clock::now();
         const auto& req = parser_->get();
+        const auto started = std::chrono::steady_clock::now();
+        started_ = started;
+        received_ = std::chrono::system_clock::now();
+        if (service_.access_log()) remember_request(req);
+        if (auto refusal = check_request_head(req.base())) return reply_error(*refusal);
+
         HttpAnswer answer = service_.handle_http(req.method_string(), req.target(), source_, started);
         const bool keep_alive = req.keep_alive();
         write(std::move(answer), keep_alive, req.version());
@@ -71,17 +74,30 @@ class Session : public std::enable_shared_from_this<Session> {
             false, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
 
-    // A request line that alone exceeds the target limit is "URI too long"; otherwise the headers are.
-    int header_limit_status() const {
-        auto data = buffer_.cdata();
-        std::string_view head(static_cast<const char*>(data.data()), data.size());
-        auto eol = head.find("\r\n");
-        std::size_t line = eol == std::string_view::npos ? head.size() : eol;
-        return line > service_.config().http.max_target_length ? 414 : 431;
+    void reply_error(const HttpRefusal& refusal) { write(service_.http_error(refusal), false, 11); }
+
+    void remember_request(const http::request<http::empty_body>& req) {
+        request_line_.assign(req.method_string());
+        request_line_ += ' ';
+        request_line_ += req.target();
+        request_line_ += req.version() == 10 ? " HTTP/1.0" : " HTTP/1.1";
+        user_agent_.assign(req[http::field::user_agent]);
+        referer_.assign(req[http::field::referer]);
     }
 
-    void reply_error(int status, const std::string& reason) {
-        write(service_.http_error(status, reason), false, 11);
+    void log_access() {
+        auto* log = service_.access_log();
+        if (!log) return;
+        const auto peer = source_.to_string();
+        log->write(format_access_log(AccessLogEntry{peer,
+                                                    received_,
+                                                    request_line_,
+                                                    res_.result_int(),
+                                                    res_.body().size(),
+                                                    referer_,
+                                                    user_agent_,
+                                                    std::chrono::steady_clock::now() - started_,
+                                                    {}}));
     }
 
     void write(HttpAnswer answer, bool keep_alive, unsigned version) {
@@ -100,6 +116,7 @@ class Session : public std::enable_shared_from_this<Session> {
         stream_.expires_after(service_.config().http.idle_timeout);
         http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, std::size_t n) {
             self->service_.count_sent(false, n);
+            self->log_access();
             self->on_write(ec);
         });
     }
@@ -141,6 +158,11 @@ class Session : public std::enable_shared_from_this<Session> {
     TrackerService& service_;
     std::shared_ptr<HttpServer::Connections> connections_;
     IpAddress source_;
+    std::chrono::steady_clock::time_point started_;
+    std::chrono::system_clock::time_point received_;
+    std::string request_line_;  // for the access log, kept only when there is one
+    std::string user_agent_;
+    std::string referer_;
     bool close_after_write_ = false;
     bool drain_deadline_set_ = false;
     std::array<char, 4096> scratch_{};

@@ -1,5 +1,6 @@
 #include "tracker/io/tracker_service.hpp"
 
+#include <charconv>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -54,6 +55,11 @@ TrackerService::TrackerService(const TrackerConfig& config, ServiceSecrets secre
                                   {{"result", "ok"}})),
       reloads_failed_(metrics.counter("toast_tracker_whitelist_reloads_total", "Whitelist reloads (SIGHUP)",
                                       {{"result", "failed"}})),
+      config_reloads_ok_(metrics.counter("toast_tracker_config_reloads_total",
+                                         "Configuration reloads (SIGHUP with --config)", {{"result", "ok"}})),
+      config_reloads_failed_(metrics.counter("toast_tracker_config_reloads_total",
+                                             "Configuration reloads (SIGHUP with --config)",
+                                             {{"result", "failed"}})),
       connections_refused_(
           metrics.counter("toast_tracker_http_connections_refused_total",
                           "HTTP connections closed at once because max_connections was reached")),
@@ -86,6 +92,52 @@ TrackerService::TrackerService(const TrackerConfig& config, ServiceSecrets secre
         whitelist_entries_.set(static_cast<double>(whitelist_size_));
         registry_.set_whitelist(std::move(list).value());
     }
+    if (config_.access_log.path) access_log_ = std::make_unique<AccessLogFile>(*config_.access_log.path);
+}
+
+TrackerService::ConfigReload TrackerService::apply_config(const TrackerConfig& next_in) {
+    ConfigReload out;
+    out.changed = describe_changes(config_, next_in);
+    TrackerConfig next = next_in;
+
+    if (next.whitelist) {
+        auto list = load_whitelist_file(*next.whitelist);
+        if (list) {
+            whitelist_size_ = list.value().size();
+            registry_.set_whitelist(std::move(list).value());
+            reloads_ok_.inc();
+        } else {
+            reloads_failed_.inc();
+            out.not_applied.push_back(list.error() + "; keeping the previous whitelist" +
+                                      (config_.whitelist ? " (" + config_.whitelist->string() + ")" : ""));
+            next.whitelist = config_.whitelist;
+        }
+    } else {
+        whitelist_size_ = 0;
+        registry_.set_whitelist(std::nullopt);
+    }
+    whitelist_entries_.set(static_cast<double>(whitelist_size_));
+
+    if (next.access_log.path != config_.access_log.path) {
+        try {
+            access_log_ =
+                next.access_log.path ? std::make_unique<AccessLogFile>(*next.access_log.path) : nullptr;
+        } catch (const std::exception& e) {
+            out.not_applied.push_back(std::string(e.what()) + "; keeping the previous access log");
+            next.access_log.path = config_.access_log.path;
+        }
+    } else if (access_log_) {
+        if (auto error = access_log_->reopen()) {
+            out.not_applied.push_back("access log '" + access_log_->path().string() + "': " + *error +
+                                      "; still writing to the old file");
+        }
+    }
+
+    registry_.set_policy(next.registry);
+    limiter_.set_limit(next.rate_limit);
+    config_ = next;
+    update_gauges();
+    return out;
 }
 
 Counter& TrackerService::http_malformed(std::string_view reason) {
@@ -118,19 +170,17 @@ HttpAnswer TrackerService::failure(int status, std::string_view reason) {
     return a;
 }
 
-HttpAnswer TrackerService::http_error(int status, std::string_view reason) {
-    http_malformed(status == 414   ? "target_too_long"
-                   : status == 431 ? "header_too_large"
-                                   : "bad_request")
-        .inc();
-    return failure(status, reason);
+HttpAnswer TrackerService::http_error(const HttpRefusal& refusal) {
+    http_malformed(refusal.metric).inc();
+    return failure(refusal.status, refusal.reason);
 }
 
 HttpAnswer TrackerService::handle_http(std::string_view method, std::string_view target,
                                        const IpAddress& source, TimePoint now) {
     if (target.size() > config_.http.max_target_length) {
         return http_error(
-            414, "request target longer than " + std::to_string(config_.http.max_target_length) + " bytes");
+            {414, "request target longer than " + std::to_string(config_.http.max_target_length) + " bytes",
+             "target_too_long"});
     }
     const auto q = target.find('?');
     const std::string_view path = target.substr(0, q);
@@ -144,12 +194,11 @@ HttpAnswer TrackerService::handle_http(std::string_view method, std::string_view
     }
     if (path == "/announce") return announce(query, source, now);
     if (path == "/scrape") return scrape(query, source, now);
-    if (path == "/stats") {
-        HttpAnswer a;
-        a.content_type = "application/json";
-        a.body = stats_json();
-        return a;
+    if ((path == "/stats" || path == "/metrics") && !config_.admin_allow.contains(source)) {
+        http_malformed("forbidden").inc();
+        return failure(403, std::string(path) + " is served only to the addresses in admin_allow");
     }
+    if (path == "/stats") return stats(query);
     if (path == "/metrics") {
         update_gauges();
         HttpAnswer a;
@@ -212,25 +261,33 @@ HttpAnswer TrackerService::scrape(std::string_view query, const IpAddress& sourc
 }
 
 std::optional<std::vector<std::uint8_t>> TrackerService::handle_udp(std::span<const std::uint8_t> packet,
-                                                                    const PeerEndpoint& source,
-                                                                    TimePoint now) {
+                                                                    const PeerEndpoint& source, TimePoint now,
+                                                                    UdpOutcome* outcome) {
+    UdpOutcome ignored;
+    UdpOutcome& o = outcome ? *outcome : ignored;
     auto parsed = udp::parse_request(packet);
     if (!parsed) {
         udp_malformed(udp::to_string(parsed.error())).inc();
         return std::nullopt;
     }
     const bool v6 = source.ip.v6;
+    o.status = 200;
     if (const auto* c = std::get_if<udp::ConnectRequest>(&parsed.value())) {
+        if (outcome) o.request = "CONNECT / UDP";
         connects_udp_.inc();
         return udp::write_connect_response(c->transaction_id, connection_ids_.issue(source.ip, now));
     }
     if (const auto* a = std::get_if<udp::AnnounceRequestPacket>(&parsed.value())) {
+        if (outcome)
+            o.request = "ANNOUNCE /announce?info_hash=" + to_hex(a->request.info_hash.view()) + " UDP";
         if (!connection_ids_.valid(a->connection_id, source.ip, now)) {
             bad_connection_ids_.inc();
+            o.status = 400;
             return std::nullopt;
         }
         if (!limiter_.allow(source.ip, now)) {
             refused("udp", "rate_limited").inc();
+            o.status = 429;
             return udp::write_error(a->transaction_id, "rate limit exceeded for your address; slow down");
         }
         AnnounceOptions options;
@@ -240,6 +297,7 @@ std::optional<std::vector<std::uint8_t>> TrackerService::handle_udp(std::span<co
         if (!reply) {
             const bool listed = reply.error() == AnnounceRefusal::not_whitelisted;
             refused("udp", listed ? "not_whitelisted" : "too_many_swarms").inc();
+            o.status = listed ? 403 : 503;
             return udp::write_error(a->transaction_id, failure_reason(reply.error()));
         }
         announces_udp_.inc();
@@ -248,12 +306,20 @@ std::optional<std::vector<std::uint8_t>> TrackerService::handle_udp(std::span<co
                                             v6);
     }
     const auto& s = std::get<udp::ScrapeRequestPacket>(parsed.value());
+    if (outcome) {
+        o.request = "SCRAPE /scrape?";
+        for (std::size_t i = 0; i < s.info_hashes.size(); ++i)
+            o.request += (i ? "&info_hash=" : "info_hash=") + to_hex(s.info_hashes[i].view());
+        o.request += " UDP";
+    }
     if (!connection_ids_.valid(s.connection_id, source.ip, now)) {
         bad_connection_ids_.inc();
+        o.status = 400;
         return std::nullopt;
     }
     if (!limiter_.allow(source.ip, now)) {
         refused("udp", "rate_limited").inc();
+        o.status = 429;
         return udp::write_error(s.transaction_id, "rate limit exceeded for your address; slow down");
     }
     // A UDP scrape answer is positional, so a hash this tracker does not serve reads as an empty swarm.
@@ -293,9 +359,42 @@ TrackerService::ReloadOutcome TrackerService::reload_whitelist() {
     return {true, "whitelist reloaded: " + std::to_string(n) + " info-hashes"};
 }
 
-std::string TrackerService::stats_json() const {
+HttpAnswer TrackerService::stats(std::string_view query) {
+    auto params = parse_query(query);
+    if (!params) return failure(400, "bad percent-encoding in the query");
+    std::optional<InfoHash> after;
+    std::size_t limit = std::min<std::size_t>(100, config_.stats_page_limit);
+    for (const auto& [key, value] : *params) {
+        if (key == "after") {
+            auto bytes = from_hex(value);
+            if (!bytes || bytes->size() != 20) return failure(400, "after must be a 40-digit hex info-hash");
+            after = InfoHash::from_bytes(*bytes);
+        } else if (key == "limit") {
+            std::size_t n = 0;
+            auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+            if (value.empty() || ec != std::errc() || end != value.data() + value.size() ||
+                n > config_.stats_page_limit) {
+                return failure(400,
+                               "limit must be an integer in 0.." + std::to_string(config_.stats_page_limit));
+            }
+            limit = n;
+        } else {
+            return failure(400, "unknown /stats parameter '" + key + "' (after, limit)");
+        }
+    }
+    HttpAnswer a;
+    a.content_type = "application/json";
+    a.body = stats_json(after, limit);
+    return a;
+}
+
+std::string TrackerService::stats_json(const std::optional<InfoHash>& after, std::size_t limit) const {
+    // One more than asked tells whether there is a next page.
+    auto page = registry_.swarm_stats(after, limit + 1);
+    const bool more = page.size() > limit;
+    if (more) page.pop_back();
     nlohmann::json swarms = nlohmann::json::array();
-    for (const auto& s : registry_.swarm_stats()) {
+    for (const auto& s : page) {
         swarms.push_back({{"info_hash", to_hex(s.info_hash.view())},
                           {"seeders", s.counts.seeders},
                           {"leechers", s.counts.leechers},
@@ -312,6 +411,7 @@ std::string TrackerService::stats_json() const {
           {"completed", t.completed},
           {"announces", t.announces}}},
         {"whitelist", {{"enabled", config_.whitelist.has_value()}, {"entries", whitelist_size_}}},
+        {"next", more ? nlohmann::json(to_hex(page.back().info_hash.view())) : nlohmann::json(nullptr)},
     };
     return out.dump();
 }

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,12 +22,14 @@
 #include <utility>
 #include <vector>
 
+#include "toast/common/access_log.hpp"
 #include "toast/common/metrics.hpp"
 #include "tracker/core/rate_limiter.hpp"
 #include "tracker/core/swarm_registry.hpp"
 #include "tracker/core/tracker_config.hpp"
 #include "tracker/core/udp_protocol.hpp"
 #include "tracker/core/whitelist.hpp"
+#include "tracker/io/http_request_rules.hpp"
 
 namespace toast::tracker {
 
@@ -54,11 +57,17 @@ class TrackerService {
     HttpAnswer handle_http(std::string_view method, std::string_view target, const IpAddress& source,
                            TimePoint now);
     // An answer for requests the HTTP layer rejects before they reach handle_http (header too large, ...).
-    HttpAnswer http_error(int status, std::string_view reason);
+    HttpAnswer http_error(const HttpRefusal& refusal);
 
+    // What the access log says about a UDP packet (see access_log.hpp).
+    struct UdpOutcome {
+        std::string request;  // "ANNOUNCE /announce?info_hash=HEX UDP"; empty when malformed
+        int status = 400;
+    };
     // The reply datagram, or nullopt when the packet is dropped (and counted).
     std::optional<std::vector<std::uint8_t>> handle_udp(std::span<const std::uint8_t> packet,
-                                                        const PeerEndpoint& source, TimePoint now);
+                                                        const PeerEndpoint& source, TimePoint now,
+                                                        UdpOutcome* outcome = nullptr);
 
     // Periodic upkeep: expiry, rate-limiter pruning, gauges.
     void tick(TimePoint now);
@@ -71,7 +80,24 @@ class TrackerService {
     // whitelist this is a no-op that says so.
     ReloadOutcome reload_whitelist();
 
-    std::string stats_json() const;
+    // SIGHUP with a new configuration: applies every key that can change while running (all of them but
+    // a whitelist or access log that cannot be read or opened, which keep their previous file), re-reads
+    // the whitelist and reopens the access log (for logrotate). `changed` lists "key: old -> new";
+    // `not_applied` says what was kept and why.
+    struct ConfigReload {
+        std::vector<std::string> changed;
+        std::vector<std::string> not_applied;
+    };
+    ConfigReload apply_config(const TrackerConfig& next);
+    void count_config_reload(bool ok) { (ok ? config_reloads_ok_ : config_reloads_failed_).inc(); }
+
+    // The access log (common/access_log.hpp, the format every Toast server writes), or nullptr when none
+    // is configured; HTTP sessions and the UDP server write to it.
+    AccessLogFile* access_log() { return access_log_.get(); }
+    bool access_log_udp() const { return access_log_ && config_.access_log.udp; }
+
+    // GET /stats: totals and one page of swarms in info-hash order (see docs/tracker.md).
+    std::string stats_json(const std::optional<InfoHash>& after, std::size_t limit) const;
     std::string metrics_text() const { return metrics_.render(); }
     void observe_latency(bool udp, double seconds);
     void count_http_connection_refused() { connections_refused_.inc(); }
@@ -86,6 +112,7 @@ class TrackerService {
   private:
     HttpAnswer announce(std::string_view query, const IpAddress& source, TimePoint now);
     HttpAnswer scrape(std::string_view query, const IpAddress& source, TimePoint now);
+    HttpAnswer stats(std::string_view query);
     HttpAnswer failure(int status, std::string_view reason);
     void update_gauges();
     Counter& http_malformed(std::string_view reason);
@@ -98,6 +125,7 @@ class TrackerService {
     RateLimiter limiter_;
     udp::ConnectionIds connection_ids_;
     std::size_t whitelist_size_ = 0;
+    std::unique_ptr<AccessLogFile> access_log_;
 
     Counter& announces_http_;
     Counter& announces_udp_;
@@ -108,6 +136,8 @@ class TrackerService {
     Counter& expired_;
     Counter& reloads_ok_;
     Counter& reloads_failed_;
+    Counter& config_reloads_ok_;
+    Counter& config_reloads_failed_;
     Counter& connections_refused_;
     Counter& bytes_sent_http_;
     Counter& bytes_sent_udp_;

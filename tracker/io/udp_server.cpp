@@ -37,18 +37,34 @@ void UdpServer::do_receive() {
             if (!ec) {
                 const auto started = std::chrono::steady_clock::now();
                 PeerEndpoint source{to_ip(sender_.address()), sender_.port()};
-                auto reply =
-                    service_.handle_udp(std::span<const std::uint8_t>(buffer_.data(), n), source, started);
+                const bool log = service_.access_log_udp();
+                TrackerService::UdpOutcome outcome;
+                auto reply = service_.handle_udp(std::span<const std::uint8_t>(buffer_.data(), n), source,
+                                                 started, log ? &outcome : nullptr);
+                std::size_t sent = 0;
                 if (reply) {
                     boost::system::error_code send_ec;
-                    auto sent = socket_.send_to(asio::buffer(*reply), sender_, 0, send_ec);
+                    sent = socket_.send_to(asio::buffer(*reply), sender_, 0, send_ec);
                     service_.count_sent(true, sent);
                     if (send_ec)
                         spdlog::debug("udp send to {} failed: {}", sender_.address().to_string(),
                                       send_ec.message());
                 }
-                service_.observe_latency(
-                    true, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+                const auto took = std::chrono::steady_clock::now() - started;
+                service_.observe_latency(true, std::chrono::duration<double>(took).count());
+                if (log) {
+                    const auto peer = source.ip.to_string();
+                    service_.access_log()->write(
+                        format_access_log(AccessLogEntry{peer,
+                                                         std::chrono::system_clock::now(),
+                                                         outcome.request,
+                                                         static_cast<unsigned>(outcome.status),
+                                                         sent,
+                                                         {},
+                                                         {},
+                                                         took,
+                                                         {}}));
+                }
             }
             // Errors on an unconnected UDP socket concern one datagram; keep serving the others.
             do_receive();

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "tracker/core/address_set.hpp"
 #include "tracker/core/ids.hpp"
 #include "tracker/core/rate_limiter.hpp"
 #include "tracker/core/siphash.hpp"
@@ -23,7 +24,7 @@ TEST_CASE("siphash-2-4 matches the reference test vectors", "[tracker][siphash]"
 }
 
 TEST_CASE("the rate limiter allows a burst, then the refill rate, per address", "[tracker][ratelimit]") {
-    RateLimiter limiter(RateLimit{2, 3, 100, false}, SipKey{1, 1});
+    RateLimiter limiter(RateLimit{2, 3, 100, {}, 64}, SipKey{1, 1});
     const auto t = RateLimiter::TimePoint{} + 100h;
     auto a = *IpAddress::parse("10.0.0.1");
     auto b = *IpAddress::parse("10.0.0.2");
@@ -42,23 +43,76 @@ TEST_CASE("the rate limiter allows a burst, then the refill rate, per address", 
     CHECK(limiter.tracked() == 0);
 }
 
-TEST_CASE("loopback sources are exempt from the rate limit unless configured otherwise",
+TEST_CASE("only configured sources are exempt from the rate limit; loopback is not by default",
           "[tracker][ratelimit]") {
     const auto t = RateLimiter::TimePoint{} + 1h;
     const auto local = *IpAddress::parse("127.0.0.1");
-    RateLimiter exempt(RateLimit{1, 1, 100, true}, SipKey{});
+    RateLimiter exempt(RateLimit{1, 1, 100, AddressSet({*AddressPrefix::parse("127.0.0.0/8")}), 64},
+                       SipKey{});
     for (int i = 0; i < 100; ++i)
         REQUIRE(exempt.allow(local, t));
     CHECK(exempt.tracked() == 0);
     CHECK(exempt.allow(*IpAddress::parse("10.0.0.1"), t));
     CHECK_FALSE(exempt.allow(*IpAddress::parse("10.0.0.1"), t));
-    RateLimiter strict(RateLimit{1, 1, 100, false}, SipKey{});
+    RateLimiter strict(RateLimit{1, 1, 100, {}, 64}, SipKey{});
     CHECK(strict.allow(local, t));
     CHECK_FALSE(strict.allow(local, t));
 }
 
+TEST_CASE("IPv6 sources share one bucket per /64", "[tracker][ratelimit]") {
+    const auto t = RateLimiter::TimePoint{} + 1h;
+    RateLimiter limiter(RateLimit{1, 2, 100, {}, 64}, SipKey{});
+    // Two addresses of one /64 (what one subscriber gets) draw from the same two tokens.
+    CHECK(limiter.allow(*IpAddress::parse("2001:db8:1:2::1"), t));
+    CHECK(limiter.allow(*IpAddress::parse("2001:db8:1:2:ffff:ffff:ffff:ffff"), t));
+    CHECK_FALSE(limiter.allow(*IpAddress::parse("2001:db8:1:2:abcd::9"), t));
+    // The neighbouring /64 has its own bucket.
+    CHECK(limiter.allow(*IpAddress::parse("2001:db8:1:3::1"), t));
+    CHECK(limiter.tracked() == 2);
+    // IPv4 addresses are limited one by one.
+    CHECK(limiter.allow(*IpAddress::parse("10.0.0.1"), t));
+    CHECK(limiter.allow(*IpAddress::parse("10.0.0.1"), t));
+    CHECK(limiter.allow(*IpAddress::parse("10.0.0.2"), t));
+    // A /128 limit treats each address alone.
+    RateLimiter single(RateLimit{1, 1, 100, {}, 128}, SipKey{});
+    CHECK(single.allow(*IpAddress::parse("2001:db8::1"), t));
+    CHECK(single.allow(*IpAddress::parse("2001:db8::2"), t));
+    CHECK_FALSE(single.allow(*IpAddress::parse("2001:db8::2"), t));
+}
+
+TEST_CASE("address prefixes parse, match their family and refuse host bits", "[tracker][ids]") {
+    auto lo = AddressPrefix::parse("127.0.0.0/8");
+    REQUIRE(lo);
+    CHECK(lo->contains(*IpAddress::parse("127.1.2.3")));
+    CHECK_FALSE(lo->contains(*IpAddress::parse("128.0.0.1")));
+    CHECK_FALSE(lo->contains(*IpAddress::parse("::1")));
+    CHECK(lo->to_string() == "127.0.0.0/8");
+    auto one = AddressPrefix::parse("::1");
+    REQUIRE(one);
+    CHECK(one->length == 128);
+    CHECK(one->contains(*IpAddress::parse("::1")));
+    CHECK_FALSE(one->contains(*IpAddress::parse("::2")));
+    auto net = AddressPrefix::parse("2001:db8::/33");
+    REQUIRE(net);
+    CHECK(net->contains(*IpAddress::parse("2001:db8:7fff::1")));
+    CHECK_FALSE(net->contains(*IpAddress::parse("2001:db8:8000::1")));
+    CHECK(AddressPrefix::parse("0.0.0.0/0")->contains(*IpAddress::parse("8.8.8.8")));
+    // An IPv4-mapped source is IPv4 by the time it is matched.
+    CHECK(lo->contains(*IpAddress::parse("::ffff:127.0.0.1")));
+    for (const char* bad : {"10.0.0.1/8", "10.0.0.0/33", "::/129", "10.0.0.0/", "10.0.0.0/x", "localhost", "",
+                            "10.0.0.0/08x", "2001:db8::/-1"}) {
+        INFO(bad);
+        CHECK_FALSE(AddressPrefix::parse(bad).has_value());
+    }
+    CHECK(mask(*IpAddress::parse("10.255.255.255"), 12) == *IpAddress::parse("10.240.0.0"));
+    AddressSet set({*lo, *one});
+    CHECK(set.to_string() == "[127.0.0.0/8, ::1/128]");
+    CHECK(set.contains(*IpAddress::parse("::1")));
+    CHECK_FALSE(AddressSet().contains(*IpAddress::parse("::1")));
+}
+
 TEST_CASE("a disabled rate limiter allows everything and tracks nothing", "[tracker][ratelimit]") {
-    RateLimiter limiter(RateLimit{0, 1, 100, false}, SipKey{});
+    RateLimiter limiter(RateLimit{0, 1, 100, {}, 64}, SipKey{});
     auto a = *IpAddress::parse("10.0.0.1");
     for (int i = 0; i < 1000; ++i)
         REQUIRE(limiter.allow(a, RateLimiter::TimePoint{}));
@@ -66,7 +120,7 @@ TEST_CASE("a disabled rate limiter allows everything and tracks nothing", "[trac
 }
 
 TEST_CASE("beyond max_tracked addresses new ones pass untracked", "[tracker][ratelimit]") {
-    RateLimiter limiter(RateLimit{1, 1, 2, false}, SipKey{});
+    RateLimiter limiter(RateLimit{1, 1, 2, {}, 64}, SipKey{});
     const auto t = RateLimiter::TimePoint{} + 1h;
     CHECK(limiter.allow(*IpAddress::parse("10.0.0.1"), t));
     CHECK(limiter.allow(*IpAddress::parse("10.0.0.2"), t));

@@ -182,11 +182,13 @@ TEST_CASE("announce options restrict families and cap the peer count", "[tracker
     CHECK(reg.announce(req(hash('a'), 4, 1004, 10), ip("10.0.0.4"), t0, v6)->peers.size() == 1);
 }
 
-TEST_CASE("the ip parameter is honoured only from loopback", "[tracker][registry]") {
+TEST_CASE("the ip parameter is ignored by default, even from loopback", "[tracker][registry]") {
     auto reg = make();
     auto from_remote = req(hash('a'), 1, 1001, 0);
     from_remote.ip = ip("192.0.2.7");
     reg.announce(from_remote, ip("10.0.0.1"), t0);
+    // A same-host proxy makes every remote client arrive from loopback: honouring ip= from there by
+    // default would let anyone point a swarm at a third party.
     auto from_local = req(hash('a'), 2, 1002, 0);
     from_local.ip = ip("192.0.2.8");
     reg.announce(from_local, ip("127.0.0.1"), t0);
@@ -194,7 +196,24 @@ TEST_CASE("the ip parameter is honoured only from loopback", "[tracker][registry
     std::set<std::string> addrs;
     for (const auto& p : r->peers)
         addrs.insert(p.endpoint.ip.to_string());
-    CHECK(addrs == std::set<std::string>{"10.0.0.1", "192.0.2.8"});
+    CHECK(addrs == std::set<std::string>{"10.0.0.1", "127.0.0.1"});
+}
+
+TEST_CASE("the ip parameter is honoured only from the configured sources", "[tracker][registry]") {
+    RegistryPolicy p;
+    p.ip_param_from = AddressSet({*AddressPrefix::parse("10.9.0.0/16")});
+    auto reg = make(p);
+    auto from_proxy = req(hash('a'), 1, 1001, 0);
+    from_proxy.ip = ip("192.0.2.7");
+    reg.announce(from_proxy, ip("10.9.3.4"), t0);
+    auto from_local = req(hash('a'), 2, 1002, 0);
+    from_local.ip = ip("192.0.2.8");
+    reg.announce(from_local, ip("127.0.0.1"), t0);
+    auto r = reg.announce(req(hash('a'), 3, 1003, 10), ip("10.0.0.3"), t0);
+    std::set<std::string> addrs;
+    for (const auto& peer : r->peers)
+        addrs.insert(peer.endpoint.ip.to_string());
+    CHECK(addrs == std::set<std::string>{"192.0.2.7", "127.0.0.1"});
 }
 
 TEST_CASE("peers that stop announcing expire after peer_expiry, then their swarm", "[tracker][registry]") {
@@ -234,7 +253,7 @@ TEST_CASE("an empty swarm is forgotten once it has been idle for peer_expiry", "
     CHECK(reg.totals().swarms == 1);
     reg.expire(t0 + 110s);
     CHECK(reg.totals().swarms == 0);
-    CHECK(reg.swarm_stats().empty());
+    CHECK(reg.swarm_stats(std::nullopt, 10).empty());
 }
 
 TEST_CASE("the whitelist refuses unknown info-hashes and replacing it keeps swarms", "[tracker][registry]") {
@@ -271,18 +290,45 @@ TEST_CASE("max_swarms refuses new info-hashes but serves existing swarms", "[tra
     CHECK(reg.announce(req(hash('a'), 2, 1002, 10), ip("10.0.0.2"), t0).ok());
 }
 
-TEST_CASE("stats list every swarm in info-hash order with its announces", "[tracker][registry]") {
+TEST_CASE("stats list swarms in info-hash order with their announces", "[tracker][registry]") {
     auto reg = make();
     reg.announce(req(hash('b'), 1, 1001, 10), ip("10.0.0.1"), t0);
     reg.announce(req(hash('a'), 1, 1001, 0), ip("10.0.0.1"), t0);
     reg.announce(req(hash('a'), 2, 1002, 5), ip("10.0.0.2"), t0);
-    auto stats = reg.swarm_stats();
+    auto stats = reg.swarm_stats(std::nullopt, 10);
     REQUIRE(stats.size() == 2);
     CHECK(stats[0].info_hash == hash('a'));
     CHECK(stats[0].counts == SwarmCounts{1, 1, 0});
     CHECK(stats[0].announces == 2);
     CHECK(stats[1].info_hash == hash('b'));
     CHECK(stats[1].announces == 1);
+}
+
+TEST_CASE("stats pages continue after a given info-hash, even one that has gone", "[tracker][registry]") {
+    RegistryPolicy p;
+    p.interval = 60s;
+    p.peer_expiry = 100s;
+    auto reg = make(p);
+    for (char c : std::string("edcba"))
+        reg.announce(req(hash(c), 1, 1001, 10), ip("10.0.0.1"), t0);
+    auto first = reg.swarm_stats(std::nullopt, 2);
+    REQUIRE(first.size() == 2);
+    CHECK(first[1].info_hash == hash('b'));
+    auto second = reg.swarm_stats(first.back().info_hash, 2);
+    REQUIRE(second.size() == 2);
+    CHECK(second[0].info_hash == hash('c'));
+    CHECK(second[1].info_hash == hash('d'));
+    // Swarm d is forgotten between pages; the next page still starts after it.
+    reg.announce(req(hash('d'), 1, 1001, 10, AnnounceEvent::stopped), ip("10.0.0.1"), t0);
+    for (char c : std::string("abce"))
+        reg.announce(req(hash(c), 1, 1001, 10), ip("10.0.0.1"), t0 + 50s);
+    reg.expire(t0 + 120s);
+    REQUIRE(reg.totals().swarms == 4);
+    auto third = reg.swarm_stats(hash('d'), 2);
+    REQUIRE(third.size() == 1);
+    CHECK(third[0].info_hash == hash('e'));
+    CHECK(reg.swarm_stats(hash('e'), 2).empty());
+    CHECK(reg.swarm_stats(std::nullopt, 0).empty());
 }
 
 TEST_CASE("many peers joining and leaving keep the counts consistent", "[tracker][registry]") {
@@ -303,7 +349,7 @@ TEST_CASE("many peers joining and leaving keep the counts consistent", "[tracker
         }
     }
     std::size_t seeders = 0, leechers = 0;
-    for (const auto& s : reg.swarm_stats()) {
+    for (const auto& s : reg.swarm_stats(std::nullopt, 10)) {
         seeders += s.counts.seeders;
         leechers += s.counts.leechers;
     }

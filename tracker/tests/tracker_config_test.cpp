@@ -34,7 +34,13 @@ TEST_CASE("an empty tracker config gives the documented defaults", "[tracker][co
     CHECK_FALSE(c.whitelist.has_value());
     CHECK(c.rate_limit.per_second == 20);
     CHECK(c.rate_limit.burst == 100);
-    CHECK(c.rate_limit.exempt_loopback);
+    CHECK(c.rate_limit.exempt.empty());  // not even loopback: behind a same-host proxy, that is everyone
+    CHECK(c.rate_limit.ipv6_prefix == 64);
+    CHECK(c.registry.ip_param_from.empty());
+    CHECK(c.admin_allow.to_string() == "[127.0.0.0/8, ::1/128]");
+    CHECK(c.stats_page_limit == 1000);
+    CHECK_FALSE(c.access_log.path.has_value());
+    CHECK_FALSE(c.access_log.udp);
     CHECK(c.max_scrape_hashes == 64);
     CHECK(c.http.idle_timeout == 15s);
     CHECK(c.http.header_limit == 8192);
@@ -48,7 +54,10 @@ TEST_CASE("every tracker config field is read", "[tracker][config]") {
         "interval": "60s", "min_interval": 10, "peer_expiry": "3min",
         "numwant_default": 5, "numwant_max": 9, "max_swarms": 7,
         "whitelist": "/etc/toast/whitelist.txt",
-        "rate_limit": {"per_second": 0.5, "burst": 3, "max_tracked": 10, "exempt_loopback": false},
+        "rate_limit": {"per_second": 0.5, "burst": 3, "max_tracked": 10, "exempt": ["127.0.0.1"],
+                       "ipv6_prefix": 56},
+        "ip_param_from": ["10.0.0.0/8", "fd00::/8"], "admin_allow": ["192.0.2.1"], "stats_page_limit": 50,
+        "access_log": {"path": "/var/log/toast/tracker-access.log", "udp": true},
         "max_scrape_hashes": 4,
         "http": {"idle_timeout": "250ms", "header_limit": 4096, "max_target_length": 1000, "max_connections": 3},
         "log_level": "debug"})"));
@@ -62,7 +71,13 @@ TEST_CASE("every tracker config field is read", "[tracker][config]") {
     CHECK(c.rate_limit.per_second == 0.5);
     CHECK(c.rate_limit.burst == 3);
     CHECK(c.rate_limit.max_tracked == 10);
-    CHECK_FALSE(c.rate_limit.exempt_loopback);
+    CHECK(c.rate_limit.exempt.to_string() == "[127.0.0.1/32]");
+    CHECK(c.rate_limit.ipv6_prefix == 56);
+    CHECK(c.registry.ip_param_from.to_string() == "[10.0.0.0/8, fd00::/8]");
+    CHECK(c.admin_allow.to_string() == "[192.0.2.1/32]");
+    CHECK(c.stats_page_limit == 50);
+    CHECK(c.access_log.path == std::filesystem::path("/var/log/toast/tracker-access.log"));
+    CHECK(c.access_log.udp);
     CHECK(c.max_scrape_hashes == 4);
     CHECK(c.http.idle_timeout == 250ms);
     CHECK(c.http.header_limit == 4096);
@@ -102,4 +117,39 @@ TEST_CASE("bad tracker config values are reported with field and value", "[track
     CHECK(error_of(json{{"log_level", "loud"}}) ==
           "config field 'log_level': expected trace, debug, info, warn, error or off, got \"loud\"");
     CHECK(error_of(json{{"intervall", 5}}).find("intervall") != std::string::npos);
+    CHECK(error_of(json::parse(R"({"rate_limit": {"exempt": ["127.0.0.1", "localhost"]}})")) ==
+          "config field 'rate_limit.exempt[1]': expected an address or prefix such as \"127.0.0.0/8\" or "
+          "\"::1\", got \"localhost\"");
+    CHECK(error_of(json::parse(R"({"admin_allow": "127.0.0.1"})")) ==
+          "config field 'admin_allow': expected an array of strings, got \"127.0.0.1\"");
+    CHECK(error_of(json::parse(R"({"rate_limit": {"ipv6_prefix": 16}})")) ==
+          "config field 'rate_limit.ipv6_prefix': value 16 is outside [32, 128]");
+    CHECK(error_of(json::parse(R"({"access_log": {"path": ""}})")) ==
+          "config field 'access_log.path': must not be empty (leave access_log out for no access log)");
+    CHECK(error_of(json::parse(R"({"stats_page_limit": 0})")) ==
+          "config field 'stats_page_limit': value 0 is outside [1, 100000]");
+}
+
+TEST_CASE("every duration is bounded before it is converted, so huge numbers cannot wrap",
+          "[tracker][config]") {
+    // 1e10 s is about 317 years: in nanoseconds it overflows a 64-bit count and used to wrap negative.
+    CHECK(error_of(json::parse(R"({"interval": 1e10})")) ==
+          "config field 'interval': value 10000000000.0s is outside [1s, 604800s]");
+    CHECK(error_of(json::parse(R"({"peer_expiry": 1e300})")) ==
+          "config field 'peer_expiry': value 1e+300s is outside [1s, 604800s]");
+    CHECK(error_of(json::parse(R"({"http": {"idle_timeout": 1e10}})")) ==
+          "config field 'http.idle_timeout': value 10000000000.0s is outside [10ms, 1h]");
+    CHECK(error_of(json::parse(R"({"http": {"idle_timeout": 0}})")) ==
+          "config field 'http.idle_timeout': value 0s is outside [10ms, 1h]");
+    CHECK(error_of(json::parse(R"({"http": {"idle_timeout": "2h"}})")) ==
+          "config field 'http.idle_timeout': value \"2h\" is outside [10ms, 1h]");
+    CHECK(error_of(json::parse(R"({"min_interval": -1})")) ==
+          "config field 'min_interval': value -1s is outside [0s, 604800s]");
+    // Sizes and counts have bounds too.
+    CHECK(error_of(json::parse(R"({"http": {"header_limit": 100000000}})")) ==
+          "config field 'http.header_limit': value 100000000 is outside [512, 1048576]");
+    CHECK(error_of(json::parse(R"({"max_swarms": 0})")) ==
+          "config field 'max_swarms': value 0 is outside [1, 100000000]");
+    CHECK(error_of(json::parse(R"({"rate_limit": {"max_tracked": 1e12}})")).find("rate_limit.max_tracked") !=
+          std::string::npos);
 }

@@ -1,0 +1,159 @@
+#include "tracker/io/http_request_rules.hpp"
+
+#include <boost/asio/error.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+
+#include "tracker/core/tracker_config.hpp"
+
+namespace toast::tracker {
+namespace {
+
+namespace http = boost::beast::http;
+
+bool iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+        if (lower(a[i]) != lower(b[i])) return false;
+    }
+    return true;
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+        s.remove_suffix(1);
+    return s;
+}
+
+// RFC 3986 uri-host [ ":" port ]: reg-name characters (unreserved, pct-encoded, sub-delims), an IP literal
+// in brackets, and digits after the last colon. An empty value is allowed (RFC 9112 §3.2: a target without
+// an authority is sent with an empty Host).
+bool valid_host(std::string_view host) {
+    if (host.empty()) return true;
+    std::string_view name = host;
+    std::string_view port;
+    if (host.front() == '[') {
+        auto close = host.find(']');
+        if (close == std::string_view::npos) return false;
+        for (char c : host.substr(1, close - 1)) {
+            const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
+                            c == ':' || c == '.' || c == 'v' || c == 'V';
+            if (!ok) return false;
+        }
+        auto rest = host.substr(close + 1);
+        if (!rest.empty() && rest.front() != ':') return false;
+        port = rest.empty() ? rest : rest.substr(1);
+        name = {};
+    } else if (auto colon = host.rfind(':'); colon != std::string_view::npos) {
+        name = host.substr(0, colon);
+        port = host.substr(colon + 1);
+    }
+    if (port.size() > 5) return false;
+    for (char c : port) {
+        if (c < '0' || c > '9') return false;
+    }
+    for (char c : name) {
+        const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        std::string_view("-._~%!$&'()*+,;=").find(c) != std::string_view::npos;
+        if (!ok) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+HttpRefusal header_limit_refusal(std::string_view parsed_target, std::string_view unparsed,
+                                 std::size_t max_target_length) {
+    const HttpRefusal uri{414, "request target too long", "target_too_long"};
+    const HttpRefusal headers{431, "request header too large", "header_too_large"};
+    // Beast consumes the request line as soon as it has it whole; the target is then in the message.
+    if (!parsed_target.empty()) return parsed_target.size() > max_target_length ? uri : headers;
+    // Otherwise (a read that ended inside the request line makes Beast wait for the whole header) the
+    // buffer still starts with the request line.
+    const auto eol = unparsed.find("\r\n");
+    if (eol == std::string_view::npos) return uri;
+    return eol > max_target_length ? uri : headers;
+}
+
+std::optional<HttpRefusal> read_error_refusal(boost::beast::error_code ec, std::string_view parsed_target,
+                                              std::string_view unparsed, std::size_t max_target_length) {
+    namespace asio = boost::asio;
+    if (!ec || ec == http::error::end_of_stream || ec == http::error::partial_message ||
+        ec == boost::beast::error::timeout || ec == asio::error::operation_aborted ||
+        ec == asio::error::connection_reset || ec == asio::error::eof) {
+        return std::nullopt;
+    }
+    if (ec == http::error::header_limit)
+        return header_limit_refusal(parsed_target, unparsed, max_target_length);
+    if (ec == http::error::body_limit || ec == http::error::unexpected_body) {
+        return HttpRefusal{400, "requests to this tracker carry no body", "bad_request"};
+    }
+    return HttpRefusal{400, "malformed HTTP request", "bad_request"};
+}
+
+std::optional<HttpRefusal> check_request_head(const http::request_header<>& head) {
+    std::size_t hosts = 0;
+    std::string_view host;
+    std::size_t codings = 0;
+    std::string_view coding;
+    for (const auto& field : head) {
+        if (field.name() == http::field::host) {
+            ++hosts;
+            host = field.value();
+        } else if (field.name() == http::field::transfer_encoding) {
+            ++codings;
+            coding = field.value();
+        }
+    }
+    if (hosts > 1) return HttpRefusal{400, "more than one Host header", "bad_host"};
+    if (hosts == 0 && head.version() >= 11)
+        return HttpRefusal{400, "HTTP/1.1 request without Host", "bad_host"};
+    if (hosts == 1 && !valid_host(trim(host))) return HttpRefusal{400, "invalid Host header", "bad_host"};
+    if (codings > 0) {
+        if (head.version() < 11) {
+            return HttpRefusal{400, "Transfer-Encoding in an HTTP/1.0 request", "bad_transfer_encoding"};
+        }
+        if (codings > 1 || !iequals(trim(coding), "chunked")) {
+            return HttpRefusal{400, "unsupported Transfer-Encoding (only chunked)", "bad_transfer_encoding"};
+        }
+    }
+    return std::nullopt;
+}
+
+Result<ParsedHttpRequest, HttpRefusal> parse_http_request(std::string_view bytes, const HttpLimits& limits) {
+    http::request_parser<http::empty_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(limits.header_limit));
+    parser.body_limit(0);
+    parser.eager(true);
+    boost::beast::error_code ec;
+    std::size_t used = 0;
+    while (used < bytes.size() && !parser.is_done()) {
+        const auto n = parser.put(boost::asio::buffer(bytes.data() + used, bytes.size() - used), ec);
+        used += n;
+        if (ec == http::error::need_more) {
+            // All of `bytes` is what the client sent: a request that needs more is cut short.
+            ec = http::error::partial_message;
+            break;
+        }
+        if (ec) break;
+    }
+    if (!ec && !parser.is_done()) ec = http::error::partial_message;
+    if (ec) {
+        const auto& msg = parser.get();
+        auto refusal = read_error_refusal(ec, msg.target(), bytes.substr(used), limits.max_target_length);
+        if (!refusal) return HttpRefusal{400, "incomplete HTTP request", "bad_request"};
+        return *refusal;
+    }
+    const auto& req = parser.get();
+    if (auto refusal = check_request_head(req.base())) return *refusal;
+    return ParsedHttpRequest{std::string(req.method_string()), std::string(req.target()), req.version(),
+                             req.keep_alive()};
+}
+
+}  // namespace toast::tracker
