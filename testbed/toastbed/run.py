@@ -157,8 +157,12 @@ class Stack:
         config = {"listen": f"{self.host}:{self.server_port}", "disks": disks, "policy": "rda",
                   "public_url": self.server_url, "placement_seed": s.random_seed, "log_level": "warn"}
         (w / "server.json").write_text(json.dumps(config, indent=2))
+        # Every client of a loopback run shares 127.0.0.1, so the tracker's per-source rate limit (which
+        # exempts nobody by default) would refuse a swarm's joins; exempt loopback, as a testbed should.
+        (w / "tracker.json").write_text(json.dumps({"rate_limit": {"exempt": ["127.0.0.0/8", "::1"]}}))
         tracker = self.procs.start("tracker", [str(self.bins["tracker"]), "--listen",
-                                               f"{self.host}:{self.tracker_port}"], role="tracker")
+                                               f"{self.host}:{self.tracker_port}", "--config",
+                                               str(w / "tracker.json")], role="tracker")
         ingest = subprocess.run([str(self.bins["server"]), "--config", str(w / "server.json"), "ingest", self.title,
                                  str(self.media), "--torrent", str(self.torrent), "--bitrate", str(s.bitrate),
                                  "--piece-size", str(s.piece_size), "--announce",
