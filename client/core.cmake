@@ -1,6 +1,7 @@
 # Pure client core: see client/CMakeLists.txt. No libtorrent, sockets, clocks or threads in here.
 add_library(toast_client_core STATIC
   core/buffer_planner.cpp
+  core/cancel_ledger.cpp
   core/client_options.cpp
   core/fallback_planner.cpp
   core/fidelity.cpp
@@ -22,6 +23,7 @@ target_link_libraries(toast_client_core PUBLIC toast_common PRIVATE toast_warnin
 if(BUILD_TESTING)
   add_executable(client_core_tests
     tests/buffer_planner_test.cpp
+    tests/cancel_ledger_test.cpp
     tests/client_options_test.cpp
     tests/fallback_planner_test.cpp
     tests/fidelity_test.cpp

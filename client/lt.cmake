@@ -55,3 +55,21 @@ if(BUILD_TESTING)
   add_dependencies(client_tests toast-client toast-server toast-tracker)
   catch_discover_tests(client_tests TEST_PREFIX "client." PROPERTIES TIMEOUT 120)
 endif()
+
+if(BUILD_TESTING)
+  # Interop with a stock Transmission 3.00 seed. The test exits 77 (skipped) when transmission-daemon is
+  # missing; scripts/install-deps.sh installs it.
+  find_program(TOAST_TRANSMISSION_DAEMON transmission-daemon)
+  set(transmission_daemon_bin "")
+  if(TOAST_TRANSMISSION_DAEMON)
+    set(transmission_daemon_bin "${TOAST_TRANSMISSION_DAEMON}")
+  endif()
+  add_executable(client_interop_tests tests/interop_transmission_test.cpp)
+  target_link_libraries(client_interop_tests
+    PRIVATE client_test_fixture toast_testing toast_warnings nlohmann_json::nlohmann_json Catch2::Catch2)
+  target_compile_definitions(client_interop_tests
+    PRIVATE TRANSMISSION_DAEMON_BIN="${transmission_daemon_bin}")
+  add_dependencies(client_interop_tests toast-client toast-server toast-tracker)
+  add_test(NAME client.interop.transmission_seed COMMAND client_interop_tests)
+  set_tests_properties(client.interop.transmission_seed PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180)
+endif()

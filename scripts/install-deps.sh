@@ -13,6 +13,8 @@ packages=(
   # Debian packages: cpack's DEB generator runs dpkg-shlibdeps; the package test runs systemd-analyze and
   # installs the packages (adduser, deb-systemd-helper) in a throwaway overlay (unshare, setpriv)
   dpkg-dev systemd adduser init-system-helpers util-linux
+  # a stock peer for the client's interop test
+  transmission-daemon
 )
 
 missing=()

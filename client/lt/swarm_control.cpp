@@ -1,17 +1,22 @@
 #include "client/lt/swarm_control.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <string>
 #include <tuple>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 #include <libtorrent/bdecode.hpp>
 #include <libtorrent/peer_connection_handle.hpp>
 #include <libtorrent/peer_info.hpp>
 #include <libtorrent/peer_request.hpp>
 
+#include "client/core/cancel_ledger.hpp"
 #include "client/lt/seed_choker.hpp"
 
 namespace lt = libtorrent;
+using Clock = std::chrono::steady_clock;
 
 namespace toast::client {
 
@@ -30,7 +35,12 @@ RequestKey key_of(const lt::peer_request& r) {
     return {static_cast<int>(r.piece), r.start, r.length};
 }
 
-// Tracks the block requests we have outstanding to one peer, and learns the peer's lt_donthave id.
+BlockRef block_of(const lt::peer_request& r) {
+    return {static_cast<std::int32_t>(r.piece), r.start, r.length};
+}
+
+// Tracks the block requests we have outstanding to one peer, learns the peer's lt_donthave id, and keeps
+// cancels from leaving requests hanging at a peer that does not answer them (CancelLedger).
 class ToastPeerPlugin final : public lt::peer_plugin {
   public:
     ToastPeerPlugin(lt::peer_connection_handle pc, std::shared_ptr<SwarmControl> control)
@@ -38,30 +48,65 @@ class ToastPeerPlugin final : public lt::peer_plugin {
 
     lt::string_view type() const override { return "toast"; }
 
+    bool on_handshake(lt::span<char const> reserved) override {
+        // BEP 6: the fast extension is bit 0x04 of the last reserved byte. Only such a peer answers a
+        // CANCEL (with the block or a REJECT); without it a cancelled request may just never be answered.
+        fast_ = reserved.size() == 8 && (reserved[7] & 0x04) != 0;
+        return true;
+    }
     bool on_extension_handshake(const lt::bdecode_node& handshake) override {
         if (auto m = handshake.dict_find_dict("m")) {
             dont_have_id_ = static_cast<int>(m.dict_find_int_value("lt_donthave", 0));
         }
+        client_ = std::string(handshake.dict_find_string_value("v"));
         return true;
     }
     void sent_request(const lt::peer_request& r) override { outstanding_.insert(key_of(r)); }
-    void sent_cancel(const lt::peer_request& r) override { outstanding_.erase(key_of(r)); }
+    void sent_cancel(const lt::peer_request& r) override {
+        // libtorrent's own cancel (a deadline, end-game): it waits for the peer's answer.
+        outstanding_.erase(key_of(r));
+        if (fast_ && ledger_.on_cancel_sent(block_of(r), Clock::now())) request_again(block_of(r));
+    }
     bool on_piece(const lt::peer_request& r, lt::span<char const>) override {
         outstanding_.erase(key_of(r));
+        if (fast_) ledger_.on_block(block_of(r));
         return false;
     }
     bool on_reject(const lt::peer_request& r) override {
         outstanding_.erase(key_of(r));
+        if (fast_) ledger_.on_reject(block_of(r));
         return false;
+    }
+    void tick() override {
+        if (!fast_ || pc_.is_disconnecting()) return;
+        auto overdue = ledger_.on_tick(Clock::now());
+        if (overdue.empty()) return;
+        if (!convicted_) {
+            convicted_ = true;
+            control_->count_cancel_ignorer();
+            spdlog::warn(
+                "peer {} ('{}') leaves cancelled requests unanswered (BEP 6 says it must reject them): no "
+                "more "
+                "cancels to it, and what it left hanging is requested again",
+                endpoint_text(), client_);
+        }
+        for (auto b : overdue)
+            request_again(b);
     }
 
     void cancel_piece(int piece) {
         if (pc_.is_disconnecting()) return;
+        // Without an answer to count on, a cancelled request would wait in libtorrent's queue for good:
+        // such a peer is left to send the blocks (they count as redundant bytes).
+        if (!fast_ || !ledger_.may_cancel()) return;
+        auto now = Clock::now();
         auto it = outstanding_.lower_bound({piece, 0, 0});
         while (it != outstanding_.end() && std::get<0>(*it) == piece) {
-            auto msg = encode_cancel(piece, std::get<1>(*it), std::get<2>(*it));
+            auto [p, start, length] = *it;
+            auto msg = encode_cancel(p, start, length);
             pc_.send_buffer(msg.data(), static_cast<int>(msg.size()));
             control_->count_cancel();
+            ledger_.on_cancel_sent({p, start, length}, now);
             it = outstanding_.erase(it);
         }
     }
@@ -77,11 +122,27 @@ class ToastPeerPlugin final : public lt::peer_plugin {
     lt::peer_connection_handle& handle() { return pc_; }
 
   private:
+    // The peer sends the block, which settles the request libtorrent still waits for (or, choked, rejects
+    // it, which settles it too).
+    void request_again(BlockRef b) {
+        auto msg = encode_request(b.piece, b.start, b.length);
+        pc_.send_buffer(msg.data(), static_cast<int>(msg.size()));
+        control_->count_request_again();
+    }
+    std::string endpoint_text() const {
+        auto ep = pc_.remote();
+        return ep.address().to_string() + ":" + std::to_string(ep.port());
+    }
+
     lt::peer_connection_handle pc_;
     std::shared_ptr<SwarmControl> control_;
     std::uint64_t id_;
     int dont_have_id_ = 0;
-    std::set<RequestKey> outstanding_;
+    bool fast_ = false;
+    bool convicted_ = false;
+    std::string client_;
+    std::set<RequestKey> outstanding_;  // sent by libtorrent, not answered nor cancelled yet
+    CancelLedger ledger_;
 };
 
 }  // namespace
@@ -216,14 +277,26 @@ void SwarmControl::announce_dont_have(const lt::sha1_hash& torrent, PieceIndex p
     });
 }
 
-std::vector<char> encode_cancel(int piece, int start, int length) {
+namespace {
+
+std::vector<char> encode_block_message(char id, int piece, int start, int length) {
     std::vector<char> out;
     put_int32(out, 13);
-    out.push_back(8);  // CANCEL
+    out.push_back(id);
     put_int32(out, static_cast<std::uint32_t>(piece));
     put_int32(out, static_cast<std::uint32_t>(start));
     put_int32(out, static_cast<std::uint32_t>(length));
     return out;
+}
+
+}  // namespace
+
+std::vector<char> encode_request(int piece, int start, int length) {
+    return encode_block_message(6, piece, start, length);
+}
+
+std::vector<char> encode_cancel(int piece, int start, int length) {
+    return encode_block_message(8, piece, start, length);
 }
 
 std::vector<char> encode_lt_donthave(int extension_id, int piece) {

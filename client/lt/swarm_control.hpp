@@ -1,6 +1,8 @@
 // What Toast needs to say to peers that libtorrent's public API cannot: a raw CANCEL for requests still
 // outstanding for a piece the server just delivered (add_piece cancels nothing, torrent.cpp:1352 is dead
 // code in 2.0.8), an lt_donthave for a piece ejected from the bounded buffer, and the seed-style choker.
+// A CANCEL goes only to a peer that answers it: one that leaves cancelled requests unanswered (Transmission
+// 3.00) gets them requested again instead, or libtorrent would wait for them for good (CancelLedger).
 // One per session, for all its torrents (a torrent is named by info_hash_t::get_best()). Titles call in from
 // their thread; everything that touches a peer runs on libtorrent's network thread (inside plugin callbacks
 // or posted to the session's io_context).
@@ -48,6 +50,9 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     void announce_dont_have(const libtorrent::sha1_hash& torrent, PieceIndex piece);
 
     std::uint64_t cancels_sent() const { return cancels_sent_.load(); }
+    // Peers found leaving cancelled requests unanswered, and the requests sent to them again.
+    std::uint64_t cancel_ignorers() const { return cancel_ignorers_.load(); }
+    std::uint64_t requests_again() const { return requests_again_.load(); }
     std::uint64_t dont_haves_sent() const { return dont_haves_sent_.load(); }
     std::uint64_t choker_changes() const { return choker_changes_.load(); }
     std::uint64_t peers_seen() const { return peers_seen_.load(); }
@@ -57,6 +62,8 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     bool take_server_piece(const libtorrent::sha1_hash& torrent, PieceIndex piece);
     void add_torrent_plugin(std::weak_ptr<ToastTorrentPlugin> plugin);
     void count_cancel() { ++cancels_sent_; }
+    void count_cancel_ignorer() { ++cancel_ignorers_; }
+    void count_request_again() { ++requests_again_; }
     void count_dont_have() { ++dont_haves_sent_; }
     void count_choker_change() { ++choker_changes_; }
     std::uint64_t next_peer_id() { return ++peers_seen_; }
@@ -68,12 +75,15 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     libtorrent::io_context* network_ = nullptr;                             // guarded by mutex_
     std::vector<std::weak_ptr<ToastTorrentPlugin>> torrents_;               // network thread only
     std::atomic<std::uint64_t> cancels_sent_{0};
+    std::atomic<std::uint64_t> cancel_ignorers_{0};
+    std::atomic<std::uint64_t> requests_again_{0};
     std::atomic<std::uint64_t> dont_haves_sent_{0};
     std::atomic<std::uint64_t> choker_changes_{0};
     std::atomic<std::uint64_t> peers_seen_{0};
 };
 
 // Wire encodings, exposed for tests.
+std::vector<char> encode_request(int piece, int start, int length);
 std::vector<char> encode_cancel(int piece, int start, int length);
 std::vector<char> encode_lt_donthave(int extension_id, int piece);
 
