@@ -59,6 +59,25 @@ std::string quoted(const std::string& v) {
     return "'" + v + "'";
 }
 
+// Bounds of the quantities on the command line, so that no value can reach arithmetic that overflows or a
+// setting that makes streaming impossible: bitrates from audio to far beyond 8K video, limits on the same
+// scale, an in-order window of at least a second (it is converted to pieces) and a start-up buffer that a
+// viewer would wait for.
+constexpr BitRate kMinRate{1'000};
+constexpr BitRate kMaxRate{100'000'000'000};
+constexpr std::chrono::nanoseconds kMinInorderWindow = std::chrono::seconds(1);
+constexpr std::chrono::nanoseconds kMaxInorderWindow = std::chrono::hours(24);
+constexpr std::chrono::nanoseconds kMaxStartupBuffer = std::chrono::hours(1);
+
+std::string rate_outside(const std::string& v) {
+    return quoted(v) + " is outside [" + format_bitrate(kMinRate) + ", " + format_bitrate(kMaxRate) + "]";
+}
+
+std::string duration_outside(const std::string& v, std::chrono::nanoseconds min,
+                             std::chrono::nanoseconds max) {
+    return quoted(v) + " is outside [" + format_duration(min) + ", " + format_duration(max) + "]";
+}
+
 bool is_http_url(const std::string& v) {
     auto rest = [&](std::string_view scheme) {
         return v.size() > scheme.size() && std::string_view(v).substr(0, scheme.size()) == scheme;
@@ -100,7 +119,8 @@ const std::vector<OptionSpec>& specs() {
         {"--bitrate", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              auto r = parse_bitrate(v);
-             if (!r || r->value() == 0) return "invalid bitrate " + quoted(v) + " (e.g. 2Mbps)";
+             if (!r) return "invalid bitrate " + quoted(v) + " (e.g. 2Mbps)";
+             if (*r < kMinRate || *r > kMaxRate) return rate_outside(v);
              o.bitrate = *r;
              return "";
          }},
@@ -120,7 +140,9 @@ const std::vector<OptionSpec>& specs() {
         {"--inorder-window", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              auto d = parse_duration(v);
-             if (!d || d->count() <= 0) return "invalid duration " + quoted(v) + " (e.g. 15min, 90s)";
+             if (!d) return "invalid duration " + quoted(v) + " (e.g. 15min, 90s)";
+             if (*d < kMinInorderWindow || *d > kMaxInorderWindow)
+                 return duration_outside(v, kMinInorderWindow, kMaxInorderWindow);
              o.inorder_window = *d;
              return "";
          }},
@@ -147,14 +169,16 @@ const std::vector<OptionSpec>& specs() {
         {"--upload-limit", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              auto r = parse_bitrate(v);
-             if (!r || r->value() == 0) return "invalid rate " + quoted(v) + " (e.g. 2Mbps)";
+             if (!r) return "invalid rate " + quoted(v) + " (e.g. 2Mbps)";
+             if (*r < kMinRate || *r > kMaxRate) return rate_outside(v);
              o.upload_limit = *r;
              return "";
          }},
         {"--download-limit", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              auto r = parse_bitrate(v);
-             if (!r || r->value() == 0) return "invalid rate " + quoted(v) + " (e.g. 8Mbps)";
+             if (!r) return "invalid rate " + quoted(v) + " (e.g. 8Mbps)";
+             if (*r < kMinRate || *r > kMaxRate) return rate_outside(v);
              o.download_limit = *r;
              return "";
          }},
@@ -189,7 +213,9 @@ const std::vector<OptionSpec>& specs() {
         {"--startup-buffer", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              auto d = parse_duration(v);
-             if (!d || d->count() < 0) return "invalid duration " + quoted(v) + " (e.g. 2s)";
+             if (!d) return "invalid duration " + quoted(v) + " (e.g. 2s)";
+             if (*d > kMaxStartupBuffer)
+                 return duration_outside(v, std::chrono::nanoseconds(0), kMaxStartupBuffer);
              o.startup_buffer = *d;
              return "";
          }},
@@ -320,18 +346,19 @@ Required:
 Options:
   --server URL                VoD server base URL; repeatable; tried after the torrent's url-list,
                               fastest first (default: the torrent's url-list only)
-  --bitrate RATE              title bitrate, e.g. 2Mbps (default: the bitrate recorded in the torrent)
+  --bitrate RATE              title bitrate, 1kbps..100Gbps, e.g. 2Mbps (default: the bitrate recorded in
+                              the torrent)
   --picker P                  rarest|inorder|beta|hybrid (default: hybrid)
-  --inorder-window DURATION   hybrid: pick in order within this much video ahead (default: 15min)
+  --inorder-window DURATION   hybrid: pick in order within this much video ahead, 1s..24h (default: 15min)
   --buffer-limit BYTES|PCT    bound local storage, e.g. 512MiB or 25% of the title (default: unlimited)
   --behavior B                download: leave once every piece is had; stream: leave when playback
                               ends; seed: stay until stopped (default: stream)
-  --upload-limit RATE         upload cap, also on loopback, e.g. 2Mbps (default: unlimited)
-  --download-limit RATE       download cap (default: unlimited)
+  --upload-limit RATE         upload cap, also on loopback, 1kbps..100Gbps, e.g. 2Mbps (default: unlimited)
+  --download-limit RATE       download cap, 1kbps..100Gbps (default: unlimited)
   --choker C                  tit-for-tat|seed (default: tit-for-tat)
   --unchoke-slots N           peers uploaded to at once, 1..1000 (default: 16)
   --seed N                    seed for the picker's random choices (default: 1)
-  --startup-buffer DURATION   media that must be present before playback starts (default: 0s, the
+  --startup-buffer DURATION   media that must be present before playback starts, 0s..1h (default: 0s, the
                               first piece)
   --tracker URL               extra tracker; repeatable (default: the torrent's trackers only)
   --enable-dht                enable the DHT (default: off; LSD, UPnP and NAT-PMP are always off)

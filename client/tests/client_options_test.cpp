@@ -169,9 +169,10 @@ TEST_CASE("each invalid command line gets an error naming the option and value",
     CHECK(error_of(with({"--server", "ftp://x"})) ==
           "--server: invalid URL 'ftp://x' (expected http://HOST:PORT/...)");
     CHECK(error_of(with({"--bitrate", "fast"})) == "--bitrate: invalid bitrate 'fast' (e.g. 2Mbps)");
-    CHECK(error_of(with({"--bitrate", "0"})) == "--bitrate: invalid bitrate '0' (e.g. 2Mbps)");
-    CHECK(error_of(with({"--inorder-window", "0s"})) ==
-          "--inorder-window: invalid duration '0s' (e.g. 15min, 90s)");
+    CHECK(error_of(with({"--bitrate", "0"})) == "--bitrate: '0' is outside [1.00 kbps, 100.00 Gbps]");
+    CHECK(error_of(with({"--inorder-window", "0s"})) == "--inorder-window: '0s' is outside [1s, 24h]");
+    CHECK(error_of(with({"--inorder-window", "soon"})) ==
+          "--inorder-window: invalid duration 'soon' (e.g. 15min, 90s)");
     CHECK(error_of(with({"--buffer-limit", "150%"})) ==
           "--buffer-limit: invalid limit '150%' (expected BYTES like 512MiB or PERCENT like 25%)");
     CHECK(error_of(with({"--behavior", "leech"})) ==
@@ -210,4 +211,31 @@ TEST_CASE("a listen address HOST:PORT binds one address (a client in a network n
     REQUIRE(v6.options);
     CHECK(v6.options->listen_host == "::1");
     CHECK(v6.options->listen_port == 0);
+}
+
+TEST_CASE("every rate and duration on the command line is bounded, naming the option", "[client][options]") {
+    auto with = [](std::vector<std::string> extra) {
+        std::vector<std::string> a{"stream", "a.torrent", "--save-dir", "d", "--listen", "0", "--stats", "s"};
+        a.insert(a.end(), extra.begin(), extra.end());
+        return parse_client_args(a);
+    };
+    auto error_of = [&](std::vector<std::string> extra) { return with(std::move(extra)).error; };
+    const std::string rates = " is outside [1.00 kbps, 100.00 Gbps]";
+    for (std::string opt : {"--bitrate", "--upload-limit", "--download-limit"}) {
+        CHECK(error_of({opt, "999bps"}) == opt + ": '999bps'" + rates);
+        CHECK(error_of({opt, "101Gbps"}) == opt + ": '101Gbps'" + rates);
+        CHECK(error_of({opt, "1000000000000000"}) == opt + ": '1000000000000000'" + rates);
+        CHECK(with({opt, "1kbps"}).options);
+        CHECK(with({opt, "100Gbps"}).options);
+    }
+    CHECK(error_of({"--inorder-window", "999ms"}) == "--inorder-window: '999ms' is outside [1s, 24h]");
+    CHECK(error_of({"--inorder-window", "25h"}) == "--inorder-window: '25h' is outside [1s, 24h]");
+    CHECK(with({"--inorder-window", "1s"}).options->inorder_window == std::chrono::seconds(1));
+    CHECK(with({"--inorder-window", "24h"}).options);
+    CHECK(error_of({"--startup-buffer", "61min"}) == "--startup-buffer: '61min' is outside [0s, 1h]");
+    // A duration too large for nanoseconds is refused instead of wrapping to a negative time.
+    CHECK(error_of({"--startup-buffer", "9999999999h"}) ==
+          "--startup-buffer: invalid duration '9999999999h' (e.g. 2s)");
+    CHECK(with({"--startup-buffer", "0s"}).options->startup_buffer == std::chrono::nanoseconds(0));
+    CHECK(with({"--startup-buffer", "1h"}).options);
 }

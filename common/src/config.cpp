@@ -99,37 +99,54 @@ bool ConfigReader::boolean(std::string_view key, std::optional<bool> fallback) {
     return v->get<bool>();
 }
 
-BitRate ConfigReader::bitrate(std::string_view key, std::optional<BitRate> fallback) {
+BitRate ConfigReader::bitrate(std::string_view key, std::optional<BitRate> fallback, BitRate min,
+                              BitRate max) {
     const auto* v = find(key);
     if (!v) return required_or(key, fallback);
-    if (v->is_number_unsigned()) return BitRate(v->get<std::uint64_t>());
-    if (v->is_string()) {
-        if (auto r = parse_bitrate(v->get<std::string>())) return *r;
+    std::optional<BitRate> r;
+    if (v->is_number_unsigned()) r = BitRate(v->get<std::uint64_t>());
+    if (v->is_string()) r = parse_bitrate(v->get<std::string>());
+    if (!r) fail(key, "expected a bitrate such as \"2Mbps\" or a number of bits/s, got " + show(*v));
+    if (*r < min || *r > max) {
+        fail(key,
+             "value " + show(*v) + " is outside [" + format_bitrate(min) + ", " + format_bitrate(max) + "]");
     }
-    fail(key, "expected a bitrate such as \"2Mbps\" or a number of bits/s, got " + show(*v));
+    return *r;
 }
 
-Bytes ConfigReader::bytes(std::string_view key, std::optional<Bytes> fallback) {
+Bytes ConfigReader::bytes(std::string_view key, std::optional<Bytes> fallback, Bytes min, Bytes max) {
     const auto* v = find(key);
     if (!v) return required_or(key, fallback);
-    if (v->is_number_unsigned()) return Bytes(v->get<std::uint64_t>());
-    if (v->is_string()) {
-        if (auto r = parse_bytes(v->get<std::string>())) return *r;
+    std::optional<Bytes> r;
+    if (v->is_number_unsigned()) r = Bytes(v->get<std::uint64_t>());
+    if (v->is_string()) r = parse_bytes(v->get<std::string>());
+    if (!r) fail(key, "expected a size such as \"256KiB\" or a number of bytes, got " + show(*v));
+    if (*r < min || *r > max) {
+        fail(key, "value " + show(*v) + " is outside [" + format_bytes(min) + ", " + format_bytes(max) + "]");
     }
-    fail(key, "expected a size such as \"256KiB\" or a number of bytes, got " + show(*v));
+    return *r;
 }
 
 std::chrono::nanoseconds ConfigReader::duration(std::string_view key,
-                                                std::optional<std::chrono::nanoseconds> fallback) {
+                                                std::optional<std::chrono::nanoseconds> fallback,
+                                                std::chrono::nanoseconds min, std::chrono::nanoseconds max) {
     const auto* v = find(key);
     if (!v) return required_or(key, fallback);
-    if (v->is_number() && v->get<double>() >= 0) {
-        return std::chrono::nanoseconds(static_cast<std::int64_t>(v->get<double>() * 1e9));
+    const auto outside = [&] {
+        fail(key, "value " + show(*v) + " is outside [" + format_duration(min) + ", " + format_duration(max) +
+                      "]");
+    };
+    std::optional<std::chrono::nanoseconds> r;
+    if (v->is_number()) {
+        const double seconds = v->get<double>();
+        r = seconds_to_duration(seconds);
+        // A number too large for a nanosecond count is a well-formed value out of range, not a type error.
+        if (!r && seconds > 0) outside();
     }
-    if (v->is_string()) {
-        if (auto r = parse_duration(v->get<std::string>())) return *r;
-    }
-    fail(key, "expected a duration such as \"8ms\" or a number of seconds, got " + show(*v));
+    if (v->is_string()) r = parse_duration(v->get<std::string>());
+    if (!r) fail(key, "expected a duration such as \"8ms\" or a number of seconds, got " + show(*v));
+    if (*r < min || *r > max) outside();
+    return *r;
 }
 
 std::vector<std::string> ConfigReader::strings(std::string_view key,

@@ -59,8 +59,9 @@ std::optional<long double> scaled(std::string_view text, const std::array<Suffix
     if (!parts) return std::nullopt;
     for (const auto& s : suffixes) {
         if (parts->second == s.text) {
-            long double v = parts->first * s.factor;
-            if (v > static_cast<long double>(std::numeric_limits<std::uint64_t>::max())) return std::nullopt;
+            // Rounded here so that the callers' integer conversions can never overflow.
+            long double v = std::round(parts->first * s.factor);
+            if (!(v < 0x1p64L)) return std::nullopt;
             return v;
         }
     }
@@ -88,7 +89,7 @@ std::optional<BitRate> parse_bitrate(std::string_view text) {
                                                       {"b/s", 1}}};
     auto v = scaled(text, suffixes);
     if (!v) return std::nullopt;
-    return BitRate(static_cast<std::uint64_t>(std::llround(*v)));
+    return BitRate(static_cast<std::uint64_t>(*v));
 }
 
 std::optional<Bytes> parse_bytes(std::string_view text) {
@@ -108,7 +109,7 @@ std::optional<Bytes> parse_bytes(std::string_view text) {
                                                       {"tb", 1e12}}};
     auto v = scaled(text, suffixes);
     if (!v) return std::nullopt;
-    return Bytes(static_cast<std::uint64_t>(std::llround(*v)));
+    return Bytes(static_cast<std::uint64_t>(*v));
 }
 
 std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
@@ -122,8 +123,15 @@ std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
                                                      {"m", 60e9},
                                                      {"h", 3600e9}}};
     auto v = scaled(text, suffixes);
-    if (!v || *v > static_cast<long double>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
-    return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(*v)));
+    if (!v || !(*v < 0x1p63L)) return std::nullopt;
+    return std::chrono::nanoseconds(static_cast<std::int64_t>(*v));
+}
+
+std::optional<std::chrono::nanoseconds> seconds_to_duration(double seconds) {
+    if (!std::isfinite(seconds) || seconds < 0) return std::nullopt;
+    long double ns = std::round(static_cast<long double>(seconds) * 1e9L);
+    if (!(ns < 0x1p63L)) return std::nullopt;
+    return std::chrono::nanoseconds(static_cast<std::int64_t>(ns));
 }
 
 std::string format_bytes(Bytes b) {
@@ -141,6 +149,20 @@ std::string format_bytes(Bytes b) {
         std::snprintf(buf, sizeof buf, "%.2Lf %s", v, units[u]);
     }
     return buf;
+}
+
+std::string format_duration(std::chrono::nanoseconds d) {
+    static constexpr std::array<std::pair<std::int64_t, std::string_view>, 5> units{{{3'600'000'000'000, "h"},
+                                                                                     {60'000'000'000, "min"},
+                                                                                     {1'000'000'000, "s"},
+                                                                                     {1'000'000, "ms"},
+                                                                                     {1'000, "us"}}};
+    const auto n = d.count();
+    if (n == 0) return "0s";
+    for (const auto& [factor, name] : units) {
+        if (n % factor == 0) return std::to_string(n / factor) + std::string(name);
+    }
+    return std::to_string(n) + "ns";
 }
 
 std::string format_bitrate(BitRate r) {

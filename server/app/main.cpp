@@ -84,7 +84,11 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
                     return usage_error("unknown policy '" + *v + "' (naive, raid0, raid1, random, rda)");
             } else if (a == "--bitrate") {
                 opt.bitrate = parse_bitrate(*v);
-                if (!opt.bitrate || opt.bitrate->value() == 0) return usage_error("bad bitrate '" + *v + "'");
+                if (!opt.bitrate) return usage_error("bad bitrate '" + *v + "'");
+                if (*opt.bitrate < kMinBitrate || *opt.bitrate > kMaxBitrate) {
+                    return usage_error("--bitrate " + *v + " is outside [" + format_bitrate(kMinBitrate) +
+                                       ", " + format_bitrate(kMaxBitrate) + "]");
+                }
             } else if (a == "--announce") {
                 opt.announce.push_back(*v);
             } else if (a == "--block-size") {

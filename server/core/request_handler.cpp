@@ -262,9 +262,7 @@ HttpResponse set_disk_fault(const HttpRequest& req, HandlerContext& ctx, std::si
     DiskFault fault = it->fault;
     try {
         ConfigReader r(json, "fault");
-        fault.stutter_pct = r.number("stutter_pct", fault.stutter_pct, 0.0, 10000.0);
-        fault.added_latency = r.duration("added_latency", fault.added_latency);
-        fault.offline = r.boolean("offline", fault.offline);
+        read_disk_fault(r, fault);
         r.finish();
     } catch (const ConfigError& e) {
         return error_response(400, e.what());

@@ -29,6 +29,15 @@ std::string_view to_string(PlacementPolicy p) {
     return "?";
 }
 
+using namespace std::chrono_literals;
+
+void read_disk_fault(ConfigReader& r, DiskFault& f) {
+    f.stutter_pct = r.number("stutter_pct", f.stutter_pct, 0.0, 10000.0);
+    // Every read of the disk waits this long: beyond minutes the disk is offline in all but name.
+    f.added_latency = r.duration("added_latency", f.added_latency, 0s, 10min);
+    f.offline = r.boolean("offline", f.offline);
+}
+
 namespace {
 
 Endpoint endpoint_field(ConfigReader& r, std::string_view key, std::string fallback) {
@@ -40,9 +49,7 @@ Endpoint endpoint_field(ConfigReader& r, std::string_view key, std::string fallb
 
 DiskFault load_fault(ConfigReader r) {
     DiskFault f;
-    f.stutter_pct = r.number("stutter_pct", 0.0, 0.0, 10000.0);
-    f.added_latency = r.duration("added_latency", std::chrono::nanoseconds(0));
-    f.offline = r.boolean("offline", false);
+    read_disk_fault(r, f);
     r.finish();
     return f;
 }
@@ -55,9 +62,8 @@ DiskConfig load_disk(ConfigReader r) {
     if (r.has("emulate")) {
         auto e = r.object("emulate");
         DiskEmulation em;
-        em.access_time = e.duration("t_a");
-        em.transfer_rate = e.bitrate("r_d");
-        if (em.transfer_rate.value() == 0) e.fail("r_d", "must be greater than 0");
+        em.access_time = e.duration("t_a", std::nullopt, 0s, 10s);
+        em.transfer_rate = e.bitrate("r_d", std::nullopt, BitRate(1'000'000), BitRate(100'000'000'000));
         e.finish();
         d.emulation = em;
     }
@@ -105,31 +111,27 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     while (!c.public_url.empty() && c.public_url.back() == '/')
         c.public_url.pop_back();
     c.placement_seed = r.uint("placement_seed", c.placement_seed);
-    c.time_slice = r.duration("time_slice", c.time_slice);
-    if (c.time_slice.count() <= 0) r.fail("time_slice", "must be greater than 0");
+    c.time_slice = r.duration("time_slice", c.time_slice, 100ms, 10min);
     if (r.has("block_size")) {
-        c.block_size = r.bytes("block_size");
-        if (c.block_size->value() == 0) r.fail("block_size", "must be greater than 0");
+        c.block_size = r.bytes("block_size", std::nullopt, kMinBlockSize, kMaxBlockSize);
     }
-    c.default_bitrate = r.bitrate("default_bitrate", c.default_bitrate);
-    if (c.default_bitrate.value() == 0) r.fail("default_bitrate", "must be greater than 0");
-    c.piece_size = r.bytes("piece_size", c.piece_size);
+    c.default_bitrate = r.bitrate("default_bitrate", c.default_bitrate, kMinBitrate, kMaxBitrate);
+    c.piece_size = r.bytes("piece_size", c.piece_size, Bytes(16 * 1024), Bytes(64 * 1024 * 1024));
     auto ps = c.piece_size.value();
-    if (ps < 16 * 1024 || (ps & (ps - 1)) != 0) {
-        r.fail("piece_size", "must be a power of two of at least 16 KiB, got " + std::to_string(ps));
-    }
+    if ((ps & (ps - 1)) != 0) r.fail("piece_size", "must be a power of two, got " + std::to_string(ps));
 
     c.open_files = r.uint("open_files", c.open_files, 16, 1'048'576);
-    c.service_model_half_life = r.duration("service_model_half_life", c.service_model_half_life);
-    if (c.service_model_half_life.count() <= 0) r.fail("service_model_half_life", "must be greater than 0");
+    c.service_model_half_life = r.duration("service_model_half_life", c.service_model_half_life, 10ms, 24h);
 
     c.io_threads = static_cast<unsigned>(r.uint("io_threads", c.io_threads, 1, 256));
     c.max_connections = r.uint("max_connections", c.max_connections, 1, 1'000'000);
-    c.idle_timeout = r.duration("idle_timeout", c.idle_timeout);
+    // Below a tenth of a second a client cannot even send its request line before the connection is closed.
+    c.idle_timeout = r.duration("idle_timeout", c.idle_timeout, 100ms, 1h);
     c.header_limit = r.uint("header_limit", c.header_limit, 512, 1 << 20);
     c.max_pipelined = r.uint("max_pipelined", c.max_pipelined, 1, 1024);
     c.max_ranges = r.uint("max_ranges", c.max_ranges, 1, 1024);
-    c.max_multipart_bytes = r.bytes("max_multipart_bytes", c.max_multipart_bytes);
+    c.max_multipart_bytes =
+        r.bytes("max_multipart_bytes", c.max_multipart_bytes, Bytes(1024), Bytes(16ull * 1024 * 1024 * 1024));
     if (r.has("admin_listen")) c.admin_listen = endpoint_field(r, "admin_listen", "");
     c.log_level = r.string("log_level", c.log_level);
     if (c.log_level != "trace" && c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&

@@ -14,6 +14,10 @@
 #include "toast/common/endpoint.hpp"
 #include "toast/common/units.hpp"
 
+namespace toast {
+class ConfigReader;
+}
+
 namespace toast::server {
 
 enum class PlacementPolicy { naive, raid0, raid1, random, rda };
@@ -40,6 +44,13 @@ struct DiskConfig {
     std::optional<DiskEmulation> emulation;
     DiskFault fault;
 };
+
+// Bounds shared by the config file and the ingest command line. Blocks: what ingest accepts (a block is read
+// whole into memory at ingest and placed as one file). Bitrates: from an audio stream to far beyond 8K video.
+inline constexpr Bytes kMinBlockSize{4 * 1024};
+inline constexpr Bytes kMaxBlockSize{256 * 1024 * 1024};
+inline constexpr BitRate kMinBitrate{1'000};
+inline constexpr BitRate kMaxBitrate{100'000'000'000};
 
 struct ServerConfig {
     Endpoint listen{"127.0.0.1", 8080};
@@ -74,6 +85,11 @@ struct ServerConfig {
 
     std::string log_level = "info";
 };
+
+// Reads the fields of a fault object ("stutter_pct", "added_latency", "offline") into `fault`; absent fields
+// keep their value. Shared by the config file and the admin route, so both accept exactly the same values.
+// Throws ConfigError naming the field.
+void read_disk_fault(toast::ConfigReader& reader, DiskFault& fault);
 
 // Throws ConfigError naming the field and the value.
 ServerConfig load_server_config(const nlohmann::json& json);

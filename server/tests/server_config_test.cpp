@@ -34,7 +34,7 @@ TEST_CASE("service_model_half_life is a positive duration", "[server][config]") 
     CHECK(c.service_model_half_life == std::chrono::minutes(2));
     auto bad = [](const char* text) { return load_server_config(nlohmann::json::parse(text)); };
     CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"service_model_half_life":0})"),
-                      Contains("'service_model_half_life'") && Contains("greater than 0"));
+                      Contains("'service_model_half_life'") && Contains("outside [10ms, 24h]"));
     CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"service_model_half_life":"soon"})"),
                       Contains("'service_model_half_life'") && Contains("soon"));
 }
@@ -64,4 +64,67 @@ TEST_CASE("bad server configs name the field and the value", "[server][config]")
     CHECK_THROWS_WITH(bad(R"({"disks":[{"path":"/a","emulate":{"t_a":"x","r_d":"1M"}},"/b"]})"),
                       Contains("disks[0].emulate.t_a"));
     CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"colour":"blue"})"), Contains("'colour': unknown field"));
+}
+
+TEST_CASE("every duration and size in the server config is bounded, naming the key", "[server][config]") {
+    auto error_of = [](const std::string& fields) -> std::string {
+        try {
+            load_server_config(nlohmann::json::parse(R"({"disks":["/a","/b"],)" + fields + "}"));
+        } catch (const ConfigError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    auto ok = [&](const std::string& fields) { return error_of(fields).empty(); };
+    struct Bound {
+        const char* key;
+        const char* below;
+        const char* lowest;
+        const char* highest;
+        const char* above;
+        const char* range;
+    };
+    const Bound bounds[] = {
+        {"idle_timeout", "0", "\"100ms\"", "\"1h\"", "1e10", "[100ms, 1h]"},
+        {"time_slice", "\"99ms\"", "\"100ms\"", "\"10min\"", "601", "[100ms, 10min]"},
+        {"service_model_half_life", "0", "\"10ms\"", "\"24h\"", "\"25h\"", "[10ms, 24h]"},
+        {"block_size", "4095", "\"4KiB\"", "\"256MiB\"", "\"257MiB\"", "[4 KiB, 256 MiB]"},
+        {"default_bitrate", "999", "\"1kbps\"", "\"100Gbps\"", "\"101Gbps\"", "[1.00 kbps, 100.00 Gbps]"},
+        {"piece_size", "\"8KiB\"", "\"16KiB\"", "\"64MiB\"", "\"128MiB\"", "[16 KiB, 64 MiB]"},
+        {"max_multipart_bytes", "1023", "\"1KiB\"", "\"16GiB\"", "\"17GiB\"", "[1 KiB, 16 GiB]"},
+    };
+    for (const auto& b : bounds) {
+        INFO(b.key);
+        const std::string key = b.key;
+        CHECK_THAT(error_of("\"" + key + "\":" + b.below),
+                   Contains("'" + key + "'") && Contains(std::string("is outside ") + b.range));
+        CHECK_THAT(error_of("\"" + key + "\":" + b.above),
+                   Contains("'" + key + "'") && Contains(std::string("is outside ") + b.range));
+        CHECK(ok("\"" + key + "\":" + b.lowest));
+        CHECK(ok("\"" + key + "\":" + b.highest));
+    }
+    // The issue's example: 1e10 seconds used to wrap to a negative nanosecond count.
+    CHECK(error_of(R"("idle_timeout":1e10)") ==
+          "config field 'idle_timeout': value 10000000000.0 is outside [100ms, 1h]");
+}
+
+TEST_CASE("disk emulation and fault durations are bounded", "[server][config]") {
+    auto error_of = [](const std::string& disk) -> std::string {
+        try {
+            load_server_config(nlohmann::json::parse(R"({"disks":["/a",)" + disk + "]}"));
+        } catch (const ConfigError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    CHECK(error_of(R"({"path":"/b","emulate":{"t_a":"11s","r_d":"80Mbps"}})") ==
+          "config field 'disks[1].emulate.t_a': value \"11s\" is outside [0s, 10s]");
+    CHECK(error_of(R"({"path":"/b","emulate":{"t_a":"2ms","r_d":"999kbps"}})") ==
+          "config field 'disks[1].emulate.r_d': value \"999kbps\" is outside [1.00 Mbps, 100.00 Gbps]");
+    CHECK(error_of(R"({"path":"/b","emulate":{"t_a":0,"r_d":"100Gbps"}})").empty());
+    CHECK(error_of(R"({"path":"/b","fault":{"added_latency":1e10}})") ==
+          "config field 'disks[1].fault.added_latency': value 10000000000.0 is outside [0s, 10min]");
+    CHECK(error_of(R"({"path":"/b","fault":{"added_latency":"10min"}})").empty());
+    CHECK_THAT(error_of(R"({"path":"/b","fault":{"added_latency":-1}})"),
+               Contains("'disks[1].fault.added_latency'"));
 }

@@ -25,7 +25,7 @@ std::chrono::nanoseconds bounded_duration(ConfigReader& r, std::string_view key,
             }
         }
     }
-    auto d = r.duration(key, fallback);
+    auto d = r.duration(key, fallback, std::chrono::nanoseconds(0), std::chrono::nanoseconds::max());
     if (d < min || d > max) r.fail(key, "value " + shown + " is outside " + std::string(range));
     return d;
 }

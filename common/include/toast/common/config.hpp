@@ -43,11 +43,13 @@ class ConfigReader {
                   double min = std::numeric_limits<double>::lowest(),
                   double max = std::numeric_limits<double>::max());
     bool boolean(std::string_view key, std::optional<bool> fallback = std::nullopt);
-    // Accept a number (base unit) or a string with a unit ("2Mbps", "256KiB", "8ms").
-    BitRate bitrate(std::string_view key, std::optional<BitRate> fallback = std::nullopt);
-    Bytes bytes(std::string_view key, std::optional<Bytes> fallback = std::nullopt);
-    std::chrono::nanoseconds duration(std::string_view key,
-                                      std::optional<std::chrono::nanoseconds> fallback = std::nullopt);
+    // Accept a number (base unit; seconds for durations) or a string with a unit ("2Mbps", "256KiB", "8ms").
+    // Every quantity has bounds: a value outside [min, max] is refused with both named, so no setting can
+    // be zero where that breaks the component, or so large that arithmetic on it overflows.
+    BitRate bitrate(std::string_view key, std::optional<BitRate> fallback, BitRate min, BitRate max);
+    Bytes bytes(std::string_view key, std::optional<Bytes> fallback, Bytes min, Bytes max);
+    std::chrono::nanoseconds duration(std::string_view key, std::optional<std::chrono::nanoseconds> fallback,
+                                      std::chrono::nanoseconds min, std::chrono::nanoseconds max);
     std::vector<std::string> strings(std::string_view key,
                                      std::optional<std::vector<std::string>> fallback = std::nullopt);
     // A nested object; an absent key reads as an empty object.

@@ -57,8 +57,13 @@ std::optional<BitRate> parse_bitrate(std::string_view text);
 std::optional<Bytes> parse_bytes(std::string_view text);
 // "5s", "250ms", "15min", "1h", "2.5s", "100us". A bare number is seconds.
 std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text);
+// A number of seconds (a JSON number) as nanoseconds; nullopt when it is negative, not finite, or beyond what
+// a nanosecond count holds (about 292 years), so it can never wrap to a negative time.
+std::optional<std::chrono::nanoseconds> seconds_to_duration(double seconds);
 
 std::string format_bytes(Bytes b);      // "256 KiB", "1.50 MiB"
 std::string format_bitrate(BitRate r);  // "2.00 Mbps"
+// The largest unit that states `d` exactly: "1h", "15min", "30s", "250ms", "100us", "7ns".
+std::string format_duration(std::chrono::nanoseconds d);
 
 }  // namespace toast
