@@ -4,7 +4,8 @@ add_library(toast_server_http STATIC
   core/pacer.cpp
   core/request_handler.cpp
   http/http_server.cpp
-  http/http_session.cpp)
+  http/http_session.cpp
+  http/request_view.cpp)
 target_include_directories(toast_server_http PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_server_http PUBLIC toast_server_config toast_server_store toast_common toast_asio
   PRIVATE toast_warnings)

@@ -13,6 +13,8 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 
+#include "server/http/request_view.hpp"
+
 namespace toast::server {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -25,8 +27,6 @@ namespace {
 constexpr std::uint64_t kWindow = 4 * 1024 * 1024;
 // Store reads in flight or done but unsent per connection: one being sent, one being read.
 constexpr std::size_t kMaxSlots = 2;
-// Request bodies are only meaningful for the admin routes.
-constexpr std::uint64_t kBodyLimit = 64 * 1024;
 constexpr std::size_t kNoPart = static_cast<std::size_t>(-1);
 constexpr auto kLingerTime = std::chrono::seconds(1);
 constexpr int kMaxIov = 16;
@@ -105,7 +105,7 @@ void HttpSession::do_read() {
     parser_.emplace();
     parser_->header_limit(
         static_cast<std::uint32_t>(std::min<std::size_t>(shared_.config.header_limit, UINT32_MAX)));
-    parser_->body_limit(kBodyLimit);
+    parser_->body_limit(kMaxRequestBody);
     reading_ = true;
     if (!responding_) last_activity_ = Clock::now();
     http::async_read(socket_, buffer_, *parser_,
@@ -137,7 +137,7 @@ void HttpSession::on_read(beast::error_code ec) {
             r = error_response(
                 431, "request header larger than " + std::to_string(shared_.config.header_limit) + " bytes");
         } else if (ec == http::error::body_limit) {
-            r = error_response(413, "request body larger than " + std::to_string(kBodyLimit) + " bytes");
+            r = error_response(413, "request body larger than " + std::to_string(kMaxRequestBody) + " bytes");
         } else if (ec.category() == beast::error_code(http::error::end_of_stream).category()) {
             r = error_response(400, "malformed request: " + ec.message());
         } else {
@@ -152,24 +152,7 @@ void HttpSession::on_read(beast::error_code ec) {
     }
 
     auto& msg = parser_->get();
-    HttpRequest req;
-    req.method = msg.method_string();
-    req.target = msg.target();
-    auto field = [&](http::field f, std::string_view& out) {
-        auto it = msg.find(f);
-        if (it == msg.end()) return false;
-        out = it->value();
-        return true;
-    };
-    req.has_range = field(http::field::range, req.range);
-    req.has_if_range = field(http::field::if_range, req.if_range);
-    req.has_if_match = field(http::field::if_match, req.if_match);
-    req.has_if_none_match = field(http::field::if_none_match, req.if_none_match);
-    field(http::field::if_modified_since, req.if_modified_since);
-    field(http::field::if_unmodified_since, req.if_unmodified_since);
-    req.body = msg.body();
-    req.peer_is_loopback = loopback_;
-    req.on_admin_listener = admin_listener_;
+    HttpRequest req = request_view(msg, loopback_, admin_listener_);
 
     HandlerContext ctx{shared_.store, shared_.disks, shared_.registry, shared_.limits};
     Job job;
