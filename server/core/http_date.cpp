@@ -90,6 +90,12 @@ std::optional<SysTime> make_time(std::int64_t y, unsigned mon /*1-12*/, unsigned
         if (wd != *weekday) return std::nullopt;
     }
     std::int64_t secs = days * 86400 + h * 3600 + mi * 60 + std::min(s, 59u);
+    // The system clock counts nanoseconds in 64 bits (1677-09-21 .. 2262-04-11): a valid date outside that
+    // cannot be compared with a title's time and is treated like an invalid one (the condition is ignored).
+    using Limit = std::chrono::duration<std::int64_t>;
+    constexpr auto kMax = std::chrono::duration_cast<Limit>(SysTime::duration::max()).count();
+    constexpr auto kMin = std::chrono::duration_cast<Limit>(SysTime::duration::min()).count();
+    if (secs > kMax || secs < kMin) return std::nullopt;
     return SysTime(std::chrono::seconds(secs));
 }
 
