@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -189,6 +190,25 @@ std::string url_escape(std::string_view bytes) {
         out += digits[b & 0xf];
     }
     return out;
+}
+
+std::string announce_target(char hash, int peer, int port, int left) {
+    std::string id = "-TT0001-" + std::to_string(100000000000 + peer);
+    return "/announce?info_hash=" + url_escape(std::string(20, hash)) + "&peer_id=" + id +
+           "&port=" + std::to_string(port) + "&uploaded=0&downloaded=0&left=" + std::to_string(left);
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
+
+bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (cond()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return cond();
 }
 
 }  // namespace toast::tracker::testing

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,5 +58,11 @@ void udp_send(std::uint16_t port, const std::vector<std::uint8_t>& packet);
 
 // "%XX" for every byte.
 std::string url_escape(std::string_view bytes);
+
+// An HTTP announce target: info-hash of 20 `hash` bytes, a peer id made from `peer`.
+std::string announce_target(char hash, int peer, int port, int left);
+bool starts_with(const std::string& s, const std::string& prefix);
+// Polls `cond` every 20 ms for at most `timeout`.
+bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout);
 
 }  // namespace toast::tracker::testing
