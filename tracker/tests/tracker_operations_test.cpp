@@ -113,8 +113,8 @@ TEST_CASE("announces are answered while /stats pages are being produced", "[trac
     reader.join();
     CHECK(answered >= 20);
     CHECK(pages >= 1);
-    // A loose bound: a page is a few milliseconds of work, so no announce waits anywhere near a second.
-    CHECK(slowest < 1s);
+    // A loose bound: a page is a few milliseconds of work, so no announce waits anywhere near seconds.
+    CHECK(slowest < 2s);
 }
 
 TEST_CASE("/stats and /metrics are served only to admin_allow addresses", "[tracker][stats]") {
