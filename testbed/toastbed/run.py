@@ -347,8 +347,8 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print,
         notes.append(f"{incomplete} of {r['clients']} {kind} viewers did not complete (see {work / 'logs'}): "
                      "the reduction is not comparable")
     if kind == "toast" and s.seed and not supports_option(bins["client"], "--operator-peer"):
-        notes.append("this toast-client has no --operator-peer: the server-host seed was not named as the "
-                     "operator's, so clients counted it as a viewer")
+        notes.append("this toast-client has no --operator-peer: the server-host seed could not be named as the "
+                     "operator's (such a client takes every seed for the operator's)")
     r["notes"] = notes
     r["kind"] = kind
     r["shape"] = scen.shape(s)
