@@ -201,6 +201,15 @@ const std::vector<OptionSpec>& specs() {
              o.unchoke_slots = n;
              return "";
          }},
+        {"--max-connections", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             int n = 0;
+             auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+             if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || n < 2 || n > 10000)
+                 return "invalid connection count " + quoted(v) + " (expected 2..10000)";
+             o.max_connections = n;
+             return "";
+         }},
         {"--seed", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              std::uint64_t n = 0;
@@ -357,6 +366,8 @@ Options:
   --download-limit RATE       download cap, 1kbps..100Gbps (default: unlimited)
   --choker C                  tit-for-tat|seed (default: tit-for-tat)
   --unchoke-slots N           peers uploaded to at once, 1..1000 (default: 16)
+  --max-connections N         peer connections at most, 2..10000; a full client swaps its
+                              lowest-ranked peer for a newcomer (default: 40)
   --seed N                    seed for the picker's random choices (default: 1)
   --startup-buffer DURATION   media that must be present before playback starts, 0s..1h (default: 0s, the
                               first piece)

@@ -59,6 +59,8 @@ struct ClientOptions {
     // Regular unchoke slots (both chokers). A swarm of set-top boxes does best serving every viewer that
     // asks: with 12 viewers, 3 slots lost a quarter of the offload and 8 lost 3 points against 16+.
     int unchoke_slots = 16;
+    // Peer connections at most (SessionConfig::max_connections says why 40).
+    int max_connections = 40;
     std::uint64_t seed = 1;
     std::chrono::nanoseconds startup_buffer{0};  // 0: the first piece is enough
     std::vector<std::string> trackers;           // --tracker, repeatable, added to the torrent's

@@ -25,6 +25,7 @@ SessionConfig session_config(const ClientOptions& o, const ClientTuning& tuning)
     sc.choker = o.choker == ChokerOption::seed ? ChokerKind::seed : ChokerKind::tit_for_tat;
     sc.enable_dht = o.enable_dht;
     sc.unchoke_slots = o.unchoke_slots;
+    sc.max_connections = o.max_connections;
     return sc;
 }
 

@@ -123,6 +123,31 @@ TEST_CASE(
     CHECK(seed_summary.bytes_uploaded > 0);
 }
 
+TEST_CASE("--max-connections bounds a client's peers while the others connect to everyone",
+          "[client][integration]") {
+    Testbed bed;
+    auto seed = bed.seed("seed");
+    REQUIRE(bed.wait_for_seeders(1, 15s));
+    std::vector<std::unique_ptr<ChildProcess>> clients;
+    clients.push_back(bed.client("c1", {"--max-connections", "2"}));
+    for (int i = 2; i <= 4; ++i)
+        clients.push_back(bed.client("c" + std::to_string(i)));
+    for (auto& c : clients)
+        require_exit_ok(*c, 60s);
+    auto most_peers = [&](const std::string& name) {
+        std::uint32_t most = 0;
+        for (const auto& line : read_stats(bed.stats(name)))
+            most = std::max(most, line.peers);
+        return most;
+    };
+    CHECK(most_peers("c1") <= 2);
+    // Uncapped, a client has the seed and at least two of the other three viewers.
+    CHECK(std::max({most_peers("c2"), most_peers("c3"), most_peers("c4")}) >= 3);
+    CHECK(summary_of(bed.stats("c1")).completed);
+    CHECK(same_bytes(bed.data("c1"), bed.media()));
+    REQUIRE(seed->stop(SIGTERM, 10s) == 0);
+}
+
 TEST_CASE("a viewer only a seed can serve fetches ahead from the server, at most 8 s of video past its need",
           "[client][integration]") {
     Testbed bed;

@@ -38,6 +38,7 @@ TEST_CASE("the minimal stream command gets every documented default", "[client][
     CHECK(o.listen_port == 6881);
     CHECK(o.listen_host.empty());
     CHECK(o.unchoke_slots == 16);
+    CHECK(o.max_connections == 40);
     CHECK(o.stats_file == "c1.jsonl");
     CHECK(o.servers.empty());
     CHECK_FALSE(o.bitrate);
@@ -76,6 +77,8 @@ TEST_CASE("every option is parsed, in both spellings", "[client][options]") {
                                      "seed",
                                      "--unchoke-slots",
                                      "4",
+                                     "--max-connections",
+                                     "24",
                                      "--seed",
                                      "77",
                                      "--startup-buffer",
@@ -101,6 +104,7 @@ TEST_CASE("every option is parsed, in both spellings", "[client][options]") {
     CHECK(o.download_limit == BitRate(8'000'000));
     CHECK(o.choker == ChokerOption::seed);
     CHECK(o.unchoke_slots == 4);
+    CHECK(o.max_connections == 24);
     CHECK(o.seed == 77);
     CHECK(o.startup_buffer == 2s);
     CHECK(o.trackers.size() == 2);
@@ -127,13 +131,15 @@ TEST_CASE("help is recognised anywhere and documents every option with its defau
     CHECK(parse_client_args({"stream", "--bogus", "--help"}).help);
     auto text = client_help_text();
     for (auto opt :
-         {"--save-dir",       "--listen",         "--server",        "--bitrate",  "--stats",
-          "--picker",         "--inorder-window", "--buffer-limit",  "--behavior", "--upload-limit",
-          "--download-limit", "--choker",         "--unchoke-slots", "--seed",     "--startup-buffer",
-          "--tracker",        "--enable-dht",     "--log-level",     "--http",     "--player"})
+         {"--save-dir",       "--listen",         "--server",        "--bitrate",         "--stats",
+          "--picker",         "--inorder-window", "--buffer-limit",  "--behavior",        "--upload-limit",
+          "--download-limit", "--choker",         "--unchoke-slots", "--max-connections", "--seed",
+          "--startup-buffer", "--tracker",        "--enable-dht",    "--log-level",       "--http",
+          "--player"})
         CHECK(text.find(opt) != std::string::npos);
-    for (auto def : {"(default: hybrid)", "(default: 15min)", "(default: stream)", "(default: tit-for-tat)",
-                     "(default: 16)", "(default: 1)", "(default: info)", "(default: unlimited)"})
+    for (auto def :
+         {"(default: hybrid)", "(default: 15min)", "(default: stream)", "(default: tit-for-tat)",
+          "(default: 16)", "(default: 40)", "(default: 1)", "(default: info)", "(default: unlimited)"})
         CHECK(text.find(def) != std::string::npos);
 }
 
@@ -166,6 +172,10 @@ TEST_CASE("each invalid command line gets an error naming the option and value",
           "--unchoke-slots: invalid slot count '0' (expected 1..1000)");
     CHECK(error_of(with({"--unchoke-slots", "many"})) ==
           "--unchoke-slots: invalid slot count 'many' (expected 1..1000)");
+    CHECK(error_of(with({"--max-connections", "1"})) ==
+          "--max-connections: invalid connection count '1' (expected 2..10000)");
+    CHECK(error_of(with({"--max-connections", "40x"})) ==
+          "--max-connections: invalid connection count '40x' (expected 2..10000)");
     CHECK(error_of(with({"--server", "ftp://x"})) ==
           "--server: invalid URL 'ftp://x' (expected http://HOST:PORT/...)");
     CHECK(error_of(with({"--bitrate", "fast"})) == "--bitrate: invalid bitrate 'fast' (e.g. 2Mbps)");
