@@ -324,6 +324,27 @@ class LauncherTest(unittest.TestCase):
             self.assertNotIn("--operator-peer", run.client_argv("toast", s, stack, {"client": new}, Path(d), 0))
 
 
+class DiskTest(unittest.TestCase):
+    def test_a_run_the_disk_cannot_hold_is_refused_with_the_figures(self):
+        s = scenario.from_dict({"clients": 96, "title_seconds": "448s", "piece_size": "32KiB"})
+        self.assertEqual(run.disk_needed(s), int(99 * 112_000_000 * 1.05))
+        huge = scenario.from_dict({"clients": 500, "title_seconds": "100h"})  # 500 x 90 GB
+        with tempfile.TemporaryDirectory() as d:
+            with self.assertRaisesRegex(run.RunError, r"needs about \d+\.\d GB on .* GB are free"):
+                run.check_disk(huge, Path(d))
+            run.check_disk(scenario.from_dict({"clients": 1, "title_seconds": "4s"}), Path(d))
+
+    def test_the_titles_copies_go_and_the_results_stay(self):
+        with tempfile.TemporaryDirectory() as d:
+            work = Path(d)
+            for rel in ("client000/data/title", "client000/stats.jsonl", "disks/d0/b", "media/title", "logs/x.log"):
+                (work / rel).parent.mkdir(parents=True, exist_ok=True)
+                (work / rel).write_text("x")
+            run.drop_data(work)
+            left = sorted(str(f.relative_to(work)) for f in work.rglob("*") if f.is_file())
+            self.assertEqual(left, ["client000/stats.jsonl", "logs/x.log"])
+
+
 class PortTest(unittest.TestCase):
     def test_free_ports_are_never_handed_out_twice(self):
         ports = [run.free_port() for _ in range(200)]

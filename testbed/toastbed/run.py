@@ -268,13 +268,39 @@ def playback_ended(stats: Path, title_bytes: int) -> bool:
     return False
 
 
+def disk_needed(s: scen.Scenario) -> int:
+    """Bytes a run writes: every viewer's copy of the title, the title itself and the server's store (each
+    block on two disks), with 5% to spare."""
+    return int((s.clients + 3) * s.title_bytes * 1.05)
+
+
+def check_disk(s: scen.Scenario, out: Path) -> None:
+    """Refuses a run the disk cannot hold: viewers that hit ENOSPC mid-run fail, and so does everything else
+    on the machine that writes there."""
+    out.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(out).free
+    need = disk_needed(s)
+    if free < need:
+        raise RunError(f"{s.name}: needs about {need / 1e9:.1f} GB on {out} ({s.clients} viewers x "
+                       f"{s.title_bytes / 1e6:.0f} MB and the server's store), {free / 1e9:.1f} GB are free")
+
+
+def drop_data(work: Path) -> None:
+    """The title's copies (each viewer's, the server's store, the source file) once the report is made: a
+    96-viewer run at the thesis's shape writes 11 GB. Stats, logs and reports stay."""
+    for d in [*work.glob("client*/data"), work / "disks", work / "media"]:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print,
-             stop: threading.Event | None = None) -> dict:
+             stop: threading.Event | None = None, keep_data: bool = False) -> dict:
     """Runs the scenario with `kind` viewers ("toast", "stock" or "unicast"); returns the report dict.
-    Ctrl-C, or `stop` being set (run-all's other threads), stops every process and raises KeyboardInterrupt."""
+    Ctrl-C, or `stop` being set (run-all's other threads), stops every process and raises KeyboardInterrupt.
+    The title's copies are deleted at the end unless `keep_data`."""
     work = out / kind
     if work.exists():
         shutil.rmtree(work)
+    check_disk(s, out)
     (work / "logs").mkdir(parents=True)
     sampler = resources.Sampler()
     procs = Processes(work / "logs", sampler)
@@ -340,6 +366,8 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print,
             shaped = network.bytes_towards_clients()
             network.teardown()
     summaries = [report.read_stats(work / f"client{i:03d}" / "stats.jsonl")[0] for i in range(s.clients)]
+    if not keep_data:
+        drop_data(work)
     r = report.compute(s, s.title_bytes, summaries, vod, seed, tracker)
     report.add_resources(r, sampler.report())
     incomplete = r["clients"] - r["completed_clients"]
@@ -395,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bin-dir", default=str(REPO / "build"), help="CMake build directory (default: build/)")
     ap.add_argument("--no-baselines", action="store_true", help="skip the scenario's baselines")
     ap.add_argument("--dry-run", action="store_true", help="validate the scenario, print its shape, run nothing")
+    ap.add_argument("--keep-data", action="store_true",
+                    help="keep every viewer's copy of the title (deleted after the report by default)")
     args = ap.parse_args(argv)
     stop_on_signals()
     try:
@@ -416,12 +446,12 @@ def main(argv: list[str] | None = None) -> int:
         s.delay_ms = 0
     started = time.monotonic()
     try:
-        r = run_once("toast", s, bins, out)
+        r = run_once("toast", s, bins, out, keep_data=args.keep_data)
         r["notes"] = notes + r["notes"]
         if not args.no_baselines and s.baselines:
             r["baselines"] = {}
             for kind in s.baselines:
-                b = run_once("stock" if kind == "stock" else "unicast", s, bins, out)
+                b = run_once("stock" if kind == "stock" else "unicast", s, bins, out, keep_data=args.keep_data)
                 r["baselines"][kind] = {"server_bytes": b["server_bytes"], "reduction_pct": b["reduction_pct"],
                                         "stalls": b["stalls"]["count"], "stall_seconds": b["stalls"]["seconds"],
                                         "completed_clients": b["completed_clients"]}
