@@ -1,0 +1,60 @@
+// The server's admin fault route: the body of POST /admin/disks/1/fault -> handle_request (the same reader as
+// the config file's "fault" objects). Checks: 200 or 400, and an accepted fault is inside its bounds (a huge
+// added_latency once wrapped to a negative time).
+#include <chrono>
+
+#include "fuzz_support.hpp"
+#include "server/core/request_handler.hpp"
+
+namespace {
+
+using namespace toast;
+using namespace toast::server;
+using namespace std::chrono_literals;
+
+class NoTitles : public TitleStore {
+  public:
+    std::shared_ptr<const TitleInfo> find(std::string_view) const override { return nullptr; }
+    void read(std::shared_ptr<const TitleInfo>, std::uint64_t, std::uint64_t, ReadHandler done) override {
+        done(ReadResult{ReadStatus::io_error, "no titles", {}});
+    }
+};
+
+class Disks : public DiskControl {
+  public:
+    std::vector<DiskStatus> disk_status() const override { return disks_; }
+    bool set_fault(std::size_t disk, const DiskFault& fault) override {
+        if (disk >= disks_.size()) return false;
+        disks_[disk].fault = fault;
+        return true;
+    }
+
+  private:
+    std::vector<DiskStatus> disks_{DiskStatus{0, "/d0", {}, 0, 0, 0, 0},
+                                   DiskStatus{1, "/d1", {}, 0, 0, 0, 0}};
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static NoTitles titles;
+    static MetricsRegistry metrics;
+    Disks disks;
+    HandlerContext ctx{titles, disks, metrics, HandlerLimits{}};
+    HttpRequest req;
+    req.method = "POST";
+    req.target = "/admin/disks/1/fault";
+    req.body = fuzz::as_text(data, size);
+    req.peer_is_loopback = true;
+    auto r = handle_request(req, ctx);
+    TOAST_FUZZ_CHECK(r.status == 200 || r.status == 400);
+    const auto fault = disks.disk_status()[1].fault;
+    if (r.status == 200) {
+        TOAST_FUZZ_CHECK(fault.added_latency >= 0ns && fault.added_latency <= 10min);
+        TOAST_FUZZ_CHECK(fault.stutter_pct >= 0 && fault.stutter_pct <= 10000);
+        TOAST_FUZZ_CHECK(r.body.find("ns\"") != std::string::npos);
+    } else {
+        TOAST_FUZZ_CHECK(fault == DiskFault{});  // a refused body changes nothing
+    }
+    return 0;
+}

@@ -1,0 +1,32 @@
+// toast-client's player endpoint: raw bytes -> Beast's parser (the endpoint's limits) ->
+// decide_player_response, for a title of several sizes. Checks: the bytes promised lie inside the title, a
+// 206 says which, and error answers promise no bytes.
+#include <string>
+
+#include "client/http/player_request.hpp"
+#include "fuzz_support.hpp"
+
+namespace {
+namespace http = boost::beast::http;
+using namespace toast::client;
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static const std::string path = title_path("movie .mp4");
+    toast::fuzz::for_each_request<http::empty_body>(
+        toast::fuzz::as_text(data, size), 8 * 1024, 0, 8, [&](const http::request<http::empty_body>& req) {
+            for (std::uint64_t title_size :
+                 {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{10'000'000}, std::uint64_t{UINT64_MAX}}) {
+                PlayerRequest pr{req.method_string(), req.target(), req[http::field::range]};
+                auto r = decide_player_response(pr, path, title_size);
+                if (r.body_from_title()) {
+                    TOAST_FUZZ_CHECK(r.first <= title_size && r.length <= title_size - r.first);
+                    TOAST_FUZZ_CHECK((r.status == 206) == !r.content_range.empty());
+                } else {
+                    TOAST_FUZZ_CHECK(r.status >= 400 && !r.reason.empty());
+                }
+                TOAST_FUZZ_CHECK(!toast::fuzz::breaks_header_line(r.content_range));
+            }
+        });
+    return 0;
+}
