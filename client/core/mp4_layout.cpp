@@ -33,7 +33,9 @@ Mp4Layout inspect_mp4_head(std::span<const std::uint8_t> head, Bytes total_size)
     std::uint64_t at = 0;
     bool first = true;
     while (true) {
-        if (at + 8 > head.size() || at + 8 > total) {
+        // Written as differences: `at` can reach the title's end, and at + 8 would wrap for a title of
+        // nearly 2^64 bytes (at <= total always holds).
+        if (at >= head.size() || head.size() - at < 8 || total - at < 8) {
             if (!first) out.placement = Mp4IndexPlacement::unknown;
             return out;
         }
@@ -45,7 +47,7 @@ Mp4Layout inspect_mp4_head(std::span<const std::uint8_t> head, Bytes total_size)
         }
         std::uint64_t header = 8;
         if (size == 1) {
-            if (at + 16 > head.size()) {
+            if (head.size() - at < 16) {
                 out.placement = Mp4IndexPlacement::unknown;
                 return out;
             }

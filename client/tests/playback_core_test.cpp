@@ -60,6 +60,16 @@ TEST_CASE("a 64-bit mdat size is read from its largesize field", "[client][playb
     CHECK(l.index_begin == ByteOffset(16 + mdat));
 }
 
+TEST_CASE("a box running to the end of a title of 2^64-1 bytes ends the walk without wrapping",
+          "[client][playback][mp4]") {
+    // Found by the mp4_head fuzzer: after a size-0 box the offset was the title's end, and at + 8 wrapped
+    // past 2^64 so the next box header was read far outside the head (undefined behaviour).
+    std::vector<std::uint8_t> head;
+    box(head, "ftyp", 24);
+    head.insert(head.end(), {0, 0, 0, 0, 'f', 'r', 'e', 'e'});
+    CHECK(inspect_mp4_head(head, Bytes(UINT64_MAX)).placement == Mp4IndexPlacement::unknown);
+}
+
 TEST_CASE("non-MP4, truncated and damaged heads are told apart", "[client][playback][mp4]") {
     std::vector<std::uint8_t> ts(188, 0);
     ts[0] = 0x47;  // MPEG-TS sync byte
