@@ -123,7 +123,7 @@ TEST_CASE(
     CHECK(seed_summary.bytes_uploaded > 0);
 }
 
-TEST_CASE("--max-connections bounds a client's peers while the others connect to everyone",
+TEST_CASE("the --max-connections option bounds a client's peers while the others connect to everyone",
           "[client][integration]") {
     Testbed bed;
     auto seed = bed.seed("seed");
