@@ -74,7 +74,10 @@ class Session : public std::enable_shared_from_this<Session> {
             false, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
 
-    void reply_error(const HttpRefusal& refusal) { write(service_.http_error(refusal), false, 11); }
+    void reply_error(const HttpRefusal& refusal) {
+        linger_ = true;  // the request may not have been read to its end
+        write(service_.http_error(refusal), false, 11);
+    }
 
     void remember_request(const http::request<http::empty_body>& req) {
         request_line_.assign(req.method_string());
@@ -123,8 +126,15 @@ class Session : public std::enable_shared_from_this<Session> {
 
     void on_write(beast::error_code ec) {
         if (ec) return close();
-        if (close_after_write_) return drain_and_close();
-        do_read();
+        if (!close_after_write_) return do_read();
+        // Like nginx's lingering_close "on": linger only when the client may still be sending, that is after
+        // a refused request or when more bytes are already here. A complete "Connection: close" request with
+        // nothing behind it (what a BitTorrent client sends) is closed at once, which spares a wake-up and
+        // a read per announce.
+        beast::error_code avail_ec;
+        const auto pending = stream_.socket().available(avail_ec);
+        if (linger_ || buffer_.size() > 0 || pending > 0 || avail_ec) return drain_and_close();
+        close();
     }
 
     // Closing a socket that still holds unread request bytes makes the kernel send RST, and the client may
@@ -164,6 +174,7 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string user_agent_;
     std::string referer_;
     bool close_after_write_ = false;
+    bool linger_ = false;
     bool drain_deadline_set_ = false;
     std::array<char, 4096> scratch_{};
 };

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -438,4 +439,27 @@ TEST_CASE("HTTP/1.1 without Host, two Host lines or a Transfer-Encoding other th
           "HTTP/1.1 200 OK");
     CHECK(tracker.metric("toast_tracker_http_malformed_total{reason=\"bad_host\"}") == 4);
     CHECK(tracker.metric("toast_tracker_http_malformed_total{reason=\"bad_transfer_encoding\"}") == 3);
+}
+
+TEST_CASE(
+    "a complete Connection: close request is closed at once; a refused one lingers for the client's rest",
+    "[tracker][http]") {
+    TrackerProcess tracker(false);
+    const auto port = tracker.http_port();
+    // raw_exchange keeps its side open and reads until the server closes.
+    auto start = std::chrono::steady_clock::now();
+    auto out =
+        toast::testing::raw_exchange(port, "GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5s);
+    const auto plain = std::chrono::steady_clock::now() - start;
+    CHECK(starts_with(out, "HTTP/1.1 200 OK\r\n"));
+    // The lingering close would wait its full second for a client that sends nothing more; anything clearly
+    // below that (even on a loaded machine or under a sanitizer) means the connection was closed at once.
+    CHECK(plain < 900ms);
+    // A refused request: the tracker waits (up to 1 s) for what the client may still send before closing.
+    start = std::chrono::steady_clock::now();
+    out = toast::testing::raw_exchange(
+        port, "GET /stats HTTP/1.1\r\nTransfer-Encoding: gzip\r\nHost: x\r\n\r\n", 5s);
+    const auto refused = std::chrono::steady_clock::now() - start;
+    CHECK(starts_with(out, "HTTP/1.1 400"));
+    CHECK(refused >= 900ms);
 }
