@@ -96,6 +96,7 @@ void StreamController::on_ready(const PieceSet& on_disk, SteadyTime now) {
     ready_ = true;
     for (auto p : on_disk.pieces())
         mark_had(p, now, false);
+    completion_announced_ = had_.all();
 }
 
 void StreamController::mark_had(PieceIndex p, SteadyTime now, bool from_peer) {
@@ -224,6 +225,11 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
     if (reannounce_at_ && now >= *reannounce_at_) {
         reannounce_at_.reset();
         plan.reannounce = peers_.connected == 0;
+    }
+    // Whichever way the last piece came (server or peers), the tracker hears of the new seed now.
+    if (ready_ && !completion_announced_ && had_.all()) {
+        completion_announced_ = true;
+        plan.announce_completed = true;
     }
 
     // The rate a missing piece arrives at is what all our peers deliver together: libtorrent gives a

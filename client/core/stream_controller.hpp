@@ -138,6 +138,7 @@ class StreamController {
     PieceSet stored_;  // had and not ejected
     bool ready_ = false;
     bool suspended_ = false;
+    bool completion_announced_ = false;  // or a seed from the start, which libtorrent announces as one
 
     // Discovery.
     bool tracker_answered_ = false;

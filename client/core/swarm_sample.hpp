@@ -58,8 +58,11 @@ struct ControllerPlan {
     PiecePlan pieces;                    // what peers are asked for
     bool apply_pieces = true;            // false while downloading is suspended (the buffer is full)
     bool reannounce = false;             // ask the tracker again now
-    bool leave = false;                  // the behaviour is done (download complete, playback ended)
-    PieceCount horizon;                  // the give-up zone in pieces (for logs)
+    // The last piece just arrived: tell the tracker now that this client is a seed (event=completed), not
+    // at its next regular announce. libtorrent does so only when its own download completed the torrent.
+    bool announce_completed = false;
+    bool leave = false;  // the behaviour is done (download complete, playback ended)
+    PieceCount horizon;  // the give-up zone in pieces (for logs)
 };
 
 // Figures derived from the connected peers.

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 #include <libtorrent/torrent_flags.hpp>
+#include <libtorrent/torrent_status.hpp>
 
 #include "client/core/status_line.hpp"
 #include "client/lt/http_fetcher.hpp"
@@ -239,6 +240,13 @@ void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
         applier_->apply(plan.pieces, controller_->had(), now_ms, *piece_control_);
     }
     if (plan.reannounce) handle_.force_reannounce(0, -1, lt::torrent_handle::ignore_min_interval);
+    // A torrent libtorrent completed itself is seeding and has announced it. One whose pieces came through
+    // add_piece (or whose missing pieces had priority 0 when the rest arrived) stays "finished": an announce
+    // now carries event=completed, since libtorrent sends it with the first announce of a seed.
+    if (plan.announce_completed && handle_.status({}).state != lt::torrent_status::seeding) {
+        spdlog::info("every piece is here: announcing completed");
+        handle_.force_reannounce(0, -1, lt::torrent_handle::ignore_min_interval);
+    }
 }
 
 void TitleStream::start_fetch(PieceIndex p) {

@@ -148,6 +148,24 @@ TEST_CASE("the --max-connections option bounds a client's peers while the others
     REQUIRE(seed->stop(SIGTERM, 10s) == 0);
 }
 
+TEST_CASE("a client that has every piece tells the tracker at once that it is a seed",
+          "[client][integration]") {
+    Testbed bed;
+    // Every piece comes from the server (add_piece): libtorrent itself announces nothing then.
+    auto c = bed.client("c1", {"--behavior", "seed"});
+    const auto until = std::chrono::steady_clock::now() + 45s;
+    bool complete = false;
+    while (!complete && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(200ms);
+        auto lines = read_stats(bed.stats("c1"));
+        complete = !lines.empty() && lines.back().completed;
+    }
+    REQUIRE(complete);
+    // The tracker's next regular announce is minutes away; the completed event is sent now.
+    CHECK(bed.wait_for_seeders(1, 5s));
+    CHECK(c->stop(SIGTERM, 10s) == 0);
+}
+
 TEST_CASE("a viewer only a seed can serve fetches ahead from the server, at most 8 s of video past its need",
           "[client][integration]") {
     Testbed bed;

@@ -338,3 +338,40 @@ TEST_CASE("same samples, same plans", "[client][controller]") {
         CHECK(a[i].fetches == b[i].fetches);
     }
 }
+
+TEST_CASE("the tracker is told once, when the last piece arrives, whichever way it came",
+          "[client][controller]") {
+    ClientTuning tuning;
+    auto all_but = [](int missing) {
+        auto s = PieceSet(PieceCount(40));
+        s.set_all();
+        s.clear(PieceIndex(missing));
+        return s;
+    };
+    SECTION("from a peer") {
+        StreamController c(geometry(), setup(Behavior::seed), tuning, t0);
+        c.on_ready(all_but(39), t0);
+        CHECK_FALSE(c.tick(sample(t0, 1)).announce_completed);
+        c.on_piece_finished(PieceIndex(39), t0 + 1s);
+        CHECK(c.tick(sample(t0 + 1s, 1)).announce_completed);
+        CHECK_FALSE(c.tick(sample(t0 + 2s, 1)).announce_completed);
+    }
+    SECTION("from the server") {
+        StreamController c(geometry(), setup(Behavior::seed), tuning, t0);
+        c.on_ready(all_but(0), t0);
+        auto plan = c.tick(sample(t0));
+        REQUIRE(fetched(plan) == idx({0}));
+        CHECK_FALSE(plan.announce_completed);
+        REQUIRE(c.on_server_data(PieceIndex(0), Bytes(250'000), t0 + 100ms));
+        c.on_piece_finished(PieceIndex(0), t0 + 200ms);
+        CHECK(c.tick(sample(t0 + 300ms)).announce_completed);
+        CHECK_FALSE(c.tick(sample(t0 + 400ms)).announce_completed);
+    }
+    SECTION("a seed from the start is announced as one by libtorrent") {
+        StreamController c(geometry(), setup(Behavior::seed), tuning, t0);
+        auto all = PieceSet(PieceCount(40));
+        all.set_all();
+        c.on_ready(all, t0);
+        CHECK_FALSE(c.tick(sample(t0)).announce_completed);
+    }
+}
