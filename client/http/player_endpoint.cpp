@@ -39,6 +39,8 @@ std::string_view reason_phrase(int status) {
             return "Method Not Allowed";
         case 416:
             return "Range Not Satisfiable";
+        case 421:
+            return "Misdirected Request";
         case 431:
             return "Request Header Fields Too Large";
         case 503:
@@ -85,6 +87,14 @@ class Session : public std::enable_shared_from_this<Session> {
         sh_->waiting.erase(this);
     }
 
+    // Open, and neither waiting for the swarm nor making progress for stalled_after: its slot may go to a
+    // newcomer.
+    bool stalled(Clock::time_point now) const {
+        return open_ && !waiting_ && now - last_progress_ >= sh_->config.stalled_after;
+    }
+    bool open() const { return open_; }
+    Clock::time_point last_progress() const { return last_progress_; }
+
     void start(bool reject) {
         boost::system::error_code ec;
         socket_.set_option(tcp::no_delay(true), ec);
@@ -99,6 +109,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
 
     void close() {
+        open_ = false;
         boost::system::error_code ec;
         timer_.cancel();
         socket_.shutdown(tcp::socket::shutdown_both, ec);
@@ -112,9 +123,9 @@ class Session : public std::enable_shared_from_this<Session> {
     void do_read() {
         parser_.emplace();
         parser_->header_limit(sh_->config.header_limit);
-        parser_->body_limit(0);
         arm_idle_timer();
-        http::async_read(
+        // The head only: a body is never read (the request is answered and the connection closed).
+        http::async_read_header(
             socket_, buffer_, *parser_,
             [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
     }
@@ -122,7 +133,7 @@ class Session : public std::enable_shared_from_this<Session> {
     void arm_idle_timer() {
         timer_.expires_after(sh_->config.idle_timeout);
         timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-            if (ec != asio::error::operation_aborted) self->close();
+            if (ec != asio::error::operation_aborted && self->timer_.expiry() <= Clock::now()) self->close();
         });
     }
 
@@ -147,8 +158,22 @@ class Session : public std::enable_shared_from_this<Session> {
         }
         ++sh_->stats.requests;
         const auto& req = parser_->get();
-        keep_alive_ = req.keep_alive();
         arrived_ = Clock::now();
+        last_progress_ = arrived_;
+        // A body left unread would be taken for the next request.
+        keep_alive_ = req.keep_alive() && parser_->is_done();
+        PlayerRequestHead head;
+        head.version = req.version();
+        for (auto r = req.equal_range(http::field::host); r.first != r.second; ++r.first)
+            head.hosts.push_back(r.first->value());
+        for (auto r = req.equal_range(http::field::transfer_encoding); r.first != r.second; ++r.first)
+            head.transfer_encodings.push_back(r.first->value());
+        if (auto refused = refuse_request_head(head, EndpointIdentity{sh_->config.listen.host, sh_->port})) {
+            keep_alive_ = false;
+            spdlog::debug("player: refused ({}): {}", refused->status, refused->reason);
+            write_error(refused->status, refused->reason);
+            return;
+        }
         PlayerRequest pr{req.method_string(), req.target(), req[http::field::range]};
         response_ = decide_player_response(pr, sh_->path, sh_->source.size().value());
         spdlog::debug("player: {} {} range '{}' -> {}", std::string_view(req.method_string()),
@@ -264,9 +289,23 @@ class Session : public std::enable_shared_from_this<Session> {
     // Writes the pending header (if any) and `body`.
     void send(std::span<const char> body, std::uint64_t n) {
         std::array<asio::const_buffer, 2> bufs{asio::buffer(header_), asio::buffer(body.data(), body.size())};
+        arm_write_timer();
         asio::async_write(socket_, bufs, [self = shared_from_this(), n](beast::error_code ec, std::size_t) {
+            self->timer_.cancel();
             self->header_.clear();
             self->on_written(ec, n);
+        });
+    }
+
+    // A reader that takes nothing for write_timeout loses the connection.
+    void arm_write_timer() {
+        timer_.expires_after(sh_->config.write_timeout);
+        timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+            // A completion that raced the expiry re-armed the timer: this wait is stale.
+            if (ec == asio::error::operation_aborted || !self->open_ || self->timer_.expiry() > Clock::now())
+                return;
+            ++self->sh_->stats.write_timeouts;
+            self->close();
         });
     }
 
@@ -275,6 +314,7 @@ class Session : public std::enable_shared_from_this<Session> {
             close();
             return;
         }
+        last_progress_ = Clock::now();
         if (n > 0) {
             sh_->stats.bytes_sent += n;
             pos_ += n;
@@ -304,8 +344,11 @@ class Session : public std::enable_shared_from_this<Session> {
         if (retry_after) header_ += "Retry-After: 1\r\n";
         header_ += keep_alive_ ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
         header_ += body;
+        arm_write_timer();
         asio::async_write(socket_, asio::buffer(header_),
                           [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              self->timer_.cancel();
+                              self->last_progress_ = Clock::now();
                               self->header_.clear();
                               if (ec || !self->keep_alive_ || self->sh_->stopped) {
                                   self->close();
@@ -334,13 +377,38 @@ class Session : public std::enable_shared_from_this<Session> {
     bool seek_request_ = false;
     bool first_request_ = false;
     bool measured_this_request_ = false;
+    bool open_ = true;
+    Clock::time_point last_progress_ = Clock::now();
 };
+
+// Room for a newcomer when every slot is taken: the open connection stalled longest gives up its slot.
+// False when none is stalled.
+bool make_room(detail::PlayerEndpointShared& sh) {
+    auto now = Clock::now();
+    Session* victim = nullptr;
+    for (auto* s : sh.sessions) {
+        if (s->stalled(now) && (!victim || s->last_progress() < victim->last_progress())) victim = s;
+    }
+    if (!victim) return false;
+    ++sh.stats.evicted;
+    spdlog::debug("player: a connection stalled for {} ms gives its slot to a newcomer",
+                  ms_since(victim->last_progress()).count());
+    victim->close();
+    return true;
+}
+
+std::size_t open_sessions(const detail::PlayerEndpointShared& sh) {
+    std::size_t n = 0;
+    for (auto* s : sh.sessions)
+        n += s->open() ? 1 : 0;
+    return n;
+}
 
 void do_accept(const std::shared_ptr<detail::PlayerEndpointShared>& sh) {
     sh->acceptor.async_accept([sh](beast::error_code ec, tcp::socket socket) {
         if (sh->stopped || ec == asio::error::operation_aborted) return;
         if (!ec) {
-            bool reject = sh->sessions.size() >= sh->config.max_connections;
+            bool reject = open_sessions(*sh) >= sh->config.max_connections && !make_room(*sh);
             std::make_shared<Session>(sh, std::move(socket))->start(reject);
         }
         do_accept(sh);

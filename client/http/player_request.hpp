@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace toast::client {
 
@@ -31,6 +33,33 @@ struct PlayerResponse {
 // ranges is ignored (200, the whole title), as RFC 9110 allows: players ask for one range at a time.
 PlayerResponse decide_player_response(const PlayerRequest& request, std::string_view path,
                                       std::uint64_t title_size);
+
+// What the endpoint checks of a request head before it looks at the method and the target.
+struct PlayerRequestHead {
+    unsigned version = 11;                             // 10 for HTTP/1.0, 11 for HTTP/1.1
+    std::vector<std::string_view> hosts;               // the value of every Host field line
+    std::vector<std::string_view> transfer_encodings;  // the value of every Transfer-Encoding field line
+};
+
+// The address and port the endpoint is bound to: the only authority a request may name.
+struct EndpointIdentity {
+    std::string address;  // an IP address; 0.0.0.0 or :: when bound to every address
+    std::uint16_t port = 0;
+};
+
+// True when a Host value names this endpoint: a localhost name (localhost, *.localhost: they never resolve
+// elsewhere), or the bound address (any IP literal when bound to every address), with no port or the bound
+// port. Any other name is refused: a web page that rebinds its own DNS name to 127.0.0.1 could otherwise
+// read the title through the viewer's browser.
+bool host_names_endpoint(std::string_view host, const EndpointIdentity& self);
+
+// The refusal of a request head, or nullopt when it may be answered (RFC 9112):
+//  - 400: an HTTP/1.1 request without Host, or any request with more than one Host line (§3.2);
+//  - 400: Transfer-Encoding in an HTTP/1.0 request, or any coding but a lone "chunked" (§6.1): the body
+//    could not be framed;
+//  - 421 (Misdirected Request): a Host that does not name this endpoint (host_names_endpoint).
+std::optional<PlayerResponse> refuse_request_head(const PlayerRequestHead& head,
+                                                  const EndpointIdentity& self);
 
 // "/" + the file name with every byte outside RFC 3986 unreserved characters percent-encoded.
 std::string title_path(std::string_view file_name);

@@ -147,6 +147,35 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
     bool stopped_ = false;
 
   private:
+    // Runs a handler's body. Nothing may escape an asio handler: it would leave io_context::run and end the
+    // client. What throws (a socket call, the caller's on_piece) is logged; a request still in flight on
+    // `c` fails and is retried like any other failure, and the queue moves on.
+    template <class Body>
+    void guarded(const std::shared_ptr<Connection>& c, Body&& body) noexcept {
+        try {
+            body();
+            return;
+        } catch (const std::exception& e) {
+            recover(c, e.what());
+        } catch (...) {
+            recover(c, "unknown exception");
+        }
+    }
+
+    void recover(const std::shared_ptr<Connection>& c, const char* what) noexcept {
+        ++stats_.handler_errors;
+        try {
+            spdlog::error("fallback: a handler failed: {}", what);
+            if (c && c->busy) {
+                fail(c, std::string("handler: ") + what);
+            } else {
+                pump();
+            }
+        } catch (...) {
+            // Failing again while recovering: the next fetch() or completion pumps again.
+        }
+    }
+
     std::shared_ptr<Connection> idle_connection(std::size_t server) {
         for (auto& c : conns_[server]) {
             if (!c->busy) return c;
@@ -183,7 +212,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         if (wake <= now) return;
         timer_.expires_at(wake);
         timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-            if (!ec) self->pump();
+            if (!ec) self->guarded(nullptr, [&] { self->pump(); });
         });
     }
 
@@ -217,26 +246,37 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         c->resolver.async_resolve(
             url.host, url.port,
             [self = shared_from_this(), c](beast::error_code ec, tcp::resolver::results_type results) {
-                if (self->stopped_) return;
-                if (ec) return self->fail(c, "resolve: " + ec.message());
-                c->stream.expires_after(self->config_.timeout);
-                c->stream.async_connect(results, [self, c](beast::error_code ec2, const tcp::endpoint&) {
+                self->guarded(c, [&] {
                     if (self->stopped_) return;
-                    if (ec2) return self->fail(c, "connect: " + ec2.message());
-                    c->connected = true;
-                    c->stream.socket().set_option(tcp::no_delay(true));
-                    self->write(c);
+                    if (ec) return self->fail(c, "resolve: " + ec.message());
+                    c->stream.expires_after(self->config_.timeout);
+                    c->stream.async_connect(results, [self, c](beast::error_code ec2, const tcp::endpoint&) {
+                        self->guarded(c, [&] { self->on_connect(c, ec2); });
+                    });
                 });
             });
+    }
+
+    void on_connect(const std::shared_ptr<Connection>& c, beast::error_code ec) {
+        if (stopped_) return;
+        if (ec) return fail(c, "connect: " + ec.message());
+        c->connected = true;
+        // An option that cannot be set costs latency, not the request.
+        beast::error_code opt;
+        c->stream.socket().set_option(tcp::no_delay(true), opt);
+        if (opt) spdlog::debug("fallback: TCP_NODELAY on {}: {}", urls_[c->server].text, opt.message());
+        write(c);
     }
 
     void write(const std::shared_ptr<Connection>& c) {
         c->stream.expires_after(config_.timeout);
         http::async_write(c->stream, c->request,
                           [self = shared_from_this(), c](beast::error_code ec, std::size_t) {
-                              if (self->stopped_) return;
-                              if (ec) return self->connection_error(c, "write: " + ec.message());
-                              self->read(c);
+                              self->guarded(c, [&] {
+                                  if (self->stopped_) return;
+                                  if (ec) return self->connection_error(c, "write: " + ec.message());
+                                  self->read(c);
+                              });
                           });
     }
 
@@ -246,9 +286,11 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         c->stream.expires_after(config_.timeout);
         http::async_read(c->stream, c->buffer, *c->parser,
                          [self = shared_from_this(), c](beast::error_code ec, std::size_t) {
-                             if (self->stopped_) return;
-                             if (ec) return self->connection_error(c, "read: " + ec.message());
-                             self->on_response(c);
+                             self->guarded(c, [&] {
+                                 if (self->stopped_) return;
+                                 if (ec) return self->connection_error(c, "read: " + ec.message());
+                                 self->on_response(c);
+                             });
                          });
     }
 

@@ -52,6 +52,7 @@ struct FetcherStats {
     std::uint64_t failures = 0;        // connection errors, timeouts, bad status, malformed answers
     std::uint64_t bytes_received = 0;  // body bytes of every response, accepted or not
     std::uint64_t bytes_rejected = 0;  // body bytes of malformed answers
+    std::uint64_t handler_errors = 0;  // exceptions caught in a completion handler (logged, never rethrown)
 };
 
 class HttpFetcher {

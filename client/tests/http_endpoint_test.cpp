@@ -6,7 +6,9 @@
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 
 #include "client/http/player_endpoint.hpp"
 #include "test_support.hpp"
@@ -254,7 +256,7 @@ TEST_CASE("a read still missing after the wait timeout gets 503 before the heade
     CHECK(took < 3s);
 
     f.add(0);
-    auto raw = testing::raw_exchange(f.port(), "GET /title.ts HTTP/1.1\r\nHost: x\r\n\r\n", 5s);
+    auto raw = testing::raw_exchange(f.port(), "GET /title.ts HTTP/1.1\r\nHost: localhost\r\n\r\n", 5s);
     auto split = raw.find("\r\n\r\n");
     REQUIRE(split != std::string::npos);
     CHECK(raw.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
@@ -268,9 +270,9 @@ TEST_CASE("keep-alive connections answer pipelined requests in order", "[client]
     f.on_io([&] { f.source_.add_all(); });
     auto raw = testing::raw_exchange(
         f.port(),
-        "GET /title.ts HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n\r\n"
-        "HEAD /title.ts HTTP/1.1\r\nHost: x\r\n\r\n"
-        "GET /title.ts HTTP/1.1\r\nHost: x\r\nRange: bytes=20-29\r\nConnection: close\r\n\r\n",
+        "GET /title.ts HTTP/1.1\r\nHost: localhost\r\nRange: bytes=0-9\r\n\r\n"
+        "HEAD /title.ts HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        "GET /title.ts HTTP/1.1\r\nHost: localhost\r\nRange: bytes=20-29\r\nConnection: close\r\n\r\n",
         5s);
     auto first = raw.find("HTTP/1.1 206");
     auto second = raw.find("HTTP/1.1 200", first + 1);
@@ -288,7 +290,8 @@ TEST_CASE("malformed and oversized requests get 400 and 431", "[client][http][en
     auto bad = testing::raw_exchange(f.port(), "GARBAGE\r\n\r\n", 5s);
     CHECK(bad.rfind("HTTP/1.1 400 Bad Request", 0) == 0);
     auto big = testing::raw_exchange(
-        f.port(), "GET /title.ts HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(9000, 'a') + "\r\n\r\n", 5s);
+        f.port(),
+        "GET /title.ts HTTP/1.1\r\nHost: localhost\r\nX-Big: " + std::string(9000, 'a') + "\r\n\r\n", 5s);
     CHECK(big.rfind("HTTP/1.1 431", 0) == 0);
 }
 
@@ -360,7 +363,7 @@ TEST_CASE("a failed read closes the connection instead of sending anything", "[c
         f.source_.add_all();
         f.source_.fail_reads = true;
     });
-    auto raw = testing::raw_exchange(f.port(), "GET /title.ts HTTP/1.1\r\nHost: x\r\n\r\n", 5s);
+    auto raw = testing::raw_exchange(f.port(), "GET /title.ts HTTP/1.1\r\nHost: localhost\r\n\r\n", 5s);
     CHECK(raw.empty());
 }
 
@@ -369,7 +372,7 @@ TEST_CASE("connections beyond the limit get 503, and stop closes the rest", "[cl
     config.max_connections = 1;
     Fixture f(config);
     auto waiting = std::async(std::launch::async, [&] {
-        return testing::raw_exchange(f.port(), "GET /title.ts HTTP/1.1\r\nHost: x\r\n\r\n", 10s);
+        return testing::raw_exchange(f.port(), "GET /title.ts HTTP/1.1\r\nHost: localhost\r\n\r\n", 10s);
     });
     bool held = false;
     for (int i = 0; i < 100 && !held; ++i) {
@@ -377,7 +380,7 @@ TEST_CASE("connections beyond the limit get 503, and stop closes the rest", "[cl
         held = f.stats().waits == 1;
     }
     REQUIRE(held);
-    auto second = testing::raw_exchange(f.port(), "GET /title.ts HTTP/1.1\r\nHost: x\r\n\r\n", 5s);
+    auto second = testing::raw_exchange(f.port(), "GET /title.ts HTTP/1.1\r\nHost: localhost\r\n\r\n", 5s);
     CHECK(second.rfind("HTTP/1.1 503", 0) == 0);
     CHECK(second.find("too many connections") != std::string::npos);
     f.on_io([&] { f.endpoint_.stop(); });
@@ -397,4 +400,94 @@ TEST_CASE("an address that cannot be bound is a clear error", "[client][http][en
     d.listen = Endpoint{"192.0.2.1", 1};
     PlayerEndpoint g(io, source, d);
     CHECK_THROWS_WITH(g.start(), Catch::Contains("cannot serve the player on 192.0.2.1:1"));
+}
+
+TEST_CASE("a Host that does not name the endpoint gets 421; broken framing 400; a POST with a body 405",
+          "[client][http][endpoint]") {
+    Fixture f;
+    f.on_io([&] { f.source_.add_all(); });
+    auto ask = [&](const std::string& head) { return testing::raw_exchange(f.port(), head, 5s); };
+    auto rebound =
+        ask("GET /title.ts HTTP/1.1\r\nHost: evil.example:" + std::to_string(f.port()) + "\r\n\r\n");
+    CHECK(rebound.rfind("HTTP/1.1 421 Misdirected Request\r\n", 0) == 0);
+    CHECK(rebound.find("Connection: close") != std::string::npos);
+    CHECK(rebound.find(f.source_.data().substr(0, 64)) == std::string::npos);
+    CHECK(ask("GET /title.ts HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 400 ", 0) == 0);
+    CHECK(ask("GET /title.ts HTTP/1.1\r\nHost: localhost\r\nHost: localhost\r\n\r\n")
+              .rfind("HTTP/1.1 400 ", 0) == 0);
+    CHECK(ask("GET /title.ts HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip\r\n\r\n")
+              .rfind("HTTP/1.1 400 ", 0) == 0);
+    // A body is not read: the answer is 405 with Allow, and the connection closes (a body left in the
+    // stream would be read as the next request).
+    auto post = ask("POST /title.ts HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\nhello");
+    CHECK(post.rfind("HTTP/1.1 405 Method Not Allowed\r\n", 0) == 0);
+    CHECK(post.find("Allow: GET, HEAD\r\n") != std::string::npos);
+    CHECK(post.find("Connection: close") != std::string::npos);
+    auto chunked =
+        ask("POST /title.ts HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: "
+            "chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+    CHECK(chunked.rfind("HTTP/1.1 405 ", 0) == 0);
+    // HTTP/1.0 without Host, and the bound address with its port, are served.
+    CHECK(ask("GET /title.ts HTTP/1.0\r\nRange: bytes=0-3\r\n\r\n").rfind("HTTP/1.1 206 ", 0) == 0);
+    auto own = ask("GET /title.ts HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(f.port()) +
+                   "\r\nRange: bytes=0-3\r\nConnection: close\r\n\r\n");
+    CHECK(own.rfind("HTTP/1.1 206 ", 0) == 0);
+}
+
+namespace {
+
+// A connection that sends a request and never reads: its receive buffer is kept small so the endpoint's
+// writes stall.
+std::unique_ptr<asio::ip::tcp::socket> connect_and_never_read(asio::io_context& io, std::uint16_t port,
+                                                              const std::string& request) {
+    auto s = std::make_unique<asio::ip::tcp::socket>(io);
+    s->open(asio::ip::tcp::v4());
+    s->set_option(asio::socket_base::receive_buffer_size(4096));
+    s->connect({asio::ip::make_address("127.0.0.1"), port});
+    asio::write(*s, asio::buffer(request));
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("connections that ask and never read cannot lock the player out", "[client][http][endpoint]") {
+    auto config = Fixture::make_config();
+    config.stalled_after = 300ms;
+    Fixture f(config);
+    f.on_io([&] { f.source_.add_all(); });
+    asio::io_context client_io;
+    std::vector<std::unique_ptr<asio::ip::tcp::socket>> hogs;
+    for (std::size_t i = 0; i < config.max_connections; ++i)
+        hogs.push_back(
+            connect_and_never_read(client_io, f.port(), "GET /title.ts HTTP/1.1\r\nHost: localhost\r\n\r\n"));
+    REQUIRE(f.stats_when([&](const PlayerEndpointStats& s) {
+                 return s.requests == config.max_connections;
+             }).requests == config.max_connections);
+    std::this_thread::sleep_for(400ms);
+    auto r = testing::http_request(f.port(), "GET", "/title.ts", {}, 10s);
+    CHECK(r.status == 200);
+    CHECK(r.body == f.source_.data());
+    auto s = f.stats();
+    CHECK(s.evicted >= 1);
+}
+
+TEST_CASE("a write the reader does not take within write_timeout closes the connection",
+          "[client][http][endpoint]") {
+    auto config = Fixture::make_config();
+    config.write_timeout = 500ms;
+    config.send_buffer = 4096;
+    Fixture f(config);
+    f.on_io([&] { f.source_.add_all(); });
+    asio::io_context client_io;
+    auto hog =
+        connect_and_never_read(client_io, f.port(), "GET /title.ts HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    auto s = f.stats_when([](const PlayerEndpointStats& x) { return x.write_timeouts == 1; });
+    CHECK(s.write_timeouts == 1);
+    CHECK(s.bytes_sent < kSize);
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {
+        gone = f.on_io([&] { return f.endpoint_.connections(); }) == 0;
+        if (!gone) std::this_thread::sleep_for(20ms);
+    }
+    CHECK(gone);
 }

@@ -248,3 +248,33 @@ TEST_CASE("with two servers the fetcher moves to the live one and prefers the fa
     CHECK(slow.requests <= 2);
     CHECK(fast.requests >= 17);
 }
+
+TEST_CASE("an exception thrown inside a completion handler never leaves the io_context",
+          "[client][fetcher]") {
+    // The caller's on_piece throwing (add_piece on a torrent that was removed throws) stands for anything
+    // a handler calls that throws, such as the throwing set_option.
+    auto data = title_bytes(4 * kPiece);
+    RangeServer server("/t", data);
+    boost::asio::io_context io;
+    std::map<int, std::vector<char>> got;
+    HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
+                        [&](int p, std::vector<char> bytes, std::size_t) {
+                            if (p == 0) throw std::runtime_error("torrent gone");
+                            got[p] = std::move(bytes);
+                        });
+    for (int i = 0; i < 4; ++i)
+        REQUIRE(fetcher.fetch(piece(i, data.size())));
+    bool ok = false;
+    REQUIRE_NOTHROW(ok = run_until(
+                        io, [&] { return got.size() == 3; }, 5s));
+    CHECK(ok);
+    CHECK(fetcher.stats().handler_errors == 1);
+    CHECK(fetcher.stats().delivered == 4);
+    CHECK_FALSE(fetcher.busy(0));
+    CHECK(fetcher.in_flight() == 0);
+    for (int i = 1; i < 4; ++i) {
+        auto r = piece(i, data.size());
+        CHECK(got[i] == std::vector<char>(data.begin() + static_cast<long>(r.offset),
+                                          data.begin() + static_cast<long>(r.offset + r.length)));
+    }
+}
