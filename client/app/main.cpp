@@ -12,10 +12,13 @@
 #include "client/http/player_launcher.hpp"
 #include "client/lt/engine.hpp"
 #include "client/lt/torrent_file.hpp"
+#include "client/service/serve_main.hpp"
 #include "toast/common/log.hpp"
 
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty() && args[0] == "serve")
+        return toast::client::serve_main(std::vector<std::string>(args.begin() + 1, args.end()));
     auto parsed = toast::client::parse_client_args(args);
     if (parsed.help) {
         std::fputs(toast::client::client_help_text().c_str(), stdout);

@@ -82,6 +82,8 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
     auto setup = controller_setup_for(options_, limit, has_server, has_trackers,
                                       watcher_config_for(options_, geometry, tuning_, resume_));
     controller_ = std::make_unique<StreamController>(geometry, setup, tuning_, started_);
+    from_peers_ = PieceSet(geometry.piece_count());
+    from_server_ = PieceSet(geometry.piece_count());
 
     fetcher_ = std::make_unique<HttpFetcher>(session_.io(), std::move(urls), FetcherConfig{},
                                              [this](int piece, std::vector<char> data, std::size_t) {
@@ -266,6 +268,7 @@ void TitleStream::on_piece_finished(PieceIndex p, SteadyTime now) {
     auto a = controller_->on_piece_finished(p, now);
     if (a.cancel_fetch) fetcher_->cancel_queued(p.value());
     if (!a.new_piece) return;
+    (a.from_server ? from_server_ : from_peers_).set(p);
     applier_->on_piece_had(p);
     if (playback_) playback_->on_piece_had(p);
 }

@@ -75,6 +75,9 @@ class TitleStream final : public TitleEvents {
 
     const StreamController& controller() const { return *controller_; }
     const libtorrent::torrent_handle& handle() const { return handle_; }
+    // The pieces that arrived while this title streamed, by source (a piece map shows them).
+    const PieceSet& from_peers() const { return from_peers_; }
+    const PieceSet& from_server() const { return from_server_; }
 
     void on_event(const LtEvent& event) override;
 
@@ -113,6 +116,8 @@ class TitleStream final : public TitleEvents {
     bool kick_pending_ = false;
     std::function<bool()> player_running_;
     TitleResult result_;
+    PieceSet from_peers_;
+    PieceSet from_server_;
 };
 
 }  // namespace toast::client

@@ -1,0 +1,125 @@
+#include "client/core/service_options.hpp"
+
+#include <charconv>
+
+#include "toast/common/log.hpp"
+
+namespace toast::client {
+
+namespace {
+
+constexpr BitRate kMinRate{1'000};
+constexpr BitRate kMaxRate{100'000'000'000};
+
+bool is_loopback(const std::string& host) {
+    return host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+std::string apply(ServeOptions& o, const std::string& name, const std::string& v) {
+    auto quoted = "'" + v + "'";
+    if (name == "--save-dir") {
+        if (v.empty()) return "must not be empty";
+        o.save_dir = v;
+    } else if (name == "--api" || name == "--listen") {
+        auto e = parse_endpoint(v);
+        if (!e) return quoted + " is not HOST:PORT";
+        if (name == "--api" && !is_loopback(e->host))
+            return quoted + " is not a loopback address: the control API has no authentication";
+        (name == "--api" ? o.api : o.listen) = *e;
+    } else if (name == "--server") {
+        if (v.rfind("http://", 0) != 0) return quoted + " is not an http:// URL";
+        o.servers.push_back(v);
+    } else if (name == "--tracker") {
+        if (v.empty()) return "must not be empty";
+        o.trackers.push_back(v);
+    } else if (name == "--disk-quota") {
+        auto b = parse_bytes(v);
+        if (!b || b->value() == 0) return quoted + " is not a positive size such as 20GiB";
+        o.disk_quota = *b;
+    } else if (name == "--upload-limit" || name == "--download-limit") {
+        auto r = parse_bitrate(v);
+        if (!r) return quoted + " is not a rate such as 8Mbps";
+        if (*r < kMinRate || *r > kMaxRate)
+            return quoted + " is outside [" + format_bitrate(kMinRate) + ", " + format_bitrate(kMaxRate) +
+                   "]";
+        (name == "--upload-limit" ? o.upload_limit : o.download_limit) = *r;
+    } else if (name == "--max-connections") {
+        int n = 0;
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (ec != std::errc() || end != v.data() + v.size() || n < 2 || n > 10'000)
+            return quoted + " is not a whole number in [2, 10000]";
+        o.max_connections = n;
+    } else if (name == "--log-level") {
+        if (!parse_log_level(v)) return quoted + " is not a log level (trace, debug, info, warn, error, off)";
+        o.log_level = v;
+    } else {
+        return "unknown option";
+    }
+    return {};
+}
+
+}  // namespace
+
+ServeParse parse_serve_args(const std::vector<std::string>& args) {
+    ServeParse r;
+    ServeOptions o;
+    bool have_save_dir = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const auto& a = args[i];
+        if (a == "--help" || a == "-h") {
+            r.help = true;
+            return r;
+        }
+        if (a.rfind("--", 0) != 0) {
+            r.error = "unexpected argument '" + a + "' (serve takes options only)";
+            return r;
+        }
+        std::string name = a, value;
+        auto eq = a.find('=');
+        if (eq != std::string::npos) {
+            name = a.substr(0, eq);
+            value = a.substr(eq + 1);
+        } else {
+            if (i + 1 >= args.size()) {
+                r.error = name + ": missing value";
+                return r;
+            }
+            value = args[++i];
+        }
+        auto problem = apply(o, name, value);
+        if (!problem.empty()) {
+            r.error = name + ": " + problem;
+            return r;
+        }
+        have_save_dir = have_save_dir || name == "--save-dir";
+    }
+    if (!have_save_dir) {
+        r.error = "--save-dir is required";
+        return r;
+    }
+    r.options = std::move(o);
+    return r;
+}
+
+std::string serve_help_text() {
+    return R"(usage: toast-client serve --save-dir DIR [options]
+
+The set-top-box service: one long-running process with one BitTorrent session and one listen port for every
+title, driven by a JSON control API on a loopback address (docs/client.md lists the routes). Titles watched
+earlier keep seeding within the disk quota, least recently watched evicted first; after a restart the
+service resumes its titles and their playback positions from DIR.
+
+  --save-dir DIR          every title (DIR/titles/ID/), its torrent and position, the title list (required)
+  --api HOST:PORT         control API and live piece map, loopback only (default 127.0.0.1:8780)
+  --listen HOST:PORT      BitTorrent listen address for every title (default 127.0.0.1:0, any free port)
+  --server URL            VoD server tried after each torrent's url-list (repeatable)
+  --tracker URL           tracker added to each torrent's (repeatable)
+  --disk-quota SIZE       disk used by all titles together, e.g. 20GiB (default: unlimited)
+  --upload-limit RATE     upload of all titles together, e.g. 8Mbps (default: unlimited)
+  --download-limit RATE   download of all titles together (default: unlimited)
+  --max-connections N     peer connections of the session (default 40)
+  --log-level LEVEL       trace, debug, info, warn, error, off (default info)
+)";
+}
+
+}  // namespace toast::client

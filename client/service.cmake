@@ -1,0 +1,41 @@
+# The set-top-box service (`toast-client serve`): one session for every title, the control API, the piece
+# map. Its decisions are pure core units (core/service_*.cpp, in toast_client_service_core); the adapters in
+# service/ build on client/lt (StreamSession, TitleStream) and on Beast like client/http.
+add_library(toast_client_service_core STATIC
+  core/service_api.cpp
+  core/service_options.cpp
+  core/service_piece_map.cpp
+  core/service_titles.cpp)
+target_include_directories(toast_client_service_core PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(toast_client_service_core PUBLIC toast_client_core toast_common PRIVATE toast_warnings)
+
+add_library(toast_client_service STATIC
+  service/control_server.cpp
+  service/piece_map.cpp
+  service/serve_main.cpp
+  service/title_service.cpp
+  service/torrent_download.cpp)
+target_include_directories(toast_client_service PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(toast_client_service
+  PUBLIC toast_client_service_core toast_client_lt toast_common toast_asio PRIVATE toast_warnings)
+target_link_libraries(toast-client PRIVATE toast_client_service)
+
+if(BUILD_TESTING)
+  add_executable(client_service_core_tests tests/service_core_test.cpp)
+  target_link_libraries(client_service_core_tests
+    PRIVATE toast_client_service_core toast_warnings Catch2::Catch2WithMain)
+  catch_discover_tests(client_service_core_tests TEST_PREFIX "client.service.")
+
+  add_executable(client_service_tests tests/service_integration_test.cpp)
+  target_link_libraries(client_service_tests
+    PRIVATE client_test_fixture toast_testing toast_warnings nlohmann_json::nlohmann_json Catch2::Catch2WithMain)
+  add_dependencies(client_service_tests toast-client toast-server toast-tracker)
+  if(TOAST_FFMPEG)
+    target_compile_definitions(client_service_tests PRIVATE FFMPEG_BIN="${TOAST_FFMPEG}")
+  endif()
+  find_program(TOAST_CHROMIUM chromium)
+  if(TOAST_CHROMIUM)
+    target_compile_definitions(client_service_tests PRIVATE CHROMIUM_BIN="${TOAST_CHROMIUM}")
+  endif()
+  catch_discover_tests(client_service_tests TEST_PREFIX "client.service." PROPERTIES TIMEOUT 180)
+endif()

@@ -1,0 +1,604 @@
+#include "client/service/title_service.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+#include <libtorrent/torrent_status.hpp>
+
+#include "client/lt/title_playback.hpp"
+#include "client/lt/torrent_file.hpp"
+#include "client/service/piece_map.hpp"
+#include "client/service/torrent_download.hpp"
+
+namespace asio = boost::asio;
+namespace lt = libtorrent;
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::ordered_json;
+
+namespace toast::client {
+
+std::int64_t unix_ms_now() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+namespace {
+
+constexpr auto kTorrentFetchTimeout = std::chrono::seconds(15);
+constexpr const char* kListFile = "titles.json";
+constexpr const char* kTorrentFile = "title.torrent";
+
+std::string hex_id(const lt::sha1_hash& h) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out;
+    for (auto byte : h) {
+        auto b = static_cast<unsigned char>(byte);
+        out += digits[b >> 4];
+        out += digits[b & 15];
+    }
+    return out;
+}
+
+// Writes `text` to `path` through a temporary file and a rename, so a crash never leaves half a file.
+void write_atomically(const std::filesystem::path& path, const std::string& text) {
+    auto tmp = path;
+    tmp += ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << text;
+        out.flush();
+        if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    }
+    std::filesystem::rename(tmp, path);
+}
+
+std::string read_whole(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path.string());
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+ControlResponse json_reply(int status, const json& body) {
+    return {status, "application/json", body.dump(), {}, false};
+}
+
+ControlResponse error_reply(int status, const std::string& message, std::string allow = {}) {
+    return {status, "application/json", api_error_body(message), std::move(allow), false};
+}
+
+std::int64_t ms(std::chrono::nanoseconds d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+}  // namespace
+
+struct TitleService::Title {
+    SavedTitle saved;
+    TitleTorrent torrent;
+    TitleGeometry geometry;
+    std::string file_name;
+    std::filesystem::path dir;
+    TitleState state = TitleState::stopped;
+    lt::torrent_handle seed;  // stopped: the torrent seeding what the title has
+    std::unique_ptr<SeedEvents> seed_events;
+    std::unique_ptr<TitleStream> stream;  // playing
+    std::uint64_t generation = 0;         // counts plays, so a late "finished" of an earlier one is ignored
+    std::string error;                    // the last play's error, if it failed
+    // Totals of earlier plays and seeding spells since the service started.
+    std::uint64_t from_peers = 0;
+    std::uint64_t from_server = 0;
+    std::uint64_t uploaded = 0;
+    std::uint32_t stalls = 0;
+};
+
+class TitleService::SeedEvents final : public TitleEvents {
+  public:
+    explicit SeedEvents(Title& t) : t_(t) {}
+    void on_event(const LtEvent& e) override {
+        if (e.kind != LtEventKind::torrent_error) return;
+        spdlog::warn("title {}: torrent error while seeding: {}", t_.saved.id, e.message);
+        t_.error = e.message;
+    }
+
+  private:
+    Title& t_;
+};
+
+TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTuning tuning)
+    : io_(io), options_(std::move(options)), tuning_(std::move(tuning)), tick_timer_(io) {
+    titles_dir_ = options_.save_dir / "titles";
+    std::error_code ec;
+    std::filesystem::create_directories(titles_dir_, ec);
+    if (ec) throw std::runtime_error("cannot create " + titles_dir_.string() + ": " + ec.message());
+    SessionConfig sc;
+    sc.interface = options_.listen.host;
+    sc.listen_port = options_.listen.port;
+    sc.upload_limit = options_.upload_limit;
+    sc.download_limit = options_.download_limit;
+    sc.max_connections = options_.max_connections;
+    session_ = std::make_unique<StreamSession>(io_, sc);
+    session_->on_session_event([](const LtEvent& e) {
+        if (e.kind == LtEventKind::listen_failed)
+            spdlog::error("cannot listen on port {}: {}", e.port, e.message);
+    });
+    // Players wait on pieces: alerts are handled as they come, not at the next tick.
+    session_->pump_on_alerts();
+    load_saved();
+    ControlServerConfig cc;
+    cc.listen = options_.api;
+    server_ = std::make_unique<ControlServer>(
+        io_, cc,
+        [this](const ControlRequest& r, ControlServer::Reply reply) { handle(r, std::move(reply)); });
+    server_->start();
+}
+
+TitleService::~TitleService() {
+    stop();
+    titles_.clear();
+    server_.reset();
+    session_.reset();
+}
+
+std::uint16_t TitleService::listen_port() {
+    return session_->session().listen_port();
+}
+
+void TitleService::start() {
+    spdlog::info("serving {} title(s) from {}; control API http://{}:{}/, BitTorrent port {}", titles_.size(),
+                 options_.save_dir.string(), options_.api.host, api_port(), listen_port());
+    ControlResponse ignored;
+    make_room(nullptr, &ignored);
+    schedule_tick();
+}
+
+void TitleService::schedule_tick() {
+    tick_timer_.expires_after(std::chrono::seconds(1));
+    tick_timer_.async_wait([this](const boost::system::error_code& ec) {
+        if (ec || stopped_) return;
+        // A smaller quota after a restart, or titles that grew: the least recently watched leave.
+        ControlResponse ignored;
+        make_room(nullptr, &ignored);
+        publish_status();
+        schedule_tick();
+    });
+}
+
+void TitleService::publish_status() {
+    if (server_->streams() > 0) server_->publish("status", service_json().dump());
+}
+
+void TitleService::stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    tick_timer_.cancel();
+    for (auto& [id, t] : titles_) {
+        if (t->stream) {
+            t->stream->stop();
+            t->saved.last_watched = unix_ms_now();
+        }
+    }
+    save_list();
+    if (server_) server_->stop();
+}
+
+void TitleService::load_saved() {
+    auto list_path = options_.save_dir / kListFile;
+    if (!std::filesystem::exists(list_path)) return;
+    std::string error;
+    auto saved = parse_saved_titles(read_whole(list_path), &error);
+    if (!saved) throw std::runtime_error(list_path.string() + ": " + error + " (fix or remove the file)");
+    for (auto& s : *saved) {
+        auto dir = titles_dir_ / s.id;
+        try {
+            auto bytes = read_whole(dir / kTorrentFile);
+            auto torrent = parse_title_torrent(std::vector<char>(bytes.begin(), bytes.end()),
+                                               (dir / kTorrentFile).string());
+            if (hex_id(torrent.params.ti->info_hashes().get_best()) != s.id)
+                throw std::runtime_error("its torrent is another title's");
+            auto rate = torrent.bitrate;
+            auto g = TitleGeometry::make(Bytes(static_cast<std::uint64_t>(torrent.params.ti->total_size())),
+                                         Bytes(static_cast<std::uint64_t>(torrent.params.ti->piece_length())),
+                                         rate.value_or(BitRate(0)), &error);
+            if (!g) throw std::runtime_error("unusable title: " + error);
+            auto t = std::make_unique<Title>(Title{
+                s, std::move(torrent), *g, {}, dir, TitleState::stopped, {}, {}, {}, 0, {}, 0, 0, 0, 0});
+            t->file_name = t->torrent.params.ti->files().file_name(lt::file_index_t(0)).to_string();
+            start_seeding(*t);
+            titles_[s.id] = std::move(t);
+        } catch (const std::exception& e) {
+            spdlog::warn("dropping title {} ('{}'): {}", s.id, s.name, e.what());
+        }
+    }
+    spdlog::info("resumed {} of {} saved title(s)", titles_.size(), saved->size());
+}
+
+void TitleService::save_list() {
+    std::vector<SavedTitle> list;
+    for (auto& [id, t] : titles_)
+        list.push_back(t->saved);
+    try {
+        write_atomically(options_.save_dir / kListFile, format_saved_titles(list));
+    } catch (const std::exception& e) {
+        spdlog::error("cannot save the title list: {}", e.what());
+    }
+}
+
+TitleService::Title* TitleService::find(const std::string& id) {
+    auto it = titles_.find(id);
+    return it == titles_.end() ? nullptr : it->second.get();
+}
+
+void TitleService::start_seeding(Title& t) {
+    lt::add_torrent_params atp = t.torrent.params;
+    atp.save_path = t.dir.string();
+    for (const auto& tr : options_.trackers)
+        atp.trackers.push_back(tr);
+    atp.piece_priorities.assign(static_cast<std::size_t>(t.geometry.piece_count().value()),
+                                lt::dont_download);
+    t.seed_events = std::make_unique<SeedEvents>(t);
+    t.seed = session_->add(std::move(atp), *t.seed_events).handle;
+}
+
+void TitleService::stop_seeding(Title& t) {
+    if (!t.seed.is_valid()) return;
+    t.uploaded += static_cast<std::uint64_t>(t.seed.status().total_payload_upload);
+    session_->remove(t.seed, true);
+    t.seed = {};
+    t.seed_events.reset();
+}
+
+bool TitleService::make_room(Title* for_title, ControlResponse* refusal) {
+    if (!options_.disk_quota) return true;
+    std::vector<QuotaEntry> entries;
+    for (auto& [id, t] : titles_) {
+        bool pinned = t->stream != nullptr || t.get() == for_title;
+        entries.push_back(QuotaEntry{id, pinned ? t->geometry.total_size() : disk_bytes(*t),
+                                     std::max(t->saved.added, t->saved.last_watched), pinned});
+    }
+    auto plan = plan_evictions(std::move(entries), *options_.disk_quota);
+    if (!plan.fits) {
+        *refusal =
+            error_reply(507, "disk quota " + format_bytes(*options_.disk_quota) +
+                                 ": the titles playing now and this one need " +
+                                 format_bytes(plan.used_after) + " even with every other title evicted");
+        return false;
+    }
+    for (const auto& id : plan.evict) {
+        spdlog::info("disk quota {}: evicting the least recently watched title {} ('{}')",
+                     format_bytes(*options_.disk_quota), id, find(id)->saved.name);
+        remove_title(id);
+    }
+    return true;
+}
+
+Bytes TitleService::disk_bytes(Title& t) {
+    if (t.stream) return t.stream->controller().stored_bytes();
+    if (!t.seed.is_valid()) return Bytes(0);
+    return Bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(0, t.seed.status().total_done)));
+}
+
+void TitleService::add_title(const std::string& bytes, const std::string& origin,
+                             const ControlServer::Reply& reply) {
+    TitleTorrent torrent;
+    try {
+        torrent = parse_title_torrent(std::vector<char>(bytes.begin(), bytes.end()), origin);
+    } catch (const std::exception& e) {
+        reply(error_reply(422, e.what()));
+        return;
+    }
+    const auto& ti = *torrent.params.ti;
+    if (!torrent.bitrate) {
+        reply(error_reply(
+            422, origin + ": the torrent has no bitrate (no \"toast\" key from the server's ingest)"));
+        return;
+    }
+    std::string error;
+    auto g =
+        TitleGeometry::make(Bytes(static_cast<std::uint64_t>(ti.total_size())),
+                            Bytes(static_cast<std::uint64_t>(ti.piece_length())), *torrent.bitrate, &error);
+    if (!g) {
+        reply(error_reply(422, origin + ": unusable title: " + error));
+        return;
+    }
+    auto id = hex_id(ti.info_hashes().get_best());
+    if (auto* existing = find(id)) {
+        reply(json_reply(200, title_json(*existing)));
+        return;
+    }
+    if (options_.disk_quota && g->total_size() > *options_.disk_quota) {
+        reply(error_reply(507, "the title (" + format_bytes(g->total_size()) +
+                                   ") is larger than the disk quota (" + format_bytes(*options_.disk_quota) +
+                                   ")"));
+        return;
+    }
+    auto dir = titles_dir_ / id;
+    try {
+        std::filesystem::create_directories(dir);
+        write_atomically(dir / kTorrentFile, bytes);
+    } catch (const std::exception& e) {
+        reply(error_reply(500, std::string("cannot store the torrent: ") + e.what()));
+        return;
+    }
+    auto now = unix_ms_now();
+    auto t = std::make_unique<Title>(Title{SavedTitle{id, torrent.title, now, 0},
+                                           std::move(torrent),
+                                           *g,
+                                           {},
+                                           dir,
+                                           TitleState::stopped,
+                                           {},
+                                           {},
+                                           {},
+                                           0,
+                                           {},
+                                           0,
+                                           0,
+                                           0,
+                                           0});
+    t->file_name = ti.files().file_name(lt::file_index_t(0)).to_string();
+    try {
+        start_seeding(*t);
+    } catch (const std::exception& e) {
+        std::filesystem::remove_all(dir);
+        reply(error_reply(422, e.what()));
+        return;
+    }
+    spdlog::info("added title {} ('{}') from {}", id, t->saved.name, origin);
+    auto& ref = *t;
+    titles_[id] = std::move(t);
+    save_list();
+    reply(json_reply(201, title_json(ref)));
+}
+
+void TitleService::play(Title& t, const ControlServer::Reply& reply) {
+    auto tr = transition(t.state, TitleCommand::play);
+    if (tr.status != 200) {
+        reply(error_reply(tr.status, tr.error));
+        return;
+    }
+    if (tr.changed) {
+        ControlResponse refusal;
+        if (!make_room(&t, &refusal)) {
+            reply(refusal);
+            return;
+        }
+        ClientOptions o;
+        o.command = ClientCommand::play;
+        o.torrent = t.dir / kTorrentFile;
+        o.save_dir = t.dir;
+        o.stats_file = t.dir / "stats.jsonl";
+        o.servers = options_.servers;
+        o.trackers = options_.trackers;
+        o.behavior = Behavior::seed;  // a service title plays until stopped, then seeds
+        o.max_connections = options_.max_connections;
+        o.log_level = options_.log_level;
+        o.http = Endpoint{"127.0.0.1", 0};
+        stop_seeding(t);
+        const auto generation = ++t.generation;
+        const auto id = t.saved.id;
+        try {
+            t.stream =
+                std::make_unique<TitleStream>(*session_, o, t.torrent, tuning_, [this, id, generation] {
+                    asio::post(io_, [this, id, generation] {
+                        auto* title = find(id);
+                        if (title && title->stream && title->generation == generation) end_stream(*title);
+                    });
+                });
+        } catch (const std::exception& e) {
+            t.stream.reset();
+            t.error = e.what();
+            start_seeding(t);
+            reply(error_reply(500, std::string("cannot play: ") + e.what()));
+            return;
+        }
+        t.error.clear();
+        t.state = TitleState::playing;
+        t.saved.last_watched = unix_ms_now();
+        t.stream->start();
+        save_list();
+        spdlog::info("playing title {} ('{}') at {}", id, t.saved.name, t.stream->player_url());
+    }
+    json j{{"id", t.saved.id},
+           {"state", "playing"},
+           {"url", t.stream->player_url()},
+           {"resume_ms", t.stream->resume_time().count()}};
+    reply(json_reply(200, j));
+    publish_status();
+}
+
+void TitleService::end_stream(Title& t) {
+    const auto& result = t.stream->result();
+    t.from_peers += result.summary.bytes_from_peers;
+    t.from_server += result.summary.bytes_from_server;
+    t.uploaded += result.summary.bytes_uploaded;
+    t.stalls += result.summary.stalls;
+    if (result.exit_code != 0) t.error = result.error;
+    auto handle = t.stream->handle();
+    t.stream.reset();
+    session_->remove(handle, true);
+    t.state = TitleState::stopped;
+    t.saved.last_watched = unix_ms_now();
+    if (!stopped_) start_seeding(t);
+    save_list();
+    publish_status();
+}
+
+void TitleService::stop_title(Title& t) {
+    t.stream->stop();
+    end_stream(t);
+}
+
+void TitleService::remove_title(const std::string& id) {
+    auto* t = find(id);
+    if (!t) return;
+    if (t->stream) {
+        t->stream->stop();
+        auto handle = t->stream->handle();
+        t->stream.reset();
+        session_->remove(handle, true);
+    }
+    stop_seeding(*t);
+    std::error_code ec;
+    std::filesystem::remove_all(t->dir, ec);
+    if (ec) spdlog::warn("cannot delete {}: {}", t->dir.string(), ec.message());
+    spdlog::info("removed title {} ('{}')", id, t->saved.name);
+    titles_.erase(id);
+    save_list();
+}
+
+json TitleService::title_json(Title& t) {
+    const auto& g = t.geometry;
+    json j;
+    j["id"] = t.saved.id;
+    j["name"] = t.saved.name;
+    j["file"] = t.file_name;
+    j["state"] = std::string(to_string(t.state));
+    j["size"] = g.total_size().value();
+    j["piece_size"] = g.piece_length().value();
+    j["pieces"] = g.piece_count().value();
+    j["bitrate_bps"] = g.bitrate().value();
+    j["duration_ms"] = ms(g.title_duration());
+    auto from_peers = t.from_peers, from_server = t.from_server, uploaded = t.uploaded;
+    std::uint32_t stalls = t.stalls;
+    lt::torrent_status st;
+    if (t.stream) {
+        st = t.stream->handle().status();
+        const auto& c = t.stream->controller();
+        const auto& w = c.watcher();
+        StatsRecord r;
+        c.fill_record(r, Clock::now());
+        from_server += r.bytes_server_useful + r.bytes_server_wasted;
+        stalls += r.stalls;
+        j["playback"] = std::string(to_string(w.state()));
+        j["position_ms"] = ms(g.media_time_at(w.playhead()));
+        j["buffer_ahead_ms"] = ms(w.buffer_ahead());
+        j["pieces_had"] = c.had().count().value();
+        j["player_url"] = t.stream->player_url();
+    } else {
+        if (t.seed.is_valid()) st = t.seed.status();
+        j["playback"] = nullptr;
+        j["position_ms"] = ms(g.media_time_at(load_resume_offset(t.dir, t.file_name, g)));
+        j["buffer_ahead_ms"] = 0;
+        j["pieces_had"] = st.num_pieces;
+        j["player_url"] = nullptr;
+    }
+    from_peers += static_cast<std::uint64_t>(st.total_payload_download);
+    uploaded += static_cast<std::uint64_t>(st.total_payload_upload);
+    j["checking"] = st.state == lt::torrent_status::checking_files ||
+                    st.state == lt::torrent_status::checking_resume_data;
+    j["bytes_on_disk"] = disk_bytes(t).value();
+    j["bytes_from_peers"] = from_peers;
+    j["bytes_from_server"] = from_server;
+    j["bytes_uploaded"] = uploaded;
+    j["stalls"] = stalls;
+    j["peers"] = st.num_peers;
+    j["download_rate"] = st.download_payload_rate;
+    j["upload_rate"] = st.upload_payload_rate;
+    j["added"] = t.saved.added;
+    j["last_watched"] = t.saved.last_watched;
+    j["error"] = t.error.empty() ? json(nullptr) : json(t.error);
+    j["map"] = piece_map_json(t.geometry, t.stream.get(), t.seed);
+    return j;
+}
+
+json TitleService::service_json() {
+    json titles = json::array();
+    std::uint64_t used = 0;
+    for (auto& [id, t] : titles_) {
+        titles.push_back(title_json(*t));
+        used += titles.back()["bytes_on_disk"].get<std::uint64_t>();
+    }
+    json j;
+    j["api_port"] = api_port();
+    j["listen_port"] = listen_port();
+    j["disk_quota"] = options_.disk_quota ? json(options_.disk_quota->value()) : json(nullptr);
+    j["disk_used"] = used;
+    j["upload_limit_bps"] = options_.upload_limit ? json(options_.upload_limit->value()) : json(nullptr);
+    j["titles"] = titles;
+    return j;
+}
+
+void TitleService::handle(const ControlRequest& request, ControlServer::Reply reply) {
+    auto parsed = parse_api_request({request.method, request.target, request.content_type, request.body});
+    if (!parsed.request) {
+        reply(error_reply(parsed.error.status, parsed.error.message, parsed.error.allow));
+        return;
+    }
+    if (stopped_) {
+        reply(error_reply(503, "the service is stopping"));
+        return;
+    }
+    const auto& r = *parsed.request;
+    switch (r.action) {
+        case ApiAction::piece_map:
+            reply({200, "text/html; charset=utf-8", piece_map_page(), {}, false});
+            return;
+        case ApiAction::service_status:
+            reply(json_reply(200, service_json()));
+            return;
+        case ApiAction::list_titles: {
+            json list = json::array();
+            for (auto& [id, t] : titles_)
+                list.push_back(title_json(*t));
+            reply(json_reply(200, json{{"titles", list}}));
+            return;
+        }
+        case ApiAction::events:
+            reply({200, "text/event-stream", sse_event("status", service_json().dump()), {}, true});
+            return;
+        case ApiAction::add_torrent:
+            add_title(r.torrent, "the uploaded torrent", reply);
+            return;
+        case ApiAction::add_url:
+            download_torrent(io_, r.url, kMaxTorrentBytes, kTorrentFetchTimeout,
+                             [this, reply, url = r.url](TorrentDownloadResult d) {
+                                 if (stopped_) return reply(error_reply(503, "the service is stopping"));
+                                 if (!d.ok) return reply(error_reply(502, d.error));
+                                 add_title(d.body, url, reply);
+                             });
+            return;
+        default:
+            break;
+    }
+    auto* t = find(r.title_id);
+    if (!t) {
+        reply(error_reply(404, "no title " + r.title_id));
+        return;
+    }
+    switch (r.action) {
+        case ApiAction::title_status:
+            reply(json_reply(200, title_json(*t)));
+            return;
+        case ApiAction::play:
+            play(*t, reply);
+            return;
+        case ApiAction::stop: {
+            auto tr = transition(t->state, TitleCommand::stop);
+            if (tr.status != 200) {
+                reply(error_reply(tr.status, tr.error));
+                return;
+            }
+            stop_title(*t);
+            reply(json_reply(200, title_json(*t)));
+            return;
+        }
+        case ApiAction::remove: {
+            auto id = t->saved.id;
+            remove_title(id);
+            reply(json_reply(200, json{{"id", id}, {"state", "removed"}}));
+            publish_status();
+            return;
+        }
+        default:
+            reply(error_reply(500, "unhandled request"));
+    }
+}
+
+}  // namespace toast::client

@@ -1,0 +1,88 @@
+// `toast-client serve`: the set-top-box service. One StreamSession (one libtorrent session, one listen port)
+// carries every title; the ControlServer answers the control API, the piece map page and the status event
+// stream on a loopback port. A stopped title stays in the session seeding the pieces it has (downloading
+// nothing); play replaces it with a TitleStream in play mode whose player endpoint the answer names; stop
+// turns it back. The decisions (routes and checks, state changes, evictions, the saved title list) are the
+// core's (client/core/service_api, service_titles); this class carries them out and persists the list.
+//
+// Files under the save dir: titles.json (the list), titles/ID/title.torrent, titles/ID/<the title's file>,
+// its resume point and stats.jsonl. Everything runs on the io_context's thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+
+#include "client/core/client_tuning.hpp"
+#include "client/core/service_api.hpp"
+#include "client/core/service_options.hpp"
+#include "client/core/service_titles.hpp"
+#include "client/lt/stream_session.hpp"
+#include "client/lt/title_stream.hpp"
+#include "client/service/control_server.hpp"
+
+namespace toast::client {
+
+class TitleService {
+  public:
+    // Creates the session, resumes the saved titles (a title whose files are unusable is dropped with a
+    // warning) and binds the control API. Throws std::runtime_error when the save dir, the session or the
+    // API address cannot be used.
+    TitleService(boost::asio::io_context& io, ServeOptions options, ClientTuning tuning = {});
+    ~TitleService();
+    TitleService(const TitleService&) = delete;
+    TitleService& operator=(const TitleService&) = delete;
+
+    // Starts the status ticks (once a second: quota, events).
+    void start();
+    // Stops every playing title (their positions are saved), saves the list and closes the API. Idempotent.
+    void stop();
+
+    std::uint16_t api_port() const { return server_->port(); }
+    std::uint16_t listen_port();
+
+    // What a request answers; public for the adapter's tests.
+    void handle(const ControlRequest& request, ControlServer::Reply reply);
+
+  private:
+    struct Title;
+    class SeedEvents;
+
+    void load_saved();
+    void save_list();
+    Title* find(const std::string& id);
+    void add_title(const std::string& bytes, const std::string& origin, const ControlServer::Reply& reply);
+    void play(Title& t, const ControlServer::Reply& reply);
+    void stop_title(Title& t);
+    void remove_title(const std::string& id);
+    void start_seeding(Title& t);
+    void stop_seeding(Title& t);
+    void on_stream_finished(Title& t, TitleStream* stream);
+    void end_stream(Title& t);
+    bool make_room(Title* for_title, ControlResponse* refusal);
+    Bytes disk_bytes(Title& t);
+    nlohmann::ordered_json title_json(Title& t);
+    nlohmann::ordered_json service_json();
+    void schedule_tick();
+    void publish_status();
+
+    boost::asio::io_context& io_;
+    ServeOptions options_;
+    ClientTuning tuning_;
+    std::filesystem::path titles_dir_;
+    std::unique_ptr<StreamSession> session_;
+    std::map<std::string, std::unique_ptr<Title>> titles_;
+    std::unique_ptr<ControlServer> server_;
+    boost::asio::steady_timer tick_timer_;
+    bool stopped_ = false;
+};
+
+// Unix time in milliseconds (what the saved list records).
+std::int64_t unix_ms_now();
+
+}  // namespace toast::client

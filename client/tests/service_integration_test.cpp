@@ -1,0 +1,290 @@
+// `toast-client serve` end to end on 127.0.0.1: the real toast-server and toast-tracker (SwarmFixture), the
+// service as a child process, driven through its control API as a set-top-box app would: add a title (by its
+// torrent's bytes and by URL), play it through ffmpeg, read its status and the event stream, stop, remove;
+// restart the service and find the titles and positions again; evict the least recently watched title when
+// the disk quota is reached; and the piece map page as headless Chromium renders it.
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "swarm_fixture.hpp"
+#include "test_support.hpp"
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+using toast::testing::ChildProcess;
+
+namespace {
+
+struct ApiAnswer {
+    int status = 0;
+    std::string head;
+    std::string body;
+    json j() const { return json::parse(body); }
+};
+
+// One request with a body on a fresh connection (the test support's client sends none).
+ApiAnswer api(std::uint16_t port, const std::string& method, const std::string& target,
+              const std::string& type = {}, const std::string& body = {}) {
+    std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+    if (!type.empty()) req += "Content-Type: " + type + "\r\n";
+    if (!body.empty() || method == "POST") req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    req += "\r\n" + body;
+    auto raw = toast::testing::raw_exchange(port, req, 20s);
+    ApiAnswer a;
+    auto end = raw.find("\r\n\r\n");
+    REQUIRE(end != std::string::npos);
+    a.head = raw.substr(0, end);
+    a.body = raw.substr(end + 4);
+    a.status = std::stoi(raw.substr(9, 3));
+    return a;
+}
+
+// A kSeconds H.264/AAC MPEG-TS test pattern.
+void make_video(const std::filesystem::path& out, int seconds, int tone) {
+    auto r = toast::testing::run(FFMPEG_BIN,
+                                 {"-v",
+                                  "error",
+                                  "-y",
+                                  "-f",
+                                  "lavfi",
+                                  "-i",
+                                  "testsrc=size=320x240:rate=25",
+                                  "-f",
+                                  "lavfi",
+                                  "-i",
+                                  "sine=frequency=" + std::to_string(tone) + ":sample_rate=44100",
+                                  "-t",
+                                  std::to_string(seconds),
+                                  "-c:v",
+                                  "libx264",
+                                  "-preset",
+                                  "ultrafast",
+                                  "-g",
+                                  "25",
+                                  "-b:v",
+                                  "800k",
+                                  "-c:a",
+                                  "aac",
+                                  "-b:a",
+                                  "64k",
+                                  out.string()},
+                                 60s);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+}
+
+std::vector<std::string> framecrc(const std::string& input) {
+    auto r = toast::testing::run(
+        FFMPEG_BIN, {"-v", "error", "-nostdin", "-i", input, "-map", "0", "-f", "framecrc", "-"}, 60s);
+    INFO(input << ": " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    std::vector<std::string> lines;
+    std::size_t at = 0;
+    while (at < r.out.size()) {
+        auto end = r.out.find('\n', at);
+        if (end == std::string::npos) end = r.out.size();
+        auto line = r.out.substr(at, end - at);
+        if (!line.empty() && line[0] != '#') lines.push_back(line);
+        at = end + 1;
+    }
+    return lines;
+}
+
+// The server with ingested titles and the tracker, and the service as a child process.
+class ServiceBed : public toast::client::testing::SwarmFixture {
+  public:
+    ServiceBed() : SwarmFixture("warn") {}
+
+    // Ingests `name` (an MPEG-TS of `seconds`) and returns its torrent's bytes.
+    std::string add_video(const std::string& name, int seconds, int tone) {
+        auto media = dir() / ("media-" + name);
+        make_video(media, seconds, tone);
+        media_[name] = media;
+        ingest(name, media, std::to_string(std::filesystem::file_size(media) * 8 / seconds),
+               {"--piece-size", "32KiB"});
+        auto bytes = toast::testing::read_file(torrent());
+        std::filesystem::copy_file(torrent(), dir() / (name + ".torrent"));
+        return bytes;
+    }
+    std::filesystem::path media_of(const std::string& name) const { return media_.at(name); }
+
+    void start_service(const std::vector<std::string>& extra = {}) {
+        if (api_port_ == 0) api_port_ = toast::testing::free_tcp_port();
+        std::vector<std::string> args{
+            "serve",       "--save-dir", box().string(), "--api", "127.0.0.1:" + std::to_string(api_port_),
+            "--log-level", "info"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        std::filesystem::create_directories(logs() / "service");
+        service_ = std::make_unique<ChildProcess>(TOAST_CLIENT_BIN, args, logs() / "service");
+        REQUIRE(toast::testing::wait_for_tcp_port(api_port_, 15s));
+    }
+    void stop_service() {
+        auto status = service_->stop(SIGTERM, 15s);
+        INFO(service_->stderr_text());
+        REQUIRE(status);
+        CHECK(*status == 0);
+        service_.reset();
+    }
+    std::filesystem::path box() const { return dir() / "box"; }
+    std::uint16_t port() const { return api_port_; }
+    ApiAnswer call(const std::string& method, const std::string& target, const std::string& type = {},
+                   const std::string& body = {}) {
+        return api(api_port_, method, target, type, body);
+    }
+    std::string service_log() const { return service_ ? service_->stderr_text() : std::string(); }
+
+    // Adds a title from its torrent's bytes and returns its id.
+    std::string add(const std::string& torrent_bytes) {
+        auto a = call("POST", "/api/titles", "application/x-bittorrent", torrent_bytes);
+        INFO(a.body);
+        REQUIRE(a.status == 201);
+        return a.j()["id"].get<std::string>();
+    }
+    json status(const std::string& id) {
+        auto a = call("GET", "/api/titles/" + id);
+        INFO(a.body);
+        REQUIRE(a.status == 200);
+        return a.j();
+    }
+    // Plays and reads the whole title through the player URL; returns the URL.
+    std::string play_through(const std::string& id) {
+        auto p = call("POST", "/api/titles/" + id + "/play");
+        INFO(p.body);
+        REQUIRE(p.status == 200);
+        auto url = p.j()["url"].get<std::string>();
+        auto port = static_cast<std::uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+        auto path = url.substr(url.find('/', 7));
+        auto r = toast::testing::http_request(port, "GET", path, {}, 60s);
+        REQUIRE(r.status == 200);
+        CHECK(r.body.size() == status(id)["size"].get<std::size_t>());
+        return url;
+    }
+    // Polls a title's status until `done` holds (bounded).
+    json wait_status(const std::string& id, const std::function<bool(const json&)>& done,
+                     std::chrono::milliseconds timeout = 20s) {
+        auto deadline = std::chrono::steady_clock::now() + timeout;
+        json s = status(id);
+        while (!done(s) && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(100ms);
+            s = status(id);
+        }
+        return s;
+    }
+
+  private:
+    std::uint16_t api_port_ = 0;
+    std::map<std::string, std::filesystem::path> media_;
+    std::unique_ptr<ChildProcess> service_;
+};
+
+bool is_id(const std::string& s) {
+    return s.size() == 40 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("the service adds a title, plays it through ffmpeg, reports it, stops and removes it",
+          "[client][service][integration]") {
+    ServiceBed bed;
+    auto torrent = bed.add_video("movie.ts", 8, 440);
+    bed.start_tracker();
+    bed.start_server();
+    auto seed = bed.seed("seed");
+    REQUIRE(bed.wait_for_seeders(1, 10s));
+    bed.start_service();
+
+    auto added = bed.call("POST", "/api/titles", "application/x-bittorrent", torrent);
+    INFO(added.body);
+    REQUIRE(added.status == 201);
+    auto id = added.j()["id"].get<std::string>();
+    CHECK(is_id(id));
+    CHECK(added.j()["state"] == "stopped");
+    CHECK(added.j()["file"] == "movie.ts");
+    CHECK(added.j()["size"] == std::filesystem::file_size(bed.media_of("movie.ts")));
+    // Adding it again names the same title.
+    auto again = bed.call("POST", "/api/titles", "application/x-bittorrent", torrent);
+    CHECK(again.status == 200);
+    CHECK(again.j()["id"] == id);
+
+    // Bad requests: 4xx with a message.
+    auto garbage = bed.call("POST", "/api/titles", "application/x-bittorrent", "not a torrent");
+    CHECK(garbage.status == 422);
+    CHECK(garbage.j()["error"].get<std::string>().find("the uploaded torrent") != std::string::npos);
+    CHECK(bed.call("GET", "/api/titles/../../etc/passwd").status == 400);
+    auto bad_id = bed.call("GET", "/api/titles/movie.ts");
+    CHECK(bad_id.status == 400);
+    CHECK(bad_id.j()["error"] ==
+          "'movie.ts' is not a title id (the 40 lower-case hex digits of its info-hash)");
+    CHECK(bed.call("GET", "/api/titles/" + std::string(40, '0')).status == 404);
+    auto not_playing = bed.call("POST", "/api/titles/" + id + "/stop");
+    CHECK(not_playing.status == 409);
+    CHECK(not_playing.j()["error"] == "the title is not playing");
+    auto file_url = bed.call("POST", "/api/titles", "application/json", R"({"url": "file:///etc/passwd"})");
+    CHECK(file_url.status == 400);
+    auto method = bed.call("PUT", "/api/titles/" + id);
+    CHECK(method.status == 405);
+    CHECK(method.head.find("Allow: GET, DELETE") != std::string::npos);
+
+    // Play: the answer names the local URL; ffmpeg decodes it frame for frame like the file.
+    auto play = bed.call("POST", "/api/titles/" + id + "/play");
+    INFO(play.body);
+    REQUIRE(play.status == 200);
+    auto url = play.j()["url"].get<std::string>();
+    CHECK(url.rfind("http://127.0.0.1:", 0) == 0);
+    CHECK(url.substr(url.size() - 9) == "/movie.ts");
+    CHECK(play.j()["resume_ms"] == 0);
+    CHECK(bed.call("POST", "/api/titles/" + id + "/play").j()["url"] == url);  // already playing: same URL
+    auto want = framecrc(bed.media_of("movie.ts").string());
+    REQUIRE(want.size() > 100);
+    CHECK(framecrc(url) == want);
+
+    auto s = bed.wait_status(id, [](const json& j) { return j["pieces_had"] == j["pieces"]; });
+    INFO(s.dump(2));
+    CHECK(s["state"] == "playing");
+    CHECK(s["pieces_had"] == s["pieces"]);
+    CHECK(s["bytes_from_peers"].get<std::uint64_t>() + s["bytes_from_server"].get<std::uint64_t>() >=
+          s["size"].get<std::uint64_t>());
+    CHECK(s["stalls"] == 0);
+    CHECK(s["position_ms"].get<std::int64_t>() > 0);
+    CHECK(s["player_url"] == url);
+    CHECK(s["map"]["cells"].get<std::string>().find('.') == std::string::npos);
+
+    // The event stream: status events, each a JSON document naming the title.
+    auto raw =
+        toast::testing::raw_exchange(bed.port(), "GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n", 2500ms);
+    CHECK(raw.find("Content-Type: text/event-stream") != std::string::npos);
+    std::size_t events = 0;
+    for (auto at = raw.find("event: status\ndata: "); at != std::string::npos;
+         at = raw.find("event: status\ndata: ", at + 1)) {
+        auto begin = at + 20;
+        auto end = raw.find('\n', begin);
+        REQUIRE(end != std::string::npos);
+        auto e = json::parse(raw.substr(begin, end - begin));
+        CHECK(e["titles"][0]["id"] == id);
+        ++events;
+    }
+    CHECK(events >= 2);  // the first at once, then one a second
+
+    // Stop: the title stays, seeding what it has.
+    auto stop = bed.call("POST", "/api/titles/" + id + "/stop");
+    INFO(stop.body);
+    REQUIRE(stop.status == 200);
+    CHECK(stop.j()["state"] == "stopped");
+    auto stopped = bed.wait_status(id, [](const json& j) { return !j["checking"].get<bool>(); });
+    CHECK(stopped["pieces_had"] == stopped["pieces"]);
+    CHECK(std::filesystem::exists(bed.box() / "titles" / id / "movie.ts"));
+
+    // Remove: gone from the list and from the disk.
+    auto removed = bed.call("DELETE", "/api/titles/" + id);
+    CHECK(removed.status == 200);
+    CHECK(bed.call("GET", "/api/titles/" + id).status == 404);
+    CHECK(bed.call("GET", "/api/titles").j()["titles"].empty());
+    CHECK_FALSE(std::filesystem::exists(bed.box() / "titles" / id));
+    bed.stop_service();
+}
