@@ -304,3 +304,51 @@ TEST_CASE("tick expires silent peers", "[tracker][service]") {
     CHECK(f.service.registry().totals().leechers == 0);
     CHECK(has_line(f.service.metrics_text(), "toast_tracker_peers_expired_total 1"));
 }
+
+TEST_CASE("ip= over HTTP and the UDP IP field are ignored from loopback unless ip_param_from lists it",
+          "[tracker][service]") {
+    // Behind a same-host proxy every client arrives from loopback, so believing its ip= by default would let
+    // anyone point a swarm at a third party; the service must pass the request's address to the policy from
+    // both transports.
+    const auto peers_seen_by_leecher = [](Fixture& f) {
+        auto via_http = f.get(announce('a', 1, 7001, 0, "&ip=192.0.2.7"));
+        REQUIRE(via_http.status == 200);
+        const PeerEndpoint local{kLocal, 6881};
+        auto connect = f.service.handle_udp(udp::write_connect_request(1), local, t0);
+        REQUIRE(connect);
+        std::uint64_t cid = 0;
+        for (int i = 8; i < 16; ++i)
+            cid = (cid << 8) | (*connect)[static_cast<std::size_t>(i)];
+        AnnounceRequest seed;
+        seed.info_hash = *InfoHash::from_bytes(std::string(20, 'a'));
+        seed.peer_id = *PeerId::from_bytes(std::string(20, 'u'));
+        seed.port = 7002;
+        seed.left = 0;
+        seed.ip = *IpAddress::parse("192.0.2.8");
+        REQUIRE(f.service.handle_udp(udp::write_announce_request(cid, 2, seed, 0, -1), local, t0));
+        auto leecher = f.get(announce('a', 3, 7003, 100), t0, *IpAddress::parse("10.0.0.3"));
+        REQUIRE(leecher.status == 200);
+        return leecher.body;
+    };
+    const auto entry = [](const char* ip, int port) {
+        auto a = *IpAddress::parse(ip);
+        return std::string(a.bytes.begin(), a.bytes.begin() + 4) + static_cast<char>(port >> 8) +
+               static_cast<char>(port & 0xff);
+    };
+    Fixture by_default;
+    auto body = peers_seen_by_leecher(by_default);
+    CHECK(body.find("5:peers12:") != std::string::npos);
+    CHECK(body.find(entry("127.0.0.1", 7001)) != std::string::npos);
+    CHECK(body.find(entry("127.0.0.1", 7002)) != std::string::npos);
+    CHECK(body.find(entry("192.0.2.7", 7001)) == std::string::npos);
+    CHECK(body.find(entry("192.0.2.8", 7002)) == std::string::npos);
+
+    auto c = config_without_limit();
+    c.registry.ip_param_from = AddressSet({*AddressPrefix::parse("127.0.0.0/8")});
+    Fixture configured(c);
+    body = peers_seen_by_leecher(configured);
+    CHECK(body.find("5:peers12:") != std::string::npos);
+    CHECK(body.find(entry("192.0.2.7", 7001)) != std::string::npos);
+    CHECK(body.find(entry("192.0.2.8", 7002)) != std::string::npos);
+    CHECK(body.find(entry("127.0.0.1", 7001)) == std::string::npos);
+}
