@@ -68,6 +68,9 @@ class Network:
         return f"tb{self.tag}c{index}"
 
     def setup(self) -> None:
+        # Two runs with namespaces would put the same address on two bridges, and their routes would fight.
+        if _ip("-o", "addr", "show", "to", HOST_IP, check=False).stdout.strip():
+            raise ShapingError(f"{HOST_IP} is already in use: another namespaced testbed run is going on")
         try:
             _ip("link", "add", self.bridge, "type", "bridge")
             self.created_bridge = True
@@ -97,6 +100,20 @@ class Network:
                 "burst", "32kb", "latency", "50ms")
         if self.delay_ms > 0:
             _tc("qdisc", "add", "dev", ns_end, "root", "netem", "delay", f"{self.delay_ms}ms", netns=ns)
+
+    def blackhole(self, index: int, on: bool) -> None:
+        """Drops every packet to and from client `index` (a zero-length pfifo on both ends of its veth: the
+        packets are lost as on a dead link, the sockets see no error), or lets them through again."""
+        host_end, ns_end, ns = f"tb{self.tag}h{index}", f"tb{self.tag}n{index}", self.namespace(index)
+        if on:
+            _tc("qdisc", "replace", "dev", host_end, "root", "pfifo", "limit", "0")
+            _tc("qdisc", "replace", "dev", ns_end, "root", "pfifo", "limit", "0", netns=ns)
+            return
+        _tc("qdisc", "del", "dev", ns_end, "root", netns=ns)
+        _tc("qdisc", "del", "dev", host_end, "root")
+        if self.download_limit_bps:
+            _tc("qdisc", "add", "dev", host_end, "root", "tbf", "rate", f"{self.download_limit_bps}bit",
+                "burst", "32kb", "latency", "50ms")
 
     def bytes_towards_clients(self) -> list[int]:
         """Bytes the host end of each client's veth has sent (what reached the client, through its tbf)."""

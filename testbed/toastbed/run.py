@@ -132,8 +132,11 @@ def make_title(path: Path, size: int, seed: int) -> None:
 class Stack:
     """Tracker + VoD server (+ seed): the "server host" of one run."""
 
-    def __init__(self, s: scen.Scenario, bins: dict, work: Path, procs: Processes, host: str = "127.0.0.1"):
+    def __init__(self, s: scen.Scenario, bins: dict, work: Path, procs: Processes, host: str = "127.0.0.1",
+                 server_config: dict | None = None):
+        """`server_config` adds fields to the VoD server's config (e.g. an `admin_listen` on loopback)."""
         self.s, self.bins, self.work, self.procs, self.host = s, bins, work, procs, host
+        self.server_config = dict(server_config or {})
         self.tracker_port = free_port()
         self.server_port = free_port()
         self.title = "title"
@@ -141,6 +144,8 @@ class Stack:
         self.media = work / "media" / self.title
         self.seed_stats = work / "seed.jsonl"
         self.seed_proc = None
+        self.server_proc: subprocess.Popen | None = None
+        self.tracker_proc: subprocess.Popen | None = None
         self.seed_endpoint = ""  # HOST:PORT of the server-host seed, once started
 
     @property
@@ -155,14 +160,13 @@ class Stack:
         for d in disks:
             Path(d).mkdir(parents=True, exist_ok=True)
         config = {"listen": f"{self.host}:{self.server_port}", "disks": disks, "policy": "rda",
-                  "public_url": self.server_url, "placement_seed": s.random_seed, "log_level": "warn"}
+                  "public_url": self.server_url, "placement_seed": s.random_seed, "log_level": "warn",
+                  **self.server_config}
         (w / "server.json").write_text(json.dumps(config, indent=2))
         # Every client of a loopback run shares 127.0.0.1, so the tracker's per-source rate limit (which
         # exempts nobody by default) would refuse a swarm's joins; exempt loopback, as a testbed should.
         (w / "tracker.json").write_text(json.dumps({"rate_limit": {"exempt": ["127.0.0.0/8", "::1"]}}))
-        tracker = self.procs.start("tracker", [str(self.bins["tracker"]), "--listen",
-                                               f"{self.host}:{self.tracker_port}", "--config",
-                                               str(w / "tracker.json")], role="tracker")
+        tracker = self.start_tracker()
         ingest = subprocess.run([str(self.bins["server"]), "--config", str(w / "server.json"), "ingest", self.title,
                                  str(self.media), "--torrent", str(self.torrent), "--bitrate", str(s.bitrate),
                                  "--piece-size", str(s.piece_size), "--announce",
@@ -170,8 +174,7 @@ class Stack:
                                 capture_output=True, text=True, timeout=600)
         if ingest.returncode != 0:
             raise RunError("ingest failed: " + ingest.stderr.strip())
-        self.procs.start("server", [str(self.bins["server"]), "--config", str(w / "server.json"), "serve"],
-                         role="server")
+        self.start_server()
         if (not wait_port(self.host, self.server_port, 20) or not wait_port(self.host, self.tracker_port, 20)
                 or tracker.poll() is not None):
             raise RunError("the VoD server or the tracker did not start; see logs in " + str(self.procs.log_dir))
@@ -183,6 +186,19 @@ class Stack:
                                                        f"{self.host}:{seed_port}", "--stats", str(self.seed_stats),
                                                        "--upload-limit", str(s.seed_upload_limit)],
                                               role="seed")
+
+    def start_tracker(self, name: str = "tracker") -> subprocess.Popen:
+        """The tracker (again, under another log `name`, after a fault drill killed it)."""
+        self.tracker_proc = self.procs.start(name, [str(self.bins["tracker"]), "--listen",
+                                                    f"{self.host}:{self.tracker_port}", "--config",
+                                                    str(self.work / "tracker.json")], role="tracker")
+        return self.tracker_proc
+
+    def start_server(self, name: str = "server") -> subprocess.Popen:
+        """The VoD server on the ingested store (again, under another log `name`, after a drill killed it)."""
+        self.server_proc = self.procs.start(name, [str(self.bins["server"]), "--config",
+                                                   str(self.work / "server.json"), "serve"], role="server")
+        return self.server_proc
 
     def server_bytes(self) -> float:
         try:

@@ -1,0 +1,556 @@
+"""testbed/drills --out DIR: fault drills on a live swarm (a benchmark, not a test).
+
+Each drill runs its own small swarm (the testbed's launcher: tracker, VoD server with a 4-disk RDA store, viewers
+in network namespaces on one bridge), injects one fault at --fault-at seconds for --fault-seconds, and measures:
+  stalls         every viewer's stalls (count and seconds), from their stats files;
+  bytes lost     bytes of the title missing or different in each viewer's copy at the end (checked by SHA-256
+                 against the title, then byte by byte): must be 0;
+  service back   from the fault's end to the first correct answer of the faulted service (a Range read of the
+                 title from the VoD server, byte-checked, or an announce to the tracker);
+  viewer back    from the fault's end to the affected viewers' first new bytes (all viewers still downloading
+                 for server-side faults, the faulted viewer for viewer faults; stats lines come once a second).
+Writes DIR/drills.json and DIR/report.md, prints the table. Needs root (namespaces, tc, tmpfs). Exit status 0
+when every viewer completed with 0 bytes lost in every drill, 1 otherwise, 2 for a bad command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import netshape, report, run, scenario as scen
+
+DRILLS = {
+    "baseline": "no fault: the reference for stalls and timing",
+    "server-kill": "SIGKILL the VoD server mid-stream, start it again when the fault ends",
+    "disk-offline": "take disk 0 of the server's 4 offline (admin API) for the fault",
+    "disk-stutter": "disk 0 stutters (admin fault injection: 5000% extra bytes per read, 250 ms before each read)",
+    "block-corrupt": "overwrite 4 KiB in the middle of one replica of the title's last block (the first "
+                     "replica the manifest lists): the server must catch it by checksum and read the other",
+    "tracker-kill": "SIGKILL the tracker (it forgets the swarm), start it again when the fault ends",
+    "client-kill": "SIGKILL the last viewer, start it again on the same save dir when the fault ends: it must "
+                   "resume and finish",
+    "client-enospc": "fill the last viewer's disk (its save dir is a tmpfs) for the fault, then free it",
+    "net-drop": "drop every packet to and from the last viewer for the fault (pfifo limit 0 on both ends of "
+                "its veth)",
+}
+SERVER_DRILLS = ("server-kill", "disk-offline", "disk-stutter", "block-corrupt")
+VIEWER_DRILLS = ("client-kill", "client-enospc", "net-drop")
+
+# Small and short: 8 viewers 2 s apart, a 40 s title in 39 pieces, no seed beside the server (a seed would
+# hide the server's faults), every viewer in its own namespace (the network drill needs its own link).
+SCENARIO = {"name": "drills", "clients": 8, "arrival": "uniform", "arrival_interval": "2s", "behavior": "stream",
+            "picker": "hybrid", "inorder_window": "10s", "upload_limit": "2Mbps", "title_seconds": "40s",
+            "bitrate": "2Mbps", "piece_size": "256KiB", "seed": False, "random_seed": 1, "shaping": True}
+PROBE_BYTES = 64 * 1024
+
+
+class DrillError(RuntimeError):
+    pass
+
+
+@dataclass
+class Viewer:
+    index: int
+    cdir: Path
+    argv: list[str]
+    netns: str
+    proc: subprocess.Popen | None = None
+    stats_files: list[Path] = field(default_factory=list)
+    exit_codes: list[int] = field(default_factory=list)
+
+    @property
+    def stats(self) -> Path:
+        return self.stats_files[-1]
+
+
+def latest_record(path: Path) -> dict | None:
+    """The newest complete line of a stats file (None before the first)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 8192))
+            lines = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return None
+    for raw in reversed(lines):
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+    return None
+
+
+def received(rec: dict | None) -> int:
+    return 0 if rec is None else int(rec.get("bytes_from_peers", 0)) + int(rec.get("bytes_from_server", 0))
+
+
+def bytes_lost(copy: Path, title: bytes) -> int:
+    """Bytes of `title` that `copy` does not hold exactly: missing, extra or different."""
+    try:
+        data = copy.read_bytes()
+    except OSError:
+        return len(title)
+    if hashlib.sha256(data).digest() == hashlib.sha256(title).digest():
+        return 0
+    lost = abs(len(data) - len(title))
+    step = 1 << 16
+    for off in range(0, min(len(data), len(title)), step):
+        a, b = data[off:off + step], title[off:off + step]
+        if a != b:
+            lost += sum(1 for x, y in zip(a, b) if x != y)
+    return lost
+
+
+def tail(path: Path, lines: int = 3) -> str:
+    try:
+        return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+class Drill:
+    """One swarm, one fault; run() returns the drill's row."""
+
+    def __init__(self, name: str, s: scen.Scenario, bins: dict, out: Path, fault_at: float, fault_seconds: float,
+                 progress=print):
+        self.name, self.s, self.bins, self.fault_at, self.fault_seconds = name, s, bins, fault_at, fault_seconds
+        self.progress = progress
+        self.work = out / name
+        self.notes: list[str] = []
+        self.target = s.clients - 1  # the last viewer: still downloading when the fault comes
+        self.pieces = -(-s.title_bytes // s.piece_size)
+        self.rng = random.Random(s.random_seed)
+        self.mounted: Path | None = None
+        self.filler: Path | None = None
+
+    # -- probes ---------------------------------------------------------------------------------------------
+    def probe_server(self, block: tuple[int, int] | None = None) -> bool:
+        """A Range read of the title (inside `block` when given) that returns exactly the title's bytes."""
+        lo, hi = block or (0, len(self.title_data))
+        start = self.rng.randrange(lo, max(lo + 1, hi - PROBE_BYTES))
+        end = min(start + PROBE_BYTES, hi) - 1
+        req = urllib.request.Request(f"{self.stack.server_url}/titles/{self.stack.title}",
+                                     headers={"Range": f"bytes={start}-{end}"})
+        try:
+            with urllib.request.urlopen(req, timeout=1.0) as r:
+                body = r.read()
+                return r.status == 206 and body == self.title_data[start:end + 1]
+        except (OSError, urllib.error.URLError, ValueError):
+            return False
+
+    def probe_tracker(self) -> bool:
+        """An announce the tracker answers with a peer list (not a failure)."""
+        q = urllib.parse.urlencode({"info_hash": self.info_hash, "peer_id": b"-DR0001-drillprobe00", "port": 9,
+                                    "uploaded": 0, "downloaded": 0, "left": 0, "compact": 1})
+        try:
+            with urllib.request.urlopen(f"http://{self.stack.host}:{self.stack.tracker_port}/announce?{q}",
+                                        timeout=1.0) as r:
+                body = r.read()
+                return r.status == 200 and body.startswith(b"d") and b"failure reason" not in body
+        except (OSError, urllib.error.URLError, ValueError):
+            return False
+
+    def admin(self, disk: int, fault: dict) -> None:
+        req = urllib.request.Request(f"http://127.0.0.1:{self.admin_port}/admin/disks/{disk}/fault",
+                                     data=json.dumps(fault).encode(), method="POST")
+        with urllib.request.urlopen(req, timeout=5) as r:
+            if r.status != 200:
+                raise DrillError(f"admin fault on disk {disk}: HTTP {r.status}")
+
+    def metric(self, name: str) -> float:
+        try:
+            return report.prometheus_sum(run.http_get(f"http://127.0.0.1:{self.admin_port}/metrics"), name)
+        except OSError:
+            return float("nan")
+
+    # -- faults ---------------------------------------------------------------------------------------------
+    def manifest(self) -> dict:
+        path = self.work / "disks" / "d0" / "manifests" / f"{self.stack.title}.json"
+        try:
+            return json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise DrillError(f"cannot read the server's manifest {path}: {e}") from None
+
+    def last_block_replica(self) -> Path:
+        """The first listed replica of the title's last block."""
+        first = self.manifest()["blocks"][-1]["replicas"][0]
+        return self.work / "disks" / f"d{first['disk']}" / first["file"]
+
+    def start_fault(self) -> None:
+        n = self.name
+        if n == "server-kill":
+            os.killpg(self.stack.server_proc.pid, signal.SIGKILL)
+            self.stack.server_proc.wait(5)
+        elif n == "tracker-kill":
+            os.killpg(self.stack.tracker_proc.pid, signal.SIGKILL)
+            self.stack.tracker_proc.wait(5)
+        elif n == "disk-offline":
+            self.admin(0, {"offline": True})
+        elif n == "disk-stutter":
+            self.admin(0, {"stutter_pct": 5000, "added_latency": "250ms"})
+        elif n == "block-corrupt":
+            replica = self.last_block_replica()
+            size = replica.stat().st_size
+            with open(replica, "r+b") as f:
+                f.seek(size // 2)
+                f.write(os.urandom(4096))
+            self.corrupted = replica
+            self.notes.append(f"corrupted {replica.relative_to(self.work)} ({size} bytes) at {size // 2}")
+        elif n == "client-kill":
+            v = self.viewers[self.target]
+            self.before_kill = latest_record(v.stats)
+            os.killpg(v.proc.pid, signal.SIGKILL)
+            v.exit_codes.append(v.proc.wait(5))
+        elif n == "client-enospc":
+            self.filler = self.mounted / ".filler"
+            with open(self.filler, "wb") as f:
+                for chunk in (1 << 20, 4096, 1):
+                    try:
+                        while True:
+                            f.write(b"\0" * chunk)
+                            f.flush()
+                    except OSError as e:
+                        if e.errno != errno.ENOSPC:
+                            raise
+            self.notes.append(f"filled {self.mounted.relative_to(self.work)}: "
+                              f"{shutil.disk_usage(self.mounted).free} bytes free")
+        elif n == "net-drop":
+            self.network.blackhole(self.target, True)
+
+    def end_fault(self) -> None:
+        n = self.name
+        if n == "server-kill":
+            self.stack.start_server("server-restarted")
+        elif n == "tracker-kill":
+            self.stack.start_tracker("tracker-restarted")
+        elif n == "disk-offline":
+            self.admin(0, {"offline": False})
+        elif n == "disk-stutter":
+            self.admin(0, {"stutter_pct": 0, "added_latency": "0ms"})
+        elif n == "client-kill":
+            self.restart(self.viewers[self.target])
+        elif n == "client-enospc":
+            self.filler.unlink()
+        elif n == "net-drop":
+            self.network.blackhole(self.target, False)
+
+    def restart(self, v: Viewer) -> None:
+        stats = v.cdir / f"stats.{len(v.stats_files) + 1}.jsonl"
+        argv = list(v.argv)
+        argv[argv.index("--stats") + 1] = str(stats)
+        v.stats_files.append(stats)
+        v.proc = self.procs.start(f"client{v.index:03d}-run{len(v.stats_files)}", argv, netns=v.netns,
+                                  role="client")
+
+    # -- the run --------------------------------------------------------------------------------------------
+    def run(self) -> dict:
+        s, work = self.s, self.work
+        if work.exists():
+            shutil.rmtree(work)
+        (work / "logs").mkdir(parents=True)
+        self.procs = run.Processes(work / "logs")
+        self.network = netshape.Network(s.clients)
+        self.admin_port = run.free_port()
+        self.stack = run.Stack(s, self.bins, work, self.procs, netshape.HOST_IP,
+                               {"admin_listen": f"127.0.0.1:{self.admin_port}"})
+        arrivals = scen.arrival_times(s)
+        fault_end_at = self.fault_at + self.fault_seconds
+        limit = max(arrivals[-1], fault_end_at) + s.title_seconds * 2 + 60
+        self.viewers: list[Viewer] = []
+        row = {"drill": self.name, "what": DRILLS[self.name]}
+        t_fault_end = None
+        fault_started = fault_ended = False
+        service_back = viewer_back = None
+        pending: dict[int, int] = {}  # affected viewer -> bytes received when the fault ended
+        back: dict[int, float] = {}
+        probes_in_fault = [0, 0]  # ok, tried
+        last_probe = 0.0
+        try:
+            self.network.setup()
+            self.stack.start()
+            self.title_data = self.stack.media.read_bytes()
+            self.info_hash = torrent_info_hash(self.stack.torrent)
+            block_size = self.block_size()
+            self.last_block = ((len(self.title_data) - 1) // block_size * block_size, len(self.title_data))
+            t0 = time.monotonic()
+            last_progress = 0.0
+            while True:
+                now = time.monotonic() - t0
+                for i, at in enumerate(arrivals):
+                    if len(self.viewers) == i and now >= at:
+                        self.start_viewer(i)
+                if not fault_started and now >= self.fault_at:
+                    fault_started = True
+                    self.start_fault()
+                    self.progress(f"[{self.name}] t={now:5.1f}s fault on")
+                if fault_started and not fault_ended and self.name in SERVER_DRILLS and now - last_probe >= 0.5:
+                    last_probe = now
+                    probes_in_fault[1] += 1
+                    probes_in_fault[0] += self.probe_server(self.last_block if self.name == "block-corrupt"
+                                                            else None)
+                if fault_started and not fault_ended and now >= fault_end_at:
+                    fault_ended = True
+                    self.end_fault()
+                    t_fault_end = time.monotonic()
+                    self.progress(f"[{self.name}] t={now:5.1f}s fault off")
+                    pending = self.affected()
+                if fault_ended:
+                    since = time.monotonic() - t_fault_end
+                    if service_back is None and since < 60:
+                        if self.name in SERVER_DRILLS and self.probe_server():
+                            service_back = time.monotonic() - t_fault_end
+                        elif self.name == "tracker-kill" and self.probe_tracker():
+                            service_back = time.monotonic() - t_fault_end
+                    for i, base in list(pending.items()):
+                        if received(latest_record(self.viewers[i].stats)) > base:
+                            back[i] = time.monotonic() - t_fault_end
+                            del pending[i]
+                    if self.name == "client-enospc":
+                        v = self.viewers[self.target]
+                        if v.proc.poll() is not None and v.proc.returncode != 0 and len(v.stats_files) == 1:
+                            v.exit_codes.append(v.proc.returncode)
+                            self.notes.append(f"viewer {self.target} exited with status {v.proc.returncode} "
+                                              f"({tail(work / 'logs' / f'client{self.target:03d}.log', 2)}); "
+                                              "started again on the same save dir")
+                            self.restart(v)
+                            pending[self.target] = 0
+                running = sum(1 for v in self.viewers if v.proc.poll() is None)
+                if len(self.viewers) == s.clients and running == 0 and fault_ended:
+                    break
+                if now > limit:
+                    self.notes.append(f"time limit of {limit:.0f} s reached with {running} viewers still running")
+                    break
+                if now - last_progress >= 10:
+                    last_progress = now
+                    self.progress(f"[{self.name}] t={now:5.0f}s viewers {len(self.viewers)}/{s.clients}, "
+                                  f"running {running}")
+                time.sleep(0.1)
+        finally:
+            for v in self.viewers:
+                if v.proc is not None:
+                    self.procs.stop(v.proc)
+            checksum_failures = self.metric("toast_disk_checksum_failures_total")
+            fallbacks = self.metric("toast_replica_fallbacks_total")
+            self.procs.stop_all()
+            self.network.teardown()
+        if self.name in SERVER_DRILLS:
+            self.notes.append(f"server probes during the fault: {probes_in_fault[0]}/{probes_in_fault[1]} correct")
+        if self.name in SERVER_DRILLS or self.name == "baseline":
+            self.notes.append(f"server checksum failures {checksum_failures:g}, replica fallbacks {fallbacks:g}")
+        for i in pending:
+            self.notes.append(f"viewer {i} received nothing after the fault ended")
+        if back:
+            viewer_back = max(back.values())
+        row.update(self.results())
+        if self.name == "client-kill":
+            row_notes_resume(self)
+        row["service_back_s"] = None if service_back is None else round(service_back, 2)
+        row["viewer_back_s"] = None if viewer_back is None else round(viewer_back, 2)
+        row["affected"] = sorted(set(back) | set(pending))
+        row["notes"] = self.notes
+        return row
+
+    def start_viewer(self, i: int) -> None:
+        cdir = self.work / f"client{i:03d}"
+        cdir.mkdir()
+        if self.name == "client-enospc" and i == self.target:
+            data = cdir / "data"
+            data.mkdir()
+            size = self.s.title_bytes + (1 << 20)
+            subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(data)], check=True,
+                           capture_output=True, timeout=20)
+            self.mounted = data
+        argv = run.client_argv("toast", self.s, self.stack, self.bins, cdir, i, netshape.client_ip(i))
+        v = Viewer(i, cdir, argv, self.network.namespace(i), stats_files=[cdir / "stats.jsonl"])
+        v.proc = self.procs.start(f"client{i:03d}", argv, netns=v.netns, role="client")
+        self.viewers.append(v)
+
+    def affected(self) -> dict[int, int]:
+        """Viewers whose recovery counts, with the bytes each had received when the fault ended: the faulted
+        viewer for viewer drills, every viewer still downloading for the others."""
+        out = {}
+        for v in self.viewers:
+            rec = latest_record(v.stats)
+            if self.name in VIEWER_DRILLS:
+                if v.index == self.target:
+                    out[v.index] = 0 if self.name == "client-kill" else received(rec)
+            elif self.name != "baseline" and v.proc.poll() is None and (rec or {}).get("pieces_had", 0) < self.pieces:
+                out[v.index] = received(rec)
+        return out
+
+    def block_size(self) -> int:
+        return int(self.manifest()["block_size"])
+
+    def results(self) -> dict:
+        stalls = stall_s = 0.0
+        completed = lost = 0
+        per_viewer = []
+        for v in self.viewers:
+            st = sst = 0.0
+            done = False
+            for f in v.stats_files:
+                summary, lines = report.read_stats(f)
+                rec = summary or (lines[-1] if lines else {})
+                st += rec.get("stalls", 0)
+                sst += rec.get("stall_seconds", 0.0)
+                done = bool(rec.get("completed", False)) and summary is not None
+            copy_lost = bytes_lost(v.cdir / "data" / self.stack.title, self.title_data)
+            stalls, stall_s, lost = stalls + st, stall_s + sst, lost + copy_lost
+            completed += done
+            exits = v.exit_codes + ([v.proc.returncode] if v.proc.returncode is not None else [])
+            per_viewer.append({"viewer": v.index, "stalls": st, "stall_seconds": round(sst, 2),
+                               "bytes_lost": copy_lost, "completed": done, "exit_codes": exits})
+            if copy_lost:
+                self.notes.append(f"viewer {v.index}: {copy_lost} bytes of its copy differ from the title")
+        if self.mounted is not None:
+            subprocess.run(["umount", str(self.mounted)], capture_output=True, timeout=20)
+            self.mounted = None
+        return {"viewers": len(self.viewers), "completed": completed, "stalls": int(stalls),
+                "stall_seconds": round(stall_s, 2), "bytes_lost": lost, "per_viewer": per_viewer}
+
+    def cleanup(self) -> None:
+        if self.mounted is not None:
+            subprocess.run(["umount", str(self.mounted)], capture_output=True, timeout=20)
+        run.drop_data(self.work)
+
+
+def row_notes_resume(d: Drill) -> None:
+    """How much of its copy the restarted viewer kept: its first stats line after the restart."""
+    v = d.viewers[d.target]
+    before = (getattr(d, "before_kill", None) or {}).get("pieces_had", 0)
+    _, lines = report.read_stats(v.stats)
+    after = lines[0].get("pieces_had", 0) if lines else 0
+    d.notes.append(f"viewer {d.target} had {before} pieces at the kill, {after} in its first stats line after "
+                   "the restart")
+
+
+def torrent_info_hash(path: Path) -> bytes:
+    import libtorrent as lt  # Debian's python3-libtorrent: /usr/bin/python3 only
+
+    ti = lt.torrent_info(str(path))
+    return ti.info_hashes().v1.to_bytes() if hasattr(ti, "info_hashes") else ti.info_hash().to_bytes()
+
+
+def fmt_s(v) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def table(rows: list[dict]) -> str:
+    out = ["| drill | viewers completed | stalls (count, s) | bytes lost | service back (s) | viewers back (s) |",
+           "|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['drill']} | {r['completed']}/{r['viewers']} | {r['stalls']}, {r['stall_seconds']:.2f} | "
+                   f"{r['bytes_lost']} | {fmt_s(r['service_back_s'])} | {fmt_s(r['viewer_back_s'])} |")
+    return "\n".join(out)
+
+
+def render(rows: list[dict], s: scen.Scenario, fault_at: float, fault_seconds: float) -> str:
+    lines = ["# Fault drills", "",
+             f"{s.clients} viewers {s.arrival_interval:g} s apart in network namespaces, a {s.title_seconds:g} s "
+             f"title at {s.bitrate / 1e6:g} Mbps ({-(-s.title_bytes // s.piece_size)} pieces of "
+             f"{s.piece_size // 1024} KiB), picker {s.picker}, upload {s.upload_limit / 1e6:g} Mbps, no seed; "
+             f"each fault at {fault_at:g} s for {fault_seconds:g} s. One swarm per drill.", "", table(rows), "",
+             "## What each drill did and saw", ""]
+    for r in rows:
+        lines.append(f"- **{r['drill']}**: {r['what']}." + (" " + "; ".join(r["notes"]) + "." if r["notes"] else ""))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="testbed/drills", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", help="output directory (required unless --dry-run)")
+    ap.add_argument("--bin-dir", default=str(run.REPO / "build"), help="CMake build directory (default: build/)")
+    ap.add_argument("--only", default="", help="comma-separated drills (default: all): " + ", ".join(DRILLS))
+    ap.add_argument("--clients", type=int, default=SCENARIO["clients"], help="viewers per swarm (default 8)")
+    ap.add_argument("--title-seconds", type=float, default=40.0, help="the title's length (default 40)")
+    ap.add_argument("--fault-at", type=float, default=None,
+                    help="seconds after the first arrival (default: 2 s after the last viewer arrives)")
+    ap.add_argument("--fault-seconds", type=float, default=5.0, help="how long each fault lasts (default 5)")
+    ap.add_argument("--keep-data", action="store_true", help="keep the viewers' copies and the server's store")
+    ap.add_argument("--dry-run", action="store_true", help="check the arguments, print the plan, run nothing")
+    args = ap.parse_args(argv)
+    names = [n.strip() for n in args.only.split(",") if n.strip()] or list(DRILLS)
+    unknown = [n for n in names if n not in DRILLS]
+    problems = []
+    if unknown:
+        problems.append(f"unknown drill(s) {', '.join(unknown)}; known: {', '.join(DRILLS)}")
+    if args.clients < 2:
+        problems.append(f"--clients {args.clients}: a swarm needs at least 2 viewers")
+    if not 4 <= args.title_seconds <= 3600:
+        problems.append(f"--title-seconds {args.title_seconds:g}: expected 4..3600")
+    if not 0.5 <= args.fault_seconds <= 120:
+        problems.append(f"--fault-seconds {args.fault_seconds:g}: expected 0.5..120")
+    s = scen.from_dict({**SCENARIO, "clients": args.clients, "title_seconds": args.title_seconds})
+    arrivals = scen.arrival_times(s)
+    fault_at = arrivals[-1] + 2 if args.fault_at is None else args.fault_at
+    if not 0 <= fault_at < arrivals[-1] + s.title_seconds - args.fault_seconds:
+        problems.append(f"--fault-at {fault_at:g}: the fault must end while the last viewer still plays "
+                        f"(before {arrivals[-1] + s.title_seconds:g} s)")
+    if not args.dry_run and not args.out:
+        problems.append("--out DIR is required")
+    if problems:
+        for p in problems:
+            print(f"testbed/drills: {p}", file=sys.stderr)
+        return 2
+    plan = [f"{len(names)} drill(s), one swarm each: {s.clients} viewers {s.arrival_interval:g} s apart, a "
+            f"{s.title_seconds:g} s title, the fault at {fault_at:g} s for {args.fault_seconds:g} s"]
+    plan += [f"  {n}: {DRILLS[n]}" for n in names]
+    print("\n".join(plan))
+    if args.dry_run:
+        return 0
+    run.stop_on_signals()
+    try:
+        if os.geteuid() != 0:
+            raise DrillError("needs root: the viewers run in network namespaces, the disk drill mounts a tmpfs")
+        bins = run.binaries(Path(args.bin_dir))
+    except (DrillError, run.RunError) as e:
+        print(f"testbed/drills: {e}", file=sys.stderr)
+        return 1
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    try:
+        for n in names:
+            d = Drill(n, s, bins, out, fault_at, args.fault_seconds)
+            try:
+                rows.append(d.run())
+            finally:
+                if not args.keep_data:
+                    d.cleanup()
+            print(table(rows[-1:]).splitlines()[-1], *rows[-1]["notes"], sep="\n    ")
+    except (DrillError, run.RunError, netshape.ShapingError) as e:
+        print(f"testbed/drills: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("testbed/drills: interrupted; every process was stopped", file=sys.stderr)
+        return 130
+    (out / "drills.json").write_text(json.dumps({"scenario": s.to_json(), "fault_at": fault_at,
+                                                 "fault_seconds": args.fault_seconds, "drills": rows}, indent=2))
+    text = render(rows, s, fault_at, args.fault_seconds)
+    (out / "report.md").write_text(text)
+    print("\n" + table(rows))
+    bad = [r["drill"] for r in rows if r["bytes_lost"] or r["completed"] < r["viewers"]]
+    if bad:
+        print(f"testbed/drills: lost bytes or unfinished viewers in: {', '.join(bad)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
