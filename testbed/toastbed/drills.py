@@ -218,15 +218,17 @@ class Drill:
             v.exit_codes.append(v.proc.wait(5))
         elif n == "client-enospc":
             self.filler = self.mounted / ".filler"
-            with open(self.filler, "wb") as f:
+            fd = os.open(self.filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
                 for chunk in (1 << 20, 4096, 1):
                     try:
-                        while True:
-                            f.write(b"\0" * chunk)
-                            f.flush()
+                        while os.write(fd, b"\0" * chunk):
+                            pass
                     except OSError as e:
                         if e.errno != errno.ENOSPC:
                             raise
+            finally:
+                os.close(fd)
             self.notes.append(f"filled {self.mounted.relative_to(self.work)}: "
                               f"{shutil.disk_usage(self.mounted).free} bytes free")
         elif n == "net-drop":
@@ -553,4 +555,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    sys.stdout.reconfigure(line_buffering=True)  # progress lines show up as they happen, also in a log file
     sys.exit(main())

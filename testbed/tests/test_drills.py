@@ -1,0 +1,77 @@
+"""The fault-drill script's cheap parts: its command line, the byte check and the table (the drills themselves
+are a benchmark: testbed/drills)."""
+
+import contextlib
+import io
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from toastbed import drills  # noqa: E402
+
+
+def run_main(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = drills.main(list(argv))
+    return rc, out.getvalue(), err.getvalue()
+
+
+class DrillCommandLineTest(unittest.TestCase):
+    def test_dry_run_lists_every_drill_and_runs_nothing(self):
+        rc, out, _ = run_main("--dry-run")
+        self.assertEqual(rc, 0)
+        for name in drills.DRILLS:
+            self.assertIn(f"  {name}: ", out)
+        self.assertIn("the fault at 16 s for 5 s", out)  # 8 viewers 2 s apart: 2 s after the last arrives
+
+    def test_bad_arguments_are_named_and_exit_2(self):
+        cases = [(["--only", "baseline,meteor"], "unknown drill(s) meteor"),
+                 (["--clients", "1"], "--clients 1"),
+                 (["--fault-seconds", "0"], "--fault-seconds 0"),
+                 (["--fault-at", "100"], "--fault-at 100"),
+                 (["--title-seconds", "2"], "--title-seconds 2"),
+                 ([], "--out DIR is required")]
+        for argv, message in cases:
+            with self.subTest(argv=argv):
+                rc, _, err = run_main(*argv)
+                self.assertEqual(rc, 2)
+                self.assertIn(message, err)
+
+    def test_only_runs_the_named_drills(self):
+        rc, out, _ = run_main("--dry-run", "--only", "net-drop,client-kill")
+        self.assertEqual(rc, 0)
+        self.assertIn("2 drill(s)", out)
+        self.assertNotIn("  baseline: ", out)
+
+
+class BytesLostTest(unittest.TestCase):
+    def test_counts_missing_extra_and_different_bytes(self):
+        title = bytes(range(256)) * 1024
+        with tempfile.TemporaryDirectory() as d:
+            copy = Path(d) / "copy"
+            copy.write_bytes(title)
+            self.assertEqual(drills.bytes_lost(copy, title), 0)
+            damaged = bytearray(title)
+            damaged[70000:70003] = b"\0\0\0"  # bytes 70000..70002 were 112, 113, 114
+            copy.write_bytes(bytes(damaged))
+            self.assertEqual(drills.bytes_lost(copy, title), 3)
+            copy.write_bytes(title[:-10])
+            self.assertEqual(drills.bytes_lost(copy, title), 10)
+            self.assertEqual(drills.bytes_lost(Path(d) / "absent", title), len(title))
+
+
+class TableTest(unittest.TestCase):
+    def test_one_row_per_drill_with_every_figure(self):
+        row = {"drill": "net-drop", "completed": 8, "viewers": 8, "stalls": 1, "stall_seconds": 0.5,
+               "bytes_lost": 0, "service_back_s": None, "viewer_back_s": 1.234}
+        lines = drills.table([row]).splitlines()
+        self.assertEqual(len(lines), 3)
+        self.assertEqual(lines[2], "| net-drop | 8/8 | 1, 0.50 | 0 | - | 1.23 |")
+
+
+if __name__ == "__main__":
+    unittest.main()
