@@ -41,6 +41,8 @@ DRILLS = {
     "disk-stutter": "disk 0 stutters (admin fault injection: 5000% extra bytes per read, 250 ms before each read)",
     "block-corrupt": "overwrite 4 KiB in the middle of one replica of the title's last block (the first "
                      "replica the manifest lists): the server must catch it by checksum and read the other",
+    "block-rot": "overwrite 4 KiB in the middle of one replica of the title's first block (read and checked "
+                 "by the server when the first viewers started) and put its mtime back: silent bit rot",
     "tracker-kill": "SIGKILL the tracker (it forgets the swarm), start it again when the fault ends",
     "client-kill": "SIGKILL the last viewer, start it again on the same save dir when the fault ends: it must "
                    "resume and finish",
@@ -48,7 +50,7 @@ DRILLS = {
     "net-drop": "drop every packet to and from the last viewer for the fault (pfifo limit 0 on both ends of "
                 "its veth)",
 }
-SERVER_DRILLS = ("server-kill", "disk-offline", "disk-stutter", "block-corrupt")
+SERVER_DRILLS = ("server-kill", "disk-offline", "disk-stutter", "block-corrupt", "block-rot")
 VIEWER_DRILLS = ("client-kill", "client-enospc", "net-drop")
 
 # Small and short: 8 viewers 2 s apart, a 40 s title in 39 pieces, no seed beside the server (a seed would
@@ -186,10 +188,20 @@ class Drill:
         except (OSError, json.JSONDecodeError) as e:
             raise DrillError(f"cannot read the server's manifest {path}: {e}") from None
 
-    def last_block_replica(self) -> Path:
-        """The first listed replica of the title's last block."""
-        first = self.manifest()["blocks"][-1]["replicas"][0]
+    def replica(self, block: int) -> Path:
+        """The first listed replica of the title's block `block` (-1: the last)."""
+        first = self.manifest()["blocks"][block]["replicas"][0]
         return self.work / "disks" / f"d{first['disk']}" / first["file"]
+
+    def corrupt(self, replica: Path, keep_mtime: bool) -> None:
+        st = replica.stat()
+        with open(replica, "r+b") as f:
+            f.seek(st.st_size // 2)
+            f.write(os.urandom(4096))
+        if keep_mtime:
+            os.utime(replica, ns=(st.st_atime_ns, st.st_mtime_ns))
+        self.notes.append(f"corrupted {replica.relative_to(self.work)} ({st.st_size} bytes) at {st.st_size // 2}"
+                          + (", mtime put back" if keep_mtime else ""))
 
     def start_fault(self) -> None:
         n = self.name
@@ -204,13 +216,9 @@ class Drill:
         elif n == "disk-stutter":
             self.admin(0, {"stutter_pct": 5000, "added_latency": "250ms"})
         elif n == "block-corrupt":
-            replica = self.last_block_replica()
-            size = replica.stat().st_size
-            with open(replica, "r+b") as f:
-                f.seek(size // 2)
-                f.write(os.urandom(4096))
-            self.corrupted = replica
-            self.notes.append(f"corrupted {replica.relative_to(self.work)} ({size} bytes) at {size // 2}")
+            self.corrupt(self.replica(-1), keep_mtime=False)
+        elif n == "block-rot":
+            self.corrupt(self.replica(0), keep_mtime=True)
         elif n == "client-kill":
             v = self.viewers[self.target]
             self.before_kill = latest_record(v.stats)
@@ -288,7 +296,10 @@ class Drill:
             self.title_data = self.stack.media.read_bytes()
             self.info_hash = torrent_info_hash(self.stack.torrent)
             block_size = self.block_size()
-            self.last_block = ((len(self.title_data) - 1) // block_size * block_size, len(self.title_data))
+            # The corruption drills read the damaged block; the others anywhere in the title.
+            size = len(self.title_data)
+            self.probed_block = {"block-corrupt": ((size - 1) // block_size * block_size, size),
+                                 "block-rot": (0, min(block_size, size))}.get(self.name)
             t0 = time.monotonic()
             last_progress = 0.0
             while True:
@@ -303,8 +314,7 @@ class Drill:
                 if fault_started and not fault_ended and self.name in SERVER_DRILLS and now - last_probe >= 0.5:
                     last_probe = now
                     probes_in_fault[1] += 1
-                    probes_in_fault[0] += self.probe_server(self.last_block if self.name == "block-corrupt"
-                                                            else None)
+                    probes_in_fault[0] += self.probe_server(self.probed_block)
                 if fault_started and not fault_ended and now >= fault_end_at:
                     fault_ended = True
                     self.end_fault()
@@ -314,7 +324,7 @@ class Drill:
                 if fault_ended:
                     since = time.monotonic() - t_fault_end
                     if service_back is None and since < 60:
-                        if self.name in SERVER_DRILLS and self.probe_server():
+                        if self.name in SERVER_DRILLS and self.probe_server(self.probed_block):
                             service_back = time.monotonic() - t_fault_end
                         elif self.name == "tracker-kill" and self.probe_tracker():
                             service_back = time.monotonic() - t_fault_end
