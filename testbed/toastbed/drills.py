@@ -296,10 +296,14 @@ class Drill:
             self.title_data = self.stack.media.read_bytes()
             self.info_hash = torrent_info_hash(self.stack.torrent)
             block_size = self.block_size()
-            # The corruption drills read the damaged block; the others anywhere in the title.
+            # The corruption drills read across the damaged 4 KiB (the middle of a block); the others read
+            # anywhere in the title.
             size = len(self.title_data)
-            self.probed_block = {"block-corrupt": ((size - 1) // block_size * block_size, size),
-                                 "block-rot": (0, min(block_size, size))}.get(self.name)
+            damaged = {"block-corrupt": (size - 1) // block_size * block_size, "block-rot": 0}.get(self.name)
+            self.probed_block = None
+            if damaged is not None:
+                middle = damaged + min(block_size, size - damaged) // 2
+                self.probed_block = (middle - PROBE_BYTES // 2, middle + PROBE_BYTES // 2 + 4096)
             t0 = time.monotonic()
             last_progress = 0.0
             while True:
