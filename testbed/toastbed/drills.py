@@ -8,7 +8,8 @@ in network namespaces on one bridge), injects one fault at --fault-at seconds fo
   service back   from the fault's end to the first correct answer of the faulted service (a Range read of the
                  title from the VoD server, byte-checked, or an announce to the tracker);
   viewer back    from the fault's end to the affected viewers' first new bytes (all viewers still downloading
-                 for server-side faults, the faulted viewer for viewer faults; stats lines come once a second).
+                 for server-side faults, the faulted viewer for viewer faults), or for the tracker's outage to
+                 the first peer of the viewer that arrived during it; stats lines come once a second.
 Writes DIR/drills.json and DIR/report.md, prints the table. Needs root (namespaces, tc, tmpfs). Exit status 0
 when every viewer completed with 0 bytes lost in every drill, 1 otherwise, 2 for a bad command line.
 """
@@ -43,7 +44,8 @@ DRILLS = {
                      "replica the manifest lists): the server must catch it by checksum and read the other",
     "block-rot": "overwrite 4 KiB in the middle of one replica of the title's first block (read and checked "
                  "by the server when the first viewers started) and put its mtime back: silent bit rot",
-    "tracker-kill": "SIGKILL the tracker (it forgets the swarm), start it again when the fault ends",
+    "tracker-kill": "SIGKILL the tracker (it forgets the swarm) 1 s before the last viewer arrives, start it "
+                    "again when the fault ends: the last viewer must find its peers",
     "client-kill": "SIGKILL the last viewer, start it again on the same save dir when the fault ends: it must "
                    "resume and finish",
     "client-enospc": "fill the last viewer's disk (its save dir is a tmpfs) for the fault, then free it",
@@ -131,6 +133,9 @@ class Drill:
     def __init__(self, name: str, s: scen.Scenario, bins: dict, out: Path, fault_at: float, fault_seconds: float,
                  progress=print):
         self.name, self.s, self.bins, self.fault_at, self.fault_seconds = name, s, bins, fault_at, fault_seconds
+        if name == "tracker-kill":
+            # The viewers already in the swarm keep their peers; the one arriving during the outage has none.
+            self.fault_at = max(0.0, scen.arrival_times(s)[-1] - 1)
         self.progress = progress
         self.work = out / name
         self.notes: list[str] = []
@@ -333,7 +338,11 @@ class Drill:
                         elif self.name == "tracker-kill" and self.probe_tracker():
                             service_back = time.monotonic() - t_fault_end
                     for i, base in list(pending.items()):
-                        if received(latest_record(self.viewers[i].stats)) > base:
+                        rec = latest_record(self.viewers[i].stats)
+                        # The viewer that joined during the tracker's outage fetches from the server meanwhile:
+                        # what it lacks is peers.
+                        if ((rec or {}).get("peers", 0) > 0 if self.name == "tracker-kill"
+                                else received(rec) > base):
                             back[i] = time.monotonic() - t_fault_end
                             del pending[i]
                     if self.name == "client-enospc":
@@ -398,11 +407,12 @@ class Drill:
 
     def affected(self) -> dict[int, int]:
         """Viewers whose recovery counts, with the bytes each had received when the fault ended: the faulted
-        viewer for viewer drills, every viewer still downloading for the others."""
+        viewer for viewer drills, the viewer that arrived during the tracker's outage, every viewer still
+        downloading for the server's faults."""
         out = {}
         for v in self.viewers:
             rec = latest_record(v.stats)
-            if self.name in VIEWER_DRILLS:
+            if self.name in VIEWER_DRILLS or self.name == "tracker-kill":
                 if v.index == self.target:
                     out[v.index] = 0 if self.name == "client-kill" else received(rec)
             elif self.name != "baseline" and v.proc.poll() is None and (rec or {}).get("pieces_had", 0) < self.pieces:
