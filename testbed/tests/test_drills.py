@@ -34,6 +34,7 @@ class DrillCommandLineTest(unittest.TestCase):
                  (["--fault-seconds", "0"], "--fault-seconds 0"),
                  (["--fault-at", "100"], "--fault-at 100"),
                  (["--title-seconds", "2"], "--title-seconds 2"),
+                 (["--repeat", "0"], "--repeat 0"),
                  ([], "--out DIR is required")]
         for argv, message in cases:
             with self.subTest(argv=argv):
@@ -64,13 +65,28 @@ class BytesLostTest(unittest.TestCase):
             self.assertEqual(drills.bytes_lost(Path(d) / "absent", title), len(title))
 
 
+def run_row(stalls, seconds, lost, service, viewer, completed=8):
+    return {"drill": "server-kill", "what": "w", "viewers": 8, "completed": completed, "stalls": stalls,
+            "stall_seconds": seconds, "bytes_lost": lost, "service_back_s": service, "viewer_back_s": viewer,
+            "notes": ["n"]}
+
+
 class TableTest(unittest.TestCase):
-    def test_one_row_per_drill_with_every_figure(self):
-        row = {"drill": "net-drop", "completed": 8, "viewers": 8, "stalls": 1, "stall_seconds": 0.5,
-               "bytes_lost": 0, "service_back_s": None, "viewer_back_s": 1.234}
+    def test_one_run_is_its_own_row(self):
+        row = drills.summarize([run_row(1, 0.5, 0, None, 1.234)])
         lines = drills.table([row]).splitlines()
         self.assertEqual(len(lines), 3)
-        self.assertEqual(lines[2], "| net-drop | 8/8 | 1, 0.50 | 0 | - | 1.23 |")
+        self.assertEqual(lines[2], "| server-kill | 1 | 8/8 | 1, 0.50 | 0 | - | 1.23 |")
+        self.assertEqual(row["notes"], ["n"])
+
+    def test_runs_give_medians_and_totals_and_say_when_a_recovery_is_missing(self):
+        row = drills.summarize([run_row(5, 3.9, 0, 0.11, 1.2), run_row(2, 1.0, 7, None, 0.8, completed=7),
+                                run_row(3, 2.0, 0, 0.13, 1.0)])
+        self.assertEqual((row["stalls"], row["stall_seconds"], row["bytes_lost"]), (3, 2.0, 7))
+        self.assertEqual((row["completed"], row["viewers"]), (23, 24))
+        self.assertEqual(drills.table([row]).splitlines()[2],
+                         "| server-kill | 3 | 23/24 | 3, 2.00 | 7 | 0.12 (2 of 3 runs) | 1.00 |")
+        self.assertEqual(row["notes"], ["run 1: n", "run 2: n", "run 3: n"])
 
 
 if __name__ == "__main__":

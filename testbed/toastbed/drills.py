@@ -17,6 +17,7 @@ when every viewer completed with 0 bytes lost in every drill, 1 otherwise, 2 for
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import errno
 import hashlib
 import json
@@ -24,6 +25,7 @@ import os
 import random
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -61,6 +63,9 @@ SCENARIO = {"name": "drills", "clients": 8, "arrival": "uniform", "arrival_inter
             "picker": "hybrid", "inorder_window": "10s", "upload_limit": "2Mbps", "title_seconds": "40s",
             "bitrate": "2Mbps", "piece_size": "256KiB", "seed": False, "random_seed": 1, "shaping": True}
 PROBE_BYTES = 64 * 1024
+# Not the testbed's 10.213/16 and "tb" names: a drill round takes a while, and the CI's shaping check (which
+# looks for leftover "tb" namespaces) may run meanwhile.
+SUBNET_PREFIX = "10.214"
 
 
 class DrillError(RuntimeError):
@@ -130,14 +135,14 @@ def tail(path: Path, lines: int = 3) -> str:
 class Drill:
     """One swarm, one fault; run() returns the drill's row."""
 
-    def __init__(self, name: str, s: scen.Scenario, bins: dict, out: Path, fault_at: float, fault_seconds: float,
+    def __init__(self, name: str, s: scen.Scenario, bins: dict, work: Path, fault_at: float, fault_seconds: float,
                  progress=print):
         self.name, self.s, self.bins, self.fault_at, self.fault_seconds = name, s, bins, fault_at, fault_seconds
         if name == "tracker-kill":
             # The viewers already in the swarm keep their peers; the one arriving during the outage has none.
             self.fault_at = max(0.0, scen.arrival_times(s)[-1] - 1)
         self.progress = progress
-        self.work = out / name
+        self.work = work
         self.notes: list[str] = []
         self.target = s.clients - 1  # the last viewer: still downloading when the fault comes
         self.pieces = -(-s.title_bytes // s.piece_size)
@@ -279,9 +284,9 @@ class Drill:
             shutil.rmtree(work)
         (work / "logs").mkdir(parents=True)
         self.procs = run.Processes(work / "logs")
-        self.network = netshape.Network(s.clients)
+        self.network = netshape.Network(s.clients, prefix=SUBNET_PREFIX, names="td")
         self.admin_port = run.free_port()
-        self.stack = run.Stack(s, self.bins, work, self.procs, netshape.HOST_IP,
+        self.stack = run.Stack(s, self.bins, work, self.procs, self.network.host_ip,
                                {"admin_listen": f"127.0.0.1:{self.admin_port}"})
         arrivals = scen.arrival_times(s)
         fault_end_at = self.fault_at + self.fault_seconds
@@ -400,7 +405,8 @@ class Drill:
             subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(data)], check=True,
                            capture_output=True, timeout=20)
             self.mounted = data
-        argv = run.client_argv("toast", self.s, self.stack, self.bins, cdir, i, netshape.client_ip(i))
+        ip = netshape.client_ip(i, SUBNET_PREFIX)
+        argv = run.client_argv("toast", self.s, self.stack, self.bins, cdir, i, ip)
         v = Viewer(i, cdir, argv, self.network.namespace(i), stats_files=[cdir / "stats.jsonl"])
         v.proc = self.procs.start(f"client{i:03d}", argv, netns=v.netns, role="client")
         self.viewers.append(v)
@@ -472,25 +478,48 @@ def torrent_info_hash(path: Path) -> bytes:
     return ti.info_hashes().v1.to_bytes() if hasattr(ti, "info_hashes") else ti.info_hash().to_bytes()
 
 
-def fmt_s(v) -> str:
-    return "-" if v is None else f"{v:.2f}"
+def summarize(runs: list[dict]) -> dict:
+    """A drill's table row from its runs: totals for what must be complete or 0, medians per run for the rest."""
+    def median(key):
+        values = [r[key] for r in runs if r[key] is not None]
+        return (statistics.median(values) if values else None), len(values)
+
+    row = {"drill": runs[0]["drill"], "what": runs[0]["what"], "runs": len(runs),
+           "viewers": sum(r["viewers"] for r in runs), "completed": sum(r["completed"] for r in runs),
+           "bytes_lost": sum(r["bytes_lost"] for r in runs)}
+    for key in ("stalls", "stall_seconds", "service_back_s", "viewer_back_s"):
+        row[key], row[key + "_runs"] = median(key)
+    row["notes"] = [n if len(runs) == 1 else f"run {i + 1}: {n}" for i, r in enumerate(runs) for n in r["notes"]]
+    return row
+
+
+def fmt_s(row: dict, key: str) -> str:
+    """A median in seconds, with how many runs had one when some did not."""
+    v, n = row[key], row.get(key + "_runs", 1)
+    if v is None:
+        return "-"
+    return f"{v:.2f}" + (f" ({n} of {row['runs']} runs)" if n < row.get("runs", 1) else "")
 
 
 def table(rows: list[dict]) -> str:
-    out = ["| drill | viewers completed | stalls (count, s) | bytes lost | service back (s) | viewers back (s) |",
-           "|---|---|---|---|---|---|"]
+    out = ["| drill | runs | viewers completed | stalls per run (count, s) | bytes lost | service back (s) | "
+           "viewers back (s) |", "|---|---|---|---|---|---|---|"]
     for r in rows:
-        out.append(f"| {r['drill']} | {r['completed']}/{r['viewers']} | {r['stalls']}, {r['stall_seconds']:.2f} | "
-                   f"{r['bytes_lost']} | {fmt_s(r['service_back_s'])} | {fmt_s(r['viewer_back_s'])} |")
+        out.append(f"| {r['drill']} | {r.get('runs', 1)} | {r['completed']}/{r['viewers']} | {r['stalls']:g}, "
+                   f"{r['stall_seconds']:.2f} | {r['bytes_lost']} | {fmt_s(r, 'service_back_s')} | "
+                   f"{fmt_s(r, 'viewer_back_s')} |")
     return "\n".join(out)
 
 
 def render(rows: list[dict], s: scen.Scenario, fault_at: float, fault_seconds: float) -> str:
+    runs = rows[0]["runs"] if rows else 1
     lines = ["# Fault drills", "",
              f"{s.clients} viewers {s.arrival_interval:g} s apart in network namespaces, a {s.title_seconds:g} s "
              f"title at {s.bitrate / 1e6:g} Mbps ({-(-s.title_bytes // s.piece_size)} pieces of "
              f"{s.piece_size // 1024} KiB), picker {s.picker}, upload {s.upload_limit / 1e6:g} Mbps, no seed; "
-             f"each fault at {fault_at:g} s for {fault_seconds:g} s. One swarm per drill.", "", table(rows), "",
+             f"each fault at {fault_at:g} s (the tracker's 1 s before the last arrival) for {fault_seconds:g} s. "
+             f"One swarm per drill and run; {runs} run(s) each (medians per run; bytes lost and viewers "
+             "completed are totals).", "", table(rows), "",
              "## What each drill did and saw", ""]
     for r in rows:
         lines.append(f"- **{r['drill']}**: {r['what']}." + (" " + "; ".join(r["notes"]) + "." if r["notes"] else ""))
@@ -508,6 +537,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fault-at", type=float, default=None,
                     help="seconds after the first arrival (default: 2 s after the last viewer arrives)")
     ap.add_argument("--fault-seconds", type=float, default=5.0, help="how long each fault lasts (default 5)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each drill (default 1; medians over them)")
     ap.add_argument("--keep-data", action="store_true", help="keep the viewers' copies and the server's store")
     ap.add_argument("--dry-run", action="store_true", help="check the arguments, print the plan, run nothing")
     args = ap.parse_args(argv)
@@ -528,14 +558,17 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 <= fault_at < arrivals[-1] + s.title_seconds - args.fault_seconds:
         problems.append(f"--fault-at {fault_at:g}: the fault must end while the last viewer still plays "
                         f"(before {arrivals[-1] + s.title_seconds:g} s)")
+    if not 1 <= args.repeat <= 20:
+        problems.append(f"--repeat {args.repeat}: expected 1..20")
     if not args.dry_run and not args.out:
         problems.append("--out DIR is required")
     if problems:
         for p in problems:
             print(f"testbed/drills: {p}", file=sys.stderr)
         return 2
-    plan = [f"{len(names)} drill(s), one swarm each: {s.clients} viewers {s.arrival_interval:g} s apart, a "
-            f"{s.title_seconds:g} s title, the fault at {fault_at:g} s for {args.fault_seconds:g} s"]
+    plan = [f"{len(names)} drill(s) x {args.repeat} run(s), one swarm each: {s.clients} viewers "
+            f"{s.arrival_interval:g} s apart, a {s.title_seconds:g} s title, the fault at {fault_at:g} s for "
+            f"{args.fault_seconds:g} s"]
     plan += [f"  {n}: {DRILLS[n]}" for n in names]
     print("\n".join(plan))
     if args.dry_run:
@@ -550,24 +583,30 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = []
+    runs: dict[str, list[dict]] = {n: [] for n in names}
     try:
-        for n in names:
-            d = Drill(n, s, bins, out, fault_at, args.fault_seconds)
-            try:
-                rows.append(d.run())
-            finally:
-                if not args.keep_data:
-                    d.cleanup()
-            print(table(rows[-1:]).splitlines()[-1], *rows[-1]["notes"], sep="\n    ")
+        for rep in range(args.repeat):
+            # Each round its own title and placement (seed + round); the drills in the same order each round.
+            sr = dataclasses.replace(s, random_seed=s.random_seed + rep)
+            for n in names:
+                d = Drill(n, sr, bins, out / (n if args.repeat == 1 else f"{n}-{rep + 1}"), fault_at,
+                          args.fault_seconds)
+                try:
+                    runs[n].append(d.run())
+                finally:
+                    if not args.keep_data:
+                        d.cleanup()
+                print(table([runs[n][-1]]).splitlines()[-1], *runs[n][-1]["notes"], sep="\n    ")
     except (DrillError, run.RunError, netshape.ShapingError) as e:
         print(f"testbed/drills: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("testbed/drills: interrupted; every process was stopped", file=sys.stderr)
         return 130
+    rows = [summarize(runs[n]) for n in names]
     (out / "drills.json").write_text(json.dumps({"scenario": s.to_json(), "fault_at": fault_at,
-                                                 "fault_seconds": args.fault_seconds, "drills": rows}, indent=2))
+                                                 "fault_seconds": args.fault_seconds, "drills": rows, "runs": runs},
+                                                indent=2))
     text = render(rows, s, fault_at, args.fault_seconds)
     (out / "report.md").write_text(text)
     print("\n" + table(rows))

@@ -2,7 +2,8 @@
 namespace) by a veth pair on one bridge; `tbf` limits the bandwidth towards each client, `netem` adds delay
 when the kernel has it. Client upload limits themselves come from the client, as in the thesis.
 
-Addresses are in 10.213.0.0/16 and exist only inside namespaces and the bridge this module creates and deletes.
+Addresses are in 10.213.0.0/16 (or another /16 a caller names) and exist only inside namespaces and the bridge
+this module creates and deletes.
 """
 
 from __future__ import annotations
@@ -47,17 +48,22 @@ def has_netem() -> bool:
         _ip("netns", "del", ns, check=False)
 
 
-def client_ip(index: int) -> str:
+def client_ip(index: int, prefix: str = SUBNET_PREFIX) -> str:
     n = index + 2
-    return f"{SUBNET_PREFIX}.{n // 256}.{n % 256}"
+    return f"{prefix}.{n // 256}.{n % 256}"
 
 
 class Network:
     """The bridge and one namespace per client; teardown() removes everything it created."""
 
-    def __init__(self, clients: int, download_limit_bps: int = 0, delay_ms: float = 0.0):
-        self.tag = secrets.token_hex(2)
-        self.bridge = f"tbbr{self.tag}"
+    def __init__(self, clients: int, download_limit_bps: int = 0, delay_ms: float = 0.0,
+                 prefix: str = SUBNET_PREFIX, names: str = "tb"):
+        """`prefix` ("10.213"): the /16 the bridge (PREFIX.0.1) and the clients take their addresses from;
+        `names` starts every namespace and link name (two letters: link names have at most 15)."""
+        self.prefix = prefix
+        self.host_ip = f"{prefix}.0.1"
+        self.tag = names + secrets.token_hex(2)
+        self.bridge = f"{names}br{self.tag[len(names):]}"
         self.clients = clients
         self.download_limit_bps = download_limit_bps
         self.delay_ms = delay_ms
@@ -65,16 +71,16 @@ class Network:
         self.created_bridge = False
 
     def namespace(self, index: int) -> str:
-        return f"tb{self.tag}c{index}"
+        return f"{self.tag}c{index}"
 
     def setup(self) -> None:
         # Two runs with namespaces would put the same address on two bridges, and their routes would fight.
-        if _ip("-o", "addr", "show", "to", HOST_IP, check=False).stdout.strip():
-            raise ShapingError(f"{HOST_IP} is already in use: another namespaced testbed run is going on")
+        if _ip("-o", "addr", "show", "to", self.host_ip, check=False).stdout.strip():
+            raise ShapingError(f"{self.host_ip} is already in use: another namespaced testbed run is going on")
         try:
             _ip("link", "add", self.bridge, "type", "bridge")
             self.created_bridge = True
-            _ip("addr", "add", f"{HOST_IP}/16", "dev", self.bridge)
+            _ip("addr", "add", f"{self.host_ip}/16", "dev", self.bridge)
             _ip("link", "set", self.bridge, "up")
             for i in range(self.clients):
                 self._add_client(i)
@@ -84,14 +90,14 @@ class Network:
 
     def _add_client(self, i: int) -> None:
         ns = self.namespace(i)
-        host_end, ns_end = f"tb{self.tag}h{i}", f"tb{self.tag}n{i}"
+        host_end, ns_end = f"{self.tag}h{i}", f"{self.tag}n{i}"
         _ip("netns", "add", ns)
         self.namespaces.append(ns)
         _ip("link", "add", host_end, "type", "veth", "peer", "name", ns_end)
         _ip("link", "set", ns_end, "netns", ns)
         _ip("link", "set", host_end, "master", self.bridge)
         _ip("link", "set", host_end, "up")
-        _ip("-n", ns, "addr", "add", f"{client_ip(i)}/16", "dev", ns_end)
+        _ip("-n", ns, "addr", "add", f"{client_ip(i, self.prefix)}/16", "dev", ns_end)
         _ip("-n", ns, "link", "set", ns_end, "up")
         _ip("-n", ns, "link", "set", "lo", "up")
         if self.download_limit_bps:
@@ -104,7 +110,7 @@ class Network:
     def blackhole(self, index: int, on: bool) -> None:
         """Drops every packet to and from client `index` (a zero-length pfifo on both ends of its veth: the
         packets are lost as on a dead link, the sockets see no error), or lets them through again."""
-        host_end, ns_end, ns = f"tb{self.tag}h{index}", f"tb{self.tag}n{index}", self.namespace(index)
+        host_end, ns_end, ns = f"{self.tag}h{index}", f"{self.tag}n{index}", self.namespace(index)
         if on:
             _tc("qdisc", "replace", "dev", host_end, "root", "pfifo", "limit", "0")
             _tc("qdisc", "replace", "dev", ns_end, "root", "pfifo", "limit", "0", netns=ns)
@@ -119,7 +125,7 @@ class Network:
         """Bytes the host end of each client's veth has sent (what reached the client, through its tbf)."""
         out = []
         for i in range(len(self.namespaces)):
-            r = _tc("-s", "qdisc", "show", "dev", f"tb{self.tag}h{i}", check=False)
+            r = _tc("-s", "qdisc", "show", "dev", f"{self.tag}h{i}", check=False)
             m = re.search(r"Sent (\d+) bytes", r.stdout)
             out.append(int(m.group(1)) if m else 0)
         return out
