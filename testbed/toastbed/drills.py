@@ -44,8 +44,9 @@ DRILLS = {
     "disk-stutter": "disk 0 stutters (admin fault injection: 5000% extra bytes per read, 250 ms before each read)",
     "block-corrupt": "overwrite 4 KiB in the middle of one replica of the title's last block (the first "
                      "replica the manifest lists): the server must catch it by checksum and read the other",
-    "block-rot": "overwrite 4 KiB in the middle of one replica of the title's first block (read and checked "
-                 "by the server when the first viewers started) and put its mtime back: silent bit rot",
+    "block-rot": "1.5 s after the first viewer started (the server read and checked the title's first block for "
+                 "it), overwrite 4 KiB in the middle of that block's first-listed replica and put its mtime back: "
+                 "silent bit rot, while the other viewers still have to arrive",
     "tracker-kill": "SIGKILL the tracker (it forgets the swarm) 1 s before the last viewer arrives, start it "
                     "again when the fault ends: the last viewer must find its peers",
     "client-kill": "SIGKILL the last viewer, start it again on the same save dir when the fault ends: it must "
@@ -138,6 +139,10 @@ class Drill:
     def __init__(self, name: str, s: scen.Scenario, bins: dict, work: Path, fault_at: float, fault_seconds: float,
                  progress=print):
         self.name, self.s, self.bins, self.fault_at, self.fault_seconds = name, s, bins, fault_at, fault_seconds
+        if name == "block-rot":
+            # Bit rot is not transient: the damage comes once the first viewer's first pieces were read (and
+            # checked) from the block, and every later arrival takes its first pieces from the server.
+            self.fault_at = 1.5
         if name == "tracker-kill":
             # The viewers already in the swarm keep their peers; the one arriving during the outage has none.
             self.fault_at = max(0.0, scen.arrival_times(s)[-1] - 1)
@@ -433,25 +438,33 @@ class Drill:
         completed = lost = 0
         per_viewer = []
         for v in self.viewers:
-            st = sst = 0.0
+            st = sst = wasted = 0.0
             done = False
+            startup = None
             for f in v.stats_files:
                 summary, lines = report.read_stats(f)
                 rec = summary or (lines[-1] if lines else {})
                 st += rec.get("stalls", 0)
                 sst += rec.get("stall_seconds", 0.0)
+                wasted += rec.get("bytes_server_wasted", 0)
+                startup = rec.get("startup_ms") if startup is None else startup
                 done = bool(rec.get("completed", False)) and summary is not None
             copy_lost = bytes_lost(v.cdir / "data" / self.stack.title, self.title_data)
             stalls, stall_s, lost = stalls + st, stall_s + sst, lost + copy_lost
             completed += done
             exits = v.exit_codes + ([v.proc.returncode] if v.proc.returncode is not None else [])
             per_viewer.append({"viewer": v.index, "stalls": st, "stall_seconds": round(sst, 2),
-                               "bytes_lost": copy_lost, "completed": done, "exit_codes": exits})
+                               "bytes_lost": copy_lost, "completed": done, "exit_codes": exits,
+                               "server_wasted_bytes": int(wasted), "startup_ms": startup})
             if copy_lost:
                 self.notes.append(f"viewer {v.index}: {copy_lost} bytes of its copy differ from the title")
         if self.mounted is not None:
             subprocess.run(["umount", str(self.mounted)], capture_output=True, timeout=20)
             self.mounted = None
+        wasted = sum(p["server_wasted_bytes"] for p in per_viewer)
+        startups = [p["startup_ms"] for p in per_viewer if p["startup_ms"] is not None]
+        self.notes.append(f"viewers' wasted server bytes {wasted}, startup median "
+                          + (f"{statistics.median(startups):.0f} ms" if startups else "-"))
         return {"viewers": len(self.viewers), "completed": completed, "stalls": int(stalls),
                 "stall_seconds": round(stall_s, 2), "bytes_lost": lost, "per_viewer": per_viewer}
 
@@ -517,7 +530,8 @@ def render(rows: list[dict], s: scen.Scenario, fault_at: float, fault_seconds: f
              f"{s.clients} viewers {s.arrival_interval:g} s apart in network namespaces, a {s.title_seconds:g} s "
              f"title at {s.bitrate / 1e6:g} Mbps ({-(-s.title_bytes // s.piece_size)} pieces of "
              f"{s.piece_size // 1024} KiB), picker {s.picker}, upload {s.upload_limit / 1e6:g} Mbps, no seed; "
-             f"each fault at {fault_at:g} s (the tracker's 1 s before the last arrival) for {fault_seconds:g} s. "
+             f"each fault at {fault_at:g} s (the tracker's 1 s before the last arrival, the bit rot's at 1.5 s) "
+             f"for {fault_seconds:g} s. "
              f"One swarm per drill and run; {runs} run(s) each (medians per run; bytes lost and viewers "
              "completed are totals).", "", table(rows), "",
              "## What each drill did and saw", ""]
