@@ -44,9 +44,9 @@ DRILLS = {
     "disk-stutter": "disk 0 stutters (admin fault injection: 5000% extra bytes per read, 250 ms before each read)",
     "block-corrupt": "overwrite 4 KiB in the middle of one replica of the title's last block (the first "
                      "replica the manifest lists): the server must catch it by checksum and read the other",
-    "block-rot": "1.5 s after the first viewer started (the server read and checked the title's first block for "
-                 "it), overwrite 4 KiB in the middle of that block's first-listed replica and put its mtime back: "
-                 "silent bit rot, while the other viewers still have to arrive",
+    "block-rot": "1.5 s after the first viewer started, have the server read (and check) the middle of the "
+                 "title's first block from its first-listed replica, then overwrite 4 KiB there and put the file's "
+                 "mtime back: silent bit rot, while the other viewers still have to arrive",
     "tracker-kill": "SIGKILL the tracker (it forgets the swarm) 1 s before the last viewer arrives, start it "
                     "again when the fault ends: the last viewer must find its peers",
     "client-kill": "SIGKILL the last viewer, start it again on the same save dir when the fault ends: it must "
@@ -233,6 +233,14 @@ class Drill:
         elif n == "block-corrupt":
             self.corrupt(self.replica(-1), keep_mtime=False)
         elif n == "block-rot":
+            # The server reads (and checks) the range from this replica first: with its twin's disk offline
+            # for one read, it has no other.
+            twin = self.manifest()["blocks"][0]["replicas"][1]["disk"]
+            self.admin(twin, {"offline": True})
+            checked = self.probe_server(self.probed_block)
+            self.admin(twin, {"offline": False})
+            if not checked:
+                raise DrillError("block-rot: the server did not serve the first block's middle before the damage")
             self.corrupt(self.replica(0), keep_mtime=True)
         elif n == "client-kill":
             v = self.viewers[self.target]
@@ -540,6 +548,17 @@ def render(rows: list[dict], s: scen.Scenario, fault_at: float, fault_seconds: f
     return "\n".join(lines) + "\n"
 
 
+def write_report(out: Path, s: scen.Scenario, fault_at: float, fault_seconds: float,
+                 runs: dict[str, list[dict]]) -> list[dict]:
+    """DIR/drills.json (every run, and a row per drill) and DIR/report.md; returns the rows."""
+    rows = [summarize(r) for r in runs.values() if r]
+    (out / "drills.json").write_text(json.dumps({"scenario": s.to_json(), "fault_at": fault_at,
+                                                 "fault_seconds": fault_seconds, "drills": rows, "runs": runs},
+                                                indent=2))
+    (out / "report.md").write_text(render(rows, s, fault_at, fault_seconds))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="testbed/drills", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -611,18 +630,14 @@ def main(argv: list[str] | None = None) -> int:
                     if not args.keep_data:
                         d.cleanup()
                 print(table([runs[n][-1]]).splitlines()[-1], *runs[n][-1]["notes"], sep="\n    ")
+                write_report(out, s, fault_at, args.fault_seconds, runs)  # what is done so far survives a stop
     except (DrillError, run.RunError, netshape.ShapingError) as e:
         print(f"testbed/drills: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("testbed/drills: interrupted; every process was stopped", file=sys.stderr)
         return 130
-    rows = [summarize(runs[n]) for n in names]
-    (out / "drills.json").write_text(json.dumps({"scenario": s.to_json(), "fault_at": fault_at,
-                                                 "fault_seconds": args.fault_seconds, "drills": rows, "runs": runs},
-                                                indent=2))
-    text = render(rows, s, fault_at, args.fault_seconds)
-    (out / "report.md").write_text(text)
+    rows = write_report(out, s, fault_at, args.fault_seconds, runs)
     print("\n" + table(rows))
     bad = [r["drill"] for r in rows if r["bytes_lost"] or r["completed"] < r["viewers"]]
     if bad:
