@@ -121,6 +121,11 @@ ApiParse parse_api_request(const ApiInput& in) {
     if (path.empty() || path.front() != '/')
         return fail(400, "the request target must be a path starting with '/'");
     const auto& m = in.method;
+    if ((m == "POST" || m == "DELETE") && !in.origin.empty() &&
+        in.origin != "http://" + std::string(in.host)) {
+        return fail(403, "a request from another origin (" + std::string(in.origin) +
+                             ") may not change the service's titles");
+    }
     if (path == "/" || path == "/index.html") {
         if (m != "GET") return wrong_method(m, path, "GET");
         return ok(ApiAction::piece_map);

@@ -50,8 +50,14 @@ struct ApiInput {
     std::string_view target;
     std::string_view content_type;
     std::string_view body;
+    std::string_view host;    // the Host header (the adapter has checked it names the API's address)
+    std::string_view origin;  // the Origin header, empty when absent
 };
 
+// A request that changes titles (POST, DELETE) and carries an Origin other than the API's own is refused
+// (403): browsers send simple cross-origin POSTs without asking first, so any web page could otherwise start
+// playback or add titles on the box. Pages served by the API itself (the piece map) are same-origin.
+//
 // A torrent larger than this is refused (413) before it is parsed; a title's torrent is a few hundred KiB.
 inline constexpr std::size_t kMaxTorrentBytes = 4 * 1024 * 1024;
 

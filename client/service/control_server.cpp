@@ -17,6 +17,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "client/core/service_api.hpp"
+#include "client/http/player_request.hpp"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -43,8 +44,12 @@ std::string_view reason_phrase(int status) {
             return "Conflict";
         case 413:
             return "Payload Too Large";
+        case 403:
+            return "Forbidden";
         case 415:
             return "Unsupported Media Type";
+        case 421:
+            return "Misdirected Request";
         case 422:
             return "Unprocessable Entity";
         case 431:
@@ -158,8 +163,24 @@ class Connection : public std::enable_shared_from_this<Connection> {
         }
         auto& req = parser_->get();
         keep_alive_ = req.keep_alive();
-        ControlRequest cr{std::string(req.method_string()), std::string(req.target()),
-                          std::string(req[http::field::content_type]), std::move(req.body())};
+        // The player endpoint's rules for the request head: one Host naming this address (a web page that
+        // rebinds its DNS name to 127.0.0.1 must not reach the API), body framing that is unambiguous.
+        PlayerRequestHead head;
+        head.version = req.version();
+        for (auto r = req.equal_range(http::field::host); r.first != r.second; ++r.first)
+            head.hosts.push_back(r.first->value());
+        for (auto r = req.equal_range(http::field::transfer_encoding); r.first != r.second; ++r.first)
+            head.transfer_encodings.push_back(r.first->value());
+        if (auto refused = refuse_request_head(head, EndpointIdentity{sh_->config.listen.host, sh_->port})) {
+            error(refused->status, refused->reason);
+            return;
+        }
+        ControlRequest cr{std::string(req.method_string()),
+                          std::string(req.target()),
+                          std::string(req[http::field::content_type]),
+                          std::move(req.body()),
+                          std::string(req[http::field::host]),
+                          std::string(req[http::field::origin])};
         spdlog::debug("control: {} {}", cr.method, cr.target);
         auto answered = std::make_shared<bool>(false);
         sh_->handler(cr, [self = shared_from_this(), answered](ControlResponse r) {

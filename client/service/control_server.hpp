@@ -24,6 +24,8 @@ struct ControlRequest {
     std::string target;
     std::string content_type;
     std::string body;
+    std::string host;    // the Host header
+    std::string origin;  // the Origin header, empty when absent
 };
 
 struct ControlResponse {

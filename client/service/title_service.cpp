@@ -526,7 +526,8 @@ json TitleService::service_json() {
 }
 
 void TitleService::handle(const ControlRequest& request, ControlServer::Reply reply) {
-    auto parsed = parse_api_request({request.method, request.target, request.content_type, request.body});
+    auto parsed = parse_api_request(
+        {request.method, request.target, request.content_type, request.body, request.host, request.origin});
     if (!parsed.request) {
         reply(error_reply(parsed.error.status, parsed.error.message, parsed.error.allow));
         return;

@@ -16,7 +16,7 @@ const std::string kId = "0123456789abcdef0123456789abcdef01234567";
 
 ApiParse req(std::string_view method, std::string_view target, std::string_view type = {},
              std::string_view body = {}) {
-    return parse_api_request({method, target, type, body});
+    return parse_api_request({method, target, type, body, {}, {}});
 }
 
 }  // namespace
@@ -115,6 +115,22 @@ TEST_CASE("a bad add request is refused with what is wrong", "[client][service][
     }
     auto big = req("POST", "/api/titles", "application/x-bittorrent", std::string(kMaxTorrentBytes + 1, 'd'));
     CHECK(big.error.status == 413);
+}
+
+TEST_CASE("requests from another origin may read but not change titles", "[client][service][api]") {
+    auto post = [](std::string_view origin) {
+        return parse_api_request({"POST", "/api/titles/" + kId + "/play", {}, {}, "127.0.0.1:8780", origin});
+    };
+    CHECK(post("").request);
+    CHECK(post("http://127.0.0.1:8780").request);
+    auto evil = post("http://evil.example");
+    CHECK(evil.error.status == 403);
+    CHECK(evil.error.message ==
+          "a request from another origin (http://evil.example) may not change the service's titles");
+    CHECK(
+        parse_api_request({"DELETE", "/api/titles/" + kId, {}, {}, "localhost:8780", "null"}).error.status ==
+        403);
+    CHECK(parse_api_request({"GET", "/api/status", {}, {}, "localhost:8780", "http://evil.example"}).request);
 }
 
 TEST_CASE("error bodies are JSON objects with the message", "[client][service][api]") {

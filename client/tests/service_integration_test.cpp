@@ -227,6 +227,18 @@ TEST_CASE("the service adds a title, plays it through ffmpeg, reports it, stops 
     CHECK(not_playing.j()["error"] == "the title is not playing");
     auto file_url = bed.call("POST", "/api/titles", "application/json", R"({"url": "file:///etc/passwd"})");
     CHECK(file_url.status == 400);
+    // Only requests naming the API's own address, and no title changes from another origin's page.
+    auto rebound = toast::testing::raw_exchange(
+        bed.port(), "GET /api/status HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n", 5s);
+    CHECK(rebound.rfind("HTTP/1.1 421 ", 0) == 0);
+    auto cross = toast::testing::raw_exchange(
+        bed.port(),
+        "POST /api/titles/" + id +
+            "/play HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\n"
+            "Content-Length: 0\r\nConnection: close\r\n\r\n",
+        5s);
+    CHECK(cross.rfind("HTTP/1.1 403 ", 0) == 0);
+    CHECK(bed.status(id)["state"] == "stopped");
     auto method = bed.call("PUT", "/api/titles/" + id);
     CHECK(method.status == 405);
     CHECK(method.head.find("Allow: GET, DELETE") != std::string::npos);
@@ -256,8 +268,8 @@ TEST_CASE("the service adds a title, plays it through ffmpeg, reports it, stops 
     CHECK(s["map"]["cells"].get<std::string>().find('.') == std::string::npos);
 
     // The event stream: status events, each a JSON document naming the title.
-    auto raw =
-        toast::testing::raw_exchange(bed.port(), "GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n", 2500ms);
+    auto raw = toast::testing::raw_exchange(bed.port(), "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                                            2500ms);
     CHECK(raw.find("Content-Type: text/event-stream") != std::string::npos);
     std::size_t events = 0;
     for (auto at = raw.find("event: status\ndata: "); at != std::string::npos;
@@ -286,5 +298,113 @@ TEST_CASE("the service adds a title, plays it through ffmpeg, reports it, stops 
     CHECK(bed.call("GET", "/api/titles/" + id).status == 404);
     CHECK(bed.call("GET", "/api/titles").j()["titles"].empty());
     CHECK_FALSE(std::filesystem::exists(bed.box() / "titles" / id));
+    bed.stop_service();
+}
+
+TEST_CASE("the service adds a title by URL and refuses an unreachable one",
+          "[client][service][integration]") {
+    ServiceBed bed;
+    bed.add_video("movie.ts", 4, 440);
+    auto web_port = toast::testing::free_tcp_port();
+    ChildProcess web("/usr/bin/python3",
+                     {"-m", "http.server", std::to_string(web_port), "--bind", "127.0.0.1", "--directory",
+                      bed.dir().string()},
+                     bed.logs());
+    REQUIRE(toast::testing::wait_for_tcp_port(web_port, 10s));
+    bed.start_service();
+    auto base = "http://127.0.0.1:" + std::to_string(web_port);
+    auto added =
+        bed.call("POST", "/api/titles", "application/json", R"({"url": ")" + base + R"(/movie.ts.torrent"})");
+    INFO(added.body);
+    CHECK(added.status == 201);
+    CHECK(added.j()["file"] == "movie.ts");
+    auto missing =
+        bed.call("POST", "/api/titles", "application/json", R"({"url": ")" + base + R"(/nothing.torrent"})");
+    CHECK(missing.status == 502);
+    CHECK(missing.j()["error"] ==
+          "cannot fetch " + base + "/nothing.torrent: the server answered 404 File not found");
+    auto not_torrent =
+        bed.call("POST", "/api/titles", "application/json", R"({"url": ")" + base + R"(/media-movie.ts"})");
+    CHECK(not_torrent.status == 422);
+    bed.stop_service();
+}
+
+TEST_CASE("a restarted service resumes its titles and their playback positions",
+          "[client][service][integration]") {
+    ServiceBed bed;
+    auto torrent = bed.add_video("movie.ts", 8, 440);
+    bed.start_tracker();
+    bed.start_server();
+    bed.start_service();
+    auto id = bed.add(torrent);
+    auto play = bed.call("POST", "/api/titles/" + id + "/play");
+    REQUIRE(play.status == 200);
+    auto url = play.j()["url"].get<std::string>();
+    auto port = static_cast<std::uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+    // A player reads the first half, then keeps watching for a while.
+    auto size = bed.status(id)["size"].get<std::uint64_t>();
+    auto half = toast::testing::http_request(port, "GET", "/movie.ts",
+                                             {{"Range", "bytes=0-" + std::to_string(size / 2)}}, 30s);
+    REQUIRE(half.status == 206);
+    auto watching =
+        bed.wait_status(id, [](const json& j) { return j["position_ms"].get<std::int64_t>() >= 1500; });
+    REQUIRE(watching["position_ms"].get<std::int64_t>() >= 1500);
+    auto stop = bed.call("POST", "/api/titles/" + id + "/stop");
+    REQUIRE(stop.status == 200);
+    auto position = stop.j()["position_ms"].get<std::int64_t>();
+    CHECK(position >= 1500);
+    auto had = bed.wait_status(id, [](const json& j) { return !j["checking"].get<bool>(); })["pieces_had"];
+    CHECK(had.get<int>() > 0);
+    bed.stop_service();
+
+    bed.start_service();
+    auto list = bed.call("GET", "/api/titles").j()["titles"];
+    REQUIRE(list.size() == 1);
+    CHECK(list[0]["id"] == id);
+    CHECK(list[0]["state"] == "stopped");
+    CHECK(list[0]["position_ms"] == position);
+    auto resumed = bed.wait_status(id, [&](const json& j) { return j["pieces_had"] == had; });
+    CHECK(resumed["pieces_had"] == had);  // the pieces on disk, checked again, seed at once
+    auto again = bed.call("POST", "/api/titles/" + id + "/play");
+    REQUIRE(again.status == 200);
+    CHECK(again.j()["resume_ms"] == position);
+    bed.stop_service();
+}
+
+TEST_CASE("at the disk quota the least recently watched title is evicted first",
+          "[client][service][integration]") {
+    ServiceBed bed;
+    auto a = bed.add_video("a.ts", 6, 300);
+    auto b = bed.add_video("b.ts", 6, 500);
+    auto c = bed.add_video("c.ts", 6, 700);
+    std::uint64_t sizes[] = {std::filesystem::file_size(bed.media_of("a.ts")),
+                             std::filesystem::file_size(bed.media_of("b.ts")),
+                             std::filesystem::file_size(bed.media_of("c.ts"))};
+    // Room for any two titles, not for three.
+    auto quota = sizes[0] + sizes[1] + sizes[2] - *std::min_element(std::begin(sizes), std::end(sizes)) / 2;
+    bed.start_tracker();
+    bed.start_server();
+    bed.start_service({"--disk-quota", std::to_string(quota), "--upload-limit", "2Mbps"});
+    auto ida = bed.add(a);
+    auto idb = bed.add(b);
+    auto idc = bed.add(c);
+    bed.play_through(ida);
+    REQUIRE(bed.call("POST", "/api/titles/" + ida + "/stop").status == 200);
+    bed.play_through(idb);
+    REQUIRE(bed.call("POST", "/api/titles/" + idb + "/stop").status == 200);
+    // Watched: a, then b. Playing c needs room for all of c: a goes, b stays and seeds.
+    auto play = bed.call("POST", "/api/titles/" + idc + "/play");
+    INFO(play.body << "\n" << bed.service_log());
+    REQUIRE(play.status == 200);
+    CHECK(bed.call("GET", "/api/titles/" + ida).status == 404);
+    CHECK_FALSE(std::filesystem::exists(bed.box() / "titles" / ida));
+    auto sb = bed.wait_status(idb, [](const json& j) { return !j["checking"].get<bool>(); });
+    CHECK(sb["state"] == "stopped");
+    CHECK(sb["pieces_had"] == sb["pieces"]);
+    auto service = bed.call("GET", "/api/status").j();
+    CHECK(service["disk_quota"] == quota);
+    CHECK(service["upload_limit_bps"] == 2'000'000);
+    CHECK(service["titles"].size() == 2);
+    CHECK(bed.service_log().find("evicting the least recently watched title " + ida) != std::string::npos);
     bed.stop_service();
 }
