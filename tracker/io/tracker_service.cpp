@@ -389,8 +389,10 @@ HttpAnswer TrackerService::stats(std::string_view query) {
 }
 
 std::string TrackerService::stats_json(const std::optional<InfoHash>& after, std::size_t limit) const {
-    // One more than asked tells whether there is a next page.
-    auto page = registry_.swarm_stats(after, limit + 1);
+    // One more than asked tells whether there is a next page. A limit of 0 asks for the totals alone: no
+    // page, so nothing to continue after.
+    std::vector<SwarmStats> page;
+    if (limit > 0) page = registry_.swarm_stats(after, limit + 1);
     const bool more = page.size() > limit;
     if (more) page.pop_back();
     nlohmann::json swarms = nlohmann::json::array();

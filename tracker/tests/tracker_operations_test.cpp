@@ -84,6 +84,7 @@ TEST_CASE("/stats is paged and bounded: pages in info-hash order hold every swar
     auto totals_only = nlohmann::json::parse(tracker.get("/stats?limit=0").body);
     CHECK(totals_only["swarms"].empty());
     CHECK(totals_only["totals"]["swarms"] == 2500);
+    CHECK(totals_only["next"].is_null());
 }
 
 TEST_CASE("announces are answered while /stats pages are being produced", "[tracker][stats]") {

@@ -158,6 +158,26 @@ TEST_CASE("stats list swarms with seeders, leechers, completed and announces", "
     CHECK(j["whitelist"]["enabled"] == false);
 }
 
+TEST_CASE("stats with limit 0 give the totals alone and no next page", "[tracker][service]") {
+    // The page is fetched one longer than asked and trimmed; "next" must not come from the last entry of an
+    // empty page (that read lies before the start of the vector).
+    Fixture f;
+    f.get(announce('a', 1, 7001, 0));
+    f.get(announce('b', 2, 7002, 0));
+    for (const auto& target :
+         std::vector<std::string>{"/stats?limit=0", "/stats?limit=0&after=" + std::string(40, '6')}) {
+        auto s = f.get(target);
+        REQUIRE(s.status == 200);
+        auto j = nlohmann::json::parse(s.body);
+        CHECK(j["swarms"].empty());
+        CHECK(j["totals"]["swarms"] == 2);
+        CHECK(j["next"].is_null());
+    }
+    auto one = nlohmann::json::parse(f.get("/stats?limit=1").body);
+    REQUIRE(one["swarms"].size() == 1);
+    CHECK(one["next"] == one["swarms"][0]["info_hash"]);
+}
+
 TEST_CASE("a whitelist answers 403 for unknown info-hashes and reloads without dropping swarms",
           "[tracker][service][whitelist]") {
     toast::testing::TempDir dir;
