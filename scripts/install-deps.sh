@@ -17,6 +17,8 @@ packages=(
   dpkg-dev systemd adduser init-system-helpers util-linux
   # a stock peer for the client's interop test
   transmission-daemon
+  # the browser test of the client service's live piece map (headless)
+  chromium
 )
 
 missing=()

@@ -82,7 +82,7 @@ json piece_map_json(const TitleGeometry& g, const TitleStream* stream, const lt:
     return j;
 }
 
-const std::string& piece_map_page() {
+std::string piece_map_page(const json& status) {
     static const std::string page = R"html(<!doctype html>
 <html lang="en">
 <head>
@@ -113,6 +113,7 @@ table { border-collapse: collapse; } td, th { padding: 0 .6em; text-align: left;
 <i style="background:#ffcc80"></i>in flight (server)<i style="border-top:3px solid #1565c0"></i>in-order window
 <i style="border-bottom:3px solid #c62828"></i>give-up zone<i style="outline:2px solid #000"></i>playhead</p>
 <div id="titles"><p id="empty">no titles</p></div>
+<script id="initial" type="application/json">@STATUS@</script>
 <script>
 "use strict";
 function count(cells, c) { let n = 0; for (const x of cells) if (x === c) n++; return n; }
@@ -168,6 +169,7 @@ function render(status) {
   }
   document.body.dataset.updates = String(Number(document.body.dataset.updates) + 1);
 }
+render(JSON.parse(document.getElementById("initial").textContent));
 const events = new EventSource("/api/events");
 events.addEventListener("open", () => { document.getElementById("connection").textContent = "live"; });
 events.addEventListener("error", () => { document.getElementById("connection").textContent = "reconnecting"; });
@@ -176,7 +178,19 @@ events.addEventListener("status", (e) => render(JSON.parse(e.data)));
 </body>
 </html>
 )html";
-    return page;
+    // Inside a script element "</script>" or "<!--" in a title's name would end or confuse it; JSON may
+    // escape any character, so every '<' goes in as \u003c.
+    std::string data;
+    for (char ch : status.dump()) {
+        if (ch == '<') {
+            data += "\\u003c";
+        } else {
+            data += ch;
+        }
+    }
+    auto out = page;
+    out.replace(out.find("@STATUS@"), 8, data);
+    return out;
 }
 
 }  // namespace toast::client

@@ -18,7 +18,8 @@ class TitleStream;
 nlohmann::ordered_json piece_map_json(const TitleGeometry& geometry, const TitleStream* stream,
                                       const libtorrent::torrent_handle& seed);
 
-// The HTML page (self-contained: inline style and script).
-const std::string& piece_map_page();
+// The HTML page (self-contained: inline style and script) with `status` (GET /api/status's document) inside,
+// so the page draws at once and then follows /api/events.
+std::string piece_map_page(const nlohmann::ordered_json& status);
 
 }  // namespace toast::client

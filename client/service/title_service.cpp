@@ -539,7 +539,7 @@ void TitleService::handle(const ControlRequest& request, ControlServer::Reply re
     const auto& r = *parsed.request;
     switch (r.action) {
         case ApiAction::piece_map:
-            reply({200, "text/html; charset=utf-8", piece_map_page(), {}, false});
+            reply({200, "text/html; charset=utf-8", piece_map_page(service_json()), {}, false});
             return;
         case ApiAction::service_status:
             reply(json_reply(200, service_json()));

@@ -5,7 +5,9 @@
 // the disk quota is reached; and the piece map page as headless Chromium renders it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -408,3 +410,103 @@ TEST_CASE("at the disk quota the least recently watched title is evicted first",
     CHECK(bed.service_log().find("evicting the least recently watched title " + ida) != std::string::npos);
     bed.stop_service();
 }
+
+#ifdef CHROMIUM_BIN
+namespace {
+
+// Headless Chromium loading `url`; returns the DOM once the page has loaded (its script has drawn the status
+// the page carries). The page's event stream never ends, so --virtual-time-budget (which waits for the
+// network to go idle) would never return.
+std::string chromium_dom(const std::string& url, const std::filesystem::path& profile) {
+    auto r =
+        toast::testing::run(CHROMIUM_BIN,
+                            {"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                             "--user-data-dir=" + profile.string(), "--timeout=10000", "--dump-dom", url},
+                            90s);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return r.out;
+}
+
+// The text of the first element after `from` whose class is `cls` (<span class="cls">TEXT</span>).
+std::string span_text(const std::string& dom, std::size_t from, const std::string& cls) {
+    auto tag = "class=\"" + cls + "\">";
+    auto at = dom.find(tag, from);
+    REQUIRE(at != std::string::npos);
+    at += tag.size();
+    return dom.substr(at, dom.find('<', at) - at);
+}
+
+std::size_t count_of(const std::string& s, char c) {
+    return static_cast<std::size_t>(std::count(s.begin(), s.end(), c));
+}
+
+}  // namespace
+
+TEST_CASE("headless Chromium shows the live piece map of a playing title",
+          "[client][service][integration][browser]") {
+    ServiceBed bed;
+    auto torrent = bed.add_video("movie.ts", 8, 440);
+    bed.start_tracker();
+    bed.start_server();
+    auto seed = bed.seed("seed");
+    REQUIRE(bed.wait_for_seeders(1, 10s));
+    bed.start_service();
+    auto id = bed.add(torrent);
+    bed.play_through(id);
+    auto s =
+        bed.wait_status(id, [](const json& j) { return j["pieces_had"] == j["pieces"] && j["peers"] >= 1; });
+    REQUIRE(s["pieces_had"] == s["pieces"]);
+    auto cells = s["map"]["cells"].get<std::string>();
+
+    auto page = "http://127.0.0.1:" + std::to_string(bed.port()) + "/";
+    auto dom = chromium_dom(page, bed.dir() / "chromium");
+    INFO(dom.substr(0, 4000));
+    // The page's script drew a status document.
+    auto updates_at = dom.find("data-updates=\"");
+    REQUIRE(updates_at != std::string::npos);
+    CHECK(std::stoi(dom.substr(updates_at + 14)) >= 1);
+    auto section = dom.find("id=\"title-" + id + "\"");
+    REQUIRE(section != std::string::npos);
+    CHECK(dom.find("data-state=\"playing\"", section) != std::string::npos);
+    // What the page reports is what the service reports: the pieces by source, the playhead, the peers.
+    auto from_peers = std::stoul(span_text(dom, section, "pieces-peers"));
+    auto from_server = std::stoul(span_text(dom, section, "pieces-server"));
+    CHECK(from_peers == count_of(cells, 'p'));
+    CHECK(from_server == count_of(cells, 's'));
+    CHECK(from_peers + from_server == s["pieces"].get<std::size_t>());
+    CHECK(from_server > 0);  // the title's first pieces come from the server (give-up zone)
+    CHECK(span_text(dom, section, "playhead") != "none");
+    CHECK(std::stoi(span_text(dom, section, "peers")) >= 1);
+    // The window and the zone move with the playhead: each is "none" or a range of pieces.
+    for (const auto* cls : {"inorder", "give-up"}) {
+        auto text = span_text(dom, section, cls);
+        INFO(cls << ": " << text);
+        CHECK((text == "none" || text.find('-') != std::string::npos));
+    }
+    // One cell per piece.
+    auto map_at = dom.find("class=\"map\"", section);
+    REQUIRE(map_at != std::string::npos);
+    auto map_end = dom.find("</div>", map_at);
+    std::size_t drawn = 0;
+    for (auto at = dom.find("<i ", map_at); at != std::string::npos && at < map_end;
+         at = dom.find("<i ", at + 1))
+        ++drawn;
+    CHECK(drawn == s["pieces"].get<std::size_t>());
+
+    // A screenshot of the map for the test's logs (and a person looking at them).
+    auto shot = bed.logs() / "piece-map.png";
+    auto r = toast::testing::run(CHROMIUM_BIN,
+                                 {"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                  "--user-data-dir=" + (bed.dir() / "chromium").string(), "--timeout=10000",
+                                  "--window-size=1200,800", "--screenshot=" + shot.string(), page},
+                                 90s);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    REQUIRE(std::filesystem::exists(shot));
+    CHECK(std::filesystem::file_size(shot) > 5000);
+    if (const char* keep = std::getenv("TOAST_KEEP_SCREENSHOT"))
+        std::filesystem::copy_file(shot, keep, std::filesystem::copy_options::overwrite_existing);
+    bed.stop_service();
+}
+#endif
