@@ -267,8 +267,10 @@ void TitleStream::on_server_piece(PieceIndex p, std::vector<char> data) {
 void TitleStream::on_piece_finished(PieceIndex p, SteadyTime now) {
     auto a = controller_->on_piece_finished(p, now);
     if (a.cancel_fetch) fetcher_->cancel_queued(p.value());
+    // Every piece_finished is an arrival of this session, even one the first check already counted as on
+    // disk (its alert can come after the check read the bitfield).
+    if (!from_server_.has(p) && !from_peers_.has(p)) (a.from_server ? from_server_ : from_peers_).set(p);
     if (!a.new_piece) return;
-    (a.from_server ? from_server_ : from_peers_).set(p);
     applier_->on_piece_had(p);
     if (playback_) playback_->on_piece_had(p);
 }
