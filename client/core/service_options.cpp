@@ -2,6 +2,9 @@
 
 #include <charconv>
 
+#include <nlohmann/json.hpp>
+
+#include "toast/common/config.hpp"
 #include "toast/common/log.hpp"
 
 namespace toast::client {
@@ -60,10 +63,10 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
 
 }  // namespace
 
-ServeParse parse_serve_args(const std::vector<std::string>& args) {
+ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOptions& base) {
     ServeParse r;
-    ServeOptions o;
-    bool have_save_dir = false;
+    ServeOptions o = base;
+    bool have_save_dir = !base.save_dir.empty();
     for (std::size_t i = 0; i < args.size(); ++i) {
         const auto& a = args[i];
         if (a == "--help" || a == "-h") {
@@ -86,6 +89,14 @@ ServeParse parse_serve_args(const std::vector<std::string>& args) {
             }
             value = args[++i];
         }
+        if (name == "--config") {
+            if (value.empty()) {
+                r.error = "--config: must not be empty";
+                return r;
+            }
+            r.config = value;
+            continue;
+        }
         auto problem = apply(o, name, value);
         if (!problem.empty()) {
             r.error = name + ": " + problem;
@@ -93,7 +104,7 @@ ServeParse parse_serve_args(const std::vector<std::string>& args) {
         }
         have_save_dir = have_save_dir || name == "--save-dir";
     }
-    if (!have_save_dir) {
+    if (!have_save_dir && r.config.empty()) {
         r.error = "--save-dir is required";
         return r;
     }
@@ -101,14 +112,47 @@ ServeParse parse_serve_args(const std::vector<std::string>& args) {
     return r;
 }
 
+ServeOptions serve_options_from_config(const nlohmann::json& config) {
+    if (!config.is_object()) throw ConfigError("the config must be a JSON object");
+    ConfigReader reader(config);
+    ServeOptions o;
+    auto set = [&](std::string_view key, const std::string& option, const std::string& value) {
+        auto problem = apply(o, option, value);
+        if (!problem.empty()) reader.fail(key, problem);
+    };
+    if (reader.has("save_dir")) set("save_dir", "--save-dir", reader.string("save_dir"));
+    if (reader.has("listen")) set("listen", "--listen", reader.string("listen"));
+    if (reader.has("control_listen")) set("control_listen", "--api", reader.string("control_listen"));
+    for (const auto& s : reader.strings("servers", std::vector<std::string>{}))
+        set("servers", "--server", s);
+    for (const auto& t : reader.strings("trackers", std::vector<std::string>{}))
+        set("trackers", "--tracker", t);
+    constexpr Bytes kMinQuota{1};
+    constexpr Bytes kMaxQuota{std::uint64_t(1) << 60};
+    if (reader.has("disk_quota"))
+        o.disk_quota = reader.bytes("disk_quota", std::nullopt, kMinQuota, kMaxQuota);
+    if (reader.has("upload_limit"))
+        o.upload_limit = reader.bitrate("upload_limit", std::nullopt, kMinRate, kMaxRate);
+    if (reader.has("download_limit"))
+        o.download_limit = reader.bitrate("download_limit", std::nullopt, kMinRate, kMaxRate);
+    o.max_connections = static_cast<int>(reader.uint("max_connections", 40, 2, 10'000));
+    if (reader.has("log_level")) set("log_level", "--log-level", reader.string("log_level"));
+    reader.finish();
+    return o;
+}
+
 std::string serve_help_text() {
     return R"(usage: toast-client serve --save-dir DIR [options]
+       toast-client serve --config FILE [options]
 
 The set-top-box service: one long-running process with one BitTorrent session and one listen port for every
 title, driven by a JSON control API on a loopback address (docs/client.md lists the routes). Titles watched
 earlier keep seeding within the disk quota, least recently watched evicted first; after a restart the
 service resumes its titles and their playback positions from DIR.
 
+  --config FILE           JSON with the same settings (save_dir, listen, control_listen, servers, trackers,
+                          disk_quota, upload_limit, download_limit, max_connections, log_level); options
+                          given on the command line override it
   --save-dir DIR          every title (DIR/titles/ID/), its torrent and position, the title list (required)
   --api HOST:PORT         control API and live piece map, loopback only (default 127.0.0.1:8780)
   --listen HOST:PORT      BitTorrent listen address for every title (default 127.0.0.1:0, any free port)

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <filesystem>
+
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,11 +29,19 @@ struct ServeOptions {
 
 struct ServeParse {
     std::optional<ServeOptions> options;
+    std::filesystem::path config;  // --config FILE: read it, then parse again with its options as the base
     bool help = false;
     std::string error;
 };
 
-ServeParse parse_serve_args(const std::vector<std::string>& args);
+// Options on the command line override `base` (the config file's, else the defaults). --save-dir is required
+// unless the base has one.
+ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOptions& base = {});
+
+// The config file's options (deploy/etc/client.json): save_dir, listen, control_listen, servers, trackers,
+// disk_quota, upload_limit, download_limit, max_connections, log_level. Throws toast::ConfigError naming the
+// field and the value; an unknown key is an error.
+ServeOptions serve_options_from_config(const nlohmann::json& config);
 std::string serve_help_text();
 
 }  // namespace toast::client

@@ -11,6 +11,7 @@
 
 #include "client/core/service_options.hpp"
 #include "client/service/title_service.hpp"
+#include "toast/common/config.hpp"
 #include "toast/common/log.hpp"
 
 namespace asio = boost::asio;
@@ -22,6 +23,22 @@ int serve_main(const std::vector<std::string>& args) {
     if (parsed.help) {
         std::fputs(serve_help_text().c_str(), stdout);
         return 0;
+    }
+    if (parsed.options && !parsed.config.empty()) {
+        // The file's settings are the base; the command line's override them.
+        const auto config = parsed.config;
+        try {
+            auto base = serve_options_from_config(load_json_file(config));
+            parsed = parse_serve_args(args, base);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "toast-client serve: %s\n", e.what());
+            return 2;
+        }
+        if (parsed.options && parsed.options->save_dir.empty()) {
+            std::fprintf(stderr, "toast-client serve: %s: no save_dir (give it there or with --save-dir)\n",
+                         config.c_str());
+            return 2;
+        }
     }
     if (!parsed.options) {
         std::fprintf(stderr, "toast-client serve: %s\n(see toast-client serve --help)\n",

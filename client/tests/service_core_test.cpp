@@ -6,6 +6,9 @@
 #include "client/core/service_options.hpp"
 #include "client/core/service_piece_map.hpp"
 #include "client/core/service_titles.hpp"
+#include "toast/common/config.hpp"
+
+#include <nlohmann/json.hpp>
 
 using namespace toast;
 using namespace toast::client;
@@ -264,4 +267,41 @@ TEST_CASE("the piece map shows each piece's source and what is in flight", "[cli
     in.server_in_flight = {PieceIndex(4), PieceIndex(6), PieceIndex(-1)};
     CHECK(piece_cells(in) == "hpsfFsF.");
     CHECK(piece_cells(PieceMapInput{}) == "");
+}
+
+TEST_CASE("serve's config file gives the base options, the command line overrides them",
+          "[client][service][options]") {
+    auto config = nlohmann::json::parse(R"({"save_dir": "/var/lib/toast/client", "listen": "0.0.0.0:6881",
+        "control_listen": "127.0.0.1:8700", "disk_quota": "20GiB", "upload_limit": "4Mbps",
+        "servers": ["http://vod:8080/"], "log_level": "info"})");
+    auto base = serve_options_from_config(config);
+    CHECK(base.save_dir == "/var/lib/toast/client");
+    CHECK(base.listen == Endpoint{"0.0.0.0", 6881});
+    CHECK(base.api == Endpoint{"127.0.0.1", 8700});
+    CHECK(base.disk_quota == Bytes(20ull << 30));
+    CHECK(base.upload_limit == BitRate(4'000'000));
+    CHECK(base.servers == std::vector<std::string>{"http://vod:8080/"});
+    auto first = parse_serve_args({"--config", "/etc/toast/client.json", "--disk-quota", "1GiB"});
+    REQUIRE(first.options);
+    CHECK(first.config == "/etc/toast/client.json");
+    auto merged = parse_serve_args({"--config", "/etc/toast/client.json", "--disk-quota", "1GiB"}, base);
+    REQUIRE(merged.options);
+    CHECK(merged.options->disk_quota == Bytes(1ull << 30));
+    CHECK(merged.options->upload_limit == BitRate(4'000'000));
+    CHECK(merged.options->save_dir == "/var/lib/toast/client");
+
+    auto error_of = [](const char* text) {
+        try {
+            serve_options_from_config(nlohmann::json::parse(text));
+        } catch (const toast::ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(error_of(R"({"control_listen": "0.0.0.0:8700"})") ==
+          "config field 'control_listen': '0.0.0.0:8700' is not a loopback address: the control API has no "
+          "authentication");
+    CHECK(error_of(R"({"disk_quota": "much"})").rfind("config field 'disk_quota'", 0) == 0);
+    CHECK(error_of(R"({"save_dri": "/x"})").find("save_dri") != std::string::npos);
+    CHECK(error_of(R"([1])") == "the config must be a JSON object");
 }

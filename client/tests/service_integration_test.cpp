@@ -331,6 +331,47 @@ TEST_CASE("the service adds a title by URL and refuses an unreachable one",
     bed.stop_service();
 }
 
+TEST_CASE("the service reads its config file, and a bad one stops it with exit status 2",
+          "[client][service][integration]") {
+    toast::testing::TempDir dir;
+    auto port = toast::testing::free_tcp_port();
+    std::ofstream(dir / "client.json") << json{{"save_dir", (dir / "box").string()},
+                                               {"listen", "127.0.0.1:0"},
+                                               {"control_listen", "127.0.0.1:" + std::to_string(port)},
+                                               {"disk_quota", "3MiB"},
+                                               {"upload_limit", "4Mbps"},
+                                               {"log_level", "warn"}};
+    {
+        ChildProcess service(TOAST_CLIENT_BIN, {"serve", "--config", (dir / "client.json").string()},
+                             dir.path());
+        REQUIRE(toast::testing::wait_for_tcp_port(port, 15s));
+        auto status = api(port, "GET", "/api/status").j();
+        CHECK(status["disk_quota"] == 3 * 1024 * 1024);
+        CHECK(status["upload_limit_bps"] == 4'000'000);
+        CHECK(std::filesystem::exists(dir / "box" / "titles"));
+        auto code = service.stop(SIGTERM, 15s);
+        REQUIRE(code);
+        CHECK(*code == 0);
+    }
+    std::ofstream(dir / "bad.json") << R"({"save_dir": "/tmp/x", "control_listen": "0.0.0.0:80"})";
+    auto bad = toast::testing::run(TOAST_CLIENT_BIN, {"serve", "--config", (dir / "bad.json").string()}, 30s);
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("config field 'control_listen': '0.0.0.0:80' is not a loopback address") !=
+          std::string::npos);
+    auto corrupt_box = dir / "corrupt";
+    std::filesystem::create_directories(corrupt_box);
+    std::ofstream(corrupt_box / "titles.json") << "{\"version\": 1, \"titles\": [{}]}";
+    auto corrupt = toast::testing::run(TOAST_CLIENT_BIN,
+                                       {"serve", "--save-dir", corrupt_box.string(), "--api",
+                                        "127.0.0.1:" + std::to_string(toast::testing::free_tcp_port())},
+                                       30s);
+    CHECK(corrupt.exit_code == 1);
+    CHECK(corrupt.err.find(
+              "titles.json: titles[0].id must be 40 lower-case hex digits (fix or remove the file)") !=
+          std::string::npos);
+    CHECK(toast::testing::read_file(corrupt_box / "titles.json") == "{\"version\": 1, \"titles\": [{}]}");
+}
+
 TEST_CASE("a restarted service resumes its titles and their playback positions",
           "[client][service][integration]") {
     ServiceBed bed;
