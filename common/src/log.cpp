@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
@@ -86,6 +87,26 @@ std::unique_ptr<spdlog::formatter> make_log_formatter(bool journal) {
         formatter->set_pattern("%Y-%m-%dT%H:%M:%S.%e [%n] %^%l%$ %v");
     }
     return formatter;
+}
+
+std::string log_escape(std::string_view text, std::size_t max) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(std::min(text.size(), max) + 8);
+    for (char c : text.substr(0, max)) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u >= 0x7f) {
+            out += "\\x";
+            out += hex[u >> 4];
+            out += hex[u & 15];
+        } else if (c == '\\') {
+            out += "\\\\";
+        } else {
+            out += c;
+        }
+    }
+    if (text.size() > max) out += "...";
+    return out;
 }
 
 void init_logging(std::string_view component, std::string_view level) {

@@ -53,3 +53,14 @@ TEST_CASE("terminal lines carry the time, the component and the level", "[common
     CHECK(line[19] == '.');
     CHECK(line.substr(23) == " [server] warning disk 1 slow\n");
 }
+
+TEST_CASE("log_escape leaves printable ASCII and escapes everything else", "[common][log]") {
+    CHECK(log_escape("GET /titles/movie") == "GET /titles/movie");
+    CHECK(log_escape(std::string("a\x1b[2Jb\x7f", 7)) == "a\\x1b[2Jb\\x7f");
+    // C1 controls and any other byte >= 0x80 (a terminal may read 0x9b as CSI).
+    CHECK(log_escape("\x85\x9b\x80\x9f\xc3\xa9") == "\\x85\\x9b\\x80\\x9f\\xc3\\xa9");
+    CHECK(log_escape(std::string("nul\0", 4)) == "nul\\x00");
+    // A literal backslash cannot be mistaken for an escape.
+    CHECK(log_escape("a\\x41") == "a\\\\x41");
+    CHECK(log_escape("abcdef", 3) == "abc...");
+}

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "server/io/disk_control.hpp"
-#include "server/io/title_store.hpp"
+#include "server/core/disk_control.hpp"
+#include "server/core/title_store.hpp"
 #include "toast/common/byte_range.hpp"
 #include "toast/common/metrics.hpp"
 
@@ -26,11 +26,17 @@ struct HttpRequest {
     std::string_view if_none_match;
     std::string_view if_modified_since;
     std::string_view if_unmodified_since;
+    std::string_view host;
+    std::string_view content_type;
+    std::string_view origin;
+    std::string_view sec_fetch_site;
     std::string_view body;
     bool has_range = false;
     bool has_if_range = false;
     bool has_if_match = false;
     bool has_if_none_match = false;
+    bool has_content_type = false;
+    bool has_origin = false;
     bool peer_is_loopback = false;
     bool on_admin_listener = false;
 };

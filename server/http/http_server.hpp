@@ -1,9 +1,9 @@
 // The HTTP/1.1 front end of toast-server (Boost.Beast on asio, no thread per connection).
 #pragma once
 
+#include "server/core/disk_control.hpp"
 #include "server/core/server_config.hpp"
-#include "server/io/disk_control.hpp"
-#include "server/io/title_store.hpp"
+#include "server/core/title_store.hpp"
 #include "toast/common/metrics.hpp"
 
 namespace toast::server {

@@ -8,9 +8,9 @@
 #include <memory>
 #include <optional>
 
+#include "server/core/disk_control.hpp"
 #include "server/core/server_config.hpp"
-#include "server/io/disk_control.hpp"
-#include "server/io/title_store.hpp"
+#include "server/core/title_store.hpp"
 #include "toast/common/metrics.hpp"
 
 namespace toast::server {

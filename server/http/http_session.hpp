@@ -1,15 +1,28 @@
-// One HTTP/1.1 connection: reads requests (pipelined, bounded queue), answers them in order through
-// handle_request(), and sends title bytes straight from the store's files with sendfile(2).
-// Everything runs on the connection's strand; store completions are posted back to it.
+// One HTTP/1.1 connection. It reads requests (pipelined: at most max_pipelined waiting), answers them in
+// order through handle_request(), and hands each answer to a ResponseTransfer, which says what to send next;
+// bytes go out through the send chain (sendfile(2) for title bytes). A session lives on one io_context, run
+// by one thread, so it needs no strand; store completions are posted back to it.
+//
+// Its life is a few states:
+//   idle            no response in progress; waiting for (or reading) the next request
+//   awaiting_store  the front response waits for store reads      } "responding": a response is in progress;
+//   pacing          the front response waits for its next slice   } further requests may be read meanwhile
+//   writing         the front response waits for the socket      }
+//   lingering       every response sent and the send side shut; discarding input for a moment, so that
+//                   closing with unread input does not reset the connection under the last response
+//   closed
+// and one fact about input: once it has ended (the peer closed, a request said Connection: close or could not
+// be parsed, or the server is draining) no further request is read, and the connection lingers and closes
+// after the queued responses.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -17,8 +30,9 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
-#include "server/core/pacer.hpp"
 #include "server/core/request_handler.hpp"
+#include "server/http/response_transfer.hpp"
+#include "server/http/send_chain.hpp"
 #include "server/http/server_shared.hpp"
 
 namespace toast::server {
@@ -31,54 +45,38 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     HttpSession(ServerShared& shared, boost::asio::ip::tcp::socket socket, bool admin_listener, bool counted,
                 bool reject);
     void start();
+    boost::asio::any_io_executor executor() { return socket_.get_executor(); }
     // Thread-safe: finish what is queued, read nothing more, close.
     void drain();
 
   private:
+    enum class State { idle, awaiting_store, pacing, writing, lingering, closed };
+
     struct Job {
         HttpResponse response;
         bool keep_alive = false;
         Clock::time_point received;
-        std::string what;  // "GET /titles/x" for log lines (sanitised)
-    };
-    // One step of a response body: literal framing bytes, or a window of title bytes read from the store.
-    struct Item {
-        bool literal = false;
-        std::size_t part = 0;  // index into response.parts; npos means the trailer
-        std::uint64_t offset = 0;
-        std::uint64_t length = 0;
-        bool slice_start = false;  // paced: wait for the pacer before sending this
-        bool slice_end = false;    // paced: a transmission ends after this
-    };
-    struct Slot {
-        std::size_t item = 0;
-        bool ready = false;
-        ReadResult result;
-    };
-    // Bytes waiting for the socket: memory (fd < 0) or a file region.
-    struct Chunk {
-        const char* data = nullptr;
-        std::uint64_t size = 0;
-        int fd = -1;
-        std::uint64_t offset = 0;
-        std::shared_ptr<const void> keeper;
+        std::string what;  // "GET /titles/x" for log lines (escaped)
     };
 
+    // Reading requests.
     void do_read();
     void on_read(boost::beast::error_code ec);
+    void end_input();
     void enqueue(Job job);
+    bool queue_full() const { return queue_.size() >= shared_.config.max_pipelined; }
+
+    // Responding.
     void start_response();
-    void plan_items(const HttpResponse& r);
+    void pump();
     void issue_reads();
     void on_store_read(std::uint64_t generation, std::size_t item, ReadResult result);
-    void pump();
-    bool append_window(const Item& item, ReadResult& result);
-    void fail_before_head(ReadStatus status, const std::string& message, const Item& item);
-    void commit_head();
-    void flush();
-    void on_flushed();
+    void write();
+    void on_transfer_failed();
     void finish_response();
-    void reset_transfer();
+    void count_bytes(std::uint64_t body_bytes);
+
+    // Closing.
     void linger_close();
     void linger_read();
     void close();
@@ -92,38 +90,24 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     boost::asio::steady_timer pace_timer_;
     boost::beast::flat_buffer buffer_;
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
-    bool admin_listener_;
-    bool counted_;
-    bool reject_;
+    const bool admin_listener_;
+    const bool counted_;
+    const bool reject_;
     bool loopback_ = false;
     std::string peer_;
 
-    std::deque<Job> queue_;
-    bool reading_ = false;
-    bool responding_ = false;
-    bool close_after_ = false;
-    bool closed_ = false;
-    bool lingering_ = false;
+    State state_ = State::idle;
+    bool input_ended_ = false;
+    bool read_in_flight_ = false;  // an async read (of a request, or of input to discard) is outstanding
     Clock::time_point last_activity_;
 
-    // The response at the front of the queue.
-    std::uint64_t generation_ = 0;
-    std::vector<Item> items_;
-    std::size_t next_item_ = 0;
-    std::size_t next_fetch_ = 0;
-    std::deque<Slot> slots_;
-    std::string head_;
-    bool head_sent_ = false;
-    std::uint64_t head_left_ = 0;
-    std::uint64_t body_sent_ = 0;
-    std::optional<Pacer> pacer_;
-    Clock::time_point next_slice_at_;
-    Clock::time_point slice_started_at_;
-    bool slice_done_pending_ = false;
-    bool pacing_wait_ = false;
+    std::deque<Job> queue_;  // the front is the response in progress
+    std::optional<ResponseTransfer> transfer_;
+    std::uint64_t generation_ = 0;  // bumped per transfer: late store completions and timers are ignored
+    SendChain out_;
+    Counter* bytes_counter_ = nullptr;  // toast_http_bytes_sent_total of the current response's title
+    std::string bytes_counter_title_;
 
-    std::deque<Chunk> out_;
-    bool flushing_ = false;
     std::array<char, 4096> discard_{};
 };
 

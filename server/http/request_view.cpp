@@ -1,16 +1,42 @@
 #include "server/http/request_view.hpp"
 
+#include <vector>
+
+#include "toast/common/http_request_rules.hpp"
+
 namespace toast::server {
 
 namespace http = boost::beast::http;
 
-HttpRequest request_view(const BeastRequest& msg, bool peer_is_loopback, bool on_admin_listener) {
+namespace {
+
+std::vector<std::string_view> values_of(const BeastRequest& message, http::field field) {
+    std::vector<std::string_view> out;
+    auto [first, last] = message.equal_range(field);
+    for (auto it = first; it != last; ++it)
+        out.push_back(it->value());
+    return out;
+}
+
+}  // namespace
+
+std::optional<HttpResponse> framing_rejection(const BeastRequest& message) {
+    const auto hosts = values_of(message, http::field::host);
+    const auto codings = values_of(message, http::field::transfer_encoding);
+    auto problem = request_framing_problem(message.version(), hosts, codings);
+    if (!problem) return std::nullopt;
+    auto r = error_response(400, *problem);
+    r.close = true;
+    return r;
+}
+
+HttpRequest request_view(const BeastRequest& message, bool peer_is_loopback, bool on_admin_listener) {
     HttpRequest req;
-    req.method = msg.method_string();
-    req.target = msg.target();
+    req.method = message.method_string();
+    req.target = message.target();
     auto field = [&](http::field f, std::string_view& out) {
-        auto it = msg.find(f);
-        if (it == msg.end()) return false;
+        auto it = message.find(f);
+        if (it == message.end()) return false;
         out = it->value();
         return true;
     };
@@ -20,7 +46,11 @@ HttpRequest request_view(const BeastRequest& msg, bool peer_is_loopback, bool on
     req.has_if_none_match = field(http::field::if_none_match, req.if_none_match);
     field(http::field::if_modified_since, req.if_modified_since);
     field(http::field::if_unmodified_since, req.if_unmodified_since);
-    req.body = msg.body();
+    field(http::field::host, req.host);
+    req.has_content_type = field(http::field::content_type, req.content_type);
+    req.has_origin = field(http::field::origin, req.origin);
+    if (auto it = message.find("Sec-Fetch-Site"); it != message.end()) req.sec_fetch_site = it->value();
+    req.body = message.body();
     req.peer_is_loopback = peer_is_loopback;
     req.on_admin_listener = on_admin_listener;
     return req;

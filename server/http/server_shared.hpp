@@ -9,13 +9,13 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
-#include <boost/asio/io_context.hpp>
-
+#include "server/core/disk_control.hpp"
 #include "server/core/request_handler.hpp"
 #include "server/core/server_config.hpp"
-#include "server/io/disk_control.hpp"
-#include "server/io/title_store.hpp"
+#include "server/core/title_store.hpp"
+#include "server/http/response_transfer.hpp"
 #include "toast/common/metrics.hpp"
 
 namespace toast::server {
@@ -27,7 +27,8 @@ class HttpMetrics {
   public:
     explicit HttpMetrics(MetricsRegistry& registry);
     void count_response(unsigned status);
-    void add_bytes_sent(const std::string& title, std::uint64_t bytes);
+    // toast_http_bytes_sent_total for one title (sessions keep the reference while they send it).
+    Counter& bytes_sent(const std::string& title);
     Gauge& open_connections;
     Counter& rejected_connections;
     Histogram& response_seconds;
@@ -46,6 +47,7 @@ struct ServerShared {
     MetricsRegistry& registry;
     HttpMetrics metrics;
     HandlerLimits limits;
+    ResponseTransfer::Limits transfer_limits;
 
     std::atomic<std::size_t> connections{0};         // sessions counted against max_connections
     std::atomic<std::int64_t> outstanding_reads{0};  // store reads whose handler has not returned yet

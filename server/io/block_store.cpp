@@ -295,8 +295,10 @@ std::vector<DiskLoad> BlockStore::load_snapshot() const {
     return loads;
 }
 
-void BlockStore::read(std::shared_ptr<const TitleInfo> title, std::uint64_t offset, std::uint64_t length,
-                      ReadHandler done) {
+void BlockStore::read(ReadRequest read, ReadHandler done) {
+    const auto& title = read.title;
+    const auto offset = read.offset;
+    const auto length = read.length;
     auto request = std::make_shared<Request>();
     request->done = std::move(done);
     {

@@ -39,14 +39,15 @@
 #include <vector>
 
 #include "server/core/block_math.hpp"
+#include "server/core/disk_control.hpp"
 #include "server/core/manifest.hpp"
 #include "server/core/replica_chooser.hpp"
 #include "server/core/server_config.hpp"
+#include "server/core/title_store.hpp"
 #include "server/core/verified_chunks.hpp"
 #include "server/io/catalogue.hpp"
-#include "server/io/disk_control.hpp"
+#include "server/io/open_file.hpp"
 #include "server/io/open_file_cache.hpp"
-#include "server/io/title_store.hpp"
 #include "toast/common/metrics.hpp"
 
 namespace toast::server {
@@ -66,8 +67,8 @@ class BlockStore final : public TitleStore, public DiskControl {
     BlockStore& operator=(const BlockStore&) = delete;
 
     std::shared_ptr<const TitleInfo> find(std::string_view name) const override;
-    void read(std::shared_ptr<const TitleInfo> title, std::uint64_t offset, std::uint64_t length,
-              ReadHandler done) override;
+    void read(ReadRequest request, ReadHandler done) override;
+    void interrupt_reads() override {}
 
     std::vector<DiskStatus> disk_status() const override;
     bool set_fault(std::size_t disk, const DiskFault& fault) override;

@@ -1,6 +1,6 @@
 #include <unistd.h>
 
-#include "server/io/title_store.hpp"
+#include "server/io/open_file.hpp"
 
 namespace toast::server {
 

@@ -19,8 +19,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "server/core/title_store.hpp"
 #include "server/core/verified_chunks.hpp"
-#include "server/io/title_store.hpp"
+#include "server/io/open_file.hpp"
 #include "toast/common/metrics.hpp"
 
 namespace toast::server {

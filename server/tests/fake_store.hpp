@@ -18,8 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "server/io/disk_control.hpp"
-#include "server/io/title_store.hpp"
+#include "server/core/disk_control.hpp"
+#include "server/core/title_store.hpp"
+#include "server/io/open_file.hpp"
 
 namespace toast::server::testing {
 
@@ -65,17 +66,29 @@ class FakeStore : public TitleStore {
         return it == titles_.end() ? nullptr : it->second;
     }
 
-    void read(std::shared_ptr<const TitleInfo> title, std::uint64_t offset, std::uint64_t length,
-              ReadHandler done) override {
+    void read(ReadRequest request, ReadHandler done) override {
         {
             std::lock_guard lock(mutex_);
             ++reads_;
-            max_read_ = std::max(max_read_, length);
-            queue_.push_back([this, title, offset, length, done = std::move(done)] {
-                done(do_read(*title, offset, length));
+            max_read_ = std::max(max_read_, request.length);
+            queue_.push_back([this, request, done = std::move(done)] {
+                done(do_read(*request.title, request.offset, request.length));
             });
         }
         cv_.notify_one();
+    }
+
+    // Wakes a read sleeping in its delay; it then fails with io_error.
+    void interrupt_reads() override {
+        {
+            std::lock_guard lock(mutex_);
+            ++interrupts_;
+        }
+        cv_.notify_all();
+    }
+    int interrupts() const {
+        std::lock_guard lock(mutex_);
+        return interrupts_;
     }
 
     std::vector<std::string> finds() const {
@@ -111,9 +124,16 @@ class FakeStore : public TitleStore {
     }
 
     ReadResult do_read(const TitleInfo& title, std::uint64_t offset, std::uint64_t length) {
-        if (auto d = delay_ms_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         ReadResult r;
+        if (auto d = delay_ms_.load()) {
+            const int seen = interrupts_;
+            if (cv_.wait_for(lock, std::chrono::milliseconds(d), [&] { return interrupts_ != seen; })) {
+                r.status = ReadStatus::io_error;
+                r.message = "interrupted";
+                return r;
+            }
+        }
         for (const auto& f : failures_) {
             if (f.name == title.name && offset <= f.last && offset + length > f.first) {
                 r.status = f.status;
@@ -157,6 +177,7 @@ class FakeStore : public TitleStore {
     mutable std::vector<std::string> finds_;
     std::uint64_t reads_ = 0;
     std::uint64_t max_read_ = 0;
+    int interrupts_ = 0;
     std::atomic<long> delay_ms_{0};
     std::thread worker_;
 };

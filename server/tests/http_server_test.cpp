@@ -1,6 +1,7 @@
 // The Beast server in-process, on 127.0.0.1 and a free port, over a fake store made of maps.
 #include <catch2/catch.hpp>
 
+#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/connect.hpp>
@@ -10,8 +11,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <algorithm>
 #include <future>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "fake_store.hpp"
@@ -474,4 +477,89 @@ TEST_CASE("a port that is taken is reported by address", "[server][http]") {
     FakeDisks disks(1);
     MetricsRegistry m;
     CHECK_THROWS_WITH(HttpService(c, store, disks, m), Contains("127.0.0.1:" + std::to_string(s.port())));
+}
+
+TEST_CASE("toast_http_bytes_sent_total advances while a paced body is being sent", "[server][http][pacing]") {
+    Server s([](ServerConfig& c) { c.time_slice = 200ms; });
+    // 100 kB slices: the first 200 kB at once, then 100 kB every 200 ms until 1 MB (about 1.6 s).
+    const auto bytes = pattern(1'000'000, 5);
+    s.store.add("paced", bytes, BitRate(4'000'000));
+    asio::io_context ioc;
+    tcp::socket sock(ioc);
+    sock.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), s.port()));
+    asio::write(sock, asio::buffer(
+                          std::string("GET /stream/paced HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")));
+    std::string received;
+    char buf[65536];
+    beast::error_code ec;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!ec && received.size() < 250'000 && std::chrono::steady_clock::now() - t0 < 5s)
+        received.append(buf, sock.read_some(asio::buffer(buf), ec));
+    REQUIRE(received.size() >= 250'000);
+    const auto series = "toast_http_bytes_sent_total{title=\"paced\"}";
+    const auto during = metric(toast::testing::http_request(s.port(), "GET", "/metrics").body, series);
+    const auto head = received.find("\r\n\r\n") + 4;
+    CHECK(during >= static_cast<double>(received.size() - head));
+    CHECK(during < 1'000'000);
+    while (!ec && std::chrono::steady_clock::now() - t0 < 10s)
+        received.append(buf, sock.read_some(asio::buffer(buf), ec));
+    CHECK(received.substr(head) == bytes);
+    CHECK(metric(toast::testing::http_request(s.port(), "GET", "/metrics").body, series) == 1'000'000);
+}
+
+TEST_CASE(
+    "HTTP/1.1 without exactly one valid Host, or with a non-chunked Transfer-Encoding, gets 400 and a close",
+    "[server][http][rfc9112]") {
+    Server s;
+    for (std::string bad : {std::string("GET /healthz HTTP/1.1\r\n\r\n"),
+                            std::string("GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"),
+                            std::string("GET /healthz HTTP/1.1\r\nHost: a b\r\n\r\n"),
+                            std::string("GET /healthz HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n")}) {
+        INFO(bad);
+        auto out = toast::testing::raw_exchange(s.port(), bad);
+        CHECK(out.rfind("HTTP/1.1 400 Bad Request", 0) == 0);
+        CHECK_THAT(out, Contains("Connection: close"));
+        CHECK_THAT(out, Contains("Host header"));
+    }
+    // Beast would read "gzip" as "no body" and parse the body as a second request: it must never be answered.
+    auto smuggled = toast::testing::raw_exchange(s.port(),
+                                                 "POST /healthz HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: "
+                                                 "gzip\r\n\r\nGET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+    CHECK(smuggled.rfind("HTTP/1.1 400 Bad Request", 0) == 0);
+    CHECK_THAT(smuggled, Contains("Transfer-Encoding 'gzip' is not supported"));
+    CHECK(smuggled.find("HTTP/1.1", 1) == std::string::npos);
+    auto chunked = toast::testing::raw_exchange(
+        s.port(),
+        "POST /healthz HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n");
+    CHECK(chunked.rfind("HTTP/1.1 405", 0) == 0);  // framed correctly; only the method is wrong
+    // HTTP/1.0 may omit Host.
+    auto old = toast::testing::raw_exchange(s.port(), "GET /healthz HTTP/1.0\r\n\r\n");
+    CHECK(old.rfind("HTTP/1.1 200 OK", 0) == 0);
+}
+
+TEST_CASE("log lines escape every non-printable byte of request data", "[server][http][log]") {
+    auto captured = std::make_shared<std::ostringstream>();
+    auto previous = spdlog::default_logger();
+    auto logger = std::make_shared<spdlog::logger>(
+        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(*captured));
+    logger->set_level(spdlog::level::info);
+    spdlog::set_default_logger(logger);
+    {
+        Server s;
+        spdlog::set_level(spdlog::level::info);
+        // C1 controls (0x85 NEL, 0x9b CSI) in a title name, percent-encoded and raw.
+        auto r = toast::testing::http_request(s.port(), "GET", "/titles/x%85%9b[2J");
+        CHECK(r.status == 404);
+        toast::testing::raw_exchange(s.port(),
+                                     "GET /titles/\x9b\x85 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    }
+    spdlog::set_default_logger(previous);
+    const auto text = captured->str();
+    INFO(text);
+    CHECK_THAT(text, Contains("no title named 'x\\x85\\x9b[2J'"));
+    CHECK_THAT(text, Contains("/titles/\\x9b\\x85"));
+    CHECK(std::none_of(text.begin(), text.end(), [](char c) {
+        auto u = static_cast<unsigned char>(c);
+        return u >= 0x7f || (u < 0x20 && c != '\n');
+    }));
 }

@@ -14,8 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "server/core/server_config.hpp"
+#include "server/core/title_store.hpp"
 #include "server/io/ingest.hpp"
-#include "server/io/title_store.hpp"
+#include "server/io/open_file.hpp"
 #include "test_support.hpp"
 
 namespace toast::server::testing {
@@ -83,7 +84,8 @@ inline ReadResult read_now(TitleStore& store, const std::shared_ptr<const TitleI
                            std::uint64_t offset, std::uint64_t length) {
     auto promise = std::make_shared<std::promise<ReadResult>>();
     auto future = promise->get_future();
-    store.read(title, offset, length, [promise](ReadResult r) { promise->set_value(std::move(r)); });
+    store.read(ReadRequest{title, offset, length, std::nullopt},
+               [promise](ReadResult r) { promise->set_value(std::move(r)); });
     REQUIRE(future.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
     return future.get();
 }

@@ -332,7 +332,8 @@ TEST_CASE("reads outside a title or of an unknown title fail cleanly on a worker
     CHECK(empty.segments.empty());
     // The handler runs on a disk worker, never on the caller's thread.
     std::promise<std::thread::id> where;
-    store.read(t, 0, 10, [&](ReadResult) { where.set_value(std::this_thread::get_id()); });
+    store.read(ReadRequest{t, 0, 10, std::nullopt},
+               [&](ReadResult) { where.set_value(std::this_thread::get_id()); });
     auto f = where.get_future();
     REQUIRE(f.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
     CHECK(f.get() != std::this_thread::get_id());

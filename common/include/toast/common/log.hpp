@@ -2,9 +2,11 @@
 // stderr connected to the journal, "<priority>level message" instead (see make_log_formatter).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include <spdlog/formatter.h>
@@ -23,6 +25,11 @@ bool is_journal_stream(std::string_view journal_stream, std::uint64_t device, st
 // priority prefix (sd-daemon(3): "<6>info message") and no time or name, which journald records itself, so
 // `journalctl -p warning -u toast-server` filters by level.
 std::unique_ptr<spdlog::formatter> make_log_formatter(bool journal);
+
+// `text` made safe for a log line: bytes outside printable ASCII (controls, DEL, and every byte >= 0x80,
+// which includes the C1 controls a terminal may obey) become \xHH, a backslash becomes \\, and text past
+// `max` bytes is cut with "...". Every log line that carries request data passes it through this.
+std::string log_escape(std::string_view text, std::size_t max = 200);
 
 // Installs the default logger for `component`. Throws std::invalid_argument naming a bad level.
 void init_logging(std::string_view component, std::string_view level = "info");

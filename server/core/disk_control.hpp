@@ -11,7 +11,8 @@
 namespace toast::server {
 
 struct DiskStatus {
-    std::size_t index = 0;
+    std::size_t index = 0;  // position in the config's `disks`
+    std::string id;         // the disk's stable identity (its disk id file), "" before first use
     std::string path;
     DiskFault fault;
     std::size_t queue_depth = 0;        // reads queued or in service

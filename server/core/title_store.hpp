@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -15,7 +16,8 @@
 
 namespace toast::server {
 
-// What HTTP needs to answer for a title. Immutable: re-ingesting a title publishes a new TitleInfo.
+// What HTTP needs to answer for a title. Immutable: re-ingesting a title publishes a new TitleInfo. Holding
+// one keeps that version's blocks readable (and on disk) until the last holder lets go.
 struct TitleInfo {
     std::string name;
     std::uint64_t size = 0;
@@ -25,18 +27,9 @@ struct TitleInfo {
     std::chrono::system_clock::time_point last_modified;
 };
 
-// An open file kept alive while any segment refers to it (the HTTP layer may sendfile(2) from it).
-class OpenFile {
-  public:
-    explicit OpenFile(int fd) : fd_(fd) {}
-    ~OpenFile();
-    OpenFile(const OpenFile&) = delete;
-    OpenFile& operator=(const OpenFile&) = delete;
-    int fd() const { return fd_; }
-
-  private:
-    int fd_;
-};
+// An open file descriptor kept alive while any segment refers to it (defined in server/io/open_file.hpp;
+// the HTTP layer sendfile(2)s from it).
+class OpenFile;
 
 // A region of an open file whose bytes have been checked; send with sendfile(2).
 struct FileSegment {
@@ -66,15 +59,27 @@ struct ReadResult {
 
 using ReadHandler = std::function<void(ReadResult)>;
 
+struct ReadRequest {
+    std::shared_ptr<const TitleInfo> title;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;  // the caller keeps [offset, offset + length) within the title
+    // When the bytes are needed; none means best effort. Disk queues that order by deadline serve earlier
+    // deadlines first (the default queue is first come, first served).
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+};
+
 class TitleStore {
   public:
     virtual ~TitleStore() = default;
     // nullptr when no manifest by that exact name exists. Names are never turned into paths.
     virtual std::shared_ptr<const TitleInfo> find(std::string_view name) const = 0;
-    // Reads [offset, offset + length) of the title (the caller keeps it within size). Blocks are split over
-    // the per-disk queues; `done` runs exactly once, on a disk worker thread, when every block is done.
-    virtual void read(std::shared_ptr<const TitleInfo> title, std::uint64_t offset, std::uint64_t length,
-                      ReadHandler done) = 0;
+    // Blocks are split over the per-disk queues; `done` runs exactly once, on a store thread, when every
+    // block is done.
+    virtual void read(ReadRequest request, ReadHandler done) = 0;
+    // For shutdown: reads queued or in progress now stop waiting (on emulated disk timing, injected latency
+    // or a queue) and complete soon, with io_error unless their bytes were already read. Later reads are
+    // served normally.
+    virtual void interrupt_reads() = 0;
 };
 
 }  // namespace toast::server

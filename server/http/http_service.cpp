@@ -1,19 +1,21 @@
-#include "server/http/http_server.hpp"
+// The service: one io_context per thread (like nginx's worker processes, each running its own event loop),
+// connections handed out round-robin by the acceptors, and a drain that spans all of them. A connection stays
+// on the context that accepted it, so its handlers never run concurrently and need no strand.
+#include "server/http/http_service.hpp"
 
 #include <csignal>
-#include <ctime>
 #include <stdexcept>
 #include <thread>
 
 #include <spdlog/spdlog.h>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 
-#include "server/core/http_date.hpp"
-#include "server/http/http_service.hpp"
+#include "server/http/http_server.hpp"
 #include "server/http/http_session.hpp"
 #include "server/http/server_shared.hpp"
 
@@ -21,111 +23,52 @@ namespace toast::server {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-// ---- shared state -------------------------------------------------------------------------------------
+namespace {
 
-HttpMetrics::HttpMetrics(MetricsRegistry& registry)
-    : open_connections(registry.gauge("toast_http_open_connections", "HTTP connections currently open")),
-      rejected_connections(registry.counter("toast_http_rejected_connections_total",
-                                            "Connections answered 503 because max_connections was reached")),
-      response_seconds(registry.histogram("toast_http_response_seconds",
-                                          "Time from a parsed request to its last response byte written",
-                                          latency_buckets())),
-      registry_(registry) {}
+// After the event loops stop, store reads still running post to them; they are interrupted and waited for
+// this long at most.
+constexpr auto kOutstandingReadWait = std::chrono::seconds(2);
 
-void HttpMetrics::count_response(unsigned status) {
-    if (status >= by_status_.size()) status = 599;
-    auto* c = by_status_[status].load(std::memory_order_acquire);
-    if (!c) {
-        c = &registry_.counter("toast_http_requests_total", "HTTP responses by status code",
-                               {{"status", std::to_string(status)}});
-        by_status_[status].store(c, std::memory_order_release);
-    }
-    c->inc();
-}
-
-void HttpMetrics::add_bytes_sent(const std::string& title, std::uint64_t bytes) {
-    registry_.counter("toast_http_bytes_sent_total", "Title body bytes sent over HTTP", {{"title", title}})
-        .inc(bytes);
-}
-
-ServerShared::ServerShared(const ServerConfig& c, TitleStore& s, DiskControl& d, MetricsRegistry& m)
-    : config(c), store(s), disks(d), registry(m), metrics(m) {
-    limits.max_ranges = c.max_ranges;
-    limits.max_multipart_bytes = c.max_multipart_bytes.value();
-    limits.admin_on_separate_listener = c.admin_listen.has_value();
-}
-
-void ServerShared::register_session(HttpSession* key, std::weak_ptr<HttpSession> session) {
-    std::lock_guard lock(mutex_);
-    sessions_.emplace(key, std::move(session));
-}
-
-void ServerShared::unregister_session(HttpSession* key, bool counted) {
-    std::function<void()> done;
-    {
-        std::lock_guard lock(mutex_);
-        sessions_.erase(key);
-        if (counted) {
-            connections.fetch_sub(1);
-            metrics.open_connections.add(-1);
-        }
-        if (sessions_.empty() && draining.load()) done = on_all_closed;
-    }
-    if (done) done();
-}
-
-std::vector<std::shared_ptr<HttpSession>> ServerShared::live_sessions() {
-    std::lock_guard lock(mutex_);
-    std::vector<std::shared_ptr<HttpSession>> out;
-    for (auto& [key, weak] : sessions_) {
-        if (auto s = weak.lock()) out.push_back(std::move(s));
-    }
-    return out;
-}
-
-std::string_view cached_http_date() {
-    thread_local std::time_t cached_second = -1;
-    thread_local std::string cached;
-    auto now = std::chrono::system_clock::now();
-    auto second = std::chrono::system_clock::to_time_t(now);
-    if (second != cached_second) {
-        cached_second = second;
-        cached = format_http_date(now);
-    }
-    return cached;
-}
-
-// ---- the service --------------------------------------------------------------------------------------
+}  // namespace
 
 struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
+    using Guard = asio::executor_work_guard<asio::io_context::executor_type>;
+
     struct Listener {
-        explicit Listener(asio::io_context& ioc) : acceptor(asio::make_strand(ioc)) {}
+        explicit Listener(asio::io_context& ioc) : acceptor(ioc) {}
         tcp::acceptor acceptor;
         bool admin = false;
         std::uint16_t port = 0;
     };
 
     Impl(const ServerConfig& config, TitleStore& store, DiskControl& disks, MetricsRegistry& metrics)
-        : ioc(std::in_place, static_cast<int>(config.io_threads)),
-          shared(config, store, disks, metrics),
-          control(asio::make_strand(*ioc)),
-          drain_timer(std::in_place, *control) {}
+        : shared(config, store, disks, metrics) {
+        // Concurrency hint 1: each context is run by exactly one thread, which lets asio skip cross-thread
+        // wake-ups inside a loop (store completions still post to it safely from other threads).
+        for (unsigned i = 0; i < config.io_threads; ++i) {
+            contexts.push_back(std::make_unique<asio::io_context>(1));
+            guards.emplace_back(contexts.back()->get_executor());
+        }
+        drain_timer.emplace(control());
+    }
 
-    // Every I/O object and executor goes before the io_context; then the context destroys the handlers it
-    // still holds (and the sessions they keep alive) while `shared` still exists.
+    asio::io_context& control() { return *contexts.front(); }
+
+    // Every I/O object goes before its io_context; then the contexts destroy the handlers they still hold
+    // (and the sessions those keep alive) while `shared` still exists.
     void teardown() {
         signals.reset();
         drain_timer.reset();
         listeners.clear();
-        control.reset();
-        ioc.reset();
+        guards.clear();
+        contexts.clear();
     }
 
     void bind(Listener& l, const Endpoint& ep) {
         boost::system::error_code ec;
         auto address = asio::ip::make_address(ep.host, ec);
         if (ec) {
-            tcp::resolver resolver(*ioc);
+            tcp::resolver resolver(control());
             auto results = resolver.resolve(ep.host, std::to_string(ep.port), ec);
             if (ec || results.empty()) {
                 throw std::runtime_error("cannot resolve listen address " + ep.to_string() + ": " +
@@ -143,9 +86,9 @@ struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
     }
 
     void do_accept(Listener& l) {
+        auto& target = *contexts[next_context++ % contexts.size()];
         l.acceptor.async_accept(
-            asio::make_strand(*ioc),
-            [self = shared_from_this(), &l](boost::system::error_code ec, tcp::socket socket) {
+            target, [self = shared_from_this(), &l](boost::system::error_code ec, tcp::socket socket) {
                 self->on_accept(l, ec, std::move(socket));
             });
     }
@@ -156,8 +99,7 @@ struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
             if (ec == asio::error::operation_aborted) return;
             // Out of descriptors and the like: back off briefly instead of spinning.
             spdlog::warn("accept failed: {}", ec.message());
-            auto timer = std::make_shared<asio::steady_timer>(l.acceptor.get_executor(),
-                                                              std::chrono::milliseconds(50));
+            auto timer = std::make_shared<asio::steady_timer>(control(), std::chrono::milliseconds(50));
             timer->async_wait(
                 [self = shared_from_this(), &l, timer](boost::system::error_code) { self->do_accept(l); });
             return;
@@ -170,19 +112,20 @@ struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
         } else {
             shared.metrics.open_connections.add(1);
         }
-        std::make_shared<HttpSession>(shared, std::move(socket), l.admin, !reject, reject)->start();
+        // start() runs on the session's own context, like everything the session does later.
+        auto session = std::make_shared<HttpSession>(shared, std::move(socket), l.admin, !reject, reject);
+        asio::post(session->executor(), [session] { session->start(); });
         do_accept(l);
     }
 
+    // Runs on the control context.
     void begin_drain(std::chrono::milliseconds limit) {
         if (shared.draining.exchange(true)) return;
         spdlog::info("draining: no new connections, finishing in-flight responses (at most {} ms)",
                      limit.count());
         for (auto& l : listeners) {
-            asio::post(l->acceptor.get_executor(), [self = shared_from_this(), lp = l.get()] {
-                boost::system::error_code e;
-                lp->acceptor.close(e);
-            });
+            boost::system::error_code e;
+            l->acceptor.close(e);
         }
         auto sessions = shared.live_sessions();
         if (sessions.empty()) {
@@ -196,7 +139,7 @@ struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
             if (e) return;
             spdlog::warn("drain limit reached with {} connections open; stopping",
                          self->shared.live_sessions().size());
-            self->ioc->stop();
+            self->stop_all();
         });
     }
 
@@ -206,24 +149,32 @@ struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
             boost::system::error_code ec;
             signals->cancel(ec);
         }
-        ioc->stop();
+        stop_all();
+    }
+
+    void stop_all() {
+        for (auto& c : contexts)
+            c->stop();
     }
 
     void run(bool handle_signals) {
         if (handle_signals) {
-            signals.emplace(*control, SIGINT, SIGTERM);
+            signals.emplace(control(), SIGINT, SIGTERM);
             wait_signal();
         }
         for (auto& l : listeners)
             do_accept(*l);
         std::vector<std::thread> threads;
-        for (unsigned i = 1; i < shared.config.io_threads; ++i)
-            threads.emplace_back([this] { ioc->run(); });
-        ioc->run();
+        for (std::size_t i = 1; i < contexts.size(); ++i)
+            threads.emplace_back([c = contexts[i].get()] { c->run(); });
+        control().run();
         for (auto& t : threads)
             t.join();
-        // Store reads still running will post to the stopped context; wait for them to return (bounded).
-        for (int i = 0; i < 10'000 && shared.outstanding_reads.load() > 0; ++i)
+        // Store reads still running will post to the stopped contexts, which must outlive them: stop their
+        // waiting (emulated timing, injected latency) and wait for them to return.
+        if (shared.outstanding_reads.load() > 0) shared.store.interrupt_reads();
+        const auto give_up = std::chrono::steady_clock::now() + kOutstandingReadWait;
+        while (shared.outstanding_reads.load() > 0 && std::chrono::steady_clock::now() < give_up)
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         if (shared.outstanding_reads.load() > 0) {
             spdlog::warn("{} store reads still outstanding at exit", shared.outstanding_reads.load());
@@ -235,7 +186,7 @@ struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
             if (ec) return;
             if (self->shared.draining.load()) {
                 spdlog::warn("signal {} during drain: stopping now", signo);
-                self->ioc->stop();
+                self->stop_all();
                 return;
             }
             spdlog::info("signal {}: shutting down", signo);
@@ -244,9 +195,10 @@ struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
         });
     }
 
-    std::optional<asio::io_context> ioc;
     ServerShared shared;
-    std::optional<asio::strand<asio::io_context::executor_type>> control;
+    std::vector<std::unique_ptr<asio::io_context>> contexts;
+    std::vector<Guard> guards;
+    std::size_t next_context = 0;  // used on the control context only
     std::optional<asio::steady_timer> drain_timer;
     std::optional<asio::signal_set> signals;
     std::vector<std::unique_ptr<Listener>> listeners;
@@ -257,15 +209,15 @@ HttpService::HttpService(const ServerConfig& config, TitleStore& store, DiskCont
     : impl_(std::make_shared<Impl>(config, store, disks, metrics)) {
     std::weak_ptr<Impl> weak = impl_;
     impl_->shared.on_all_closed = [weak] {
-        if (auto self = weak.lock()) asio::post(*self->control, [self] { self->finish(); });
+        if (auto self = weak.lock()) asio::post(self->control(), [self] { self->finish(); });
     };
     // sendfile(2) to a peer that has gone raises SIGPIPE; we want EPIPE.
     std::signal(SIGPIPE, SIG_IGN);
-    auto main = std::make_unique<Impl::Listener>(*impl_->ioc);
+    auto main = std::make_unique<Impl::Listener>(impl_->control());
     impl_->bind(*main, config.listen);
     impl_->listeners.push_back(std::move(main));
     if (config.admin_listen) {
-        auto admin = std::make_unique<Impl::Listener>(*impl_->ioc);
+        auto admin = std::make_unique<Impl::Listener>(impl_->control());
         admin->admin = true;
         impl_->bind(*admin, *config.admin_listen);
         impl_->listeners.push_back(std::move(admin));
@@ -290,14 +242,15 @@ void HttpService::run(bool handle_signals) {
 }
 
 void HttpService::shutdown(std::chrono::milliseconds drain_limit) {
-    asio::post(*impl_->control, [impl = impl_, drain_limit] { impl->begin_drain(drain_limit); });
+    asio::post(impl_->control(), [impl = impl_, drain_limit] { impl->begin_drain(drain_limit); });
 }
 
 int run_http_server(const ServerConfig& config, TitleStore& store, DiskControl& disks,
                     MetricsRegistry& metrics) {
     HttpService service(config, store, disks, metrics);
     spdlog::info(
-        "serving HTTP on {}:{}{}", config.listen.host, service.port(),
+        "serving HTTP on {}:{} with {} event loop{}{}", config.listen.host, service.port(), config.io_threads,
+        config.io_threads == 1 ? "" : "s",
         service.admin_port() ? " (admin on port " + std::to_string(*service.admin_port()) + ")" : "");
     service.run(true);
     spdlog::info("HTTP server stopped");

@@ -1,0 +1,31 @@
+// The steps of a response body made of title bytes, in wire order: literal framing (a multipart part's
+// prefix, the closing trailer) and windows of title bytes. Windows are at most `window` bytes, so a
+// whole-title GET neither waits for nor holds the whole title; when the body is paced they are also cut at
+// slice boundaries (every `slice` bytes of title data), so each slice is a transmission of its own.
+// Pure: the plan depends only on the response's parts and the two sizes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "server/core/request_handler.hpp"
+
+namespace toast::server {
+
+struct BodyItem {
+    static constexpr std::size_t kTrailer = static_cast<std::size_t>(-1);
+
+    bool literal = false;
+    std::size_t part = 0;      // literal: the part whose prefix this is, or kTrailer; title: the part
+    std::uint64_t offset = 0;  // title bytes: position in the title
+    std::uint64_t length = 0;
+    bool slice_start = false;  // paced: wait for the pacer before sending this
+    bool slice_end = false;    // paced: a transmission ends after this
+    bool operator==(const BodyItem&) const = default;
+};
+
+// `slice` = 0: not paced. Preconditions: window > 0; the response has a title.
+std::vector<BodyItem> plan_body(const HttpResponse& response, std::uint64_t window, std::uint64_t slice);
+
+}  // namespace toast::server

@@ -1,0 +1,82 @@
+#include "server/http/server_shared.hpp"
+
+#include <ctime>
+
+#include "server/core/http_date.hpp"
+
+namespace toast::server {
+
+HttpMetrics::HttpMetrics(MetricsRegistry& registry)
+    : open_connections(registry.gauge("toast_http_open_connections", "HTTP connections currently open")),
+      rejected_connections(registry.counter("toast_http_rejected_connections_total",
+                                            "Connections answered 503 because max_connections was reached")),
+      response_seconds(registry.histogram("toast_http_response_seconds",
+                                          "Time from a parsed request to its last response byte written",
+                                          latency_buckets())),
+      registry_(registry) {}
+
+void HttpMetrics::count_response(unsigned status) {
+    if (status >= by_status_.size()) status = 599;
+    auto* c = by_status_[status].load(std::memory_order_acquire);
+    if (!c) {
+        c = &registry_.counter("toast_http_requests_total", "HTTP responses by status code",
+                               {{"status", std::to_string(status)}});
+        by_status_[status].store(c, std::memory_order_release);
+    }
+    c->inc();
+}
+
+Counter& HttpMetrics::bytes_sent(const std::string& title) {
+    return registry_.counter("toast_http_bytes_sent_total", "Title body bytes sent over HTTP",
+                             {{"title", title}});
+}
+
+ServerShared::ServerShared(const ServerConfig& c, TitleStore& s, DiskControl& d, MetricsRegistry& m)
+    : config(c), store(s), disks(d), registry(m), metrics(m) {
+    limits.max_ranges = c.max_ranges;
+    limits.max_multipart_bytes = c.max_multipart_bytes.value();
+    limits.admin_on_separate_listener = c.admin_listen.has_value();
+    transfer_limits.time_slice = c.time_slice;
+}
+
+void ServerShared::register_session(HttpSession* key, std::weak_ptr<HttpSession> session) {
+    std::lock_guard lock(mutex_);
+    sessions_.emplace(key, std::move(session));
+}
+
+void ServerShared::unregister_session(HttpSession* key, bool counted) {
+    std::function<void()> done;
+    {
+        std::lock_guard lock(mutex_);
+        sessions_.erase(key);
+        if (counted) {
+            connections.fetch_sub(1);
+            metrics.open_connections.add(-1);
+        }
+        if (sessions_.empty() && draining.load()) done = on_all_closed;
+    }
+    if (done) done();
+}
+
+std::vector<std::shared_ptr<HttpSession>> ServerShared::live_sessions() {
+    std::lock_guard lock(mutex_);
+    std::vector<std::shared_ptr<HttpSession>> out;
+    for (auto& [key, weak] : sessions_) {
+        if (auto s = weak.lock()) out.push_back(std::move(s));
+    }
+    return out;
+}
+
+std::string_view cached_http_date() {
+    thread_local std::time_t cached_second = -1;
+    thread_local std::string cached;
+    auto now = std::chrono::system_clock::now();
+    auto second = std::chrono::system_clock::to_time_t(now);
+    if (second != cached_second) {
+        cached_second = second;
+        cached = format_http_date(now);
+    }
+    return cached;
+}
+
+}  // namespace toast::server
