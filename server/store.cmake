@@ -2,6 +2,7 @@
 add_library(toast_server_store STATIC
   core/block_math.cpp
   core/crc32c.cpp
+  core/disk_scheduler.cpp
   core/fd_budget.cpp
   core/manifest.cpp
   core/placement.cpp
@@ -9,10 +10,14 @@ add_library(toast_server_store STATIC
   core/verified_chunks.cpp
   io/block_store.cpp
   io/catalogue.cpp
+  io/chunk_verifier.cpp
+  io/disk_emulation.cpp
+  io/disk_queue.cpp
   io/durable_file.cpp
   io/ingest.cpp
   io/open_file.cpp
   io/open_file_cache.cpp
+  io/title_catalogue.cpp
   io/title_torrent.cpp
   io/verify.cpp)
 target_include_directories(toast_server_store PUBLIC ${PROJECT_SOURCE_DIR})
@@ -20,6 +25,7 @@ target_link_libraries(toast_server_store PUBLIC toast_server_config toast_common
   LibtorrentRasterbar::torrent-rasterbar PRIVATE toast_warnings)
 
 list(APPEND SERVER_TEST_SOURCES
+  tests/disk_queue_test.cpp
   tests/ingest_test.cpp
   tests/manifest_test.cpp
   tests/placement_test.cpp

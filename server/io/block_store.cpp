@@ -1,16 +1,14 @@
 #include "server/io/block_store.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
-#include <optional>
+#include <mutex>
 
 #include <spdlog/spdlog.h>
 
-#include "server/core/crc32c.hpp"
+#include "server/core/block_math.hpp"
+#include "server/io/disk_emulation.hpp"
 
 namespace toast::server {
 
@@ -24,47 +22,18 @@ double seconds(Clock::duration d) {
     return std::chrono::duration<double>(d).count();
 }
 
-// Reads exactly `size` bytes at `offset`; false with errno set on error, errno 0 on a short file.
-bool pread_all(int fd, char* buf, std::size_t size, std::uint64_t offset) {
-    std::size_t done = 0;
-    while (done < size) {
-        auto n = ::pread(fd, buf + done, size - done, static_cast<off_t>(offset + done));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return false;
-        }
-        if (n == 0) {
-            errno = 0;
-            return false;
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    return true;
-}
-
-std::vector<char>& scratch(std::size_t size) {
-    thread_local std::vector<char> buffer;
-    if (buffer.size() < size) buffer.resize(size);
-    return buffer;
-}
-
-const char* failure_name(int failure) {
-    switch (failure) {
-        case 1:
-            return "offline";
-        case 2:
-            return "missing";
-        case 3:
-            return "corrupt";
-        default:
-            return "io";
-    }
+std::vector<std::filesystem::path> disk_paths(const ServerConfig& config) {
+    std::vector<std::filesystem::path> paths;
+    for (const auto& d : config.disks)
+        paths.push_back(d.path);
+    return paths;
 }
 
 }  // namespace
 
 struct BlockStore::Request {
     std::shared_ptr<const StoredTitle> title;
+    std::optional<Clock::time_point> deadline;
     std::vector<BlockPiece> pieces;
     std::vector<Segment> segments;
     std::vector<std::vector<std::uint32_t>> tried;  // disks already tried, per piece
@@ -91,57 +60,43 @@ struct BlockStore::Disk {
     Disk(std::size_t i, const DiskConfig& c, ServiceModel m) : index(i), config(c), model(m) {}
     std::size_t index;
     DiskConfig config;
+    std::unique_ptr<DiskQueue> queue;
+    std::unique_ptr<DiskTimingModel> timing;  // null: a real disk
 
-    std::mutex mutex;
-    std::condition_variable cv;
-    std::deque<Job> queue;
-    bool stop = false;
-    DiskFault fault;  // guarded by mutex; copied into each job at enqueue
+    mutable std::mutex fault_mutex;
+    DiskFault fault;  // copied into each read when it is queued
     std::atomic<bool> offline{false};
 
-    std::atomic<std::uint64_t> outstanding_bytes{0};
-    std::atomic<std::uint64_t> outstanding_ops{0};
     std::atomic<std::uint64_t> bytes_read{0};
     std::atomic<std::uint64_t> reads{0};
     mutable std::mutex model_mutex;
     ServiceModel model;
     // Guarded by model_mutex: when the model last saw a read, and up to when it has been aged since.
-    std::chrono::steady_clock::time_point last_observed;
-    std::chrono::steady_clock::time_point aged_through;
+    Clock::time_point last_observed;
+    Clock::time_point aged_through;
 
-    Gauge* queue_gauge = nullptr;
     Counter* bytes_counter = nullptr;
     Counter* reads_counter = nullptr;
     Histogram* latency = nullptr;
     Counter* checksum_failures = nullptr;
     Counter* choices = nullptr;
-    Counter* replica_failures[4] = {};
-
-    std::vector<std::thread> threads;
+    Counter* replica_failures[4] = {};  // by Failure - 1
 };
 
 BlockStore::BlockStore(const ServerConfig& config, MetricsRegistry& metrics, BlockStoreOptions options)
-    : config_(config), options_(options), catalogue_([&] {
-          std::vector<std::filesystem::path> paths;
-          for (const auto& d : config.disks)
-              paths.push_back(d.path);
-          return paths;
-      }()) {
-    fallbacks_ =
-        &metrics.counter("toast_replica_fallbacks_total",
-                         "Block reads moved to another replica after one was offline, missing or corrupt");
-    chunks_verified_ = &metrics.counter(
-        "toast_store_chunks_verified_total",
-        "64 KiB chunks read back and checked against their CRC-32C by reads (once per file version)");
-    {
-        std::vector<std::filesystem::path> roots;
-        for (const auto& d : config_.disks)
-            roots.push_back(d.path);
-        files_ = std::make_unique<OpenFileCache>(
-            std::move(roots), options_.open_file_cache.value_or(config_.open_files),
-            &metrics.counter("toast_store_files_opened_total",
-                             "Block files opened by reads (misses of the open-file cache)"));
-    }
+    : config_(config),
+      options_(std::move(options)),
+      fallbacks_(
+          &metrics.counter("toast_replica_fallbacks_total",
+                           "Block reads moved to another replica after one was offline, missing or corrupt")),
+      files_(disk_paths(config), options_.open_file_cache.value_or(config.open_files),
+             &metrics.counter("toast_store_files_opened_total",
+                              "Block files opened by reads (misses of the open-file cache)")),
+      verifier_(&metrics.counter(
+          "toast_store_chunks_verified_total",
+          "64 KiB chunks read back and checked against their CRC-32C by reads (once per file version)")),
+      catalogue_(disk_paths(config), {options_.rescan_interval, options_.miss_rescan_interval},
+                 [this](const StoredTitle& version, bool) { on_version_released(version); }) {
     for (std::size_t i = 0; i < config_.disks.size(); ++i) {
         const auto& dc = config_.disks[i];
         // Prior service model: the emulated figures when configured, else a fast local disk (0.1 ms, 1 GB/s).
@@ -153,9 +108,13 @@ BlockStore::BlockStore(const ServerConfig& config, MetricsRegistry& metrics, Blo
         disk->last_observed = disk->aged_through = Clock::now();
         disk->fault = dc.fault;
         disk->offline = dc.fault.offline;
+        if (options_.timing) {
+            disk->timing = options_.timing(i, dc);
+        } else if (dc.emulation) {
+            disk->timing = std::make_unique<AccessTransferTiming>(dc.emulation->access_time,
+                                                                  dc.emulation->transfer_rate);
+        }
         const Labels labels{{"disk", std::to_string(i)}};
-        disk->queue_gauge =
-            &metrics.gauge("toast_disk_queue_depth", "Reads queued or in service per disk", labels);
         disk->bytes_counter = &metrics.counter("toast_disk_bytes_read_total",
                                                "Bytes read per disk, stutter bytes included", labels);
         disk->reads_counter =
@@ -166,105 +125,52 @@ BlockStore::BlockStore(const ServerConfig& config, MetricsRegistry& metrics, Blo
                                                    "Chunks whose CRC-32C did not match the manifest", labels);
         disk->choices = &metrics.counter("toast_replica_choices_total",
                                          "Block reads sent to each disk by the replica chooser", labels);
-        for (int f = 1; f <= 4; ++f) {
-            const char* name = f == 4 ? "io" : failure_name(f);
-            disk->replica_failures[f - 1] = &metrics.counter(
+        const char* reasons[] = {"offline", "missing", "corrupt", "io"};
+        for (int f = 0; f < 4; ++f) {
+            disk->replica_failures[f] = &metrics.counter(
                 "toast_disk_replica_failures_total", "Block reads a disk could not serve, by reason",
-                Labels{{"disk", std::to_string(i)}, {"reason", name}});
+                Labels{{"disk", std::to_string(i)}, {"reason", reasons[f]}});
         }
+        auto scheduler = options_.scheduler ? options_.scheduler(i, dc) : std::make_unique<FifoScheduler>();
+        disk->queue = std::make_unique<DiskQueue>(
+            std::move(scheduler), dc.workers, interrupter_,
+            &metrics.gauge("toast_disk_queue_depth", "Reads queued or in service per disk", labels));
         disks_.push_back(std::move(disk));
-    }
-    for (auto& disk : disks_) {
-        for (unsigned w = 0; w < std::max(1u, disk->config.workers); ++w)
-            disk->threads.emplace_back([this, d = disk.get()] { worker_loop(*d); });
     }
 }
 
 BlockStore::~BlockStore() {
+    // From here on nothing is queued (enqueue completes at once) and every wait is cut short; then each
+    // queue runs what it still holds, which fails fast, and joins its workers. The queues themselves stay
+    // until every worker is gone: a worker may look at another disk's load while it stops.
     stopping_ = true;
-    for (auto& disk : disks_) {
-        {
-            std::lock_guard lock(disk->mutex);
-            disk->stop = true;
-        }
-        disk->cv.notify_all();
-    }
+    interrupter_.interrupt();
     for (auto& disk : disks_)
-        for (auto& t : disk->threads)
-            t.join();
+        disk->queue->stop();
 }
 
 // ---- catalogue ----
 
-void BlockStore::rescan_locked() const {
-    auto scan = catalogue_.scan();
-    std::map<std::string, std::shared_ptr<const StoredTitle>, std::less<>> next;
-    for (auto& [name, entry] : scan.titles) {
-        auto old = titles_.find(name);
-        if (old != titles_.end() && old->second->manifest.version == entry.manifest.version &&
-            old->second->manifest.generation == entry.manifest.generation) {
-            next.emplace(name, old->second);
-            continue;
-        }
-        auto stored = std::make_shared<StoredTitle>();
-        const auto& m = entry.manifest;
-        stored->info.name = m.title;
-        stored->info.size = m.size;
-        stored->info.bitrate = m.bitrate;
-        stored->info.block_size = m.block_size;
-        stored->info.etag = "\"" + m.version + "\"";
-        stored->info.last_modified = std::chrono::system_clock::time_point(std::chrono::seconds(m.created));
-        stored->manifest = std::move(entry.manifest);
-        by_info_[&stored->info] = stored;
-        next.emplace(name, std::move(stored));
-    }
-    // Versions that left the catalogue: their files are deleted or about to be; close them and forget their
-    // checksums (a new version has new file names).
-    for (const auto& [name, old] : titles_) {
-        auto kept = next.find(name);
-        if (kept != next.end() && kept->second == old) continue;
-        std::lock_guard lock(verified_mutex_);
-        for (const auto& block : old->manifest.blocks)
-            for (const auto& r : block.replicas) {
-                verified_.forget(r.disk, r.file);
-                files_->drop(r.disk, r.file);
-            }
-    }
-    titles_ = std::move(next);
-    std::erase_if(by_info_, [](const auto& kv) { return kv.second.expired(); });
-    if (scan.problems != problems_) {
-        for (const auto& p : scan.problems)
-            spdlog::warn("catalogue: {}", p);
-    }
-    problems_ = std::move(scan.problems);
-    last_scan_ = Clock::now();
-    scanned_ = true;
-}
-
 std::size_t BlockStore::rescan() {
-    std::lock_guard lock(catalogue_mutex_);
-    rescan_locked();
-    return titles_.size();
+    return catalogue_.rescan();
 }
 
 std::vector<std::string> BlockStore::catalogue_problems() const {
-    std::lock_guard lock(catalogue_mutex_);
-    return problems_;
+    return catalogue_.problems();
 }
 
 std::shared_ptr<const TitleInfo> BlockStore::find(std::string_view name) const {
-    if (!is_valid_title_name(name)) return nullptr;  // cannot be a manifest key; no rescan for junk
-    std::lock_guard lock(catalogue_mutex_);
-    const auto now = Clock::now();
-    if (!scanned_ || now - last_scan_ >= options_.rescan_interval) rescan_locked();
-    auto it = titles_.find(name);
-    if (it == titles_.end() && now - last_scan_ >= options_.miss_rescan_interval) {
-        rescan_locked();
-        it = titles_.find(name);
-    }
-    if (it == titles_.end()) return nullptr;
-    // Aliasing pointer: the caller sees the TitleInfo, the control block keeps the whole manifest alive.
-    return std::shared_ptr<const TitleInfo>(it->second, &it->second->info);
+    return catalogue_.find(name);
+}
+
+// The last reader of a version is done: its files are closed and its checksum records forgotten (a new
+// version has new file names).
+void BlockStore::on_version_released(const StoredTitle& version) {
+    for (const auto& block : version.manifest.blocks)
+        for (const auto& r : block.replicas) {
+            verifier_.forget(r.disk, r.file);
+            files_.drop(r.disk, r.file);
+        }
 }
 
 // ---- reads ----
@@ -278,8 +184,8 @@ std::vector<DiskLoad> BlockStore::load_snapshot() const {
     for (const auto& d : disks_) {
         DiskLoad l;
         l.online = !d->offline.load();
-        l.outstanding_bytes = d->outstanding_bytes.load();
-        l.outstanding_ops = d->outstanding_ops.load();
+        l.outstanding_bytes = d->queue->outstanding_bytes();
+        l.outstanding_ops = d->queue->outstanding_ops();
         std::lock_guard lock(d->model_mutex);
         // A disk without reads for longer than the grace period: its evidence fades toward the prior. Busy
         // disks are observed more often than that and keep their fitted model untouched.
@@ -296,35 +202,21 @@ std::vector<DiskLoad> BlockStore::load_snapshot() const {
 }
 
 void BlockStore::read(ReadRequest read, ReadHandler done) {
-    const auto& title = read.title;
-    const auto offset = read.offset;
-    const auto length = read.length;
     auto request = std::make_shared<Request>();
     request->done = std::move(done);
-    {
-        std::lock_guard lock(catalogue_mutex_);
-        if (title) {
-            auto it = by_info_.find(title.get());
-            if (it != by_info_.end()) request->title = it->second.lock();
-            if (!request->title) {
-                // A TitleInfo this store did not hand out: accept it if it names the current version.
-                auto cur = titles_.find(title->name);
-                if (cur != titles_.end() && cur->second->info.etag == title->etag)
-                    request->title = cur->second;
-            }
-        }
-    }
+    request->deadline = read.deadline;
+    if (read.title) request->title = catalogue_.resolve(*read.title);
     if (!request->title) {
-        request->fail(ReadStatus::unavailable, "title \"" + (title ? title->name : std::string()) +
+        request->fail(ReadStatus::unavailable, "title \"" + (read.title ? read.title->name : std::string()) +
                                                    "\" is not in the store (re-ingested?)");
-    } else if (offset > request->title->info.size || length > request->title->info.size - offset) {
-        request->fail(ReadStatus::io_error, "range at " + std::to_string(offset) + " of " +
-                                                std::to_string(length) + " bytes lies outside title \"" +
-                                                request->title->info.name + "\" of " +
-                                                std::to_string(request->title->info.size) + " bytes");
+    } else if (const auto size = request->title->info.size;
+               read.offset > size || read.length > size - read.offset) {
+        request->fail(ReadStatus::io_error, "range at " + std::to_string(read.offset) + " of " +
+                                                std::to_string(read.length) + " bytes lies outside title \"" +
+                                                request->title->info.name + "\" of " + std::to_string(size) +
+                                                " bytes");
     } else {
-        request->pieces =
-            split_range(offset, length, request->title->info.size, request->title->info.block_size);
+        request->pieces = split_range(read.offset, read.length, size, request->title->info.block_size);
     }
     const auto n = request->pieces.size();
     request->segments.resize(n);
@@ -332,17 +224,18 @@ void BlockStore::read(ReadRequest read, ReadHandler done) {
     request->reasons.resize(n);
     request->io_failed.resize(n);
     if (n == 0) {
-        // Nothing to read (or already failed): still complete on a worker thread, as the interface promises.
+        // Nothing to read (or already failed): still complete on a store thread, as the interface promises.
         request->remaining = 1;
-        Job job;
-        job.request = request;
-        job.piece = kNoPiece;
-        enqueue(0, std::move(job));
+        enqueue(0, request, kNoPiece);
         return;
     }
     request->remaining = n;
     for (std::size_t i = 0; i < n; ++i)
         dispatch(request, i);
+}
+
+void BlockStore::interrupt_reads() {
+    interrupter_.interrupt();
 }
 
 void BlockStore::dispatch(const std::shared_ptr<Request>& request, std::size_t piece) {
@@ -380,124 +273,115 @@ void BlockStore::dispatch(const std::shared_ptr<Request>& request, std::size_t p
     // thread.
     const auto disk = candidates[chosen.value_or(0)];
     disks_[disk]->choices->inc();
-    Job job;
-    job.request = request;
-    job.piece = piece;
-    job.bytes = p.length;
-    enqueue(disk, std::move(job));
+    enqueue(disk, request, piece);
 }
 
-void BlockStore::enqueue(std::size_t index, Job job) {
+void BlockStore::enqueue(std::size_t index, const std::shared_ptr<Request>& request, std::size_t piece) {
     auto& disk = *disks_[index];
-    job.enqueued = Clock::now();
+    DiskFault fault;
     {
-        std::unique_lock lock(disk.mutex);
-        if (!disk.stop) {
-            job.fault = disk.fault;
-            disk.outstanding_bytes += job.bytes;
-            disk.queue_gauge->set(static_cast<double>(++disk.outstanding_ops));
-            disk.queue.push_back(std::move(job));
-            lock.unlock();
-            disk.cv.notify_one();
-            return;
-        }
+        std::lock_guard lock(disk.fault_mutex);
+        fault = disk.fault;
+    }
+    std::uint64_t bytes = 0;
+    std::uint64_t position = 0;
+    if (piece != kNoPiece) {
+        const auto& p = request->pieces[piece];
+        const auto& m = request->title->manifest;
+        bytes = p.length;
+        position = disk_address(m.version, p.block, m.block_size, p.offset);
+    }
+    if (!stopping_) {
+        auto work = [this, &disk, request, piece, fault](DiskQueue::Turn& turn) {
+            serve(disk, turn, request, piece, fault);
+        };
+        if (disk.queue->push(bytes, position, request->deadline, std::move(work))) return;
     }
     // The store is shutting down and this disk's workers may be gone: complete here.
-    job.request->fail(ReadStatus::io_error, "the block store is shutting down");
-    finish_piece(job.request);
+    request->fail(ReadStatus::io_error, "the block store is shutting down");
+    finish_piece(request);
 }
 
-void BlockStore::worker_loop(Disk& disk) {
-    for (;;) {
-        Job job;
-        {
-            std::unique_lock lock(disk.mutex);
-            disk.cv.wait(lock, [&] { return disk.stop || !disk.queue.empty(); });
-            if (disk.queue.empty()) return;  // stop requested and nothing left
-            job = std::move(disk.queue.front());
-            disk.queue.pop_front();
-        }
-        process(disk, job);
-    }
-}
-
-void BlockStore::process(Disk& disk, Job& job) {
-    auto request = job.request;
-    auto retire = [&] {
-        disk.outstanding_bytes -= job.bytes;
-        disk.queue_gauge->set(static_cast<double>(--disk.outstanding_ops));
-    };
-    if (job.piece == kNoPiece) {
-        retire();
-        finish_piece(request);
-        return;
-    }
-    if (stopping_ || request->failed) {
-        // Another piece already failed the request (or we are stopping): skip the disk work.
-        if (stopping_) request->fail(ReadStatus::io_error, "the block store is shutting down");
-        retire();
+void BlockStore::serve(Disk& disk, DiskQueue::Turn& turn, const std::shared_ptr<Request>& request,
+                       std::size_t piece, const DiskFault& fault) {
+    if (piece == kNoPiece) {
+        disk.queue->retire(turn);
         finish_piece(request);
         return;
     }
     const auto start = Clock::now();
-    if (job.fault.added_latency.count() > 0 && !job.fault.offline)
-        std::this_thread::sleep_for(job.fault.added_latency);
-    std::string detail;
-    FileSegment segment;
-    const Failure failure = serve_piece(disk, job, Clock::now(), detail, segment);
-    const auto end = Clock::now();
-    retire();
-    if (failure == Failure::none) {
-        {
-            std::lock_guard lock(disk.model_mutex);
-            disk.model.observe(job.bytes, seconds(end - start));
-            disk.last_observed = disk.aged_through = end;
-        }
-        disk.latency->observe(seconds(end - job.enqueued));
-        {
-            std::lock_guard lock(request->mutex);
-            request->segments[job.piece] = std::move(segment);
-        }
+    const bool interrupted =
+        stopping_ || interrupter_.interrupted(turn.epoch) ||
+        (!fault.offline && !request->failed && !wait_added_latency(fault, interrupter_, turn.epoch));
+    if (interrupted || request->failed) {
+        // Another piece already failed the request, or we are shutting down: skip the disk work.
+        if (interrupted) request->fail(ReadStatus::io_error, "read interrupted: the server is shutting down");
+        disk.queue->retire(turn);
         finish_piece(request);
         return;
     }
+    std::string detail;
+    FileSegment segment;
+    const Failure failure = read_replica(disk, turn, *request, piece, fault, detail, segment);
+    const auto end = Clock::now();
+    disk.queue->retire(turn);
+    if (failure != Failure::none) {
+        on_replica_failed(disk, request, piece, failure, detail);
+        return;
+    }
+    {
+        std::lock_guard lock(disk.model_mutex);
+        disk.model.observe(turn.request.bytes, seconds(end - start));
+        disk.last_observed = disk.aged_through = end;
+    }
+    disk.latency->observe(seconds(end - turn.request.arrival));
+    {
+        std::lock_guard lock(request->mutex);
+        request->segments[piece] = std::move(segment);
+    }
+    finish_piece(request);
+}
+
+void BlockStore::on_replica_failed(Disk& disk, const std::shared_ptr<Request>& request, std::size_t piece,
+                                   Failure failure, const std::string& detail) {
     disk.replica_failures[static_cast<int>(failure) - 1]->inc();
-    const auto& p = request->pieces[job.piece];
+    const auto& p = request->pieces[piece];
     spdlog::warn("disk {}: title \"{}\" block {}: {}", disk.index, request->title->info.name, p.block,
                  detail);
     bool more = false;
     {
         std::lock_guard lock(request->mutex);
-        request->tried[job.piece].push_back(static_cast<std::uint32_t>(disk.index));
-        if (failure == Failure::io) request->io_failed[job.piece] = true;
-        auto& r = request->reasons[job.piece];
+        request->tried[piece].push_back(static_cast<std::uint32_t>(disk.index));
+        if (failure == Failure::io) request->io_failed[piece] = true;
+        auto& r = request->reasons[piece];
         r += (r.empty() ? "" : "; ") + std::string("disk ") + std::to_string(disk.index) + " " + detail;
-        more = request->tried[job.piece].size() < request->title->manifest.blocks[p.block].replicas.size();
+        more = request->tried[piece].size() < request->title->manifest.blocks[p.block].replicas.size();
     }
     // Another replica, if any is left; dispatch() reports the failure otherwise.
     if (more) fallbacks_->inc();
-    dispatch(request, job.piece);
+    dispatch(request, piece);
 }
 
-BlockStore::Failure BlockStore::serve_piece(Disk& disk, const Job& job, Clock::time_point started,
-                                            std::string& detail, FileSegment& out) {
-    const auto& request = *job.request;
+BlockStore::Failure BlockStore::read_replica(Disk& disk, const DiskQueue::Turn& turn, const Request& request,
+                                             std::size_t piece, const DiskFault& fault, std::string& detail,
+                                             FileSegment& out) {
+    const auto started = Clock::now();
     const auto& manifest = request.title->manifest;
-    const auto& p = request.pieces[job.piece];
+    const auto& p = request.pieces[piece];
     const auto& record = manifest.blocks[p.block];
-    if (job.fault.offline) {
+    if (fault.offline) {
         detail = "offline";
         return Failure::offline;
     }
-    const BlockReplica* replica = nullptr;
-    for (const auto& r : record.replicas)
-        if (r.disk == disk.index) replica = &r;
-    if (!replica) {
+    const auto disk_no = static_cast<std::uint32_t>(disk.index);
+    const auto replica = std::find_if(record.replicas.begin(), record.replicas.end(),
+                                      [&](const BlockReplica& r) { return r.disk == disk_no; });
+    if (replica == record.replicas.end()) {
         detail = "holds no replica of this block";
         return Failure::io;
     }
     int err = 0;
-    auto cf = files_->get(static_cast<std::uint32_t>(disk.index), replica->file, err);
+    auto cf = files_.get(disk_no, replica->file, err);
     if (!cf) {
         detail = replica->file + ": " + std::strerror(err);
         return err == ENOENT || err == ENOTDIR ? Failure::missing : Failure::io;
@@ -509,57 +393,16 @@ BlockStore::Failure BlockStore::serve_piece(Disk& disk, const Job& job, Clock::t
         return Failure::corrupt;
     }
     const int fd = cf->file->fd();
-
-    // Verify the chunks this piece touches that were never verified in this version of the file.
-    const auto chunk = manifest.chunk_size;
-    const auto chunks = record.chunk_crcs.size();
-    const auto disk_no = static_cast<std::uint32_t>(disk.index);
-    thread_local std::vector<std::uint64_t> todo;
-    todo.clear();
-    {
-        std::lock_guard lock(verified_mutex_);
-        verified_.unverified(disk_no, replica->file, cf->identity, p.offset / chunk,
-                             (p.offset + p.length - 1) / chunk, chunks, todo);
+    auto checked = verifier_.verify(disk_no, replica->file, cf->identity, fd, record, expected,
+                                    manifest.chunk_size, p.offset, p.length, disk.checksum_failures);
+    if (checked.outcome != ChunkVerifier::Outcome::ok) {
+        detail = std::move(checked.detail);
+        return checked.outcome == ChunkVerifier::Outcome::corrupt ? Failure::corrupt : Failure::io;
     }
-    for (auto c : todo) {
-        const auto len = static_cast<std::size_t>(std::min(chunk, expected - c * chunk));
-        auto& buf = scratch(len);
-        if (!pread_all(fd, buf.data(), len, c * chunk)) {
-            detail = replica->file + ": " + (errno ? std::strerror(errno) : "shorter than expected");
-            return Failure::io;
-        }
-        chunks_verified_->inc();
-        if (crc32c(buf.data(), len) != record.chunk_crcs[c]) {
-            disk.checksum_failures->inc();
-            detail = replica->file + ": chunk " + std::to_string(c) + " fails its CRC-32C";
-            return Failure::corrupt;
-        }
-        std::lock_guard lock(verified_mutex_);
-        verified_.mark(disk_no, replica->file, cf->identity, c, chunks);
-    }
-
-    // Fail-stutter: really read stutter_pct % more, continuing after the piece and wrapping inside the file.
-    std::uint64_t extra = 0;
-    if (job.fault.stutter_pct > 0) {
-        extra = static_cast<std::uint64_t>(
-            std::llround(static_cast<double>(p.length) * job.fault.stutter_pct / 100.0));
-        std::uint64_t pos = (p.offset + p.length) % expected;
-        std::uint64_t left = extra;
-        auto& buf = scratch(256 * 1024);
-        while (left > 0) {
-            const auto n =
-                static_cast<std::size_t>(std::min<std::uint64_t>({left, buf.size(), expected - pos}));
-            if (!pread_all(fd, buf.data(), n, pos)) break;
-            left -= n;
-            pos = (pos + n) % expected;
-        }
-    }
-
-    // Emulated disk: the read takes t_a + (bytes + stutter) / r_d in all, however fast the real one was.
-    if (disk.config.emulation) {
-        const auto& em = *disk.config.emulation;
-        const auto target = em.access_time + duration_of(Bytes(p.length + extra), em.transfer_rate);
-        std::this_thread::sleep_until(started + target);
+    const auto extra = read_stutter(fd, fault, p.offset, p.length, expected);
+    if (!wait_service_time(disk.timing.get(), turn, p.length + extra, started, interrupter_)) {
+        detail = "read interrupted: the server is shutting down";
+        return Failure::io;
     }
     disk.reads++;
     disk.bytes_read += p.length + extra;
@@ -593,10 +436,10 @@ std::vector<DiskStatus> BlockStore::disk_status() const {
         s.index = d->index;
         s.path = d->config.path.string();
         {
-            std::lock_guard lock(d->mutex);
+            std::lock_guard lock(d->fault_mutex);
             s.fault = d->fault;
         }
-        s.queue_depth = d->outstanding_ops.load();
+        s.queue_depth = d->queue->outstanding_ops();
         {
             // Seconds to serve a 1 MB read on an idle disk: the chooser's view of this disk.
             std::lock_guard lock(d->model_mutex);
@@ -612,7 +455,7 @@ std::vector<DiskStatus> BlockStore::disk_status() const {
 bool BlockStore::set_fault(std::size_t disk, const DiskFault& fault) {
     if (disk >= disks_.size()) return false;
     auto& d = *disks_[disk];
-    std::lock_guard lock(d.mutex);
+    std::lock_guard lock(d.fault_mutex);
     d.fault = fault;
     d.offline = fault.offline;
     return true;

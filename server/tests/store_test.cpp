@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <future>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -478,10 +481,11 @@ TEST_CASE("a block file rewritten after it was verified and evicted is found cor
 
 TEST_CASE("a disk avoided for stuttering is tried again after a while and used again once it recovers",
           "[server][store]") {
-    // The mirrored pair of the test above, with a short service_model_half_life (100 ms) so that an idle
-    // second is ten half-lives. Reads are one at a time: disk 1's queue never grows, so only the fading of
-    // disk 0's slow estimate can bring reads back to it.
-    nlohmann::json em = {{"emulate", {{"t_a", "2ms"}, {"r_d", "80Mbps"}}}};
+    // A mirrored pair like the test above, but slower per byte (2 ms, 20 Mbps: 28 ms per 64 KiB read, 80 ms
+    // with the stutter), so that a 52 ms gap stays far above the sleep overshoot of a loaded machine; and a
+    // short service_model_half_life (100 ms) so that an idle second is ten half-lives. Reads are one at a
+    // time: disk 1's queue never grows, so only the fading of disk 0's slow estimate can bring reads back.
+    nlohmann::json em = {{"emulate", {{"t_a", "2ms"}, {"r_d", "20Mbps"}}}};
     auto run = [&](const char* half_life, bool recover, int reads_after) {
         StoreFixture fx(2, "raid1", {{"disks", {em, em}}, {"service_model_half_life", half_life}});
         auto media = fx.media("m.bin", 2 * kBlock, 13);
@@ -516,4 +520,88 @@ TEST_CASE("a disk avoided for stuttering is tried again after a while and used a
     SECTION("without the fading (a half-life of an hour) a recovered disk stays unused") {
         CHECK(run("1h", true, 60) == 0);
     }
+}
+
+TEST_CASE("interrupt_reads cuts a read sleeping in a 40 s latency fault short; later reads are served",
+          "[server][store]") {
+    StoreFixture fx(
+        2, "rda",
+        {{"disks", {{{"fault", {{"added_latency", "40s"}}}}, {{"fault", {{"added_latency", "40s"}}}}}}});
+    auto media = fx.media("m.bin", 2 * kBlock, 3);
+    fx.ingest("movie", media, kBlock);
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics);
+    auto t = store.find("movie");
+    auto promise = std::make_shared<std::promise<ReadResult>>();
+    auto future = promise->get_future();
+    const auto t0 = std::chrono::steady_clock::now();
+    store.read(ReadRequest{t, 0, 100, std::nullopt},
+               [promise](ReadResult r) { promise->set_value(std::move(r)); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    store.interrupt_reads();
+    REQUIRE(future.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+    auto r = future.get();
+    CHECK(r.status == ReadStatus::io_error);
+    CHECK_THAT(r.message, Contains("interrupted"));
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+    // The interruption is not sticky.
+    store.set_fault(0, DiskFault{});
+    store.set_fault(1, DiskFault{});
+    CHECK(read_bytes(store, t, 0, 100) == toast::testing::read_file(media).substr(0, 100));
+}
+
+TEST_CASE("a disk scheduler plugged in through the options orders each disk's queue by deadline",
+          "[server][store]") {
+    // One disk whose single worker is held by a slow first read (emulated: 300 ms), so the next reads
+    // queue behind it; the scheduler serves them by deadline, not by arrival.
+    struct DeadlineFirst final : DiskScheduler {
+        std::vector<DiskRequest> queue;
+        void push(const DiskRequest& r) override { queue.push_back(r); }
+        std::uint64_t pop(std::chrono::steady_clock::time_point, std::uint64_t) override {
+            auto best = std::min_element(queue.begin(), queue.end(), [](const auto& a, const auto& b) {
+                return a.deadline.value_or(std::chrono::steady_clock::time_point::max()) <
+                       b.deadline.value_or(std::chrono::steady_clock::time_point::max());
+            });
+            auto id = best->id;
+            queue.erase(best);
+            return id;
+        }
+        std::size_t size() const override { return queue.size(); }
+    };
+    StoreFixture fx(1, "naive", {{"disks", {{{"emulate", {{"t_a", "300ms"}, {"r_d", "1Gbps"}}}}}}});
+    auto media = fx.media("m.bin", 4 * kBlock, 5);
+    fx.ingest("movie", media, kBlock);
+    MetricsRegistry metrics;
+    BlockStoreOptions options;
+    int made = 0;
+    options.scheduler = [&](std::size_t, const DiskConfig&) {
+        ++made;
+        return std::make_unique<DeadlineFirst>();
+    };
+    BlockStore store(fx.config, metrics, options);
+    CHECK(made == 1);
+    auto t = store.find("movie");
+    std::mutex mutex;
+    std::vector<int> order;
+    std::vector<std::future<void>> done;
+    auto issue = [&](int tag, std::uint64_t block,
+                     std::optional<std::chrono::steady_clock::time_point> deadline) {
+        auto p = std::make_shared<std::promise<void>>();
+        done.push_back(p->get_future());
+        store.read(ReadRequest{t, block * kBlock, 10, deadline}, [&, tag, p](ReadResult r) {
+            CHECK(r.status == ReadStatus::ok);
+            std::lock_guard lock(mutex);
+            order.push_back(tag);
+            p->set_value();
+        });
+    };
+    const auto now = std::chrono::steady_clock::now();
+    issue(0, 0, std::nullopt);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the worker has taken read 0
+    issue(1, 1, std::nullopt);
+    issue(2, 2, now + std::chrono::seconds(9));
+    issue(3, 3, now + std::chrono::seconds(1));
+    for (auto& f : done)
+        REQUIRE(f.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+    CHECK(order == std::vector<int>{0, 3, 2, 1});
 }

@@ -1,0 +1,123 @@
+#include "server/io/title_catalogue.hpp"
+
+#include <atomic>
+
+#include <spdlog/spdlog.h>
+
+namespace toast::server {
+
+namespace {
+
+struct Version : StoredTitle {
+    mutable std::atomic<bool> superseded{false};
+};
+
+}  // namespace
+
+struct TitleCatalogue::Shared {
+    std::mutex mutex;
+    Release on_release;
+    bool alive = true;
+
+    void release(const Version& v) {
+        std::lock_guard lock(mutex);
+        if (alive && on_release) on_release(v, v.superseded.load());
+    }
+};
+
+TitleCatalogue::TitleCatalogue(std::vector<std::filesystem::path> disks, Options options, Release on_release)
+    : options_(options), catalogue_(std::move(disks)), shared_(std::make_shared<Shared>()) {
+    shared_->on_release = std::move(on_release);
+}
+
+TitleCatalogue::~TitleCatalogue() {
+    {
+        std::lock_guard lock(mutex_);
+        by_info_.clear();
+        titles_.clear();  // releases the versions nobody else holds
+    }
+    std::lock_guard lock(shared_->mutex);
+    shared_->alive = false;  // versions still held elsewhere are dropped without a release
+}
+
+std::shared_ptr<const StoredTitle> TitleCatalogue::publish(Manifest manifest) {
+    auto* v = new Version;
+    v->info.name = manifest.title;
+    v->info.size = manifest.size;
+    v->info.bitrate = manifest.bitrate;
+    v->info.block_size = manifest.block_size;
+    v->info.etag = "\"" + manifest.version + "\"";
+    v->info.last_modified = std::chrono::system_clock::time_point(std::chrono::seconds(manifest.created));
+    v->manifest = std::move(manifest);
+    std::shared_ptr<const StoredTitle> stored(v, [shared = shared_](const StoredTitle* p) {
+        const auto* version = static_cast<const Version*>(p);
+        shared->release(*version);
+        delete version;
+    });
+    by_info_[&stored->info] = stored;
+    return stored;
+}
+
+void TitleCatalogue::rescan_locked() {
+    auto scan = catalogue_.scan();
+    std::map<std::string, std::shared_ptr<const StoredTitle>, std::less<>> next;
+    for (auto& [name, entry] : scan.titles) {
+        auto old = titles_.find(name);
+        if (old != titles_.end() && old->second->manifest.version == entry.manifest.version &&
+            old->second->manifest.generation == entry.manifest.generation) {
+            next.emplace(name, old->second);
+            continue;
+        }
+        if (old != titles_.end() && entry.manifest.generation > old->second->manifest.generation) {
+            static_cast<const Version&>(*old->second).superseded = true;
+        }
+        next.emplace(name, publish(std::move(entry.manifest)));
+    }
+    titles_ = std::move(next);
+    std::erase_if(by_info_, [](const auto& kv) { return kv.second.expired(); });
+    if (scan.problems != problems_) {
+        for (const auto& p : scan.problems)
+            spdlog::warn("catalogue: {}", p);
+    }
+    problems_ = std::move(scan.problems);
+    last_scan_ = Clock::now();
+    scanned_ = true;
+}
+
+std::size_t TitleCatalogue::rescan() {
+    std::lock_guard lock(mutex_);
+    rescan_locked();
+    return titles_.size();
+}
+
+std::vector<std::string> TitleCatalogue::problems() const {
+    std::lock_guard lock(mutex_);
+    return problems_;
+}
+
+std::shared_ptr<const TitleInfo> TitleCatalogue::find(std::string_view name) {
+    if (!is_valid_title_name(name)) return nullptr;  // cannot be a manifest key; no rescan for junk
+    std::lock_guard lock(mutex_);
+    const auto now = Clock::now();
+    if (!scanned_ || now - last_scan_ >= options_.rescan_interval) rescan_locked();
+    auto it = titles_.find(name);
+    if (it == titles_.end() && now - last_scan_ >= options_.miss_rescan_interval) {
+        rescan_locked();
+        it = titles_.find(name);
+    }
+    if (it == titles_.end()) return nullptr;
+    // Aliasing pointer: the caller sees the TitleInfo, the control block keeps the whole version alive.
+    return std::shared_ptr<const TitleInfo>(it->second, &it->second->info);
+}
+
+std::shared_ptr<const StoredTitle> TitleCatalogue::resolve(const TitleInfo& info) {
+    std::lock_guard lock(mutex_);
+    if (auto it = by_info_.find(&info); it != by_info_.end()) {
+        if (auto stored = it->second.lock()) return stored;
+    }
+    auto cur = titles_.find(info.name);
+    if (cur != titles_.end() && cur->second->info.etag == info.etag) return cur->second;
+    return nullptr;
+}
+
+}  // namespace toast::server
