@@ -1,0 +1,510 @@
+#include "server/core/demand_trace.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string_view>
+
+namespace toast::server {
+
+namespace {
+
+// One timed unit of the file: its decode time and the end of its last byte.
+struct Unit {
+    std::int64_t time_ns = 0;
+    std::uint64_t end = 0;
+};
+
+// bytes[k] from the units: need(k) is the running maximum of the ends of units in rounds <= k; `prefix` bytes
+// (what precedes every unit, or a header the player needs first) are needed in round 0; the file's tail is in
+// the last round.
+DemandTrace build_trace(std::vector<Unit>& units, std::uint64_t prefix, std::uint64_t file_size,
+                        std::chrono::nanoseconds round) {
+    DemandTrace trace;
+    trace.round = round;
+    std::int64_t origin = std::numeric_limits<std::int64_t>::max();
+    for (const auto& u : units)
+        origin = std::min(origin, u.time_ns);
+    std::size_t rounds = 1;
+    for (const auto& u : units)
+        rounds =
+            std::max<std::size_t>(rounds, static_cast<std::size_t>((u.time_ns - origin) / round.count()) + 1);
+    std::vector<std::uint64_t> need(rounds, 0);
+    need[0] = std::min(prefix, file_size);
+    for (const auto& u : units) {
+        auto k = static_cast<std::size_t>((u.time_ns - origin) / round.count());
+        need[k] = std::max(need[k], std::min(u.end, file_size));
+    }
+    need.back() = file_size;
+    trace.bytes.resize(rounds);
+    std::uint64_t before = 0;
+    for (std::size_t k = 0; k < rounds; ++k) {
+        const auto now = std::max(before, need[k]);
+        trace.bytes[k] = now - before;
+        before = now;
+    }
+    return trace;
+}
+
+TraceResult failure(std::string message) {
+    return TraceResult{std::nullopt, std::move(message)};
+}
+
+// ---- MPEG-TS ----
+
+constexpr std::size_t kTsPacket = 188;
+constexpr std::uint8_t kTsSync = 0x47;
+constexpr std::int64_t kPtsWrap = std::int64_t{1} << 33;
+
+std::int64_t read_timestamp(const std::uint8_t* p) {
+    return (static_cast<std::int64_t>((p[0] >> 1) & 0x07) << 30) | (static_cast<std::int64_t>(p[1]) << 22) |
+           (static_cast<std::int64_t>(p[2] >> 1) << 15) | (static_cast<std::int64_t>(p[3]) << 7) |
+           static_cast<std::int64_t>(p[4] >> 1);
+}
+
+// PES stream ids without the optional header (and so without timestamps): program stream map, padding,
+// private stream 2, ECM, EMM, directory, DSMCC, H.222.1 type E.
+bool pes_has_header(std::uint8_t stream_id) {
+    switch (stream_id) {
+        case 0xBC:
+        case 0xBE:
+        case 0xBF:
+        case 0xF0:
+        case 0xF1:
+        case 0xF2:
+        case 0xF8:
+        case 0xFF:
+            return false;
+        default:
+            return true;
+    }
+}
+
+struct PidState {
+    bool open = false;      // a timed PES is being collected
+    std::int64_t time = 0;  // its unwrapped timestamp, 90 kHz
+    std::uint64_t end = 0;  // end of its last transport packet so far
+    bool seen = false;      // a timestamp was seen on this PID (for unwrapping)
+    std::int64_t last_raw = 0;
+    std::int64_t wraps = 0;
+};
+
+}  // namespace
+
+std::uint64_t DemandTrace::total() const {
+    std::uint64_t t = 0;
+    for (auto b : bytes)
+        t += b;
+    return t;
+}
+
+BitRate DemandTrace::average_rate() const {
+    if (bytes.empty() || round.count() <= 0) return BitRate(0);
+    const long double seconds = static_cast<long double>(round.count()) * bytes.size() / 1e9L;
+    return BitRate(static_cast<std::uint64_t>(static_cast<long double>(total()) * 8.0L / seconds + 0.5L));
+}
+
+BitRate DemandTrace::peak_rate() const {
+    if (bytes.empty() || round.count() <= 0) return BitRate(0);
+    const auto peak = *std::max_element(bytes.begin(), bytes.end());
+    return BitRate(static_cast<std::uint64_t>(
+        static_cast<long double>(peak) * 8.0L * 1e9L / static_cast<long double>(round.count()) + 0.5L));
+}
+
+std::uint64_t DemandTrace::needed_by(std::size_t round_index) const {
+    std::uint64_t t = 0;
+    for (std::size_t k = 0; k < bytes.size() && k <= round_index; ++k)
+        t += bytes[k];
+    return t;
+}
+
+std::string_view to_string(MediaContainer c) {
+    switch (c) {
+        case MediaContainer::mpeg_ts:
+            return "MPEG-TS";
+        case MediaContainer::mp4:
+            return "MP4";
+        default:
+            return "unknown";
+    }
+}
+
+MediaContainer detect_container(std::span<const std::uint8_t> file) {
+    if (file.size() >= kTsPacket && file[0] == kTsSync) {
+        bool all = true;
+        for (std::size_t at = kTsPacket; at < std::min<std::size_t>(file.size(), 3 * kTsPacket);
+             at += kTsPacket)
+            all = all && file[at] == kTsSync;
+        if (all) return MediaContainer::mpeg_ts;
+    }
+    if (file.size() >= 8) {
+        const std::string_view type(reinterpret_cast<const char*>(file.data()) + 4, 4);
+        for (std::string_view t : {"ftyp", "moov", "mdat", "free", "skip", "wide"})
+            if (type == t) return MediaContainer::mp4;
+    }
+    return MediaContainer::unknown;
+}
+
+TraceResult extract_demand_trace(std::span<const std::uint8_t> file, std::chrono::nanoseconds round) {
+    switch (detect_container(file)) {
+        case MediaContainer::mpeg_ts:
+            return extract_ts_trace(file, round);
+        case MediaContainer::mp4:
+            return extract_mp4_trace(file, round);
+        default:
+            return failure("neither an MPEG transport stream nor an MP4 file");
+    }
+}
+
+TraceResult extract_ts_trace(std::span<const std::uint8_t> file, std::chrono::nanoseconds round) {
+    std::map<std::uint16_t, PidState> pids;
+    std::vector<Unit> units;
+    auto close = [&](PidState& s) {
+        if (s.open) units.push_back(Unit{s.time * 100'000 / 9, s.end});  // 90 kHz -> ns
+        s.open = false;
+    };
+    const std::size_t packets = file.size() / kTsPacket;
+    for (std::size_t i = 0; i < packets; ++i) {
+        const std::uint8_t* p = file.data() + i * kTsPacket;
+        const std::uint64_t end = (i + 1) * kTsPacket;
+        if (p[0] != kTsSync)
+            return failure("MPEG-TS packet " + std::to_string(i) + " at byte " +
+                           std::to_string(i * kTsPacket) + " does not start with the sync byte 0x47");
+        const bool unit_start = (p[1] & 0x40) != 0;
+        const auto pid = static_cast<std::uint16_t>(((p[1] & 0x1F) << 8) | p[2]);
+        const int adaptation = (p[3] >> 4) & 0x3;
+        if (pid == 0x1FFF || (adaptation & 0x1) == 0) continue;  // null packet, or no payload
+        std::size_t payload = 4;
+        if (adaptation & 0x2) payload = 5 + p[4];
+        if (payload > kTsPacket)
+            return failure("MPEG-TS packet " + std::to_string(i) + " at byte " +
+                           std::to_string(i * kTsPacket) + " has an adaptation field longer than the packet");
+        auto& state = pids[pid];
+        const std::uint8_t* q = p + payload;
+        const std::size_t left = kTsPacket - payload;
+        if (unit_start && left >= 9 && q[0] == 0 && q[1] == 0 && q[2] == 1) {
+            close(state);
+            const std::uint8_t stream_id = q[3];
+            const int flags = pes_has_header(stream_id) ? (q[7] >> 6) : 0;
+            if (flags >= 2) {
+                const std::size_t at = flags == 3 ? 14 : 9;  // DTS when present, else PTS
+                if (left < at + 5)
+                    return failure("MPEG-TS packet " + std::to_string(i) + " at byte " +
+                                   std::to_string(i * kTsPacket) + " cuts its PES timestamp short");
+                const std::int64_t raw = read_timestamp(q + at);
+                // 33-bit timestamps wrap after about 26.5 hours; a jump back by more than half the range is a
+                // wrap, not a reordering.
+                if (state.seen && raw < state.last_raw - kPtsWrap / 2) ++state.wraps;
+                if (state.seen && raw > state.last_raw + kPtsWrap / 2 && state.wraps > 0) --state.wraps;
+                state.seen = true;
+                state.last_raw = raw;
+                state.open = true;
+                state.time = raw + state.wraps * kPtsWrap;
+            }
+        }
+        if (state.open) state.end = end;
+    }
+    for (auto& [pid, state] : pids)
+        close(state);
+    if (units.empty()) return failure("MPEG-TS file has no PES packet with a timestamp");
+    return TraceResult{build_trace(units, 0, file.size(), round), {}};
+}
+
+// ---- MP4 ----
+
+namespace {
+
+struct Box {
+    std::array<char, 4> type{};
+    std::uint64_t start = 0;    // first byte of the box
+    std::uint64_t payload = 0;  // first byte after the header
+    std::uint64_t end = 0;      // one past the last byte
+    std::string_view name() const { return {type.data(), 4}; }
+};
+
+class Mp4Reader {
+  public:
+    explicit Mp4Reader(std::span<const std::uint8_t> file) : file_(file) {}
+
+    bool has(std::uint64_t at, std::uint64_t n) const { return at <= file_.size() && n <= file_.size() - at; }
+    std::uint32_t u32(std::uint64_t at) const {
+        const auto* p = file_.data() + at;
+        return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+    }
+    std::uint64_t u64(std::uint64_t at) const { return (std::uint64_t{u32(at)} << 32) | u32(at + 4); }
+    std::uint16_t u16(std::uint64_t at) const {
+        return static_cast<std::uint16_t>((file_[at] << 8) | file_[at + 1]);
+    }
+    std::uint8_t u8(std::uint64_t at) const { return file_[at]; }
+
+    // The boxes directly inside [begin, end); false with `error` set when one does not fit.
+    bool children(std::uint64_t begin, std::uint64_t end, std::vector<Box>& out, std::string& error) const {
+        out.clear();
+        std::uint64_t at = begin;
+        while (at < end) {
+            if (end - at < 8) {
+                error = "MP4 box at byte " + std::to_string(at) + " is cut short";
+                return false;
+            }
+            Box b;
+            b.start = at;
+            std::uint64_t size = u32(at);
+            std::copy_n(reinterpret_cast<const char*>(file_.data() + at + 4), 4, b.type.begin());
+            b.payload = at + 8;
+            if (size == 1) {
+                if (end - at < 16) {
+                    error = "MP4 box at byte " + std::to_string(at) + " is cut short";
+                    return false;
+                }
+                size = u64(at + 8);
+                b.payload = at + 16;
+            } else if (size == 0) {
+                size = end - at;  // to the end of the enclosing box (or file)
+            }
+            if (size < b.payload - at || size > end - at) {
+                error = "MP4 box '" + std::string(b.name()) + "' at byte " + std::to_string(at) + " claims " +
+                        std::to_string(size) + " bytes, " + std::to_string(end - at) + " are left";
+                return false;
+            }
+            b.end = at + size;
+            out.push_back(b);
+            at = b.end;
+        }
+        return true;
+    }
+
+  private:
+    std::span<const std::uint8_t> file_;
+};
+
+const Box* find_box(const std::vector<Box>& boxes, std::string_view type) {
+    for (const auto& b : boxes)
+        if (b.name() == type) return &b;
+    return nullptr;
+}
+
+// Appends the samples of one track (a trak box) to `units`. False with `error` naming the problem.
+bool read_track(const Mp4Reader& r, const Box& trak, std::vector<Unit>& units, std::string& error) {
+    std::vector<Box> level;
+    auto descend = [&](const Box& parent, std::string_view type) -> std::optional<Box> {
+        if (!r.children(parent.payload, parent.end, level, error)) return std::nullopt;
+        const Box* b = find_box(level, type);
+        if (!b) {
+            error = "MP4 '" + std::string(parent.name()) + "' box at byte " + std::to_string(parent.start) +
+                    " has no '" + std::string(type) + "' box";
+            return std::nullopt;
+        }
+        return *b;
+    };
+    auto mdia = descend(trak, "mdia");
+    if (!mdia) return false;
+    auto mdhd = descend(*mdia, "mdhd");
+    if (!mdhd) return false;
+    auto minf = descend(*mdia, "minf");
+    if (!minf) return false;
+    auto stbl = descend(*minf, "stbl");
+    if (!stbl) return false;
+    if (!r.children(stbl->payload, stbl->end, level, error)) return false;
+    const std::vector<Box> tables = level;
+
+    auto too_short = [&](const Box& b) {
+        error =
+            "MP4 '" + std::string(b.name()) + "' box at byte " + std::to_string(b.start) + " is cut short";
+        return false;
+    };
+
+    // Timescale: version 1 has 64-bit times before it.
+    const std::uint64_t version = r.has(mdhd->payload, 4) ? r.u8(mdhd->payload) : 0;
+    const std::uint64_t ts_at = mdhd->payload + (version == 1 ? 20 : 12);
+    if (!r.has(ts_at, 4) || ts_at + 4 > mdhd->end) return too_short(*mdhd);
+    const std::uint32_t timescale = r.u32(ts_at);
+    if (timescale == 0) {
+        error = "MP4 'mdhd' box at byte " + std::to_string(mdhd->start) + " has a timescale of 0";
+        return false;
+    }
+
+    // Sample sizes.
+    std::vector<std::uint32_t> sizes;
+    if (const Box* stsz = find_box(tables, "stsz")) {
+        if (stsz->end - stsz->payload < 12) return too_short(*stsz);
+        const std::uint32_t fixed = r.u32(stsz->payload + 4);
+        const std::uint32_t count = r.u32(stsz->payload + 8);
+        if (fixed != 0) {
+            sizes.assign(count, fixed);
+        } else {
+            if ((stsz->end - stsz->payload - 12) / 4 < count) return too_short(*stsz);
+            sizes.resize(count);
+            for (std::uint32_t i = 0; i < count; ++i)
+                sizes[i] = r.u32(stsz->payload + 12 + 4ull * i);
+        }
+    } else if (const Box* stz2 = find_box(tables, "stz2")) {
+        if (stz2->end - stz2->payload < 12) return too_short(*stz2);
+        const unsigned field = r.u8(stz2->payload + 7);
+        const std::uint32_t count = r.u32(stz2->payload + 8);
+        if (field != 4 && field != 8 && field != 16) {
+            error = "MP4 'stz2' box at byte " + std::to_string(stz2->start) + " has a field size of " +
+                    std::to_string(field) + " bits (4, 8 or 16 expected)";
+            return false;
+        }
+        if ((stz2->end - stz2->payload - 12) * 8 / field < count) return too_short(*stz2);
+        sizes.resize(count);
+        for (std::uint32_t i = 0; i < count; ++i) {
+            const std::uint64_t at = stz2->payload + 12;
+            if (field == 16) {
+                sizes[i] = r.u16(at + 2ull * i);
+            } else if (field == 8) {
+                sizes[i] = r.u8(at + i);
+            } else {
+                const auto byte = r.u8(at + i / 2);
+                sizes[i] = (i % 2 == 0) ? (byte >> 4) : (byte & 0x0F);
+            }
+        }
+    } else {
+        error = "MP4 'stbl' box at byte " + std::to_string(stbl->start) + " has neither 'stsz' nor 'stz2'";
+        return false;
+    }
+
+    // Chunk offsets.
+    std::vector<std::uint64_t> chunks;
+    if (const Box* stco = find_box(tables, "stco")) {
+        if (stco->end - stco->payload < 8) return too_short(*stco);
+        const std::uint32_t count = r.u32(stco->payload + 4);
+        if ((stco->end - stco->payload - 8) / 4 < count) return too_short(*stco);
+        for (std::uint32_t i = 0; i < count; ++i)
+            chunks.push_back(r.u32(stco->payload + 8 + 4ull * i));
+    } else if (const Box* co64 = find_box(tables, "co64")) {
+        if (co64->end - co64->payload < 8) return too_short(*co64);
+        const std::uint32_t count = r.u32(co64->payload + 4);
+        if ((co64->end - co64->payload - 8) / 8 < count) return too_short(*co64);
+        for (std::uint32_t i = 0; i < count; ++i)
+            chunks.push_back(r.u64(co64->payload + 8 + 8ull * i));
+    } else {
+        error = "MP4 'stbl' box at byte " + std::to_string(stbl->start) + " has neither 'stco' nor 'co64'";
+        return false;
+    }
+
+    // Samples per chunk: runs of (first chunk, samples per chunk), first chunks 1-based and increasing.
+    const Box* stsc = find_box(tables, "stsc");
+    if (!stsc) {
+        error = "MP4 'stbl' box at byte " + std::to_string(stbl->start) + " has no 'stsc'";
+        return false;
+    }
+    if (stsc->end - stsc->payload < 8) return too_short(*stsc);
+    const std::uint32_t runs = r.u32(stsc->payload + 4);
+    if ((stsc->end - stsc->payload - 8) / 12 < runs) return too_short(*stsc);
+
+    // Decode-time deltas.
+    const Box* stts = find_box(tables, "stts");
+    if (!stts) {
+        error = "MP4 'stbl' box at byte " + std::to_string(stbl->start) + " has no 'stts'";
+        return false;
+    }
+    if (stts->end - stts->payload < 8) return too_short(*stts);
+    const std::uint32_t deltas = r.u32(stts->payload + 4);
+    if ((stts->end - stts->payload - 8) / 8 < deltas) return too_short(*stts);
+
+    // Walk the samples: chunk by chunk for offsets, stts runs for times.
+    std::size_t sample = 0;
+    std::uint32_t delta_run = 0;
+    std::uint32_t delta_left = deltas > 0 ? r.u32(stts->payload + 8) : 0;
+    std::uint64_t dts = 0;
+    auto next_time = [&]() -> std::optional<std::uint64_t> {
+        while (delta_left == 0) {
+            if (++delta_run >= deltas) return std::nullopt;
+            delta_left = r.u32(stts->payload + 8 + 8ull * delta_run);
+        }
+        const auto t = dts;
+        dts += r.u32(stts->payload + 8 + 8ull * delta_run + 4);
+        --delta_left;
+        return t;
+    };
+    for (std::uint32_t run = 0; run < runs && sample < sizes.size(); ++run) {
+        const std::uint64_t at = stsc->payload + 8 + 12ull * run;
+        const std::uint32_t first = r.u32(at);
+        const std::uint32_t per_chunk = r.u32(at + 4);
+        const std::uint32_t last =
+            run + 1 < runs ? r.u32(at + 12) - 1 : static_cast<std::uint32_t>(chunks.size());
+        if (first == 0 || first > chunks.size() + 1 || last + 1 < first) {
+            error = "MP4 'stsc' box at byte " + std::to_string(stsc->start) + " has entry " +
+                    std::to_string(run) + " starting at chunk " + std::to_string(first) + " of " +
+                    std::to_string(chunks.size());
+            return false;
+        }
+        for (std::uint32_t c = first; c <= last && c <= chunks.size() && sample < sizes.size(); ++c) {
+            std::uint64_t offset = chunks[c - 1];
+            for (std::uint32_t s = 0; s < per_chunk && sample < sizes.size(); ++s, ++sample) {
+                auto t = next_time();
+                if (!t) {
+                    error = "MP4 'stts' box at byte " + std::to_string(stts->start) + " times " +
+                            std::to_string(sample) + " of " + std::to_string(sizes.size()) + " samples";
+                    return false;
+                }
+                const auto ns = static_cast<std::int64_t>(static_cast<long double>(*t) * 1e9L / timescale);
+                units.push_back(Unit{ns, offset + sizes[sample]});
+                offset += sizes[sample];
+            }
+        }
+    }
+    if (sample < sizes.size()) {
+        error = "MP4 track at byte " + std::to_string(trak.start) + " places " + std::to_string(sample) +
+                " of its " + std::to_string(sizes.size()) + " samples in chunks";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+TraceResult extract_mp4_trace(std::span<const std::uint8_t> file, std::chrono::nanoseconds round) {
+    Mp4Reader r(file);
+    std::vector<Box> top;
+    std::string error;
+    if (!r.children(0, file.size(), top, error)) return failure(error);
+    const Box* moov = find_box(top, "moov");
+    if (!moov) return failure("MP4 file has no 'moov' box");
+    if (find_box(top, "moof"))
+        return failure(
+            "fragmented MP4 ('moof' boxes) is not supported; remux it with "
+            "ffmpeg -i IN -c copy -movflags +faststart OUT.mp4");
+    std::vector<Box> tracks;
+    if (!r.children(moov->payload, moov->end, tracks, error)) return failure(error);
+    std::vector<Unit> units;
+    for (const auto& b : tracks)
+        if (b.name() == "trak" && !read_track(r, b, units, error)) return failure(error);
+    if (units.empty()) return failure("MP4 file has no samples");
+    for (const auto& u : units)
+        if (u.end > file.size())
+            return failure("MP4 sample ending at byte " + std::to_string(u.end) +
+                           " lies past the end of the " + std::to_string(file.size()) + "-byte file");
+    // A player needs the whole moov before any sample: round 0 holds everything up to its end (the whole file
+    // when moov comes last, which is what makes such files unfit for progressive streaming).
+    return TraceResult{build_trace(units, moov->end, file.size(), round), {}};
+}
+
+DemandTrace resample(const DemandTrace& trace, std::chrono::nanoseconds round) {
+    DemandTrace out;
+    out.round = round;
+    if (trace.bytes.empty() || trace.round.count() <= 0) return out;
+    const auto old_round = static_cast<long double>(trace.round.count());
+    const auto duration = old_round * static_cast<long double>(trace.bytes.size());
+    const auto count =
+        static_cast<std::size_t>(std::ceil(duration / static_cast<long double>(round.count())));
+    out.bytes.resize(std::max<std::size_t>(1, count));
+    std::uint64_t before = 0;
+    std::size_t old = 0;
+    std::uint64_t cumulative = 0;
+    for (std::size_t m = 0; m < out.bytes.size(); ++m) {
+        // Old rounds that start before this new round ends: start k * r < (m + 1) * R.
+        const long double end = static_cast<long double>(m + 1) * round.count();
+        while (old < trace.bytes.size() && static_cast<long double>(old) * old_round < end)
+            cumulative += trace.bytes[old++];
+        out.bytes[m] = cumulative - before;
+        before = cumulative;
+    }
+    out.bytes.back() += trace.total() - before;
+    return out;
+}
+
+}  // namespace toast::server

@@ -1,0 +1,48 @@
+// The disk model of the thesis (seed 002 §3.1) and the emulated disk's seek model (seed 001 §2.4).
+//
+// A read of B contiguous bytes costs t_a + B / r_d. N streams of bitrate r_c each read r_c·t_b per time
+// slice t_b, so D disks carry at most N = D·t_b·r_d / (t_a·r_d + r_c·t_b) streams; a read striped over D_s
+// disks pays the access time on each, N = D·t_b·r_d / (t_a·D_s·r_d + r_c·t_b).
+//
+// The seek model splits t_a into a fixed part (rotation, settling) and a seek that grows linearly with the
+// distance the head travels, with the fixed part chosen so that reads at independent uniformly random
+// positions (what a FIFO queue sees) average exactly t_a: t(x) = t_a - s_full/3 + s_full·x for a distance x
+// in strokes (E|U - V| = 1/3). A queue served in position order (C-SCAN) travels less and so reads faster.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+#include "toast/common/units.hpp"
+
+namespace toast::server {
+
+struct DiskArrayModel {
+    std::size_t disks = 1;                    // D
+    std::chrono::nanoseconds access_time{0};  // t_a
+    BitRate transfer_rate{0};                 // r_d
+};
+
+// The thesis's N for streams of `bitrate` read `time_slice` at a time, striped over `stripe` disks.
+// 0 when the array has no transfer rate or the time slice is not positive.
+double model_streams(const DiskArrayModel& array, BitRate bitrate, std::chrono::nanoseconds time_slice,
+                     std::size_t stripe = 1);
+
+// Cost of one read of `bytes` on a disk of the model: t_a + bytes / r_d.
+std::chrono::nanoseconds read_time(std::chrono::nanoseconds access_time, BitRate transfer_rate, Bytes bytes);
+
+struct SeekModel {
+    std::chrono::nanoseconds average_access{0};  // t_a, the mean over random positions
+    std::chrono::nanoseconds full_seek{0};       // head travel across the whole stroke; at most 3·t_a
+};
+
+// Access time for a head moving from position `from` to `to` (fractions of the stroke in [0, 1]).
+std::chrono::nanoseconds access_time(const SeekModel& model, double from, double to);
+
+// Where a block file sits on its disk, as a fraction of the stroke: a hash of its name, so an emulated disk
+// scatters blocks like an allocator that spreads a title over the zones (seed 001 §3.2), and the same file
+// always has the same position.
+double block_position(std::string_view file);
+
+}  // namespace toast::server

@@ -1,0 +1,54 @@
+#include "server/core/stream_schedule.hpp"
+
+#include <algorithm>
+
+namespace toast::server {
+
+namespace {
+
+// Chunk 0 = rounds 0 and 1, chunk j = round j + 1.
+StreamSchedule from_rounds(const std::vector<std::uint64_t>& rounds, std::chrono::nanoseconds round) {
+    StreamSchedule s;
+    s.round = round;
+    if (rounds.empty()) return s;
+    s.chunks.push_back(rounds[0] + (rounds.size() > 1 ? rounds[1] : 0));
+    for (std::size_t k = 2; k < rounds.size(); ++k)
+        s.chunks.push_back(rounds[k]);
+    return s;
+}
+
+}  // namespace
+
+std::uint64_t StreamSchedule::total() const {
+    std::uint64_t t = 0;
+    for (auto c : chunks)
+        t += c;
+    return t;
+}
+
+std::uint64_t StreamSchedule::offset_of(std::size_t chunk) const {
+    std::uint64_t t = 0;
+    for (std::size_t j = 0; j < chunk && j < chunks.size(); ++j)
+        t += chunks[j];
+    return t;
+}
+
+StreamSchedule constant_rate_schedule(std::uint64_t size, BitRate bitrate, std::chrono::nanoseconds round) {
+    const std::uint64_t per_round = std::max<std::uint64_t>(1, bytes_in(bitrate, round).value());
+    std::vector<std::uint64_t> rounds;
+    for (std::uint64_t left = size; left > 0;) {
+        const auto n = std::min(left, per_round);
+        rounds.push_back(n);
+        left -= n;
+    }
+    return from_rounds(rounds, round);
+}
+
+std::optional<StreamSchedule> trace_schedule(const DemandTrace& trace, std::uint64_t size,
+                                             std::chrono::nanoseconds round) {
+    if (trace.total() != size || trace.round.count() <= 0) return std::nullopt;
+    const DemandTrace t = trace.round == round ? trace : resample(trace, round);
+    return from_rounds(t.bytes, round);
+}
+
+}  // namespace toast::server
