@@ -1,15 +1,18 @@
 # Capacity: what the array can carry and who gets it. Pure decisions only (no sockets, files or clocks):
-# demand traces, stream schedules, admission arithmetic, start scheduling, disk queue order, seek model.
+# block arithmetic, demand traces, stream schedules, admission arithmetic, start scheduling, disk queue order,
+# the disk and seek model. The store and the HTTP layer build on it; it depends on neither.
 add_library(toast_server_capacity STATIC
   core/admission.cpp
+  core/block_math.cpp
   core/demand_trace.cpp
   core/disk_model.cpp
   core/disk_queue.cpp
   core/stream_schedule.cpp)
 target_include_directories(toast_server_capacity PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(toast_server_capacity PUBLIC toast_common PRIVATE toast_server_store toast_warnings)
+target_link_libraries(toast_server_capacity PUBLIC toast_common PRIVATE toast_warnings)
 
 list(APPEND SERVER_TEST_SOURCES
   tests/admission_test.cpp
   tests/demand_trace_test.cpp
-  tests/disk_order_test.cpp)
+  tests/disk_order_test.cpp
+  tests/trace_ingest_test.cpp)

@@ -1,6 +1,5 @@
 # Block store: placement policies, manifests, per-disk workers, ingest and verify.
 add_library(toast_server_store STATIC
-  core/block_math.cpp
   core/crc32c.cpp
   core/disk_scheduler.cpp
   core/fd_budget.cpp
@@ -21,8 +20,8 @@ add_library(toast_server_store STATIC
   io/title_torrent.cpp
   io/verify.cpp)
 target_include_directories(toast_server_store PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(toast_server_store PUBLIC toast_server_config toast_common Threads::Threads
-  LibtorrentRasterbar::torrent-rasterbar PRIVATE toast_warnings)
+target_link_libraries(toast_server_store PUBLIC toast_server_capacity toast_server_config toast_common
+  Threads::Threads LibtorrentRasterbar::torrent-rasterbar PRIVATE toast_warnings)
 
 list(APPEND SERVER_TEST_SOURCES
   tests/disk_queue_test.cpp

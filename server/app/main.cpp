@@ -40,11 +40,13 @@ constexpr const char* kUsage =
     "                        store MEDIA_FILE as title NAME ([A-Za-z0-9._-], 1-128 chars, not starting with\n"
     "                        '.') and write its .torrent; replaces an existing NAME atomically\n"
     "      --policy P        naive | raid0 | raid1 | random | rda (default: the config's \"policy\")\n"
-    "      --bitrate RATE    the title's bitrate, e.g. 6Mbps (default: the config's \"default_bitrate\")\n"
+    "      --bitrate RATE    the title's bitrate, e.g. 6Mbps (default: the demand trace's average, else the\n"
+    "                        config's \"default_bitrate\")\n"
     "      --announce URL    tracker announce URL (http, https or udp); repeat for more, one tier each\n"
     "      --block-size SIZE block size, e.g. 4MiB (default: config \"block_size\", else bitrate x "
     "time_slice)\n"
     "      --piece-size SIZE torrent piece size, a power of two >= 16KiB (default: config \"piece_size\")\n"
+    "      --no-trace        do not record an MPEG-TS or MP4 file's demand trace: pace it at the bitrate\n"
     "                        The torrent is BitTorrent v1 with a BEP 19 url-list entry "
     "PUBLIC_URL/titles/NAME and,\n"
     "                        outside the info dictionary, \"toast\": {\"bitrate\": BITS_PER_S, \"title\": "
@@ -98,6 +100,8 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
                 opt.piece_size = parse_bytes(*v);
                 if (!opt.piece_size) return usage_error("bad piece size '" + *v + "'");
             }
+        } else if (a == "--no-trace") {
+            opt.trace = false;
         } else if (a.rfind("--", 0) == 0) {
             return usage_error("unknown option '" + a + "' for ingest");
         } else {
@@ -115,6 +119,14 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
                     m.title.c_str(), static_cast<unsigned long long>(m.size), m.blocks.size(),
                     static_cast<unsigned long long>(m.block_size), std::string(to_string(m.policy)).c_str(),
                     format_bitrate(m.bitrate).c_str(), m.version.c_str());
+        if (m.trace) {
+            std::printf("  demand trace: %zu rounds of %g s, average %s, peak %s: paced by the trace\n",
+                        m.trace->bytes.size(), std::chrono::duration<double>(m.trace->round).count(),
+                        format_bitrate(m.trace->average_rate()).c_str(),
+                        format_bitrate(m.trace->peak_rate()).c_str());
+        } else {
+            std::printf("  no demand trace (not MPEG-TS or MP4, or --no-trace): paced at the bitrate\n");
+        }
         for (std::size_t d = 0; d < r.blocks_per_disk.size(); ++d)
             std::printf("  disk %zu (%s): %llu blocks\n", d, config.disks[d].path.c_str(),
                         static_cast<unsigned long long>(r.blocks_per_disk[d]));

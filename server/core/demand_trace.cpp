@@ -286,7 +286,40 @@ const Box* find_box(const std::vector<Box>& boxes, std::string_view type) {
 }
 
 // Appends the samples of one track (a trak box) to `units`. False with `error` naming the problem.
-bool read_track(const Mp4Reader& r, const Box& trak, std::vector<Unit>& units, std::string& error) {
+// A track's edit list shifts its media times onto the movie's timeline: empty edits (media_time -1) delay it
+// by their duration (movie timescale), the first real edit starts it at its media_time (track timescale).
+// Returns the shift in nanoseconds to add to the track's decode times.
+std::int64_t edit_shift_ns(const Mp4Reader& r, const Box& trak, std::uint32_t movie_timescale,
+                           std::uint32_t track_timescale) {
+    std::vector<Box> level;
+    std::string ignored;
+    if (!r.children(trak.payload, trak.end, level, ignored)) return 0;
+    const Box* edts = find_box(level, "edts");
+    if (!edts || !r.children(edts->payload, edts->end, level, ignored)) return 0;
+    const Box* elst = find_box(level, "elst");
+    if (!elst || elst->end - elst->payload < 8) return 0;
+    const bool v1 = r.u8(elst->payload) == 1;
+    const std::uint32_t count = r.u32(elst->payload + 4);
+    const std::uint64_t entry = v1 ? 20 : 12;
+    long double shift = 0;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        const std::uint64_t at = elst->payload + 8 + entry * i;
+        if (at + entry > elst->end) break;
+        const std::uint64_t duration = v1 ? r.u64(at) : r.u32(at);
+        const auto media_time = v1 ? static_cast<std::int64_t>(r.u64(at + 8))
+                                   : static_cast<std::int64_t>(static_cast<std::int32_t>(r.u32(at + 4)));
+        if (media_time == -1) {
+            if (movie_timescale > 0) shift += static_cast<long double>(duration) * 1e9L / movie_timescale;
+            continue;
+        }
+        shift -= static_cast<long double>(media_time) * 1e9L / track_timescale;
+        break;
+    }
+    return static_cast<std::int64_t>(shift);
+}
+
+bool read_track(const Mp4Reader& r, const Box& trak, std::uint32_t movie_timescale, std::vector<Unit>& units,
+                std::string& error) {
     std::vector<Box> level;
     auto descend = [&](const Box& parent, std::string_view type) -> std::optional<Box> {
         if (!r.children(parent.payload, parent.end, level, error)) return std::nullopt;
@@ -324,6 +357,8 @@ bool read_track(const Mp4Reader& r, const Box& trak, std::vector<Unit>& units, s
         error = "MP4 'mdhd' box at byte " + std::to_string(mdhd->start) + " has a timescale of 0";
         return false;
     }
+
+    const std::int64_t shift = edit_shift_ns(r, trak, movie_timescale, timescale);
 
     // Sample sizes.
     std::vector<std::uint32_t> sizes;
@@ -442,7 +477,7 @@ bool read_track(const Mp4Reader& r, const Box& trak, std::vector<Unit>& units, s
                     return false;
                 }
                 const auto ns = static_cast<std::int64_t>(static_cast<long double>(*t) * 1e9L / timescale);
-                units.push_back(Unit{ns, offset + sizes[sample]});
+                units.push_back(Unit{ns + shift, offset + sizes[sample]});
                 offset += sizes[sample];
             }
         }
@@ -470,9 +505,15 @@ TraceResult extract_mp4_trace(std::span<const std::uint8_t> file, std::chrono::n
             "ffmpeg -i IN -c copy -movflags +faststart OUT.mp4");
     std::vector<Box> tracks;
     if (!r.children(moov->payload, moov->end, tracks, error)) return failure(error);
+    // The movie timescale (mvhd, after 64-bit times in version 1) scales empty edits.
+    std::uint32_t movie_timescale = 0;
+    if (const Box* mvhd = find_box(tracks, "mvhd")) {
+        const std::uint64_t at = mvhd->payload + (r.u8(mvhd->payload) == 1 ? 20 : 12);
+        if (at + 4 <= mvhd->end) movie_timescale = r.u32(at);
+    }
     std::vector<Unit> units;
     for (const auto& b : tracks)
-        if (b.name() == "trak" && !read_track(r, b, units, error)) return failure(error);
+        if (b.name() == "trak" && !read_track(r, b, movie_timescale, units, error)) return failure(error);
     if (units.empty()) return failure("MP4 file has no samples");
     for (const auto& u : units)
         if (u.end > file.size())

@@ -54,7 +54,8 @@ TraceResult extract_demand_trace(std::span<const std::uint8_t> file, std::chrono
 // MPEG-TS: each PES packet's DTS (else PTS) at 90 kHz, unwrapped per PID; the bytes of a PES end with its
 // last transport packet.
 TraceResult extract_ts_trace(std::span<const std::uint8_t> file, std::chrono::nanoseconds round);
-// MP4: every track's samples from stts/stsz (or stz2)/stsc/stco (or co64), in each track's mdhd timescale.
+// MP4: every track's samples from stts/stsz (or stz2)/stsc/stco (or co64), in each track's mdhd timescale,
+// moved onto the movie's timeline by the track's edit list (elst).
 // Fragmented files (moof) are refused with a message saying how to remux them.
 TraceResult extract_mp4_trace(std::span<const std::uint8_t> file, std::chrono::nanoseconds round);
 

@@ -28,6 +28,14 @@ std::chrono::nanoseconds access_time(const SeekModel& model, double from, double
     return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(t)));
 }
 
+EmulatedDisk::TimePoint EmulatedDisk::serve(TimePoint arrived, Bytes bytes, double position,
+                                            std::chrono::nanoseconds extra) {
+    const TimePoint start = std::max(free_at_, arrived);
+    free_at_ = start + extra + access_time(seek_, head_, position) + duration_of(bytes, rate_);
+    head_ = position;
+    return free_at_;
+}
+
 double block_position(std::string_view file) {
     // FNV-1a, then a 64-bit finaliser (splitmix) so similar names land far apart.
     std::uint64_t h = 0xcbf29ce484222325ull;

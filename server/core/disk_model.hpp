@@ -40,6 +40,30 @@ struct SeekModel {
 // Access time for a head moving from position `from` to `to` (fractions of the stroke in [0, 1]).
 std::chrono::nanoseconds access_time(const SeekModel& model, double from, double to);
 
+// An emulated disk's own clock: it serves one read at a time, each starting when the disk is free and the
+// read has arrived, and lasting `extra` (an injected delay) + the access time from where the head is (the
+// seek model, or t_a flat) + bytes / r_d. The caller sleeps until the completion time it returns. Because the
+// clock is the disk's and not the worker thread's, a worker that wakes late (a busy CPU) makes that one read
+// late but does not slow the disk down: the next read starts when the emulated disk was free, and the array
+// keeps the throughput the model gives.
+class EmulatedDisk {
+  public:
+    using TimePoint = std::chrono::steady_clock::time_point;
+    EmulatedDisk(SeekModel seek, BitRate transfer_rate) : seek_(seek), rate_(transfer_rate) {}
+
+    // Serves a read that arrived at `arrived`, of `bytes` at `position`; returns when it completes.
+    TimePoint serve(TimePoint arrived, Bytes bytes, double position,
+                    std::chrono::nanoseconds extra = std::chrono::nanoseconds(0));
+    double head() const { return head_; }
+    TimePoint free_at() const { return free_at_; }
+
+  private:
+    SeekModel seek_;
+    BitRate rate_;
+    TimePoint free_at_{};
+    double head_ = 0;
+};
+
 // Where a block file sits on its disk, as a fraction of the stroke: a hash of its name, so an emulated disk
 // scatters blocks like an allocator that spreads a title over the zones (seed 001 §3.2), and the same file
 // always has the same position.

@@ -115,18 +115,20 @@ nlohmann::json manifest_to_json(const Manifest& m) {
             replicas.push_back({{"disk", r.disk}, {"file", r.file}});
         blocks.push_back({{"replicas", std::move(replicas)}, {"crc32c", hex_crcs(b.chunk_crcs)}});
     }
-    return {{"format", 1},
-            {"title", m.title},
-            {"size", m.size},
-            {"bitrate", m.bitrate.value()},
-            {"block_size", m.block_size},
-            {"policy", std::string(to_string(m.policy))},
-            {"seed", m.seed},
-            {"version", m.version},
-            {"generation", m.generation},
-            {"created", m.created},
-            {"chunk_size", m.chunk_size},
-            {"blocks", std::move(blocks)}};
+    nlohmann::json j = {{"format", 1},
+                        {"title", m.title},
+                        {"size", m.size},
+                        {"bitrate", m.bitrate.value()},
+                        {"block_size", m.block_size},
+                        {"policy", std::string(to_string(m.policy))},
+                        {"seed", m.seed},
+                        {"version", m.version},
+                        {"generation", m.generation},
+                        {"created", m.created},
+                        {"chunk_size", m.chunk_size},
+                        {"blocks", std::move(blocks)}};
+    if (m.trace) j["trace"] = {{"round_ns", m.trace->round.count()}, {"bytes", m.trace->bytes}};
+    return j;
 }
 
 ManifestParse parse_manifest(const nlohmann::json& j, std::size_t disk_count) {
@@ -198,6 +200,25 @@ ManifestParse parse_manifest(const nlohmann::json& j, std::size_t disk_count) {
             }
             rec.chunk_crcs = std::move(*crcs);
             m.blocks.push_back(std::move(rec));
+        }
+        if (j.contains("trace")) {
+            const auto& t = j["trace"];
+            if (!t.is_object()) throw Fail{"'trace' must be an object"};
+            DemandTrace trace;
+            trace.round = std::chrono::nanoseconds(uint_field(t, "round_ns"));
+            if (trace.round.count() <= 0) throw Fail{"'trace.round_ns' must be greater than 0"};
+            const auto& bytes = field(t, "bytes");
+            if (!bytes.is_array() || bytes.empty()) throw Fail{"'trace.bytes' must be a non-empty array"};
+            for (const auto& b : bytes) {
+                if (!b.is_number_integer() || (!b.is_number_unsigned() && b.get<std::int64_t>() < 0))
+                    throw Fail{"'trace.bytes' must hold non-negative integers"};
+                trace.bytes.push_back(b.get<std::uint64_t>());
+            }
+            if (trace.total() != m.size) {
+                throw Fail{"'trace.bytes' sums to " + std::to_string(trace.total()) + ", 'size' is " +
+                           std::to_string(m.size)};
+            }
+            m.trace = std::move(trace);
         }
         return {std::move(m), {}};
     } catch (const Fail& f) {

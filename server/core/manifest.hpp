@@ -6,7 +6,9 @@
 //   {"format":1, "title":"NAME", "size":N, "bitrate":BITS_PER_S, "block_size":B, "policy":"rda", "seed":S,
 //    "version":"HEX", "generation":G, "created":UNIX_SECONDS, "chunk_size":65536,
 //    "blocks":[{"replicas":[{"disk":0,"file":"blocks/NAME@HEX/000000.blk"}, ...], "crc32c":"8 hex digits per
-//    chunk"}, ...]}
+//    chunk"}, ...],
+//    "trace":{"round_ns":N, "bytes":[...]}}      optional: the title's demand trace (demand_trace.hpp), when
+//                                                 ingest found one in an MPEG-TS or MP4 file
 // `generation` grows by one per re-ingest of a name; of several manifests for one name the highest wins.
 #pragma once
 
@@ -18,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/core/demand_trace.hpp"
 #include "server/core/server_config.hpp"
 #include "toast/common/units.hpp"
 
@@ -50,6 +53,7 @@ struct Manifest {
     std::int64_t created = 0;  // seconds since the epoch
     std::uint64_t chunk_size = kChunkSize;
     std::vector<BlockRecord> blocks;
+    std::optional<DemandTrace> trace;  // paced and admitted by this when present; sums to size
     bool operator==(const Manifest&) const = default;
 };
 

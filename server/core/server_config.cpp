@@ -64,6 +64,10 @@ DiskConfig load_disk(ConfigReader r) {
         DiskEmulation em;
         em.access_time = e.duration("t_a", std::nullopt, 0s, 10s);
         em.transfer_rate = e.bitrate("r_d", std::nullopt, BitRate(1'000'000), BitRate(100'000'000'000));
+        em.full_seek = e.duration("full_seek", 0s, 0s, 30s);
+        // The seek model keeps t_a as the mean over random positions: its fixed part t_a - full_seek/3 must
+        // not be negative.
+        if (em.full_seek > 3 * em.access_time) e.fail("full_seek", "must be at most 3 x t_a");
         e.finish();
         d.emulation = em;
     }

@@ -32,10 +32,13 @@ struct DiskFault {
     bool operator==(const DiskFault&) const = default;
 };
 
-// Emulated-disk timing: each read costs t_a + bytes / r_d, enforced by the disk's worker.
+// Emulated-disk timing: each read costs t_a + bytes / r_d on the disk's own clock (disk_model.hpp). With a
+// full-stroke seek time the access time depends on how far the head moves (t_a stays the mean over random
+// positions), so the order in which the queue is served matters.
 struct DiskEmulation {
     std::chrono::nanoseconds access_time{0};  // t_a
     BitRate transfer_rate{0};                 // r_d
+    std::chrono::nanoseconds full_seek{0};    // 0: every access costs t_a
 };
 
 struct DiskConfig {

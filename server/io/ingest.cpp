@@ -1,6 +1,7 @@
 #include "server/io/ingest.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 
 #include "server/core/block_math.hpp"
 #include "server/core/crc32c.hpp"
+#include "server/core/demand_trace.hpp"
 #include "server/core/placement.hpp"
 #include "server/io/catalogue.hpp"
 #include "server/io/durable_file.hpp"
@@ -70,6 +72,33 @@ void write_block_file(const fs::path& target, const char* data, std::size_t size
         ::unlink(tmp.c_str());
         io_fail("cannot rename", target, err);
     }
+}
+
+// The source's demand trace: nullopt for a file that is neither MPEG-TS nor MP4; a parse failure is an error.
+std::optional<DemandTrace> source_trace(const fs::path& media, std::uint64_t size,
+                                        std::chrono::nanoseconds round) {
+    const int fd = ::open(media.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) io_fail("cannot open media file", media, errno);
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int err = errno;
+    ::close(fd);
+    if (map == MAP_FAILED) io_fail("cannot map media file", media, err);
+    const std::span<const std::uint8_t> bytes(static_cast<const std::uint8_t*>(map), size);
+    std::optional<DemandTrace> trace;
+    std::string error;
+    const auto container = detect_container(bytes);
+    if (container != MediaContainer::unknown) {
+        auto r = extract_demand_trace(bytes, round);
+        trace = std::move(r.trace);
+        error = std::move(r.error);
+    }
+    ::munmap(map, size);
+    if (container != MediaContainer::unknown && !trace) {
+        throw IngestError("media file " + media.string() + " looks like " +
+                          std::string(to_string(container)) + " but its demand trace cannot be read: " +
+                          error + " (--no-trace ingests it at a constant bitrate)");
+    }
+    return trace;
 }
 
 bool valid_announce(const std::string& url) {
@@ -172,7 +201,8 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     if (auto problem = placement_problem(policy, config.disks.size()); !problem.empty()) {
         throw IngestError("policy " + std::string(to_string(policy)) + ": " + problem);
     }
-    const auto bitrate = opt.bitrate.value_or(config.default_bitrate);
+    const auto trace = opt.trace ? source_trace(opt.media, size, config.time_slice) : std::nullopt;
+    const auto bitrate = opt.bitrate.value_or(trace ? trace->average_rate() : config.default_bitrate);
     if (bitrate.value() == 0) throw IngestError("bitrate must be greater than 0");
     const std::uint64_t block_size =
         opt.block_size
@@ -220,6 +250,7 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
             .count();
     m.chunk_size = kChunkSize;
+    m.trace = trace;
     const auto blocks = block_count(size, block_size);
     const auto placement = place_blocks(policy, blocks, config.disks.size(), m.seed, m.title);
 
@@ -289,6 +320,10 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     spec.announce = opt.announce;
     spec.web_seed = config.public_url + "/titles/" + m.title;
     spec.bitrate = bitrate;
+    if (trace) {
+        spec.average_bitrate = trace->average_rate();
+        spec.peak_bitrate = trace->peak_rate();
+    }
     TorrentFile torrent;
     try {
         torrent = make_title_torrent(spec);

@@ -8,6 +8,7 @@
 //      rename already publishes the complete new version), fsync the directories; then rename the .torrent;
 //   5. remove the previous version's blocks.
 // A crash at any point leaves the previous version (or nothing) served; the next ingest removes leftovers.
+// An MPEG-TS or MP4 source also gets its demand trace (bytes first needed per round) in the manifest.
 #pragma once
 
 #include <cstdint>
@@ -32,10 +33,14 @@ struct IngestOptions {
     std::filesystem::path media;
     std::filesystem::path torrent;
     std::optional<PlacementPolicy> policy;  // default: config.policy
-    std::optional<BitRate> bitrate;         // default: config.default_bitrate
+    std::optional<BitRate> bitrate;         // default: the trace's average, else config.default_bitrate
     std::vector<std::string> announce;
     std::optional<Bytes> block_size;  // default: config.block_size, else bitrate x time_slice
     std::optional<Bytes> piece_size;  // default: config.piece_size
+    // Record the demand trace of an MPEG-TS or MP4 source (rounds of config.time_slice), so the title is
+    // paced and admitted by it. A source in one of those containers that cannot be parsed fails the ingest
+    // unless this is off; other files are constant-rate titles either way.
+    bool trace = true;
 };
 
 struct IngestResult {

@@ -34,6 +34,10 @@ TorrentFile make_title_torrent(const TorrentSpec& spec) {
     e.dict().erase("created by");
     lt::entry::dictionary_type toast;
     toast["bitrate"] = lt::entry(static_cast<std::int64_t>(spec.bitrate.value()));
+    // A constant-rate title's average and peak are its bitrate.
+    const auto average = spec.average_bitrate.value_or(spec.bitrate);
+    toast["average_bitrate"] = lt::entry(static_cast<std::int64_t>(average.value()));
+    toast["peak_bitrate"] = lt::entry(static_cast<std::int64_t>(spec.peak_bitrate.value_or(average).value()));
     toast["title"] = lt::entry(spec.title);
     e["toast"] = lt::entry(std::move(toast));
 

@@ -3,11 +3,15 @@
 //
 // Outside the info dictionary, so the info-hash does not depend on them:
 //   "url-list": [public_url + "/titles/" + NAME]   BEP 19 web seed: any BitTorrent client can fetch from us
-//   "toast":    {"bitrate": <bits per second, integer>, "title": NAME}
-//                                                  read by toast-client for its playback deadlines
+//   "toast":    {"bitrate": <bits per second, integer>, "title": NAME,
+//                "average_bitrate": <bits per second>, "peak_bitrate": <bits per second>}
+//                                                  read by toast-client for its playback deadlines; average
+//                                                  and peak come from the demand trace of a variable-rate
+//                                                  title (peak: its largest round), else equal the bitrate
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +29,8 @@ struct TorrentSpec {
     std::vector<std::string> announce;                // one tier each, in order
     std::string web_seed;                             // full URL of the title on this server
     BitRate bitrate{0};
+    std::optional<BitRate> average_bitrate;  // default: bitrate
+    std::optional<BitRate> peak_bitrate;     // default: the average
 };
 
 struct TorrentFile {

@@ -238,6 +238,43 @@ TEST_CASE("an MP4's trace follows its sample tables, the moov counted in the fir
     CHECK(half.trace->bytes[0] == header + 100 + 110 + 120 + 130 + 140 + 100);
 }
 
+TEST_CASE("an MP4 track's edit list moves its samples onto the movie's timeline", "[server][trace]") {
+    // Video at 1000 units per second, 4 samples of 500 ms; its edit list starts the movie at media time 1000
+    // (1 s): samples decode at -1, -0.5, 0 and 0.5 s. Audio: 2 samples of 1 s from 0, after an empty edit of
+    // 1 s (movie timescale 100): at 1 and 2 s. Video first in the mdat, then audio.
+    const Buf ftyp = box("ftyp", Buf{'i', 's', 'o', 'm'});
+    Track video{1'000, 500, {100, 100, 100, 100}, 4, {0}};
+    Track audio{1'000, 1'000, {50, 50}, 2, {0}};
+    auto with_edits = [](const Track& t, const Buf& elst) {
+        Buf b = trak(t);
+        // Insert edts after the trak header, before mdia.
+        Buf edts = box("edts", box("elst", elst));
+        Buf out(b.begin(), b.begin() + 8);
+        out.insert(out.end(), edts.begin(), edts.end());
+        out.insert(out.end(), b.begin() + 8, b.end());
+        const auto size = static_cast<std::uint32_t>(out.size());
+        out[0] = static_cast<std::uint8_t>(size >> 24);
+        out[1] = static_cast<std::uint8_t>(size >> 16);
+        out[2] = static_cast<std::uint8_t>(size >> 8);
+        out[3] = static_cast<std::uint8_t>(size);
+        return out;
+    };
+    const Buf mvhd = box("mvhd", full({0, 0, 0, 100, 0}));
+    auto build = [&] {
+        return box("moov", cat({mvhd, with_edits(video, full({0, 1, 400, 1'000, 0x00010000})),
+                                with_edits(audio, full({0, 2, 100, 0xFFFFFFFF, 0x00010000, 200, 0, 0x00010000}))}));
+    };
+    const auto header = static_cast<std::uint32_t>(ftyp.size() + build().size() + 8);
+    video.chunk_offsets = {header};
+    audio.chunk_offsets = {header + 400};
+    const Buf file = cat({ftyp, build(), box("mdat", Buf(500, 0x44))});
+    auto r = extract_mp4_trace(view(file), 1s);
+    REQUIRE(r.trace);
+    // Origin -1 s: second 0 = [-1, 0) holds video 0, 1; second 1 = [0, 1) video 2, 3; second 2 audio 0 (1 s);
+    // second 3 audio 1 (2 s).
+    CHECK(r.trace->bytes == std::vector<std::uint64_t>{header + 200, 200, 50, 50});
+}
+
 TEST_CASE("an MP4 whose moov comes last needs the whole file first", "[server][trace]") {
     Track video{1'000, 500, {300, 300, 300, 300}, 4, {16}};
     const Buf mdat = box("mdat", Buf(1200, 0x33));

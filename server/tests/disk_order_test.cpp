@@ -141,3 +141,31 @@ TEST_CASE("EDF admission of a deadline read: it and every queued deadline must s
     CHECK(edf_fits(late, 0.0, now, at(1500ms), 0.1));
     CHECK_FALSE(edf_fits(late, 0.0, now, at(1100ms), 0.05));  // behind it: done at +250 ms, late itself
 }
+
+TEST_CASE("an emulated disk keeps its own clock: reads queue behind each other, idle time is not work",
+          "[server][diskmodel]") {
+    // 10 ms access, 8 Mbit/s: 10 kB take 10 ms to transfer.
+    EmulatedDisk disk(SeekModel{10ms, 0ms}, toast::BitRate(8'000'000));
+    CHECK(disk.serve(at(0ms), toast::Bytes(10'000), 0.5) == at(20ms));
+    // Arrived while the first was in service: starts at 20 ms, whenever the worker got to it.
+    CHECK(disk.serve(at(5ms), toast::Bytes(10'000), 0.9) == at(40ms));
+    // Arrived after the disk went idle: starts on arrival; an injected delay adds to it.
+    CHECK(disk.serve(at(100ms), toast::Bytes(0), 0.1, 3ms) == at(113ms));
+    CHECK(disk.free_at() == at(113ms));
+}
+
+TEST_CASE("with a seek model the emulated head travels, so position order reads faster",
+          "[server][diskmodel]") {
+    const SeekModel seek{9ms, 18ms};  // 3 ms fixed + 18 ms per full stroke
+    auto total = [&](std::vector<double> positions) {
+        EmulatedDisk disk(seek, toast::BitRate(8'000'000));
+        TP done{};
+        for (double p : positions)
+            done = disk.serve(at(0ms), toast::Bytes(0), p);
+        return done;
+    };
+    // From the head at 0: 0.1, 0.5, 0.9 in order cost 3+1.8, 3+7.2, 3+7.2 ms = 25.2 ms.
+    CHECK(total({0.1, 0.5, 0.9}) == at(0ms) + std::chrono::microseconds(25'200));
+    // Out of order: 0.9, 0.1, 0.5 cost 3+16.2, 3+14.4, 3+7.2 = 46.8 ms.
+    CHECK(total({0.9, 0.1, 0.5}) == at(0ms) + std::chrono::microseconds(46'800));
+}

@@ -154,6 +154,8 @@ TEST_CASE(
     auto toast_dict = root.dict_find_dict("toast");
     REQUIRE(toast_dict);
     CHECK(toast_dict.dict_find_int_value("bitrate") == 6'000'000);
+    CHECK(toast_dict.dict_find_int_value("average_bitrate") == 6'000'000);  // random bytes: constant rate
+    CHECK(toast_dict.dict_find_int_value("peak_bitrate") == 6'000'000);
     CHECK(toast_dict.dict_find_string_value("title") == "movie");
     auto url_list = root.dict_find("url-list");
     REQUIRE(url_list);

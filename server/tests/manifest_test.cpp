@@ -47,6 +47,14 @@ TEST_CASE("a manifest survives a JSON round trip unchanged", "[server][manifest]
     CHECK(parsed.manifest->blocks[0].replicas[0].file ==
           "blocks/big.buck-bunny_1080p@00ff00ff00ff00ff/000000.blk");
     CHECK(text.find("\"crc32c\":\"deadbeef00000001\"") != std::string::npos);
+    CHECK(text.find("trace") == std::string::npos);  // a constant-rate title has none
+
+    m.trace = DemandTrace{std::chrono::seconds(5), {200 * 1024, 0, 100 * 1024}};
+    auto with_trace = parse_manifest(manifest_to_json(m), 4);
+    INFO(with_trace.error);
+    REQUIRE(with_trace.manifest);
+    CHECK(*with_trace.manifest == m);
+    CHECK(manifest_to_json(m)["trace"]["round_ns"] == 5'000'000'000ll);
 }
 
 TEST_CASE("manifests that would mislead a reader are refused with the reason", "[server][manifest]") {
@@ -76,6 +84,22 @@ TEST_CASE("manifests that would mislead a reader are refused with the reason", "
     CHECK_THAT(broken([](auto& j) { j["block_size"] = 0; }), Contains("'block_size' must be greater than 0"));
     CHECK_THAT(broken([](auto& j) { j["format"] = 2; }), Contains("unsupported 'format'"));
     CHECK_FALSE(parse_manifest(nlohmann::json::array(), 4).manifest);
+    auto traced = [](auto& j) { j["trace"] = {{"round_ns", 1000}, {"bytes", {300 * 1024}}}; };
+    CHECK_THAT(broken([&](auto& j) {
+                   traced(j);
+                   j["trace"]["bytes"] = {1, 2};
+               }),
+               Contains("'trace.bytes' sums to 3, 'size' is 307200"));
+    CHECK_THAT(broken([&](auto& j) {
+                   traced(j);
+                   j["trace"]["round_ns"] = 0;
+               }),
+               Contains("'trace.round_ns' must be greater than 0"));
+    CHECK_THAT(broken([&](auto& j) {
+                   traced(j);
+                   j["trace"]["bytes"] = {-5};
+               }),
+               Contains("non-negative integers"));
 }
 
 TEST_CASE("title names are plain keys and never path syntax", "[server][manifest]") {

@@ -42,10 +42,13 @@ TEST_CASE("service_model_half_life is a positive duration", "[server][config]") 
 TEST_CASE("disk objects carry emulation and faults", "[server][config]") {
     auto c = load_server_config(nlohmann::json::parse(R"({"listen":"127.0.0.1:0","disks":[
         {"path":"/d0","emulate":{"t_a":"16ms","r_d":"446Mbps"},"fault":{"stutter_pct":50,"offline":true}},
-        "/d1"],"policy":"raid1","public_url":"http://vod.example/"})"));
+        {"path":"/d1","emulate":{"t_a":"16ms","r_d":"446Mbps","full_seek":"30ms"}}],"policy":"raid1",
+        "public_url":"http://vod.example/"})"));
     REQUIRE(c.disks[0].emulation);
     CHECK(c.disks[0].emulation->access_time == std::chrono::milliseconds(16));
     CHECK(c.disks[0].emulation->transfer_rate == BitRate(446'000'000));
+    CHECK(c.disks[0].emulation->full_seek == std::chrono::nanoseconds(0));
+    CHECK(c.disks[1].emulation->full_seek == std::chrono::milliseconds(30));
     CHECK(c.disks[0].fault.stutter_pct == 50);
     CHECK(c.disks[0].fault.offline);
     CHECK(c.public_url == "http://vod.example");
@@ -63,6 +66,9 @@ TEST_CASE("bad server configs name the field and the value", "[server][config]")
     CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"piece_size":"100KiB"})"), Contains("power of two"));
     CHECK_THROWS_WITH(bad(R"({"disks":[{"path":"/a","emulate":{"t_a":"x","r_d":"1M"}},"/b"]})"),
                       Contains("disks[0].emulate.t_a"));
+    CHECK_THROWS_WITH(
+        bad(R"({"disks":[{"path":"/a","emulate":{"t_a":"5ms","r_d":"1M","full_seek":"16ms"}}]})"),
+        Contains("disks[0].emulate.full_seek") && Contains("at most 3 x t_a"));
     CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"colour":"blue"})"), Contains("'colour': unknown field"));
 }
 
