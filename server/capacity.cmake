@@ -16,3 +16,18 @@ list(APPEND SERVER_TEST_SOURCES
   tests/demand_trace_test.cpp
   tests/disk_order_test.cpp
   tests/trace_ingest_test.cpp)
+
+# toast-loadgen: the benchmark's viewers (server/bench/loadgen). Its playback and workload units are pure.
+add_library(toast_loadgen_core STATIC
+  bench/loadgen/playback.cpp
+  bench/loadgen/workload.cpp)
+target_include_directories(toast_loadgen_core PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(toast_loadgen_core PUBLIC toast_common PRIVATE toast_warnings)
+
+add_executable(toast-loadgen bench/loadgen/main.cpp bench/loadgen/trial.cpp)
+target_link_libraries(toast-loadgen PRIVATE toast_loadgen_core toast_common toast_asio nlohmann_json::nlohmann_json
+  toast_warnings)
+
+list(APPEND SERVER_TEST_SOURCES
+  tests/playback_test.cpp
+  tests/workload_test.cpp)

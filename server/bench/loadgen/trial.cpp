@@ -1,0 +1,315 @@
+#include "server/bench/loadgen/trial.hpp"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <sstream>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+
+namespace toast::loadgen {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::size_t kHeadLimit = 16 * 1024;
+
+std::string lower(std::string s) {
+    for (auto& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+struct Shared {
+    const TrialSpec& spec;
+    TrialResult& result;
+    std::size_t open = 0;
+};
+
+class Viewer : public std::enable_shared_from_this<Viewer> {
+  public:
+    Viewer(asio::io_context& io, Shared& shared, tcp::endpoint server, std::string title)
+        : socket_(io), shared_(shared), server_(server), title_(std::move(title)) {}
+
+    void start() {
+        started_ = true;
+        requested_ = Clock::now();
+        request_ = "GET " + shared_.spec.path_prefix + title_ + " HTTP/1.1\r\nHost: " + shared_.spec.host +
+                   "\r\nConnection: close\r\n\r\n";
+        socket_.async_connect(server_, [self = shared_from_this()](boost::system::error_code ec) {
+            if (ec) return self->fail("connect: " + ec.message());
+            asio::async_write(self->socket_, asio::buffer(self->request_),
+                              [self](boost::system::error_code wec, std::size_t) {
+                                  if (wec) return self->fail("write: " + wec.message());
+                                  self->read();
+                              });
+        });
+    }
+
+    // Cut off by the trial's deadline check.
+    bool overdue(Clock::time_point now) const {
+        if (done_ || !started_) return false;
+        if (!playback_) return now - requested_ > std::chrono::duration<double>(shared_.spec.slack * 2);
+        return std::chrono::duration<double>(now - requested_).count() > deadline_;
+    }
+    void cut_off() {
+        fail("cut off: still playing " + std::to_string(shared_.spec.slack) + " s after its schedule");
+    }
+    bool done() const { return done_; }
+
+  private:
+    void read() {
+        socket_.async_read_some(asio::buffer(buffer_),
+                                [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+                                    self->on_read(ec, n);
+                                });
+    }
+
+    void on_read(boost::system::error_code ec, std::size_t n) {
+        if (done_) return;
+        const auto now = Clock::now();
+        if (n > 0) {
+            if (!playback_) {
+                head_.append(buffer_.data(), n);
+                const auto end = head_.find("\r\n\r\n");
+                if (end == std::string::npos) {
+                    if (head_.size() > kHeadLimit) return fail("response head over 16 KiB");
+                } else if (!on_head(head_.substr(0, end + 2))) {
+                    return;
+                } else {
+                    body(now, head_.size() - end - 4);
+                }
+            } else {
+                body(now, n);
+            }
+            if (done_) return;
+        }
+        if (ec) {
+            if (playback_ && received_ >= length_) return finish(now);
+            return fail(ec == asio::error::eof ? "connection closed early" : "read: " + ec.message());
+        }
+        read();
+    }
+
+    // Parses the status line and headers; false when the viewer is finished (refused, error).
+    bool on_head(const std::string& head) {
+        std::istringstream in(head);
+        std::string version, line;
+        int status = 0;
+        in >> version >> status;
+        std::getline(in, line);
+        std::optional<std::uint64_t> length;
+        std::optional<double> retry;
+        while (std::getline(in, line)) {
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            const auto colon = line.find(':');
+            if (colon == std::string::npos) continue;
+            const auto name = lower(line.substr(0, colon));
+            auto value = line.substr(colon + 1);
+            value.erase(0, value.find_first_not_of(' '));
+            try {
+                if (name == "content-length") length = std::stoull(value);
+                if (name == "retry-after") retry = std::stod(value);
+            } catch (const std::exception&) {
+                return fail("bad " + name + " header '" + value + "'"), false;
+            }
+        }
+        if (status == 503) {
+            ++shared_.result.refused;
+            if (retry) shared_.result.retry_after.push_back(*retry);
+            close();
+            return false;
+        }
+        if (status != 200 || !length) {
+            fail("status " + std::to_string(status) + (length ? "" : " without Content-Length"));
+            return false;
+        }
+        ++shared_.result.admitted;
+        length_ = *length;
+        const auto& spec = shared_.spec;
+        auto trace = spec.traces.find(title_);
+        NeedCurve need = trace != spec.traces.end()
+                             ? NeedCurve::rounds(spec.trace_round, trace->second)
+                             : NeedCurve::constant(bytes_per_second(spec.bitrate), length_);
+        const std::uint64_t initial = trace != spec.traces.end()
+                                          ? (trace->second.empty() ? 0 : trace->second[0])
+                                          : bytes_in(spec.bitrate, spec.time_slice).value();
+        const double duration = need.duration();
+        playback_.emplace(std::move(need), initial, requested_, spec.watch);
+        // A viewer still playing this long after its request is far behind any schedule the server could
+        // keep (its stalls say how far): stop waiting for it.
+        deadline_ = (spec.watch ? std::min(*spec.watch, duration) : duration) +
+                    2 * std::chrono::duration<double>(spec.time_slice).count() + spec.slack;
+        return true;
+    }
+
+    void body(Clock::time_point now, std::size_t n) {
+        received_ += n;
+        playback_->on_bytes(now, received_);
+        if (received_ >= length_ || playback_->done()) finish(now);
+    }
+
+    void finish(Clock::time_point now) {
+        if (done_) return;
+        playback_->finish(now);
+        auto& r = shared_.result;
+        if (const auto latency = playback_->start_latency()) r.start_latencies.push_back(*latency);
+        const auto& stalls = playback_->stalls();
+        if (!stalls.empty()) ++r.starved;
+        for (const auto& s : stalls) {
+            ++r.stalls;
+            r.stall_seconds += s.seconds;
+            r.stall_max = std::max(r.stall_max, s.seconds);
+        }
+        close();
+    }
+
+    void fail(const std::string& why) {
+        if (done_) return;
+        auto& r = shared_.result;
+        ++r.errors;
+        if (r.error_samples.size() < 5) r.error_samples.push_back(title_ + ": " + why);
+        if (playback_) {
+            // Count what it saw before the failure too.
+            playback_->finish(Clock::now());
+            if (!playback_->stalls().empty()) ++r.starved;
+        }
+        close();
+    }
+
+    void close() {
+        if (done_) return;
+        done_ = true;
+        --shared_.open;
+        boost::system::error_code ec;
+        socket_.shutdown(tcp::socket::shutdown_both, ec);
+        socket_.close(ec);
+    }
+
+    tcp::socket socket_;
+    Shared& shared_;
+    tcp::endpoint server_;
+    std::string title_;
+    std::string request_;
+    Clock::time_point requested_;
+    std::array<char, 64 * 1024> buffer_{};
+    std::string head_;
+    std::optional<Playback> playback_;
+    std::uint64_t length_ = 0;
+    std::uint64_t received_ = 0;
+    double deadline_ = 0;
+    bool started_ = false;
+    bool done_ = false;
+};
+
+void disk_counters(const std::map<std::string, double>& m, const std::string& name,
+                   std::vector<std::uint64_t>& out) {
+    for (std::size_t d = 0;; ++d) {
+        auto it = m.find(name + "{disk=\"" + std::to_string(d) + "\"}");
+        if (it == m.end()) return;
+        out.push_back(static_cast<std::uint64_t>(it->second));
+    }
+}
+
+}  // namespace
+
+std::map<std::string, double> scrape_metrics(const std::string& host, std::uint16_t port) {
+    std::map<std::string, double> out;
+    try {
+        asio::io_context io;
+        tcp::socket s(io);
+        s.connect(tcp::endpoint(asio::ip::make_address(host), port));
+        const std::string req = "GET /metrics HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n";
+        asio::write(s, asio::buffer(req));
+        std::string text;
+        boost::system::error_code ec;
+        std::array<char, 65536> buf{};
+        for (;;) {
+            auto n = s.read_some(asio::buffer(buf), ec);
+            text.append(buf.data(), n);
+            if (ec) break;
+        }
+        const auto body = text.find("\r\n\r\n");
+        if (body == std::string::npos) return out;
+        std::istringstream in(text.substr(body + 4));
+        std::string line;
+        while (std::getline(in, line)) {
+            if (line.empty() || line[0] == '#') continue;
+            const auto space = line.rfind(' ');
+            if (space == std::string::npos) continue;
+            try {
+                out[line.substr(0, space)] = std::stod(line.substr(space + 1));
+            } catch (const std::exception&) {
+            }
+        }
+    } catch (const std::exception&) {
+        out.clear();
+    }
+    return out;
+}
+
+TrialResult run_trial(const TrialSpec& spec, std::size_t viewers) {
+    TrialResult result;
+    result.viewers = viewers;
+    std::mt19937_64 rng(spec.seed);
+    const auto starts = arrival_times(spec.arrivals, viewers, rng);
+    const auto picks = pick_titles(spec.pick, viewers, spec.weights, rng);
+
+    const auto before = scrape_metrics(spec.host, spec.port);
+    asio::io_context io;
+    Shared shared{spec, result, viewers};
+    const tcp::endpoint server(asio::ip::make_address(spec.host), spec.port);
+    std::vector<std::shared_ptr<Viewer>> all;
+    std::vector<std::unique_ptr<asio::steady_timer>> timers;
+    const auto t0 = Clock::now();
+    for (std::size_t i = 0; i < viewers; ++i) {
+        auto v = std::make_shared<Viewer>(io, shared, server, spec.titles[picks[i]]);
+        all.push_back(v);
+        auto timer = std::make_unique<asio::steady_timer>(io);
+        timer->expires_at(
+            t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(starts[i])));
+        timer->async_wait([v](boost::system::error_code ec) {
+            if (!ec) v->start();
+        });
+        timers.push_back(std::move(timer));
+    }
+    // Once a second: cut off viewers far behind their schedule; stop when everyone is done.
+    asio::steady_timer watchdog(io);
+    std::function<void()> check = [&] {
+        const auto now = Clock::now();
+        for (auto& v : all)
+            if (v->overdue(now)) v->cut_off();
+        if (shared.open == 0) return;
+        watchdog.expires_after(std::chrono::seconds(1));
+        watchdog.async_wait([&](boost::system::error_code ec) {
+            if (!ec) check();
+        });
+    };
+    check();
+    io.run();
+    result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+
+    const auto after = scrape_metrics(spec.host, spec.port);
+    std::vector<std::uint64_t> r0, r1, b0, b1;
+    disk_counters(before, "toast_disk_reads_total", r0);
+    disk_counters(after, "toast_disk_reads_total", r1);
+    disk_counters(before, "toast_disk_bytes_read_total", b0);
+    disk_counters(after, "toast_disk_bytes_read_total", b1);
+    if (r0.size() == r1.size() && b0.size() == b1.size() && r0.size() == b0.size()) {
+        for (std::size_t d = 0; d < r0.size(); ++d) {
+            result.disk_reads.push_back(r1[d] - r0[d]);
+            result.disk_bytes.push_back(b1[d] - b0[d]);
+        }
+    }
+    return result;
+}
+
+}  // namespace toast::loadgen
