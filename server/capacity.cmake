@@ -6,10 +6,11 @@ add_library(toast_server_capacity STATIC
   core/block_math.cpp
   core/demand_trace.cpp
   core/disk_model.cpp
-  core/disk_queue.cpp
+  core/disk_orders.cpp
+  core/disk_scheduler.cpp
   core/stream_schedule.cpp)
 target_include_directories(toast_server_capacity PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(toast_server_capacity PUBLIC toast_common PRIVATE toast_warnings)
+target_link_libraries(toast_server_capacity PUBLIC toast_server_config toast_common PRIVATE toast_warnings)
 
 list(APPEND SERVER_TEST_SOURCES
   tests/admission_test.cpp

@@ -9,6 +9,7 @@ add_library(toast_server_http STATIC
   http/request_view.cpp
   http/response_transfer.cpp
   http/send_chain.cpp
+  http/stream_admission.cpp
   http/server_shared.cpp)
 target_include_directories(toast_server_http PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_server_http PUBLIC toast_server_config toast_server_store toast_common toast_asio
@@ -21,4 +22,5 @@ list(APPEND SERVER_TEST_SOURCES
   tests/response_transfer_test.cpp
   tests/send_chain_test.cpp
   tests/http_server_test.cpp
-  tests/server_integration_test.cpp)
+  tests/server_integration_test.cpp
+  tests/admission_integration_test.cpp)

@@ -1,7 +1,6 @@
 # Block store: placement policies, manifests, per-disk workers, ingest and verify.
 add_library(toast_server_store STATIC
   core/crc32c.cpp
-  core/disk_scheduler.cpp
   core/fd_budget.cpp
   core/manifest.cpp
   core/placement.cpp

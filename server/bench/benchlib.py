@@ -91,7 +91,7 @@ class StoreSpec:
                "default_bitrate": int(round(self.r_c)), "disks": disks, "log_level": "warn",
                "max_connections": 8192}
         if self.queue:
-            cfg["disk_queue"] = self.queue
+            cfg["disk_order"] = self.queue
         cfg.update(self.extra)
         return cfg
 

@@ -8,24 +8,6 @@
 
 namespace toast::server {
 
-std::optional<StartPolicy> parse_start_policy(std::string_view text) {
-    if (text == "greedy") return StartPolicy::greedy;
-    if (text == "minimal_load") return StartPolicy::minimal_load;
-    if (text == "last_scheduled") return StartPolicy::last_scheduled;
-    return std::nullopt;
-}
-
-std::string_view to_string(StartPolicy policy) {
-    switch (policy) {
-        case StartPolicy::minimal_load:
-            return "minimal_load";
-        case StartPolicy::last_scheduled:
-            return "last_scheduled";
-        default:
-            return "greedy";
-    }
-}
-
 namespace {
 
 // The stream round in which chunk j is read: chunks 0 and 1 in round 0, chunk j one round before it is sent.

@@ -35,13 +35,10 @@
 #include <string_view>
 #include <vector>
 
+#include "server/core/server_config.hpp"
 #include "server/core/stream_schedule.hpp"
 
 namespace toast::server {
-
-enum class StartPolicy { greedy, minimal_load, last_scheduled };
-std::optional<StartPolicy> parse_start_policy(std::string_view text);
-std::string_view to_string(StartPolicy policy);
 
 struct AdmissionLimits {
     std::chrono::nanoseconds round{std::chrono::seconds(5)};

@@ -17,6 +17,9 @@ struct DiskStatus {
     DiskFault fault;
     std::size_t queue_depth = 0;        // reads queued or in service
     double service_seconds_per_mb = 0;  // observed service time, the replica chooser's weight
+    // The fitted service model behind it: a read of B bytes takes access_seconds + B * seconds_per_byte.
+    double access_seconds = 0;
+    double seconds_per_byte = 0;
     std::uint64_t bytes_read = 0;
     std::uint64_t reads = 0;
 };

@@ -28,27 +28,17 @@ std::chrono::nanoseconds access_time(const SeekModel& model, double from, double
     return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(t)));
 }
 
-EmulatedDisk::TimePoint EmulatedDisk::serve(TimePoint arrived, Bytes bytes, double position,
-                                            std::chrono::nanoseconds extra) {
-    const TimePoint start = std::max(free_at_, arrived);
-    free_at_ = start + extra + access_time(seek_, head_, position) + duration_of(bytes, rate_);
-    head_ = position;
-    return free_at_;
+std::chrono::nanoseconds SeekTiming::service_time(std::uint64_t head, std::uint64_t position,
+                                                  std::uint64_t bytes) const {
+    constexpr double kStroke = static_cast<double>(kDiskAddressSpace);
+    return access_time(seek_, static_cast<double>(head) / kStroke, static_cast<double>(position) / kStroke) +
+           duration_of(Bytes(bytes), rate_);
 }
 
-double block_position(std::string_view file) {
-    // FNV-1a, then a 64-bit finaliser (splitmix) so similar names land far apart.
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : file) {
-        h ^= c;
-        h *= 0x100000001b3ull;
-    }
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebull;
-    h ^= h >> 31;
-    return static_cast<double>(h >> 11) * 0x1.0p-53;
+EmulatedClock::Slot EmulatedClock::serve(TimePoint arrived, std::chrono::nanoseconds service) {
+    const TimePoint start = std::max(free_at_, arrived);
+    free_at_ = start + service;
+    return {start, free_at_};
 }
 
 }  // namespace toast::server

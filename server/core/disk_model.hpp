@@ -12,8 +12,9 @@
 
 #include <chrono>
 #include <cstdint>
-#include <string_view>
 
+#include "server/core/disk_scheduler.hpp"
+#include "server/core/disk_timing.hpp"
 #include "toast/common/units.hpp"
 
 namespace toast::server {
@@ -40,33 +41,37 @@ struct SeekModel {
 // Access time for a head moving from position `from` to `to` (fractions of the stroke in [0, 1]).
 std::chrono::nanoseconds access_time(const SeekModel& model, double from, double to);
 
-// An emulated disk's own clock: it serves one read at a time, each starting when the disk is free and the
-// read has arrived, and lasting `extra` (an injected delay) + the access time from where the head is (the
-// seek model, or t_a flat) + bytes / r_d. The caller sleeps until the completion time it returns. Because the
-// clock is the disk's and not the worker thread's, a worker that wakes late (a busy CPU) makes that one read
-// late but does not slow the disk down: the next read starts when the emulated disk was free, and the array
-// keeps the throughput the model gives.
-class EmulatedDisk {
+// The seek model as an emulated disk's timing: the access from the head to the read's position (logical
+// addresses over kDiskAddressSpace as the stroke) + bytes / r_d.
+class SeekTiming final : public DiskTimingModel {
   public:
-    using TimePoint = std::chrono::steady_clock::time_point;
-    EmulatedDisk(SeekModel seek, BitRate transfer_rate) : seek_(seek), rate_(transfer_rate) {}
-
-    // Serves a read that arrived at `arrived`, of `bytes` at `position`; returns when it completes.
-    TimePoint serve(TimePoint arrived, Bytes bytes, double position,
-                    std::chrono::nanoseconds extra = std::chrono::nanoseconds(0));
-    double head() const { return head_; }
-    TimePoint free_at() const { return free_at_; }
+    SeekTiming(SeekModel seek, BitRate transfer_rate) : seek_(seek), rate_(transfer_rate) {}
+    std::chrono::nanoseconds service_time(std::uint64_t head, std::uint64_t position,
+                                          std::uint64_t bytes) const override;
 
   private:
     SeekModel seek_;
     BitRate rate_;
-    TimePoint free_at_{};
-    double head_ = 0;
 };
 
-// Where a block file sits on its disk, as a fraction of the stroke: a hash of its name, so an emulated disk
-// scatters blocks like an allocator that spreads a title over the zones (seed 001 §3.2), and the same file
-// always has the same position.
-double block_position(std::string_view file);
+// An emulated disk's own clock: it serves one read at a time, each starting when the disk is free and the
+// read has arrived, and lasting its service time. The caller sleeps until the completion time it returns.
+// Because the clock is the disk's and not the worker thread's, a worker that wakes late (a busy CPU) makes
+// that one read late but does not slow the disk down: the next read starts when the emulated disk was free,
+// and the array keeps the throughput the model gives.
+class EmulatedClock {
+  public:
+    using TimePoint = std::chrono::steady_clock::time_point;
+    struct Slot {
+        TimePoint start;
+        TimePoint done;
+    };
+    // Serves a read that arrived at `arrived` and takes `service` on the disk.
+    Slot serve(TimePoint arrived, std::chrono::nanoseconds service);
+    TimePoint free_at() const { return free_at_; }
+
+  private:
+    TimePoint free_at_{};
+};
 
 }  // namespace toast::server

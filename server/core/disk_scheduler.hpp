@@ -52,11 +52,16 @@ class FifoScheduler final : public DiskScheduler {
     std::deque<std::uint64_t> ids_;
 };
 
-// A logical disk address for byte `offset` of block `block` of a title version: each version's blocks are
-// laid out contiguously, in block order, from a start derived from the version's identity, spread over a
-// 2^48-byte space. Real file systems place files written one after another (as ingest writes a title's
-// blocks) in much this way; it gives position-ordered schedulers and seek models a deterministic geometry to
-// work on.
+// The size of a disk's logical address space (2^48 bytes, larger than any disk): positions lie in
+// [0, kDiskAddressSpace).
+inline constexpr std::uint64_t kDiskAddressSpace = 1ull << 48;
+
+// A logical disk address for byte `offset` of block `block` of a title version: each block file is
+// contiguous, from a start derived from the version's identity and the block number, so the blocks a disk
+// holds are scattered over its whole space like the files of an allocator that spreads a title over the
+// zones (seed 001 §3.2). Independent reads then lie at independent positions, which is what the thesis's
+// average access time t_a assumes; reads inside one block stay contiguous. Deterministic: position-ordered
+// schedulers and seek models get the same geometry on every run.
 std::uint64_t disk_address(std::string_view version, std::uint64_t block, std::uint64_t block_size,
                            std::uint64_t offset);
 

@@ -454,11 +454,24 @@ HttpResponse handle_request(const HttpRequest& req, HandlerContext& ctx) {
         if (!title) return not_found("no title named '" + *name + "'");
         r = path->substr(0, 8) == "/titles/" ? serve_title(req, std::move(title), ctx.limits)
                                              : serve_stream(req, std::move(title));
+        if (!r.paced) r.deadline = parse_deadline(req.deadline);
     } else {
         return not_found("no such resource");
     }
     if (req.method == "HEAD") r.head_only = true;
     return r;
+}
+
+std::optional<std::chrono::milliseconds> parse_deadline(std::string_view value) {
+    constexpr std::uint64_t kMaxMs = 600'000;
+    if (value.empty() || value.size() > 6) return std::nullopt;
+    std::uint64_t ms = 0;
+    for (char c : value) {
+        if (c < '0' || c > '9') return std::nullopt;
+        ms = ms * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (ms > kMaxMs) return std::nullopt;
+    return std::chrono::milliseconds(ms);
 }
 
 std::string serialize_head(const HttpResponse& r, bool keep_alive, std::string_view date) {

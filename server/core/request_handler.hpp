@@ -3,8 +3,10 @@
 // The adapter (server/http) parses requests, sends what this returns, and streams title bytes from the store.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +32,7 @@ struct HttpRequest {
     std::string_view content_type;
     std::string_view origin;
     std::string_view sec_fetch_site;
+    std::string_view deadline;  // Toast-Deadline: milliseconds until the client needs the bytes
     std::string_view body;
     bool has_range = false;
     bool has_if_range = false;
@@ -64,8 +67,11 @@ struct HttpResponse {
 
     bool head_only = false;  // HEAD: the same head as GET, no body
     bool paced = false;      // /stream: send the parts at the title's bitrate
-    bool close = false;      // close the connection after this response
-    std::string reason;      // why a 4xx/5xx was chosen, for the log line
+    // Reads for this answer are due this long after the request (a valid Toast-Deadline header on a
+    // /titles request); none: best effort. Disk queues ordered by deadline (`disk_order` edf) use it.
+    std::optional<std::chrono::milliseconds> deadline;
+    bool close = false;  // close the connection after this response
+    std::string reason;  // why a 4xx/5xx was chosen, for the log line
 
     std::uint64_t content_length() const;
     // Value of the first header with this (case-insensitive) name, or "".
@@ -95,6 +101,9 @@ HttpResponse error_response(unsigned status, std::string reason);
 std::string serialize_head(const HttpResponse& response, bool keep_alive, std::string_view date);
 
 std::string_view reason_phrase(unsigned status);
+
+// The Toast-Deadline header: a whole number of milliseconds, 0..600000; anything else is ignored (nullopt).
+std::optional<std::chrono::milliseconds> parse_deadline(std::string_view value);
 
 // RFC 3986 percent-decoding; nullopt for a malformed escape.
 std::optional<std::string> percent_decode(std::string_view text);

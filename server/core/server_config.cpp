@@ -13,6 +13,43 @@ std::optional<PlacementPolicy> parse_placement_policy(std::string_view text) {
     return std::nullopt;
 }
 
+std::optional<QueueOrder> parse_queue_order(std::string_view text) {
+    if (text == "fifo") return QueueOrder::fifo;
+    if (text == "cscan") return QueueOrder::cscan;
+    if (text == "edf") return QueueOrder::edf;
+    return std::nullopt;
+}
+
+std::string_view to_string(QueueOrder order) {
+    switch (order) {
+        case QueueOrder::cscan:
+            return "cscan";
+        case QueueOrder::edf:
+            return "edf";
+        case QueueOrder::fifo:
+            break;
+    }
+    return "fifo";
+}
+
+std::optional<StartPolicy> parse_start_policy(std::string_view text) {
+    if (text == "greedy") return StartPolicy::greedy;
+    if (text == "minimal_load") return StartPolicy::minimal_load;
+    if (text == "last_scheduled") return StartPolicy::last_scheduled;
+    return std::nullopt;
+}
+
+std::string_view to_string(StartPolicy policy) {
+    switch (policy) {
+        case StartPolicy::minimal_load:
+            return "minimal_load";
+        case StartPolicy::last_scheduled:
+            return "last_scheduled";
+        default:
+            return "greedy";
+    }
+}
+
 std::string_view to_string(PlacementPolicy p) {
     switch (p) {
         case PlacementPolicy::naive:
@@ -116,6 +153,10 @@ ServerConfig load_server_config(const nlohmann::json& json) {
         c.public_url.pop_back();
     c.placement_seed = r.uint("placement_seed", c.placement_seed);
     c.time_slice = r.duration("time_slice", c.time_slice, 100ms, 10min);
+    const auto order_text = r.string("disk_order", std::string(to_string(c.disk_order)));
+    const auto order = parse_queue_order(order_text);
+    if (!order) r.fail("disk_order", "expected fifo, cscan or edf, got \"" + order_text + "\"");
+    c.disk_order = *order;
     if (r.has("block_size")) {
         c.block_size = r.bytes("block_size", std::nullopt, kMinBlockSize, kMaxBlockSize);
     }
@@ -137,6 +178,27 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     c.max_multipart_bytes =
         r.bytes("max_multipart_bytes", c.max_multipart_bytes, Bytes(1024), Bytes(16ull * 1024 * 1024 * 1024));
     if (r.has("admin_listen")) c.admin_listen = endpoint_field(r, "admin_listen", "");
+    if (r.has("admission")) {
+        auto a = r.object("admission");
+        auto& ac = c.admission;
+        ac.enabled = a.boolean("enabled", true);
+        ac.disk_share = a.number("disk_share", ac.disk_share, 0.01, 1.0);
+        ac.network = a.bitrate("network", ac.network, BitRate(0), kMaxBitrate);
+        ac.buffer = a.bytes("buffer", ac.buffer, Bytes(0), Bytes(1ull << 40));
+        ac.start_latency = a.duration("start_latency", ac.start_latency, 0s, 1h);
+        const auto policy_name = a.string("start_policy", std::string(to_string(ac.start_policy)));
+        const auto sp = parse_start_policy(policy_name);
+        if (!sp) {
+            a.fail("start_policy",
+                   "expected greedy, minimal_load or last_scheduled, got \"" + policy_name + "\"");
+        }
+        ac.start_policy = *sp;
+        const auto reservation = a.string("reserve", ac.reserve_peak ? "peak" : "trace");
+        if (reservation != "peak" && reservation != "trace")
+            a.fail("reserve", "expected trace or peak, got \"" + reservation + "\"");
+        ac.reserve_peak = reservation == "peak";
+        a.finish();
+    }
     c.log_level = r.string("log_level", c.log_level);
     if (c.log_level != "trace" && c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&
         c.log_level != "error" && c.log_level != "off") {

@@ -24,6 +24,29 @@ enum class PlacementPolicy { naive, raid0, raid1, random, rda };
 std::optional<PlacementPolicy> parse_placement_policy(std::string_view text);
 std::string_view to_string(PlacementPolicy p);
 
+// The order each disk serves its queue in (disk_orders.hpp).
+enum class QueueOrder { fifo, cscan, edf };
+std::optional<QueueOrder> parse_queue_order(std::string_view text);
+std::string_view to_string(QueueOrder order);
+
+// When an admitted stream starts (seed 004 §3; admission.hpp).
+enum class StartPolicy { greedy, minimal_load, last_scheduled };
+std::optional<StartPolicy> parse_start_policy(std::string_view text);
+std::string_view to_string(StartPolicy policy);
+
+// Admission control for paced streams (config `admission`): a /stream is admitted only if, in every round
+// of time_slice it will last, each disk's reserved read time stays within disk_share of the round, the sent
+// bytes within `network` and the held bytes within `buffer`; otherwise 503 with Retry-After.
+struct AdmissionConfig {
+    bool enabled = false;
+    double disk_share = 0.9;
+    BitRate network{0};                         // 0: no limit
+    Bytes buffer{0};                            // 0: no limit
+    std::chrono::nanoseconds start_latency{0};  // a stream may start this much later than asked
+    StartPolicy start_policy = StartPolicy::greedy;
+    bool reserve_peak = false;  // reserve every round at the schedule's peak instead of round by round
+};
+
 // Faults injected into one disk (thesis §4.3); also settable at run time through the admin endpoint.
 struct DiskFault {
     double stutter_pct = 0;  // read this % of extra useless data with every request (fail-stutter)
@@ -65,6 +88,7 @@ struct ServerConfig {
     // Block size for ingest: block_size if set, else bitrate x time_slice (the thesis's r_c * t_b).
     std::chrono::nanoseconds time_slice = std::chrono::seconds(5);  // t_b
     std::optional<Bytes> block_size;
+    QueueOrder disk_order = QueueOrder::fifo;
     BitRate default_bitrate{2'000'000};
     Bytes piece_size{256 * 1024};  // torrent piece size
 
@@ -85,6 +109,8 @@ struct ServerConfig {
     std::size_t max_ranges = 16;                  // more ranges than this: the Range header is ignored
     Bytes max_multipart_bytes{64 * 1024 * 1024};  // total of a multipart/byteranges answer, else ignored
     std::optional<Endpoint> admin_listen;  // separate admin listener; admin routes always loopback-only
+
+    AdmissionConfig admission;
 
     std::string log_level = "info";
 };

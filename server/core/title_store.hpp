@@ -25,6 +25,9 @@ struct TitleInfo {
     std::uint64_t block_size = 0;
     std::string etag;  // strong validator, quoted ("\"...\""); changes whenever the title is re-ingested
     std::chrono::system_clock::time_point last_modified;
+    // The disks holding each block (manifest order), so admission control can charge a stream's reads to
+    // the disks it may read from.
+    std::vector<std::vector<std::uint32_t>> block_disks;
 };
 
 // An open file descriptor kept alive while any segment refers to it (defined in server/io/open_file.hpp;

@@ -134,6 +134,7 @@ void HttpSession::on_read(beast::error_code ec) {
     } else {
         HandlerContext ctx{shared_.store, shared_.disks, shared_.registry, shared_.limits};
         job.response = handle_request(request_view(msg, loopback_, admin_listener_), ctx);
+        admit(job);
     }
     job.keep_alive = msg.keep_alive() && !job.response.close && !shared_.draining.load();
     enqueue(std::move(job));
@@ -154,9 +155,36 @@ void HttpSession::enqueue(Job job) {
 
 // ---- responding ---------------------------------------------------------------------------------------
 
+// A paced stream goes through admission control when it is configured: admitted, it holds its reservations
+// until the job ends; refused, it becomes a 503 whose Retry-After says when the array would have room.
+void HttpSession::admit(Job& job) {
+    if (!shared_.admission || !job.response.paced || job.response.head_only || job.response.status != 200 ||
+        !job.response.title)
+        return;
+    auto decision = shared_.admission->admit(*job.response.title, Clock::now());
+    if (!decision.ticket) {
+        job.response = error_response(503, std::move(decision.reason));
+        job.response.headers.push_back({"Retry-After", std::to_string(decision.retry_after.count())});
+        return;
+    }
+    job.admission = std::move(decision.ticket);
+    job.start_at = decision.start;
+}
+
 void HttpSession::start_response() {
     auto& job = queue_.front();
     ++generation_;
+    if (job.start_at && *job.start_at > Clock::now()) {
+        // Admitted for a later round: wait for it like for the pacer.
+        state_ = State::pacing;
+        pace_timer_.expires_at(*job.start_at);
+        pace_timer_.async_wait([self = shared_from_this(), gen = generation_](beast::error_code ec) {
+            if (ec || gen != self->generation_ || self->state_ != State::pacing) return;
+            self->queue_.front().start_at.reset();
+            self->start_response();
+        });
+        return;
+    }
     transfer_.emplace(job.response, serialize_head(job.response, job.keep_alive, cached_http_date()),
                       shared_.transfer_limits);
     state_ = State::awaiting_store;
@@ -198,6 +226,14 @@ void HttpSession::pump() {
 }
 
 void HttpSession::issue_reads() {
+    const auto& job = queue_.front();
+    // A paced stream reads one round ahead of sending; a range request is due when its client said.
+    std::optional<Clock::time_point> deadline;
+    if (job.response.paced) {
+        deadline = Clock::now() + shared_.config.time_slice;
+    } else if (job.response.deadline) {
+        deadline = job.received + *job.response.deadline;
+    }
     for (const auto& read : transfer_->take_reads()) {
         shared_.outstanding_reads.fetch_add(1);
         auto done = [self = shared_from_this(), gen = generation_, item = read.item](ReadResult result) {
@@ -207,7 +243,7 @@ void HttpSession::issue_reads() {
             });
             shared.outstanding_reads.fetch_sub(1);
         };
-        shared_.store.read(ReadRequest{queue_.front().response.title, read.offset, read.length, std::nullopt},
+        shared_.store.read(ReadRequest{job.response.title, read.offset, read.length, deadline},
                            std::move(done));
     }
 }

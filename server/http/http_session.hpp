@@ -56,7 +56,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         HttpResponse response;
         bool keep_alive = false;
         Clock::time_point received;
-        std::string what;  // "GET /titles/x" for log lines (escaped)
+        std::string what;                                    // "GET /titles/x" for log lines (escaped)
+        std::shared_ptr<StreamAdmission::Ticket> admission;  // an admitted stream's reservations
+        std::optional<Clock::time_point> start_at;           // an admitted stream starts no earlier
     };
 
     // Reading requests.
@@ -67,6 +69,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     bool queue_full() const { return queue_.size() >= shared_.config.max_pipelined; }
 
     // Responding.
+    void admit(Job& job);
     void start_response();
     void pump();
     void issue_reads();

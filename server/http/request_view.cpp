@@ -50,6 +50,7 @@ HttpRequest request_view(const BeastRequest& message, bool peer_is_loopback, boo
     req.has_content_type = field(http::field::content_type, req.content_type);
     req.has_origin = field(http::field::origin, req.origin);
     if (auto it = message.find("Sec-Fetch-Site"); it != message.end()) req.sec_fetch_site = it->value();
+    if (auto it = message.find("Toast-Deadline"); it != message.end()) req.deadline = it->value();
     req.body = message.body();
     req.peer_is_loopback = peer_is_loopback;
     req.on_admin_listener = on_admin_listener;

@@ -37,6 +37,7 @@ ServerShared::ServerShared(const ServerConfig& c, TitleStore& s, DiskControl& d,
     limits.max_multipart_bytes = c.max_multipart_bytes.value();
     limits.admin_on_separate_listener = c.admin_listen.has_value();
     transfer_limits.time_slice = c.time_slice;
+    if (c.admission.enabled) admission = std::make_unique<StreamAdmission>(c, d, m, transfer_limits.window);
 }
 
 void ServerShared::register_session(HttpSession* key, std::weak_ptr<HttpSession> session) {

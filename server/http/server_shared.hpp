@@ -16,6 +16,7 @@
 #include "server/core/server_config.hpp"
 #include "server/core/title_store.hpp"
 #include "server/http/response_transfer.hpp"
+#include "server/http/stream_admission.hpp"
 #include "toast/common/metrics.hpp"
 
 namespace toast::server {
@@ -48,6 +49,7 @@ struct ServerShared {
     HttpMetrics metrics;
     HandlerLimits limits;
     ResponseTransfer::Limits transfer_limits;
+    std::unique_ptr<StreamAdmission> admission;  // null: every /stream is accepted
 
     std::atomic<std::size_t> connections{0};         // sessions counted against max_connections
     std::atomic<std::int64_t> outstanding_reads{0};  // store reads whose handler has not returned yet

@@ -8,11 +8,23 @@
 #include <spdlog/spdlog.h>
 
 #include "server/core/block_math.hpp"
+#include "server/core/disk_model.hpp"
+#include "server/core/disk_orders.hpp"
 #include "server/io/disk_emulation.hpp"
 
 namespace toast::server {
 
 namespace {
+
+// The config's emulated disk: the thesis's t_a + bytes / r_d, or the seek model when a full-stroke seek time
+// is given; null for a real disk.
+std::unique_ptr<DiskTimingModel> default_timing(const DiskConfig& dc) {
+    if (!dc.emulation) return nullptr;
+    const auto& em = *dc.emulation;
+    if (em.full_seek.count() > 0)
+        return std::make_unique<SeekTiming>(SeekModel{em.access_time, em.full_seek}, em.transfer_rate);
+    return std::make_unique<AccessTransferTiming>(em.access_time, em.transfer_rate);
+}
 
 constexpr std::size_t kNoPiece = static_cast<std::size_t>(-1);
 
@@ -61,7 +73,7 @@ struct BlockStore::Disk {
     std::size_t index;
     DiskConfig config;
     std::unique_ptr<DiskQueue> queue;
-    std::unique_ptr<DiskTimingModel> timing;  // null: a real disk
+    std::unique_ptr<EmulatedDisk> emulated;  // null: a real disk
 
     mutable std::mutex fault_mutex;
     DiskFault fault;  // copied into each read when it is queued
@@ -108,12 +120,8 @@ BlockStore::BlockStore(const ServerConfig& config, MetricsRegistry& metrics, Blo
         disk->last_observed = disk->aged_through = Clock::now();
         disk->fault = dc.fault;
         disk->offline = dc.fault.offline;
-        if (options_.timing) {
-            disk->timing = options_.timing(i, dc);
-        } else if (dc.emulation) {
-            disk->timing = std::make_unique<AccessTransferTiming>(dc.emulation->access_time,
-                                                                  dc.emulation->transfer_rate);
-        }
+        auto timing = options_.timing ? options_.timing(i, dc) : default_timing(dc);
+        if (timing) disk->emulated = std::make_unique<EmulatedDisk>(std::move(timing));
         const Labels labels{{"disk", std::to_string(i)}};
         disk->bytes_counter = &metrics.counter("toast_disk_bytes_read_total",
                                                "Bytes read per disk, stutter bytes included", labels);
@@ -131,7 +139,7 @@ BlockStore::BlockStore(const ServerConfig& config, MetricsRegistry& metrics, Blo
                 "toast_disk_replica_failures_total", "Block reads a disk could not serve, by reason",
                 Labels{{"disk", std::to_string(i)}, {"reason", reasons[f]}});
         }
-        auto scheduler = options_.scheduler ? options_.scheduler(i, dc) : std::make_unique<FifoScheduler>();
+        auto scheduler = options_.scheduler ? options_.scheduler(i, dc) : make_scheduler(config_.disk_order);
         disk->queue = std::make_unique<DiskQueue>(
             std::move(scheduler), dc.workers, interrupter_,
             &metrics.gauge("toast_disk_queue_depth", "Reads queued or in service per disk", labels));
@@ -309,10 +317,11 @@ void BlockStore::serve(Disk& disk, DiskQueue::Turn& turn, const std::shared_ptr<
         finish_piece(request);
         return;
     }
-    const auto start = Clock::now();
-    const bool interrupted =
-        stopping_ || interrupter_.interrupted(turn.epoch) ||
-        (!fault.offline && !request->failed && !wait_added_latency(fault, interrupter_, turn.epoch));
+    auto start = Clock::now();
+    // An emulated disk counts injected latency on its own clock (read_replica); a real one waits here.
+    const bool interrupted = stopping_ || interrupter_.interrupted(turn.epoch) ||
+                             (!fault.offline && !request->failed && !disk.emulated &&
+                              !wait_added_latency(fault, interrupter_, turn.epoch));
     if (interrupted || request->failed) {
         // Another piece already failed the request, or we are shutting down: skip the disk work.
         if (interrupted) request->fail(ReadStatus::io_error, "read interrupted: the server is shutting down");
@@ -322,7 +331,7 @@ void BlockStore::serve(Disk& disk, DiskQueue::Turn& turn, const std::shared_ptr<
     }
     std::string detail;
     FileSegment segment;
-    const Failure failure = read_replica(disk, turn, *request, piece, fault, detail, segment);
+    const Failure failure = read_replica(disk, turn, *request, piece, fault, detail, segment, start);
     const auto end = Clock::now();
     disk.queue->retire(turn);
     if (failure != Failure::none) {
@@ -364,8 +373,7 @@ void BlockStore::on_replica_failed(Disk& disk, const std::shared_ptr<Request>& r
 
 BlockStore::Failure BlockStore::read_replica(Disk& disk, const DiskQueue::Turn& turn, const Request& request,
                                              std::size_t piece, const DiskFault& fault, std::string& detail,
-                                             FileSegment& out) {
-    const auto started = Clock::now();
+                                             FileSegment& out, Clock::time_point& started) {
     const auto& manifest = request.title->manifest;
     const auto& p = request.pieces[piece];
     const auto& record = manifest.blocks[p.block];
@@ -400,9 +408,15 @@ BlockStore::Failure BlockStore::read_replica(Disk& disk, const DiskQueue::Turn& 
         return checked.outcome == ChunkVerifier::Outcome::corrupt ? Failure::corrupt : Failure::io;
     }
     const auto extra = read_stutter(fd, fault, p.offset, p.length, expected);
-    if (!wait_service_time(disk.timing.get(), turn, p.length + extra, started, interrupter_)) {
-        detail = "read interrupted: the server is shutting down";
-        return Failure::io;
+    if (disk.emulated) {
+        // The service model learns the emulated disk's time, not the worker's: a worker that got the CPU late
+        // must not make the disk look faster than it is.
+        const auto on_disk = disk.emulated->serve(turn, p.length + extra, fault.added_latency, interrupter_);
+        if (!on_disk) {
+            detail = "read interrupted: the server is shutting down";
+            return Failure::io;
+        }
+        started = *on_disk;
     }
     disk.reads++;
     disk.bytes_read += p.length + extra;
@@ -444,6 +458,8 @@ std::vector<DiskStatus> BlockStore::disk_status() const {
             // Seconds to serve a 1 MB read on an idle disk: the chooser's view of this disk.
             std::lock_guard lock(d->model_mutex);
             s.service_seconds_per_mb = d->model.access_seconds() + 1e6 * d->model.seconds_per_byte();
+            s.access_seconds = d->model.access_seconds();
+            s.seconds_per_byte = d->model.seconds_per_byte();
         }
         s.bytes_read = d->bytes_read.load();
         s.reads = d->reads.load();

@@ -2,7 +2,7 @@
 // queue per disk served by that disk's own worker threads. Implements the HTTP seam (TitleStore) and the
 // admin seam (DiskControl). Its parts, one job each:
 //   TitleCatalogue   which title versions exist; a version lives until its last reader is done
-//   DiskQueue        a disk's queue, ordered by its DiskScheduler (FIFO unless options say otherwise)
+//   DiskQueue        a disk's queue, ordered by its DiskScheduler (config `disk_order`: fifo, cscan, edf)
 //   ChunkVerifier    CRC-32C of each 64 KiB chunk, checked once per file version
 //   disk_emulation   injected faults and emulated disk timing (DiskTimingModel)
 //   OpenFileCache    block files kept open for sendfile
@@ -46,10 +46,10 @@ struct BlockStoreOptions {
     std::chrono::milliseconds rescan_interval{1000};  // find() re-reads changed manifests at most this often
     std::chrono::milliseconds miss_rescan_interval{50};  // ... or this often when a name is not found
     std::optional<std::size_t> open_file_cache;  // open block files kept; default: the config's open_files
-    // The order disk `index` serves its queue in; default FIFO.
+    // The order disk `index` serves its queue in; default: the config's `disk_order`.
     std::function<std::unique_ptr<DiskScheduler>(std::size_t index, const DiskConfig&)> scheduler;
     // How long a read takes on disk `index`; null for a real disk (no waiting). Default: the config's
-    // `emulate` as AccessTransferTiming (t_a + bytes / r_d), else null.
+    // `emulate` as AccessTransferTiming (t_a + bytes / r_d) or, with `full_seek`, SeekTiming; else null.
     std::function<std::unique_ptr<DiskTimingModel>(std::size_t index, const DiskConfig&)> timing;
 };
 
@@ -83,7 +83,8 @@ class BlockStore final : public TitleStore, public DiskControl {
     void serve(Disk& disk, DiskQueue::Turn& turn, const std::shared_ptr<Request>& request, std::size_t piece,
                const DiskFault& fault);
     Failure read_replica(Disk& disk, const DiskQueue::Turn& turn, const Request& request, std::size_t piece,
-                         const DiskFault& fault, std::string& detail, FileSegment& out);
+                         const DiskFault& fault, std::string& detail, FileSegment& out,
+                         std::chrono::steady_clock::time_point& started);
     void on_replica_failed(Disk& disk, const std::shared_ptr<Request>& request, std::size_t piece,
                            Failure failure, const std::string& detail);
     void finish_piece(const std::shared_ptr<Request>& request);

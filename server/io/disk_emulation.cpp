@@ -30,11 +30,18 @@ std::uint64_t read_stutter(int fd, const DiskFault& fault, std::uint64_t offset,
     return extra - left;
 }
 
-bool wait_service_time(const DiskTimingModel* timing, const DiskQueue::Turn& turn, std::uint64_t bytes,
-                       Interrupter::Clock::time_point started, Interrupter& interrupter) {
-    if (!timing) return true;
-    const auto service = timing->service_time(turn.head, turn.request.position, bytes);
-    return interrupter.sleep_until(started + service, turn.epoch);
+std::optional<Interrupter::Clock::time_point> EmulatedDisk::serve(const DiskQueue::Turn& turn,
+                                                                  std::uint64_t bytes,
+                                                                  std::chrono::nanoseconds extra,
+                                                                  Interrupter& interrupter) {
+    EmulatedClock::Slot slot;
+    {
+        std::lock_guard lock(mutex_);
+        slot = clock_.serve(turn.request.arrival,
+                            extra + timing_->service_time(turn.head, turn.request.position, bytes));
+    }
+    if (!interrupter.sleep_until(slot.done, turn.epoch)) return std::nullopt;
+    return slot.start;
 }
 
 }  // namespace toast::server

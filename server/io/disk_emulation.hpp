@@ -3,14 +3,18 @@
 //   added_latency  a delay before the read
 //   stutter_pct    fail-stutter: that % of the piece's length in extra, useless bytes really read after it
 //                  (continuing after the piece, wrapping inside the block file)
-//   emulation      the read, stutter included, takes the DiskTimingModel's service time however fast the
-//                  real disk was: the worker sleeps for the remainder
+//   emulation      the read, stutter and added latency included, takes the DiskTimingModel's service time on
+//                  the disk's own clock however fast the real disk was: the worker sleeps for the remainder
 // Every wait is interruptible (see Interrupter), so a shutdown never sits out a long fault.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
 
+#include "server/core/disk_model.hpp"
 #include "server/core/disk_timing.hpp"
 #include "server/core/server_config.hpp"
 #include "server/io/disk_queue.hpp"
@@ -25,9 +29,23 @@ bool wait_added_latency(const DiskFault& fault, Interrupter& interrupter, std::u
 std::uint64_t read_stutter(int fd, const DiskFault& fault, std::uint64_t offset, std::uint64_t length,
                            std::uint64_t file_size);
 
-// Sleeps until `timing`'s service time for `bytes` of `turn`'s read has passed since `started` (no-op when
-// `timing` is null: a real disk); false when interrupted first.
-bool wait_service_time(const DiskTimingModel* timing, const DiskQueue::Turn& turn, std::uint64_t bytes,
-                       Interrupter::Clock::time_point started, Interrupter& interrupter);
+// An emulated disk: its timing model and its own clock (EmulatedClock). A read starts on the disk when the
+// disk is free and the read has arrived in the queue, and takes the model's service time plus any injected
+// latency; the worker sleeps until then. Thread-safe: a disk with several workers still serves one read at a
+// time on its clock.
+class EmulatedDisk {
+  public:
+    explicit EmulatedDisk(std::unique_ptr<DiskTimingModel> timing) : timing_(std::move(timing)) {}
+    // Waits until `turn`'s read of `bytes` (stutter included), delayed by `extra`, completes on the disk's
+    // clock; returns when it started there, or nullopt when interrupted first.
+    std::optional<Interrupter::Clock::time_point> serve(const DiskQueue::Turn& turn, std::uint64_t bytes,
+                                                        std::chrono::nanoseconds extra,
+                                                        Interrupter& interrupter);
+
+  private:
+    std::unique_ptr<DiskTimingModel> timing_;
+    std::mutex mutex_;
+    EmulatedClock clock_;
+};
 
 }  // namespace toast::server

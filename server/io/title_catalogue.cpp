@@ -48,6 +48,11 @@ std::shared_ptr<const StoredTitle> TitleCatalogue::publish(Manifest manifest) {
     v->info.block_size = manifest.block_size;
     v->info.etag = "\"" + manifest.version + "\"";
     v->info.last_modified = std::chrono::system_clock::time_point(std::chrono::seconds(manifest.created));
+    for (const auto& block : manifest.blocks) {
+        auto& disks = v->info.block_disks.emplace_back();
+        for (const auto& r : block.replicas)
+            disks.push_back(r.disk);
+    }
     v->manifest = std::move(manifest);
     std::shared_ptr<const StoredTitle> stored(v, [shared = shared_](const StoredTitle* p) {
         const auto* version = static_cast<const Version*>(p);

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "server/core/disk_model.hpp"
-#include "server/core/disk_queue.hpp"
+#include "server/core/disk_orders.hpp"
 
 using namespace toast;
 using namespace toast::server;
@@ -17,10 +17,14 @@ TP at(std::chrono::milliseconds ms) {
     return TP(ms);
 }
 
-std::vector<int> drain(DiskQueue<int>& q) {
-    std::vector<int> out;
-    while (!q.empty())
-        out.push_back(q.pop());
+DiskRequest req(std::uint64_t id, std::uint64_t position, std::optional<TP> deadline = std::nullopt) {
+    return DiskRequest{id, 100, position, TP{}, deadline};
+}
+
+std::vector<std::uint64_t> drain(DiskScheduler& q) {
+    std::vector<std::uint64_t> out;
+    while (q.size() > 0)
+        out.push_back(q.pop(TP{}, 0));
     return out;
 }
 
@@ -61,111 +65,110 @@ TEST_CASE("the seek model averages t_a over random positions and grows with dist
     CHECK(access_time(SeekModel{17ms, 0ms}, 0.0, 1.0) == 17ms);
 }
 
-TEST_CASE("block positions are fixed per file and spread over the disk", "[server][diskmodel]") {
-    CHECK(block_position("blocks/a@1/000001.blk") == block_position("blocks/a@1/000001.blk"));
-    CHECK(block_position("blocks/a@1/000001.blk") != block_position("blocks/a@1/000002.blk"));
+TEST_CASE("disk addresses are fixed per block, contiguous inside it and spread over the disk",
+          "[server][diskmodel]") {
+    CHECK(disk_address("a@1", 1, 1 << 20, 0) == disk_address("a@1", 1, 1 << 20, 0));
+    CHECK(disk_address("a@1", 1, 1 << 20, 4096) == disk_address("a@1", 1, 1 << 20, 0) + 4096);
+    CHECK(disk_address("a@1", 1, 1 << 20, 0) != disk_address("a@1", 2, 1 << 20, 0));
+    CHECK(disk_address("a@1", 1, 1 << 20, 0) != disk_address("a@2", 1, 1 << 20, 0));
     int buckets[4] = {};
-    for (int b = 0; b < 400; ++b) {
-        const double p = block_position("blocks/title@00ff/" + std::to_string(b) + ".blk");
-        REQUIRE(p >= 0.0);
-        REQUIRE(p < 1.0);
-        ++buckets[static_cast<int>(p * 4)];
+    for (std::uint64_t b = 0; b < 400; ++b) {
+        const auto p = disk_address("title@00ff", b, 1 << 20, 0);
+        REQUIRE(p + (1 << 20) <= kDiskAddressSpace);
+        ++buckets[p / (kDiskAddressSpace / 4)];
     }
     for (int q : buckets)
         CHECK(q > 60);  // 100 expected per quarter
 }
 
 TEST_CASE("a FIFO disk queue serves in arrival order", "[server][queue]") {
-    DiskQueue<int> q(QueueOrder::fifo);
-    q.push(1, {0.9, at(30ms)});
-    q.push(2, {0.1, at(10ms)});
-    q.push(3, {0.5, std::nullopt});
-    CHECK(q.size() == 3);
-    CHECK(drain(q) == std::vector<int>{1, 2, 3});
+    auto q = make_scheduler(QueueOrder::fifo);
+    q->push(req(1, 900, at(30ms)));
+    q->push(req(2, 100, at(10ms)));
+    q->push(req(3, 500));
+    CHECK(q->size() == 3);
+    CHECK(drain(*q) == std::vector<std::uint64_t>{1, 2, 3});
 }
 
 TEST_CASE("dual-queue C-SCAN sweeps by position and holds new arrivals for the next sweep",
           "[server][queue]") {
-    DiskQueue<int> q(QueueOrder::cscan);
-    q.push(1, {0.9, {}});
-    q.push(2, {0.1, {}});
-    q.push(3, {0.5, {}});
-    CHECK(q.pop() == 2);  // the sweep starts at the lowest position
+    auto q = make_scheduler(QueueOrder::cscan);
+    q->push(req(1, 900));
+    q->push(req(2, 100));
+    q->push(req(3, 500));
+    CHECK(q->pop(TP{}, 0) == 2);  // the sweep starts at the lowest position
     // Arrivals during the sweep wait, even one right under the head.
-    q.push(4, {0.05, {}});
-    q.push(5, {0.6, {}});
-    std::vector<int> order;
-    q.for_each_in_order([&](int item, const QueueKey&) { order.push_back(item); });
-    CHECK(order == std::vector<int>{3, 1, 4, 5});
-    CHECK(q.pop() == 3);
-    CHECK(q.pop() == 1);
-    CHECK(q.pop() == 4);  // next sweep, again from the lowest position
-    q.push(6, {0.01, {}});
-    CHECK(q.pop() == 5);
-    CHECK(q.pop() == 6);
-    CHECK(q.empty());
+    q->push(req(4, 50));
+    q->push(req(5, 600));
+    CHECK(q->size() == 4);
+    CHECK(q->pop(TP{}, 0) == 3);
+    CHECK(q->pop(TP{}, 0) == 1);
+    CHECK(q->pop(TP{}, 0) == 4);  // next sweep, again from the lowest position
+    q->push(req(6, 10));
+    CHECK(q->pop(TP{}, 0) == 5);
+    CHECK(q->pop(TP{}, 0) == 6);
+    CHECK(q->size() == 0);
     // Equal positions keep their arrival order.
-    q.push(7, {0.3, {}});
-    q.push(8, {0.3, {}});
-    CHECK(drain(q) == std::vector<int>{7, 8});
+    q->push(req(7, 300));
+    q->push(req(8, 300));
+    CHECK(drain(*q) == std::vector<std::uint64_t>{7, 8});
 }
 
 TEST_CASE("an EDF disk queue serves the earliest deadline first, best effort last", "[server][queue]") {
-    DiskQueue<int> q(QueueOrder::edf);
-    q.push(1, {0.0, std::nullopt});
-    q.push(2, {0.0, at(300ms)});
-    q.push(3, {0.0, at(100ms)});
-    q.push(4, {0.0, std::nullopt});
-    q.push(5, {0.0, at(300ms)});  // ties keep arrival order
-    q.push(6, {0.0, at(200ms)});
-    CHECK(drain(q) == std::vector<int>{3, 6, 2, 5, 1, 4});
+    auto q = make_scheduler(QueueOrder::edf);
+    q->push(req(1, 0));
+    q->push(req(2, 0, at(300ms)));
+    q->push(req(3, 0, at(100ms)));
+    q->push(req(4, 0));
+    q->push(req(5, 0, at(300ms)));  // ties keep arrival order
+    q->push(req(6, 0, at(200ms)));
+    CHECK(q->pop(TP{}, 0) == 3);
+    q->push(req(7, 0, at(150ms)));  // a later arrival with an earlier deadline goes ahead
+    CHECK(drain(*q) == std::vector<std::uint64_t>{7, 6, 2, 5, 1, 4});
 }
 
-TEST_CASE("EDF admission of a deadline read: it and every queued deadline must still be met",
-          "[server][queue]") {
-    const TP now = at(1000ms);
-    // In service for 100 ms more; then reads due at +300 ms (100 ms) and +600 ms (200 ms).
-    std::vector<QueuedWork> queued{{at(1300ms), 0.1}, {at(1600ms), 0.2}, {std::nullopt, 1.0}};
-    // Due at +250 ms, 100 ms long: goes first, finishes at +200 ms; the others at +300 and +500: fits.
-    CHECK(edf_fits(queued, 0.1, now, at(1250ms), 0.1));
-    // 150 ms long: it makes the +300 ms read finish at +350 ms.
-    CHECK_FALSE(edf_fits(queued, 0.1, now, at(1250ms), 0.15));
-    // 200 ms long: it would finish at +300 ms, after its own deadline.
-    CHECK_FALSE(edf_fits(queued, 0.1, now, at(1250ms), 0.2));
-    // Due at +350 ms: behind the first read (done at +200 ms), it finishes at +300 ms, the last at +500.
-    CHECK(edf_fits(queued, 0.1, now, at(1350ms), 0.1));
-    // Due at +1 s: after the second read (+400 ms), done at +500 ms; best effort does not count.
-    CHECK(edf_fits(queued, 0.1, now, at(2000ms), 0.1));
-    // An already-late read does not block a new one that does not make it later.
-    std::vector<QueuedWork> late{{at(1050ms), 0.2}};
-    CHECK(edf_fits(late, 0.0, now, at(1500ms), 0.1));
-    CHECK_FALSE(edf_fits(late, 0.0, now, at(1100ms), 0.05));  // behind it: done at +250 ms, late itself
+TEST_CASE("disk_order names the orders", "[server][queue]") {
+    CHECK(parse_queue_order("cscan") == QueueOrder::cscan);
+    CHECK(parse_queue_order("edf") == QueueOrder::edf);
+    CHECK(parse_queue_order("fifo") == QueueOrder::fifo);
+    CHECK_FALSE(parse_queue_order("scan"));
+    CHECK(to_string(QueueOrder::cscan) == "cscan");
 }
 
 TEST_CASE("an emulated disk keeps its own clock: reads queue behind each other, idle time is not work",
           "[server][diskmodel]") {
-    // 10 ms access, 8 Mbit/s: 10 kB take 10 ms to transfer.
-    EmulatedDisk disk(SeekModel{10ms, 0ms}, toast::BitRate(8'000'000));
-    CHECK(disk.serve(at(0ms), toast::Bytes(10'000), 0.5) == at(20ms));
+    EmulatedClock disk;
+    auto slot = disk.serve(at(0ms), 20ms);
+    CHECK(slot.start == at(0ms));
+    CHECK(slot.done == at(20ms));
     // Arrived while the first was in service: starts at 20 ms, whenever the worker got to it.
-    CHECK(disk.serve(at(5ms), toast::Bytes(10'000), 0.9) == at(40ms));
-    // Arrived after the disk went idle: starts on arrival; an injected delay adds to it.
-    CHECK(disk.serve(at(100ms), toast::Bytes(0), 0.1, 3ms) == at(113ms));
+    slot = disk.serve(at(5ms), 20ms);
+    CHECK(slot.start == at(20ms));
+    CHECK(slot.done == at(40ms));
+    // Arrived after the disk went idle: starts on arrival.
+    CHECK(disk.serve(at(100ms), 13ms).done == at(113ms));
     CHECK(disk.free_at() == at(113ms));
 }
 
 TEST_CASE("with a seek model the emulated head travels, so position order reads faster",
           "[server][diskmodel]") {
-    const SeekModel seek{9ms, 18ms};  // 3 ms fixed + 18 ms per full stroke
+    const SeekTiming seek(SeekModel{9ms, 18ms}, toast::BitRate(8'000'000));  // 3 ms fixed + 18 ms per stroke
+    const auto pos = [](double f) {
+        return static_cast<std::uint64_t>(f * static_cast<double>(kDiskAddressSpace));
+    };
     auto total = [&](std::vector<double> positions) {
-        EmulatedDisk disk(seek, toast::BitRate(8'000'000));
-        TP done{};
-        for (double p : positions)
-            done = disk.serve(at(0ms), toast::Bytes(0), p);
-        return done;
+        std::chrono::nanoseconds sum{0};
+        std::uint64_t head = 0;
+        for (double p : positions) {
+            sum += seek.service_time(head, pos(p), 0);
+            head = pos(p);
+        }
+        return std::chrono::duration<double, std::milli>(sum).count();
     };
     // From the head at 0: 0.1, 0.5, 0.9 in order cost 3+1.8, 3+7.2, 3+7.2 ms = 25.2 ms.
-    CHECK(total({0.1, 0.5, 0.9}) == at(0ms) + std::chrono::microseconds(25'200));
+    CHECK(total({0.1, 0.5, 0.9}) == Approx(25.2).epsilon(1e-6));
     // Out of order: 0.9, 0.1, 0.5 cost 3+16.2, 3+14.4, 3+7.2 = 46.8 ms.
-    CHECK(total({0.9, 0.1, 0.5}) == at(0ms) + std::chrono::microseconds(46'800));
+    CHECK(total({0.9, 0.1, 0.5}) == Approx(46.8).epsilon(1e-6));
+    // 10 kB at 8 Mbit/s: 10 ms of transfer on top of the access.
+    CHECK(seek.service_time(pos(0.5), pos(0.5), 10'000) == 3ms + 10ms);
 }

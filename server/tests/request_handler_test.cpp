@@ -65,6 +65,8 @@ struct Fixture {
                 req.if_modified_since = value;
             } else if (k == "If-Unmodified-Since") {
                 req.if_unmodified_since = value;
+            } else if (k == "Toast-Deadline") {
+                req.deadline = value;
             } else {
                 FAIL("unknown header in test: " << k);
             }
@@ -451,4 +453,18 @@ TEST_CASE("HTTP dates format as IMF-fixdate and parse in all three forms", "[ser
         auto when = SysTime(std::chrono::seconds(s));
         CHECK(parse_http_date(format_http_date(when)) == when);
     }
+}
+
+TEST_CASE("a Toast-Deadline on a range request makes its reads due; malformed ones are best effort",
+          "[server][handler]") {
+    Fixture f;
+    CHECK(f.get("/titles/movie", {{"Range", "bytes=0-99"}, {"Toast-Deadline", "1500"}}).deadline ==
+          std::chrono::milliseconds(1500));
+    CHECK(f.get("/titles/movie", {{"Toast-Deadline", "0"}}).deadline == std::chrono::milliseconds(0));
+    CHECK_FALSE(f.get("/titles/movie").deadline);
+    for (const char* bad : {"", "-5", "1.5", "soon", "600001", "99999999999999999999"})
+        CHECK_FALSE(f.get("/titles/movie", {{"Toast-Deadline", bad}}).deadline);
+    // A paced stream's reads are due by its own schedule, not by a header.
+    CHECK_FALSE(f.get("/stream/movie", {{"Toast-Deadline", "100"}}).deadline);
+    CHECK(parse_deadline("600000") == std::chrono::milliseconds(600000));
 }

@@ -39,6 +39,16 @@ TEST_CASE("service_model_half_life is a positive duration", "[server][config]") 
                       Contains("'service_model_half_life'") && Contains("soon"));
 }
 
+TEST_CASE("disk_order picks the disks' queue order", "[server][config]") {
+    auto c = load_server_config(nlohmann::json::parse(R"({"disks":["/d0","/d1"]})"));
+    CHECK(c.disk_order == QueueOrder::fifo);
+    c = load_server_config(nlohmann::json::parse(R"({"disks":["/d0","/d1"],"disk_order":"edf"})"));
+    CHECK(c.disk_order == QueueOrder::edf);
+    CHECK_THROWS_WITH(
+        load_server_config(nlohmann::json::parse(R"({"disks":["/a","/b"],"disk_order":"scan"})")),
+        Contains("'disk_order'") && Contains("expected fifo, cscan or edf, got \"scan\""));
+}
+
 TEST_CASE("disk objects carry emulation and faults", "[server][config]") {
     auto c = load_server_config(nlohmann::json::parse(R"({"listen":"127.0.0.1:0","disks":[
         {"path":"/d0","emulate":{"t_a":"16ms","r_d":"446Mbps"},"fault":{"stutter_pct":50,"offline":true}},
