@@ -79,6 +79,7 @@ class StoreSpec:
     queue: str = ""     # disk queue order, when the server has the option
     full_seek: float = 0.0  # seconds; 0: no seek model
     extra: dict = field(default_factory=dict)  # more config fields
+    faults: dict = field(default_factory=dict)  # disk index -> fault object (thesis §4.3 stutter model)
 
     def config(self, root, port):
         disks = []
@@ -86,7 +87,10 @@ class StoreSpec:
             emulate = {"t_a": f"{self.t_a * 1e6:.3f}us", "r_d": int(round(self.r_d))}
             if self.full_seek > 0:
                 emulate["full_seek"] = f"{self.full_seek * 1e6:.3f}us"
-            disks.append({"path": os.path.join(root, f"d{d}"), "emulate": emulate})
+            disk = {"path": os.path.join(root, f"d{d}"), "emulate": emulate}
+            if d in self.faults:
+                disk["fault"] = self.faults[d]
+            disks.append(disk)
         cfg = {"listen": f"127.0.0.1:{port}", "policy": self.policy, "time_slice": f"{self.t_b * 1e3:.3f}ms",
                "default_bitrate": int(round(self.r_c)), "disks": disks, "log_level": "warn",
                "max_connections": 8192}
