@@ -62,7 +62,7 @@ void HttpSession::start() {
         auto r = error_response(
             503, "connection limit of " + std::to_string(shared_.config.max_connections) + " reached");
         r.headers.push_back({"Retry-After", "1"});
-        enqueue(Job{std::move(r), false, Clock::now(), "(connection)"});
+        enqueue(Job{std::move(r), false, Clock::now(), "(connection)", {}, {}});
         return;
     }
     do_read();
@@ -121,7 +121,7 @@ void HttpSession::on_read(beast::error_code ec) {
             return;
         }
         r.close = true;
-        enqueue(Job{std::move(r), false, Clock::now(), "(unparsed request)"});
+        enqueue(Job{std::move(r), false, Clock::now(), "(unparsed request)", {}, {}});
         return;
     }
 
