@@ -261,7 +261,9 @@ TEST_CASE("oversized headers get 431 and the server keeps serving", "[server][ht
 
 TEST_CASE("junk bytes get 400 and the server keeps serving", "[server][http]") {
     Server s;
-    for (std::string junk : {std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage\r\n\r\n", 24),
+    // A TLS ClientHello's first bytes (NULs included, so the length comes from the array, not strlen).
+    static constexpr char tls_hello[] = "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage\r\n\r\n";
+    for (std::string junk : {std::string(tls_hello, sizeof tls_hello - 1),
                              std::string("GET / HTTP/9.9\r\n\r\n"), std::string("NOT HTTP AT ALL\r\n\r\n"),
                              std::string("GET /titles/small HTTP/1.1\r\nBad Header\r\n\r\n"),
                              std::string("GET /titles/small HTTP/1.1\r\nContent-Length: -1\r\n\r\n")}) {
