@@ -45,6 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     req.method = "POST";
     req.target = "/admin/disks/1/fault";
     req.body = fuzz::as_text(data, size);
+    req.content_type = "application/json";
+    req.has_content_type = true;
     req.peer_is_loopback = true;
     auto r = handle_request(req, ctx);
     TOAST_FUZZ_CHECK(r.status == 200 || r.status == 400);

@@ -274,6 +274,38 @@ HttpResponse set_disk_fault(const HttpRequest& req, HandlerContext& ctx, std::si
     return json_response({{"index", disk}, {"fault", fault_json(fault)}});
 }
 
+// A browser on the server's host can send a POST to a loopback address from any web page, and a form or a
+// text/plain fetch needs no CORS preflight. A change of state therefore needs a JSON body (which a page can
+// only send cross-origin after a preflight this server never grants) and no sign of another origin: an
+// `Origin` whose host[:port] is not the request's `Host`, or `Sec-Fetch-Site` other than same-origin/none.
+// Tools like curl send neither header.
+std::optional<HttpResponse> refuse_unsafe_admin_post(const HttpRequest& req) {
+    if (req.has_origin) {
+        const auto origin = trim(req.origin);
+        const auto scheme_end = origin.find("://");
+        const auto authority =
+            scheme_end == std::string_view::npos ? std::string_view{} : origin.substr(scheme_end + 3);
+        if (authority.empty() || req.host.empty() || !iequals(authority, trim(req.host))) {
+            return error_response(403, "cross-origin admin request refused: Origin " + std::string(origin) +
+                                           " is not this server (Host " + std::string(req.host) + ")");
+        }
+    }
+    const auto site = trim(req.sec_fetch_site);
+    if (!site.empty() && !iequals(site, "same-origin") && !iequals(site, "none")) {
+        return error_response(403, "cross-origin admin request refused: Sec-Fetch-Site " + std::string(site));
+    }
+    auto media_type = req.content_type.substr(0, req.content_type.find(';'));
+    if (!req.has_content_type || !iequals(trim(media_type), "application/json")) {
+        auto r = error_response(
+            415, req.has_content_type
+                     ? "admin POST needs Content-Type application/json, got " + std::string(req.content_type)
+                     : "admin POST needs Content-Type application/json");
+        r.headers.push_back({"Accept-Post", "application/json"});
+        return r;
+    }
+    return std::nullopt;
+}
+
 HttpResponse serve_admin(const HttpRequest& req, std::string_view path, HandlerContext& ctx) {
     if (ctx.limits.admin_on_separate_listener && !req.on_admin_listener) {
         return not_found("admin routes are served on admin_listen only");
@@ -295,6 +327,7 @@ HttpResponse serve_admin(const HttpRequest& req, std::string_view path, HandlerC
         auto index = parse_index(path.substr(prefix.size(), path.size() - prefix.size() - suffix.size()));
         if (!index) return not_found("no such admin resource");
         if (req.method != "POST") return method_not_allowed(req.method, "POST");
+        if (auto refused = refuse_unsafe_admin_post(req)) return *refused;
         return set_disk_fault(req, ctx, *index);
     }
     return not_found("no such admin resource");
@@ -398,6 +431,8 @@ std::string_view reason_phrase(unsigned status) {
             return "Precondition Failed";
         case 413:
             return "Content Too Large";
+        case 415:
+            return "Unsupported Media Type";
         case 416:
             return "Range Not Satisfiable";
         case 431:

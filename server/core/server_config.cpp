@@ -146,8 +146,15 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     }
 
     c.public_url = r.string("public_url", "http://" + c.listen.to_string());
-    if (c.public_url.rfind("http://", 0) != 0 && c.public_url.rfind("https://", 0) != 0) {
-        r.fail("public_url", "expected an http:// or https:// URL, got \"" + c.public_url + "\"");
+    // The URL goes into every torrent's url-list, and the client's server fetcher speaks plain HTTP only:
+    // a torrent naming an https:// server would be refused by every client that loads it.
+    if (c.public_url.rfind("https://", 0) == 0) {
+        r.fail("public_url",
+               "https:// is not supported (toast-client fetches from the server over plain HTTP), got \"" +
+                   c.public_url + "\"; use an http:// URL");
+    }
+    if (c.public_url.rfind("http://", 0) != 0 || c.public_url.size() == 7) {
+        r.fail("public_url", "expected an http:// URL, got \"" + c.public_url + "\"");
     }
     while (!c.public_url.empty() && c.public_url.back() == '/')
         c.public_url.pop_back();

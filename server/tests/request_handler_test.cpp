@@ -46,6 +46,8 @@ struct Fixture {
         req.body = b;
         req.peer_is_loopback = loopback;
         req.on_admin_listener = admin_listener;
+        // What curl -H 'Content-Type: application/json' sends; tests of the admin POST rules override it.
+        if (m == "POST" && !headers.count("Content-Type")) headers["Content-Type"] = "application/json";
         for (auto& [k, v] : headers) {
             held_.push_back(v);
             std::string_view value = held_.back();
@@ -67,6 +69,18 @@ struct Fixture {
                 req.if_unmodified_since = value;
             } else if (k == "Toast-Deadline") {
                 req.deadline = value;
+            } else if (k == "Content-Type") {
+                req.content_type = value;
+                req.has_content_type = true;
+            } else if (k == "Origin") {
+                req.origin = value;
+                req.has_origin = true;
+            } else if (k == "Host") {
+                req.host = value;
+            } else if (k == "Sec-Fetch-Site") {
+                req.sec_fetch_site = value;
+            } else if (k == "No-Content-Type") {
+                req.has_content_type = false;
             } else {
                 FAIL("unknown header in test: " << k);
             }
@@ -384,6 +398,39 @@ TEST_CASE("bad fault requests get 4xx naming the problem and change nothing", "[
     CHECK(f.get("/admin/disks/0/fault", {}, "GET").header("Allow") == "POST");
     CHECK(f.get("/admin/nothing").status == 404);
     CHECK(f.disks.disk_status()[0].fault == DiskFault{});
+}
+
+TEST_CASE("admin POST needs a JSON content type and the server's own origin", "[server][handler][admin]") {
+    Fixture f;
+    const std::string body = R"({"offline":true})";
+    auto post = [&](std::map<std::string, std::string> headers) {
+        return f.get("/admin/disks/0/fault", std::move(headers), "POST", body);
+    };
+    // A form post or a text/plain fetch from a web page needs no CORS preflight: refused by type.
+    auto form = post({{"Content-Type", "application/x-www-form-urlencoded"}});
+    CHECK(form.status == 415);
+    CHECK(form.reason ==
+          "admin POST needs Content-Type application/json, got application/x-www-form-urlencoded");
+    CHECK(form.header("Accept-Post") == "application/json");
+    CHECK(post({{"Content-Type", "text/plain"}}).status == 415);
+    CHECK(post({{"No-Content-Type", ""}}).status == 415);
+    // Another origin is refused even with the right type.
+    auto foreign = post({{"Origin", "http://evil.example"}, {"Host", "127.0.0.1:8080"}});
+    CHECK(foreign.status == 403);
+    CHECK(foreign.reason ==
+          "cross-origin admin request refused: Origin http://evil.example is not this server (Host "
+          "127.0.0.1:8080)");
+    CHECK(post({{"Origin", "http://127.0.0.1:8081"}, {"Host", "127.0.0.1:8080"}}).status == 403);
+    CHECK(post({{"Origin", "null"}, {"Host", "127.0.0.1:8080"}}).status == 403);
+    CHECK(post({{"Origin", "http://127.0.0.1:8080"}}).status == 403);  // no Host to match
+    CHECK(post({{"Sec-Fetch-Site", "cross-site"}}).status == 403);
+    CHECK(post({{"Sec-Fetch-Site", "same-site"}}).status == 403);
+    CHECK(f.disks.disk_status()[0].fault == DiskFault{});
+    // The server's own origin (case-insensitive), a same-origin fetch and a tool sending neither header pass.
+    CHECK(post({{"Origin", "http://LOCALHOST:8080"}, {"Host", "localhost:8080"}}).status == 200);
+    CHECK(post({{"Sec-Fetch-Site", "same-origin"}}).status == 200);
+    CHECK(post({{"Content-Type", "application/json; charset=utf-8"}}).status == 200);
+    CHECK(f.disks.disk_status()[0].fault.offline);
 }
 
 TEST_CASE("with admin_listen configured, admin routes live only on the admin listener",

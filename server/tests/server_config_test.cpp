@@ -64,6 +64,17 @@ TEST_CASE("disk objects carry emulation and faults", "[server][config]") {
     CHECK(c.public_url == "http://vod.example");
 }
 
+TEST_CASE("public_url must be plain http, the only scheme the client fetches from", "[server][config]") {
+    auto bad = [](const char* text) { return load_server_config(nlohmann::json::parse(text)); };
+    CHECK_THROWS_WITH(
+        bad(R"({"disks":["/a","/b"],"public_url":"https://vod.example"})"),
+        "config field 'public_url': https:// is not supported (toast-client fetches from the server "
+        "over plain HTTP), got \"https://vod.example\"; use an http:// URL");
+    CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"public_url":"ftp://vod.example"})"),
+                      Contains("'public_url'") && Contains("expected an http:// URL"));
+    CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"public_url":"http://"})"), Contains("'public_url'"));
+}
+
 TEST_CASE("bad server configs name the field and the value", "[server][config]") {
     auto bad = [](const char* text) { return load_server_config(nlohmann::json::parse(text)); };
     CHECK_THROWS_WITH(bad(R"({"disks":[]})"), Contains("'disks'"));

@@ -72,6 +72,7 @@ class Deployment {
         auto body = std::string("{\"offline\":") + (offline ? "true" : "false") + "}";
         auto out = tt::raw_exchange(port_, "POST /admin/disks/" + std::to_string(disk) +
                                                "/fault HTTP/1.1\r\nHost: t\r\nConnection: close\r\n"
+                                               "Content-Type: application/json\r\n"
                                                "Content-Length: " +
                                                std::to_string(body.size()) + "\r\n\r\n" + body);
         REQUIRE(out.rfind("HTTP/1.1 200 OK", 0) == 0);

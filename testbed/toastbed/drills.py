@@ -184,7 +184,8 @@ class Drill:
 
     def admin(self, disk: int, fault: dict) -> None:
         req = urllib.request.Request(f"http://127.0.0.1:{self.admin_port}/admin/disks/{disk}/fault",
-                                     data=json.dumps(fault).encode(), method="POST")
+                                     data=json.dumps(fault).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=5) as r:
             if r.status != 200:
                 raise DrillError(f"admin fault on disk {disk}: HTTP {r.status}")
