@@ -131,7 +131,12 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
             std::printf("  disk %zu (%s): %llu blocks\n", d, config.disks[d].path.c_str(),
                         static_cast<unsigned long long>(r.blocks_per_disk[d]));
         if (r.removed_versions > 0) std::printf("  replaced the previous version\n");
-        std::printf("torrent %s (info-hash %s)\n", opt.torrent.c_str(), r.info_hash.c_str());
+        if (m.size == 0) {
+            std::printf(
+                "no torrent written: an empty title has no pieces to share; it is served over HTTP only\n");
+        } else {
+            std::printf("torrent %s (info-hash %s)\n", opt.torrent.c_str(), r.info_hash.c_str());
+        }
         return 0;
     } catch (const IngestError& e) {
         return fail(std::string("ingest failed: ") + e.what());

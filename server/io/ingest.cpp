@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -189,7 +190,6 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     if (!S_ISREG(st.st_mode))
         throw IngestError("media file " + opt.media.string() + " is not a regular file");
     const auto size = static_cast<std::uint64_t>(st.st_size);
-    if (size == 0) throw IngestError("media file " + opt.media.string() + " is empty");
     if (opt.torrent.empty()) throw IngestError("--torrent OUT.torrent is required");
     const auto torrent_dir = opt.torrent.parent_path().empty() ? fs::path(".") : opt.torrent.parent_path();
     std::error_code ec;
@@ -201,7 +201,8 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     if (auto problem = placement_problem(policy, config.disks.size()); !problem.empty()) {
         throw IngestError("policy " + std::string(to_string(policy)) + ": " + problem);
     }
-    const auto trace = opt.trace ? source_trace(opt.media, size, config.time_slice) : std::nullopt;
+    const auto trace =
+        opt.trace && size > 0 ? source_trace(opt.media, size, config.time_slice) : std::nullopt;
     const auto bitrate = opt.bitrate.value_or(trace ? trace->average_rate() : config.default_bitrate);
     if (bitrate.value() == 0) throw IngestError("bitrate must be greater than 0");
     const std::uint64_t block_size =
@@ -324,13 +325,17 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
         spec.average_bitrate = trace->average_rate();
         spec.peak_bitrate = trace->peak_rate();
     }
+    // A torrent cannot describe zero bytes (BitTorrent has no zero-piece torrent, libtorrent refuses one):
+    // an empty title is served over HTTP only, and no torrent is written for it.
     TorrentFile torrent;
-    try {
-        torrent = make_title_torrent(spec);
-    } catch (const std::exception& e) {
-        throw IngestError(std::string("cannot create the torrent: ") + e.what());
+    if (size > 0) {
+        try {
+            torrent = make_title_torrent(spec);
+        } catch (const std::exception& e) {
+            throw IngestError(std::string("cannot create the torrent: ") + e.what());
+        }
+        result.info_hash = torrent.info_hash;
     }
-    result.info_hash = torrent.info_hash;
 
     // ---- stage, then commit ----
     std::vector<StagedFile> manifests;
@@ -338,10 +343,12 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     try {
         for (const auto& disk : config.disks)
             manifests.emplace_back(manifest_path(disk.path, m.title), text);
-        StagedFile staged_torrent(opt.torrent, torrent.bytes);
+        std::optional<StagedFile> staged_torrent;
+        if (size > 0) staged_torrent.emplace(opt.torrent, torrent.bytes);
         for (auto& f : manifests)
             f.commit();
-        staged_torrent.commit();
+        if (staged_torrent) staged_torrent->commit();
+        if (size == 0) fs::remove(opt.torrent, ec);  // a torrent left there would describe an older version
     } catch (const std::runtime_error& e) {
         throw IngestError(e.what());
     }

@@ -244,6 +244,59 @@ TEST_CASE("the torrent written by ingest verifies against the served bytes", "[s
     CHECK(web_seed);
 }
 
+TEST_CASE("an empty file is ingested without a torrent and served as a zero-length representation",
+          "[server][integration]") {
+    toast::testing::TempDir dir;
+    const auto port = tt::free_tcp_port();
+    nlohmann::json config = {{"listen", "127.0.0.1:" + std::to_string(port)},
+                             {"disks", nlohmann::json::array()},
+                             {"policy", "rda"}};
+    for (std::size_t d = 0; d < kDisks; ++d) {
+        std::filesystem::create_directory(dir / ("disk" + std::to_string(d)));
+        config["disks"].push_back((dir / ("disk" + std::to_string(d))).string());
+    }
+    std::ofstream(dir / "config.json") << config.dump();
+    std::ofstream(dir / "empty.bin").flush();
+    std::ofstream(dir / "empty.torrent") << "a torrent of an older version";
+    const auto config_path = (dir / "config.json").string();
+    auto ingest =
+        tt::run(TOAST_SERVER_BIN, {"--config", config_path, "ingest", "empty", (dir / "empty.bin").string(),
+                                   "--torrent", (dir / "empty.torrent").string()});
+    INFO(ingest.out << ingest.err);
+    REQUIRE(ingest.exit_code == 0);
+    CHECK_THAT(ingest.out, Contains("0 bytes") && Contains("served over HTTP only"));
+    CHECK_FALSE(std::filesystem::exists(dir / "empty.torrent"));
+    auto verify = tt::run(TOAST_SERVER_BIN, {"--config", config_path, "verify", "empty"});
+    CHECK(verify.exit_code == 0);
+
+    tt::ChildProcess server(TOAST_SERVER_BIN, std::vector<std::string>{"--config", config_path, "serve"},
+                            dir.path());
+    REQUIRE(tt::wait_for_tcp_port(port, 10s));
+    // RFC 9110: the whole representation is 200 with Content-Length 0; no range of it is satisfiable (416
+    // with bytes */0), so a suffix range is 416 too; HEAD has the same head.
+    auto whole = tt::raw_exchange(port, "GET /titles/empty HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    CHECK(whole.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK_THAT(whole, Contains("Content-Length: 0\r\n") && Contains("Accept-Ranges: bytes\r\n"));
+    CHECK(whole.substr(whole.find("\r\n\r\n") + 4).empty());
+    auto head = tt::http_request(port, "HEAD", "/titles/empty");
+    CHECK(head.status == 200);
+    CHECK(head.header("content-length") == "0");
+    for (const char* range : {"bytes=0-", "bytes=0-0", "bytes=-1"}) {
+        auto r = tt::http_request(port, "GET", "/titles/empty", {{"Range", range}});
+        INFO(range);
+        CHECK(r.status == 416);
+        CHECK(r.header("content-range") == "bytes */0");
+    }
+    // The connection stays usable after a zero-length body: two requests pipelined on one connection.
+    auto two = tt::raw_exchange(port,
+                                "GET /titles/empty HTTP/1.1\r\nHost: t\r\n\r\n"
+                                "GET /titles/empty HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    CHECK(two.find("HTTP/1.1 200 OK", 1) != std::string::npos);
+    auto stream = tt::http_request(port, "GET", "/stream/empty");
+    CHECK(stream.status == 200);
+    CHECK(stream.body.empty());
+}
+
 TEST_CASE("junk, oversized headers and traversal get 4xx and the real server keeps serving",
           "[server][integration]") {
     Deployment d("rda");
