@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -172,8 +173,32 @@ int run_check(const ServerConfig& config) {
     for (const auto& d : config.disks)
         disks.push_back(d.path);
     auto scan = Catalogue(disks).scan();
+    // Identities: a disk without one is new (ingest gives it one) unless titles name a disk that is not
+    // found; two disks with one identity are one directory listed twice or a copy, and reads would go to the
+    // wrong one.
+    std::map<std::string, std::size_t> seen;
+    bool duplicate = false;
+    for (std::size_t d = 0; d < disks.size(); ++d) {
+        const auto id = read_disk_id(disks[d]);
+        std::error_code ec;
+        if (id.empty() && std::filesystem::exists(disk_id_path(disks[d]), ec)) {
+            std::printf("warning: disk %zu (%s): %s is not a disk id\n", d, disks[d].c_str(),
+                        disk_id_path(disks[d]).c_str());
+        } else if (id.empty()) {
+            std::printf("disk %zu (%s): no identity yet (the next ingest writes %s)\n", d, disks[d].c_str(),
+                        disk_id_path(disks[d]).c_str());
+        } else if (auto [it, fresh] = seen.emplace(id, d); !fresh) {
+            std::printf(
+                "error: disks %zu and %zu have the same identity %s: one directory listed twice, or a copy\n",
+                it->second, d, id.c_str());
+            duplicate = true;
+        } else {
+            std::printf("disk %zu (%s): identity %s\n", d, disks[d].c_str(), id.c_str());
+        }
+    }
     for (const auto& p : scan.problems)
         std::printf("warning: %s\n", p.c_str());
+    if (duplicate) return fail("two configured disks have the same identity");
     std::printf("config OK: %zu disks, policy %s, listen %s, %zu titles\n", config.disks.size(),
                 std::string(to_string(config.policy)).c_str(), config.listen.to_string().c_str(),
                 scan.titles.size());

@@ -1,5 +1,6 @@
 #include "server/core/manifest.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -128,7 +129,44 @@ nlohmann::json manifest_to_json(const Manifest& m) {
                         {"chunk_size", m.chunk_size},
                         {"blocks", std::move(blocks)}};
     if (m.trace) j["trace"] = {{"round_ns", m.trace->round.count()}, {"bytes", m.trace->bytes}};
+    if (!m.disk_ids.empty()) j["disk_ids"] = m.disk_ids;
     return j;
+}
+
+bool is_valid_disk_id(std::string_view id) {
+    return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    });
+}
+
+std::string remap_disks(Manifest& m, const std::vector<std::string>& current_ids) {
+    if (m.disk_ids.empty()) return {};
+    std::vector<std::size_t> to(m.disk_ids.size());
+    std::vector<bool> taken(current_ids.size(), false);
+    for (std::size_t p = 0; p < m.disk_ids.size(); ++p) {
+        auto it = std::find(current_ids.begin(), current_ids.end(), m.disk_ids[p]);
+        if (it != current_ids.end()) {
+            to[p] = static_cast<std::size_t>(it - current_ids.begin());
+        } else if (p < current_ids.size() && current_ids[p].empty()) {
+            to[p] = p;
+        } else {
+            return "its replicas on the disk with identity " + m.disk_ids[p] + " (disk " + std::to_string(p) +
+                   " at ingest) have no configured disk: no disk in 'disks' has that identity";
+        }
+        if (taken[to[p]]) {
+            return "disk " + std::to_string(to[p]) + " would stand for two disks of the ingest (identity " +
+                   m.disk_ids[p] + ")";
+        }
+        taken[to[p]] = true;
+    }
+    for (auto& b : m.blocks)
+        for (auto& r : b.replicas)
+            r.disk = static_cast<std::uint32_t>(to[r.disk]);
+    std::vector<std::string> ids(current_ids.size());
+    for (std::size_t p = 0; p < m.disk_ids.size(); ++p)
+        ids[to[p]] = m.disk_ids[p];
+    m.disk_ids = std::move(ids);
+    return {};
 }
 
 ManifestParse parse_manifest(const nlohmann::json& j, std::size_t disk_count) {
@@ -219,6 +257,20 @@ ManifestParse parse_manifest(const nlohmann::json& j, std::size_t disk_count) {
                            std::to_string(m.size)};
             }
             m.trace = std::move(trace);
+        }
+        if (j.contains("disk_ids")) {
+            const auto& ids = j["disk_ids"];
+            if (!ids.is_array() || ids.size() > 65536) throw Fail{"'disk_ids' must be an array of disk ids"};
+            for (const auto& id : ids) {
+                if (!id.is_string() || !is_valid_disk_id(id.get<std::string>()))
+                    throw Fail{"'disk_ids' entries must be 1-64 lowercase hex digits"};
+                m.disk_ids.push_back(id.get<std::string>());
+            }
+            for (const auto& b : m.blocks)
+                for (const auto& r : b.replicas)
+                    if (r.disk >= m.disk_ids.size())
+                        throw Fail{"a replica names disk " + std::to_string(r.disk) + " but 'disk_ids' has " +
+                                   std::to_string(m.disk_ids.size()) + " entries"};
         }
         return {std::move(m), {}};
     } catch (const Fail& f) {

@@ -54,8 +54,21 @@ struct Manifest {
     std::uint64_t chunk_size = kChunkSize;
     std::vector<BlockRecord> blocks;
     std::optional<DemandTrace> trace;  // paced and admitted by this when present; sums to size
+    // The identity (disk id file) of the disk each replica `disk` index named at ingest; empty in manifests
+    // written before disks had identities, whose indices are config positions.
+    std::vector<std::string> disk_ids;
     bool operator==(const Manifest&) const = default;
 };
+
+// Rewrites the replicas' disk indices from the positions at ingest to the positions of the same disks in the
+// config now, found by identity (`current_ids[i]` is configured disk i's, "" when it has none or cannot be
+// read). An identity no configured disk has keeps its position if the disk there has no readable identity
+// (a dead or unmounted disk: the other replicas serve); otherwise the manifest cannot be placed and the
+// returned message says which disk is missing. "" on success.
+std::string remap_disks(Manifest& manifest, const std::vector<std::string>& current_ids);
+
+// 1-64 lowercase hex digits: what a disk id file holds.
+bool is_valid_disk_id(std::string_view id);
 
 // [A-Za-z0-9._-]{1,128}, not starting with '.'.
 bool is_valid_title_name(std::string_view name);

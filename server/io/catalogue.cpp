@@ -2,8 +2,11 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <fstream>
+#include <random>
 #include <sstream>
+#include <stdexcept>
 
 #include "server/io/durable_file.hpp"
 
@@ -21,11 +24,41 @@ std::filesystem::path ingest_lock_path(const std::filesystem::path& disk) {
     return disk / "ingest.lock";
 }
 
+std::filesystem::path disk_id_path(const std::filesystem::path& disk) {
+    return disk / "disk.id";
+}
+
+std::string read_disk_id(const std::filesystem::path& disk) {
+    std::ifstream in(disk_id_path(disk), std::ios::binary);
+    std::string id;
+    if (!in || !std::getline(in, id) || !is_valid_disk_id(id)) return {};
+    return id;
+}
+
+std::string ensure_disk_id(const std::filesystem::path& disk) {
+    if (auto id = read_disk_id(disk); !id.empty()) return id;
+    std::error_code ec;
+    if (std::filesystem::exists(disk_id_path(disk), ec)) {
+        throw std::runtime_error(disk_id_path(disk).string() +
+                                 " is not a disk id (1-64 lowercase hex digits); remove it only if this disk "
+                                 "holds no titles");
+    }
+    std::random_device rd;
+    char hex[33];
+    for (int i = 0; i < 4; ++i)
+        std::snprintf(hex + 8 * i, 9, "%08x", static_cast<unsigned>(rd()));
+    write_file_atomically(disk_id_path(disk), std::string(hex) + "\n");
+    return hex;
+}
+
 Catalogue::Catalogue(std::vector<std::filesystem::path> disks) : disks_(std::move(disks)) {}
 
 CatalogueScan Catalogue::scan() {
     CatalogueScan out;
     std::map<std::filesystem::path, Cached> next;
+    std::vector<std::string> ids;
+    for (const auto& disk : disks_)
+        ids.push_back(read_disk_id(disk));
     for (std::size_t d = 0; d < disks_.size(); ++d) {
         std::error_code ec;
         std::filesystem::directory_iterator it(manifests_dir(disks_[d]), ec);
@@ -64,8 +97,18 @@ CatalogueScan Catalogue::scan() {
                     entry.manifest.reset();
                 }
             }
-            if (entry.manifest) {
-                const auto& m = *entry.manifest;
+            std::optional<Manifest> placed = entry.manifest;
+            std::string error = entry.error;
+            if (placed) {
+                // Cached as written; placed on the disks as they are configured now.
+                error = remap_disks(*placed, ids);
+                if (!error.empty()) {
+                    out.unplaced.push_back(*entry.manifest);
+                    placed.reset();
+                }
+            }
+            if (placed) {
+                const auto& m = *placed;
                 auto& title = out.titles[m.title];
                 const bool better =
                     title.by_disk.empty() || m.generation > title.manifest.generation ||
@@ -73,7 +116,7 @@ CatalogueScan Catalogue::scan() {
                 if (better) title.manifest = m;
                 title.by_disk[d] = m;
             } else {
-                out.problems.push_back("manifest " + path.string() + ": " + entry.error);
+                out.problems.push_back("manifest " + path.string() + ": " + error);
             }
             next[path] = std::move(entry);
         }

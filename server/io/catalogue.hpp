@@ -20,6 +20,14 @@ std::filesystem::path manifests_dir(const std::filesystem::path& disk);
 std::filesystem::path manifest_path(const std::filesystem::path& disk, std::string_view title);
 std::filesystem::path ingest_lock_path(const std::filesystem::path& disk);
 
+// A disk's identity: a random id written into DISK/disk.id at its first use by ingest, so manifests name
+// disks by what they are, not by their position in the config's `disks`.
+std::filesystem::path disk_id_path(const std::filesystem::path& disk);
+// The disk's identity, or "" when it has none yet or the file cannot be read or is not a valid id.
+std::string read_disk_id(const std::filesystem::path& disk);
+// The disk's identity, written (durably) first if it has none. Throws std::runtime_error naming the disk.
+std::string ensure_disk_id(const std::filesystem::path& disk);
+
 struct CatalogueEntry {
     Manifest manifest;                        // the winner: highest generation, then highest version
     std::map<std::size_t, Manifest> by_disk;  // every disk's readable copy
@@ -28,6 +36,9 @@ struct CatalogueEntry {
 struct CatalogueScan {
     std::map<std::string, CatalogueEntry> titles;
     std::vector<std::string> problems;  // unreadable or invalid manifest files, one line each
+    // Valid manifests whose disks the config does not hold now (see remap_disks): not served, but their
+    // blocks are kept.
+    std::vector<Manifest> unplaced;
 };
 
 class Catalogue {

@@ -121,6 +121,25 @@ void prepare_disks(const ServerConfig& config) {
     }
 }
 
+// Every disk's identity, giving one to a disk at its first use.
+std::vector<std::string> disk_identities(const ServerConfig& config) {
+    std::vector<std::string> ids;
+    for (std::size_t d = 0; d < config.disks.size(); ++d) {
+        try {
+            ids.push_back(ensure_disk_id(config.disks[d].path));
+        } catch (const std::exception& e) {
+            throw IngestError("disk " + std::to_string(d) + ": " + e.what());
+        }
+        for (std::size_t o = 0; o < d; ++o)
+            if (ids[o] == ids[d])
+                throw IngestError("disks " + std::to_string(o) + " and " + std::to_string(d) +
+                                  " have the same identity " + ids[d] + " (" +
+                                  disk_id_path(config.disks[d].path).string() +
+                                  "): the same disk listed twice, or a copied directory");
+    }
+    return ids;
+}
+
 std::vector<fs::path> disk_paths(const ServerConfig& config) {
     std::vector<fs::path> out;
     for (const auto& d : config.disks)
@@ -134,6 +153,8 @@ CleanupReport clean_up_locked(const ServerConfig& config) {
     Catalogue catalogue(disk_paths(config));
     auto scan = catalogue.scan();
     std::set<std::string> referenced;
+    for (const auto& m : scan.unplaced)
+        referenced.insert(fs::path(version_dir_name(m.title, m.version)).filename().string());
     for (const auto& [name, entry] : scan.titles) {
         const auto& m = entry.manifest;
         referenced.insert(fs::path(version_dir_name(m.title, m.version)).filename().string());
@@ -252,6 +273,7 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
             .count();
     m.chunk_size = kChunkSize;
     m.trace = trace;
+    m.disk_ids = disk_identities(config);
     const auto blocks = block_count(size, block_size);
     const auto placement = place_blocks(policy, blocks, config.disks.size(), m.seed, m.title);
 

@@ -9,6 +9,7 @@
 #include <libtorrent/torrent_info.hpp>
 
 #include "server/io/block_store.hpp"
+#include "server/io/catalogue.hpp"
 #include "store_fixture.hpp"
 
 using namespace toast;
@@ -177,6 +178,56 @@ TEST_CASE(
     std::ostringstream hash;
     hash << ti.info_hashes().v1;
     CHECK_THAT(r1.out, Contains("info-hash " + hash.str()));
+}
+
+TEST_CASE("disks are known by identity: reordering them in the config after ingest keeps every title",
+          "[server][ingest]") {
+    StoreFixture fx(3, "rda");
+    auto config = fx.write_config();
+    auto media = fx.media("m.bin", 300'000, 7);
+    auto in = cli(config, {"ingest", "movie", media.string(), "--torrent", fx.path("m.torrent").string(),
+                           "--block-size", "16KiB"});
+    INFO(in.err);
+    REQUIRE(in.exit_code == 0);
+    std::vector<std::string> ids;
+    for (std::size_t d = 0; d < 3; ++d) {
+        ids.push_back(read_disk_id(fx.disk(d)));
+        CHECK(ids.back().size() == 32);
+    }
+    CHECK(ids[0] != ids[1]);
+
+    // The same disks, listed in another order.
+    auto j = fx.json();
+    j["disks"] = {fx.disk(2).string(), fx.disk(0).string(), fx.disk(1).string()};
+    std::ofstream(fx.path("reordered.json")) << j.dump();
+    auto verify = cli(fx.path("reordered.json"), {"verify"});
+    INFO(verify.out << verify.err);
+    CHECK(verify.exit_code == 0);
+    auto check = cli(fx.path("reordered.json"), {"check"});
+    CHECK(check.exit_code == 0);
+    CHECK_THAT(check.out, Contains("disk 0 (" + fx.disk(2).string() + "): identity " + ids[2]) &&
+                              Contains("1 titles") && !Contains("warning"));
+    {
+        MetricsRegistry metrics;
+        BlockStore store(load_server_config(j), metrics);
+        auto t = store.find("movie");
+        REQUIRE(t);
+        CHECK(read_bytes(store, t, 0, t->size) == toast::testing::read_file(media));
+    }
+
+    // A disk whose identity is not the one the manifests name is reported, and the title is not served from
+    // a wrong disk; its blocks are kept.
+    std::ofstream(disk_id_path(fx.disk(1))) << "0123456789abcdef\n";
+    auto mismatch = cli(fx.path("reordered.json"), {"check"});
+    CHECK_THAT(mismatch.out, Contains("warning: manifest") && Contains("identity " + ids[1]) &&
+                                 Contains("no disk in 'disks' has that identity") && Contains("0 titles"));
+    // Two disks with one identity: one directory listed twice, or a copy.
+    std::ofstream(disk_id_path(fx.disk(1))) << ids[0] << "\n";
+    auto twice = cli(fx.path("reordered.json"), {"check"});
+    CHECK(twice.exit_code == 1);
+    CHECK_THAT(twice.out, Contains("have the same identity " + ids[0]));
+    std::ofstream(disk_id_path(fx.disk(1))) << ids[1] << "\n";
+    CHECK(cli(fx.path("reordered.json"), {"verify"}).exit_code == 0);
 }
 
 TEST_CASE("the torrent's piece hashes match the bytes the store serves", "[server][ingest]") {

@@ -57,6 +57,49 @@ TEST_CASE("a manifest survives a JSON round trip unchanged", "[server][manifest]
     CHECK(manifest_to_json(m)["trace"]["round_ns"] == 5'000'000'000ll);
 }
 
+TEST_CASE("replicas follow their disks' identities to the disks' positions in the config now",
+          "[server][manifest]") {
+    auto m = sample_manifest();  // block b on disks b%4 and (b+1)%4
+    m.disk_ids = {"a0", "a1", "a2", "a3"};
+    auto parsed = parse_manifest(manifest_to_json(m), 4);
+    INFO(parsed.error);
+    REQUIRE(parsed.manifest);
+    CHECK(parsed.manifest->disk_ids == m.disk_ids);
+
+    // The config lists the same disks in reverse order.
+    auto reordered = m;
+    CHECK(remap_disks(reordered, {"a3", "a2", "a1", "a0"}) == "");
+    CHECK(reordered.blocks[0].replicas[0].disk == 3);
+    CHECK(reordered.blocks[0].replicas[1].disk == 2);
+    CHECK(reordered.blocks[2].replicas[0].disk == 1);
+    CHECK(reordered.blocks[2].replicas[1].disk == 0);
+    CHECK(reordered.disk_ids == std::vector<std::string>{"a3", "a2", "a1", "a0"});
+
+    // A disk that cannot be read keeps its position: its replicas fail there and the others serve.
+    auto dead = m;
+    CHECK(remap_disks(dead, {"a0", "", "a2", "a3"}) == "");
+    CHECK(dead.blocks[0].replicas[1].disk == 1);
+
+    // A disk replaced by another one (a different identity where the old disk was) is reported.
+    auto replaced = m;
+    CHECK(remap_disks(replaced, {"a0", "b1", "a2", "a3"}) ==
+          "its replicas on the disk with identity a1 (disk 1 at ingest) have no configured disk: no disk in "
+          "'disks' has that identity");
+    auto fewer = m;
+    CHECK_FALSE(remap_disks(fewer, {"a0", "a1", "a2"}).empty());
+
+    // Manifests from before identities keep positions.
+    auto old = sample_manifest();
+    CHECK(remap_disks(old, {"a3", "a2", "a1", "a0"}) == "");
+    CHECK(old == sample_manifest());
+
+    auto bad = manifest_to_json(m);
+    bad["disk_ids"] = {"a0", "A1"};
+    CHECK_THAT(parse_manifest(bad, 4).error, Contains("'disk_ids'"));
+    bad["disk_ids"] = {"a0", "a1"};
+    CHECK_THAT(parse_manifest(bad, 4).error, Contains("'disk_ids' has 2 entries"));
+}
+
 TEST_CASE("manifests that would mislead a reader are refused with the reason", "[server][manifest]") {
     auto broken = [](auto mutate) {
         auto j = manifest_to_json(sample_manifest());
