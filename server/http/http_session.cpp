@@ -158,8 +158,9 @@ void HttpSession::enqueue(Job job) {
 // A paced stream goes through admission control when it is configured: admitted, it holds its reservations
 // until the job ends; refused, it becomes a 503 whose Retry-After says when the array would have room.
 void HttpSession::admit(Job& job) {
+    // An empty title reads nothing and sends nothing: there is nothing to reserve.
     if (!shared_.admission || !job.response.paced || job.response.head_only || job.response.status != 200 ||
-        !job.response.title)
+        !job.response.title || job.response.title->size == 0)
         return;
     auto decision = shared_.admission->admit(*job.response.title, Clock::now());
     if (!decision.ticket) {
