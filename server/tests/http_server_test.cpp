@@ -578,3 +578,15 @@ TEST_CASE("log lines escape every non-printable byte of request data", "[server]
         return u >= 0x7f || (u < 0x20 && c != '\n');
     }));
 }
+
+TEST_CASE("with admission control an empty title's /stream is answered at once, with nothing reserved",
+          "[server][http][admission]") {
+    Server s([](ServerConfig& c) { c.admission.enabled = true; });
+    s.store.add("empty", "", BitRate(4'000'000));
+    const auto r = toast::testing::http_request(s.port(), "GET", "/stream/empty");
+    CHECK(r.status == 200);
+    CHECK(r.body.empty());
+    const auto metrics = toast::testing::http_request(s.port(), "GET", "/metrics").body;
+    CHECK(metric(metrics, "toast_admission_decisions_total{result=\"admitted\"}") == 0);
+    CHECK(metric(metrics, "toast_admission_active_streams") == 0);
+}
