@@ -43,7 +43,7 @@ TEST_CASE("the rate limiter allows a burst, then the refill rate, per address", 
     CHECK(limiter.tracked() == 0);
 }
 
-TEST_CASE("only configured sources are exempt from the rate limit; loopback is not by default",
+TEST_CASE("only configured sources are exempt from the rate limit, loopback is not by default",
           "[tracker][ratelimit]") {
     const auto t = RateLimiter::TimePoint{} + 1h;
     const auto local = *IpAddress::parse("127.0.0.1");

