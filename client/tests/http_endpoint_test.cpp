@@ -402,7 +402,7 @@ TEST_CASE("an address that cannot be bound is a clear error", "[client][http][en
     CHECK_THROWS_WITH(g.start(), Catch::Contains("cannot serve the player on 192.0.2.1:1"));
 }
 
-TEST_CASE("a Host that does not name the endpoint gets 421; broken framing 400; a POST with a body 405",
+TEST_CASE("a Host that does not name the endpoint gets 421, broken framing 400, a POST with a body 405",
           "[client][http][endpoint]") {
     Fixture f;
     f.on_io([&] { f.source_.add_all(); });

@@ -8,7 +8,7 @@ using namespace toast;
 using Catch::Matchers::Contains;
 using Views = std::vector<std::string_view>;
 
-TEST_CASE("HTTP/1.1 needs exactly one valid Host; HTTP/1.0 may omit it", "[common][http]") {
+TEST_CASE("HTTP/1.1 needs exactly one valid Host, HTTP/1.0 may omit it", "[common][http]") {
     CHECK_FALSE(host_problem(11, Views{"vod.example:8080"}));
     CHECK_FALSE(host_problem(11, Views{"127.0.0.1"}));
     CHECK_FALSE(host_problem(11, Views{"[::1]:8080"}));

@@ -359,7 +359,7 @@ TEST_CASE("/metrics counts responses by status and bytes by title", "[server][ht
     CHECK(metric(m, "toast_http_response_seconds_count") == 5);
 }
 
-TEST_CASE("an unavailable block gets 503 naming the title and range; the rest is served", "[server][http]") {
+TEST_CASE("an unavailable block gets 503 naming the title and range, the rest is served", "[server][http]") {
     Server s;
     s.store.fail_range("big", 4 * 1024 * 1024, 5 * 1024 * 1024, ReadStatus::unavailable);
     s.store.fail_range("small", 0, 0, ReadStatus::io_error);

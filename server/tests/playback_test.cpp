@@ -77,7 +77,7 @@ TEST_CASE("a trace viewer needs each round's bytes from the round's start", "[lo
     CHECK(p.stalls()[0].seconds == Approx(0.5));
 }
 
-TEST_CASE("a viewer that watches part of a title is done then; one cut off mid-stall ends it there",
+TEST_CASE("a viewer that watches part of a title is done then, one cut off mid-stall ends it there",
           "[loadgen][playback]") {
     Playback part(NeedCurve::constant(1000, 100'000), 1000, at(0), 1.5);
     part.on_bytes(at(0), 5000);

@@ -502,7 +502,7 @@ TEST_CASE("HTTP dates format as IMF-fixdate and parse in all three forms", "[ser
     }
 }
 
-TEST_CASE("a Toast-Deadline on a range request makes its reads due; malformed ones are best effort",
+TEST_CASE("a Toast-Deadline on a range request makes its reads due, malformed ones are best effort",
           "[server][handler]") {
     Fixture f;
     CHECK(f.get("/titles/movie", {{"Range", "bytes=0-99"}, {"Toast-Deadline", "1500"}}).deadline ==

@@ -523,7 +523,7 @@ TEST_CASE("a disk avoided for stuttering is tried again after a while and used a
     }
 }
 
-TEST_CASE("interrupt_reads cuts a read sleeping in a 40 s latency fault short; later reads are served",
+TEST_CASE("interrupt_reads cuts a read sleeping in a 40 s latency fault short, later reads are served",
           "[server][store]") {
     StoreFixture fx(
         2, "rda",

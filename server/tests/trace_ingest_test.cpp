@@ -77,7 +77,7 @@ IngestOptions options(const StoreFixture& fx, const std::string& name, const std
 
 }  // namespace
 
-TEST_CASE("ingest records an MPEG-TS or MP4 file's demand trace; the torrent keeps its average and peak",
+TEST_CASE("ingest records an MPEG-TS or MP4 file's demand trace, the torrent keeps its average and peak",
           "[server][trace][ingest]") {
     StoreFixture fx(2, "rda", {{"time_slice", "1s"}});
     const auto ts = encode(fx, "clip", 6);
