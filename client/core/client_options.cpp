@@ -1,5 +1,8 @@
 #include "client/core/client_options.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <charconv>
 #include <functional>
 #include <map>
@@ -83,6 +86,12 @@ bool is_http_url(const std::string& v) {
         return v.size() > scheme.size() && std::string_view(v).substr(0, scheme.size()) == scheme;
     };
     return rest("http://") || rest("https://");
+}
+
+// An IPv4 or IPv6 literal (operator peers are named by address: they are matched against connections).
+bool is_ip_literal(const std::string& host) {
+    unsigned char buf[sizeof(in6_addr)];
+    return ::inet_pton(AF_INET, host.c_str(), buf) == 1 || ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
 const std::vector<OptionSpec>& specs() {
@@ -235,6 +244,14 @@ const std::vector<OptionSpec>& specs() {
              o.trackers.push_back(v);
              return "";
          }},
+        {"--operator-peer", true, true,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             auto ep = parse_endpoint(v, false);
+             if (!ep || !is_ip_literal(ep->host))
+                 return "invalid peer address " + quoted(v) + " (expected IP:PORT, e.g. 10.0.0.5:6881)";
+             o.operator_peers.push_back(*ep);
+             return "";
+         }},
         {"--enable-dht", false, false,
          [](ClientOptions& o, const std::string&) -> std::string {
              o.enable_dht = true;
@@ -372,6 +389,9 @@ Options:
   --startup-buffer DURATION   media that must be present before playback starts, 0s..1h (default: 0s, the
                               first piece)
   --tracker URL               extra tracker; repeatable (default: the torrent's trackers only)
+  --operator-peer IP:PORT     a peer of the operator's (e.g. a seed beside the VoD server): counted as
+                              server-side, not as a viewer; repeatable, added to the torrent's
+                              "operator_peers" (default: those only; every other peer is a viewer)
   --enable-dht                enable the DHT (default: off; LSD, UPnP and NAT-PMP are always off)
   --log-level L               trace|debug|info|warn|error|off (default: info)
   --http HOST:PORT            play: serve the title to a player here, URL http://HOST:PORT/<file name>,

@@ -64,6 +64,9 @@ struct ClientOptions {
     std::uint64_t seed = 1;
     std::chrono::nanoseconds startup_buffer{0};  // 0: the first piece is enough
     std::vector<std::string> trackers;           // --tracker, repeatable, added to the torrent's
+    // --operator-peer IP:PORT, repeatable: the operator's own peers (server-side), added to the torrent's
+    // "operator_peers". Every other peer, seeds included, is a viewer.
+    std::vector<Endpoint> operator_peers;
     bool enable_dht = false;
     std::string log_level = "info";
     // play

@@ -37,7 +37,11 @@ FallbackPlanner::FallbackPlanner(FallbackConfig config)
     : config_(config), estimate_(config.initial_fetch_estimate) {}
 
 nanoseconds FallbackPlanner::need_window(nanoseconds horizon) const {
-    return saturating_add(saturating_add(horizon, estimate_), config_.lead_margin);
+    return saturating_add(horizon, lead());
+}
+
+nanoseconds FallbackPlanner::lead() const {
+    return saturating_add(estimate_, config_.lead_margin);
 }
 
 bool FallbackPlanner::startable(PieceIndex p, const FallbackInput& input, SteadyTime now) const {
@@ -89,6 +93,8 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
             if (eta_s < 1e6 &&
                 saturating_add(nanoseconds(static_cast<std::int64_t>(eta_s * 1e9)), lead) < due)
                 continue;
+        } else if (input.peer_owned && input.peer_owned->has(p) && due > lead) {
+            continue;
         }
         start(p, FetchReason::needed);
         ++needed;

@@ -27,7 +27,9 @@ struct FallbackConfig {
     std::chrono::nanoseconds ahead_window =
         std::chrono::seconds(30);  // how far past the need window they look
     std::chrono::nanoseconds lead_margin = std::chrono::milliseconds(500);
-    std::chrono::nanoseconds initial_fetch_estimate = std::chrono::seconds(1);
+    // Before the first fetch is measured (the title's first piece, fetched at once). A LAN VoD server sends a
+    // piece in tens of milliseconds; a high guess hands the server the pieces right after the first one.
+    std::chrono::nanoseconds initial_fetch_estimate = std::chrono::milliseconds(250);
     double ewma_alpha = 0.3;
     std::chrono::nanoseconds backoff_initial = std::chrono::milliseconds(500);
     std::chrono::nanoseconds backoff_max = std::chrono::seconds(10);
@@ -52,6 +54,11 @@ struct FallbackInput {
     // deadline stay the server's.
     const std::vector<std::int64_t>* peer_remaining = nullptr;
     double peer_rate = 0;
+    // Pieces peers are asked for that a viewer holds (or may hold: peers are still being found). Peers get
+    // until the server's last moment for them: such a piece not yet in progress is fetched only once its
+    // deadline is within the fetch estimate + margin. Fetching it at the need window would take from the
+    // server a piece peers were about to deliver (a newcomer took 6-8 such pieces in its first seconds).
+    const PieceSet* peer_owned = nullptr;
 };
 
 enum class FetchReason {
@@ -89,6 +96,8 @@ class FallbackPlanner {
     std::chrono::nanoseconds fetch_estimate() const { return estimate_; }
     // Deadlines within this are fetched now.
     std::chrono::nanoseconds need_window(std::chrono::nanoseconds horizon) const;
+    // The server's last moment: a fetch started this long before a deadline still arrives in time.
+    std::chrono::nanoseconds lead() const;
 
     std::uint64_t started() const { return started_; }
     std::uint64_t succeeded() const { return succeeded_; }

@@ -1,7 +1,6 @@
 #include "client/core/peer_admission.hpp"
 
 #include <algorithm>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -20,24 +19,18 @@ AdmissionResult drop_undeliverable(PiecePlan& plan, const SwarmSnapshot& snapsho
         by_slack.emplace_back(nanoseconds(snapshot.time_until_needed(p)) - zone, p);
     std::stable_sort(by_slack.begin(), by_slack.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::set<PieceIndex> dropped;
+    PieceSet dropped(snapshot.piece_count);
     std::int64_t load = 0;  // deliveries ahead of and including this piece
     for (const auto& [slack, p] : by_slack) {
         bool started = snapshot.in_flight.contains_index(p) && snapshot.in_flight.has(p);
         if (!started && slack < delivery * (load + 1)) {
-            dropped.insert(p);
+            dropped.set(p);
+            ++result.dropped;
             continue;
         }
         ++load;
     }
-    if (dropped.empty()) return result;
-    result.dropped = dropped.size();
-    std::erase_if(plan.wanted, [&](PieceIndex p) { return dropped.count(p) != 0; });
-    std::erase_if(plan.deadlines, [&](const PieceDeadline& d) { return dropped.count(d.piece) != 0; });
-    for (auto p : dropped) {
-        auto i = static_cast<std::size_t>(p.value());
-        if (i < plan.priority.size()) plan.priority[i] = 0;
-    }
+    if (result.dropped > 0) drop_from_plan(plan, dropped);
     return result;
 }
 

@@ -222,6 +222,15 @@ std::string_view to_string(PickerKind k) {
     return "unknown";
 }
 
+void drop_from_plan(PiecePlan& plan, const PieceSet& pieces) {
+    std::erase_if(plan.wanted, [&](PieceIndex p) { return pieces.has(p); });
+    std::erase_if(plan.deadlines, [&](const PieceDeadline& d) { return pieces.has(d.piece); });
+    for (auto p : pieces.pieces()) {
+        auto i = static_cast<std::size_t>(p.value());
+        if (i < plan.priority.size()) plan.priority[i] = 0;
+    }
+}
+
 std::chrono::milliseconds SwarmSnapshot::time_until_needed(PieceIndex p) const {
     if (p <= playhead) return std::chrono::milliseconds(0);
     auto t = piece_duration * (p - playhead).value() - into_playhead_piece;

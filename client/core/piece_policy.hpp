@@ -98,6 +98,8 @@ double beta_1_2_cell_mass(std::int64_t i, std::int64_t n);
 // `applied` counts as priority 0 there; `planned` decides the size.
 std::vector<std::pair<PieceIndex, std::uint8_t>> priority_changes(const std::vector<std::uint8_t>& applied,
                                                                   const std::vector<std::uint8_t>& planned);
+// Takes `pieces` out of `plan`: out of wanted and deadlines, priority 0.
+void drop_from_plan(PiecePlan& plan, const PieceSet& pieces);
 // The priority tier of rank `rank` (0 = most wanted) under PolicyConfig::top_tier.
 std::uint8_t priority_for_rank(std::size_t rank, std::int32_t top_tier);
 

@@ -25,6 +25,9 @@ const std::vector<std::string_view>& stats_keys() {
                                                        "stall_seconds",
                                                        "longest_stall",
                                                        "startup_ms",
+                                                       "session_ms",
+                                                       "tracker_ms",
+                                                       "first_piece_ms",
                                                        "playhead",
                                                        "pieces_had",
                                                        "buffer_bytes",
@@ -55,7 +58,13 @@ nlohmann::ordered_json to_json(const StatsRecord& r) {
     j["stalls"] = r.stalls;
     j["stall_seconds"] = r.stall_seconds;
     j["longest_stall"] = r.longest_stall;
-    j["startup_ms"] = r.startup_ms ? nlohmann::ordered_json(*r.startup_ms) : nlohmann::ordered_json(nullptr);
+    auto optional_ms = [](const std::optional<std::int64_t>& v) {
+        return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+    };
+    j["startup_ms"] = optional_ms(r.startup_ms);
+    j["session_ms"] = optional_ms(r.session_ms);
+    j["tracker_ms"] = optional_ms(r.tracker_ms);
+    j["first_piece_ms"] = optional_ms(r.first_piece_ms);
     j["playhead"] = r.playhead;
     j["pieces_had"] = r.pieces_had;
     j["buffer_bytes"] = r.buffer_bytes;
@@ -131,10 +140,13 @@ std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string*
     r.pieces_had = static_cast<std::uint32_t>(small);
     if (!real("stall_seconds", r.stall_seconds)) return fail("stall_seconds", "not a non-negative number");
     if (!real("longest_stall", r.longest_stall)) return fail("longest_stall", "not a non-negative number");
-    const auto& startup = j.at("startup_ms");
-    if (!startup.is_null()) {
-        if (!startup.is_number_integer()) return fail("startup_ms", "not an integer or null");
-        r.startup_ms = startup.get<std::int64_t>();
+    for (auto [k, field] :
+         {std::pair{"startup_ms", &r.startup_ms}, std::pair{"session_ms", &r.session_ms},
+          std::pair{"tracker_ms", &r.tracker_ms}, std::pair{"first_piece_ms", &r.first_piece_ms}}) {
+        const auto& v = j.at(k);
+        if (v.is_null()) continue;
+        if (!v.is_number_integer()) return fail(k, "not an integer or null");
+        *field = v.get<std::int64_t>();
     }
     const auto& fidelity = j.at("fidelity");
     if (!fidelity.is_null()) {

@@ -32,7 +32,12 @@ struct StatsRecord {
     double stall_seconds = 0;
     double longest_stall = 0;                // seconds
     std::optional<std::int64_t> startup_ms;  // null until playback starts
-    std::uint64_t playhead = 0;              // byte offset
+    // Startup's breakdown, each from launch, null until it happened: the torrent ready in a running session,
+    // the tracker's first answer, the first piece had.
+    std::optional<std::int64_t> session_ms;
+    std::optional<std::int64_t> tracker_ms;
+    std::optional<std::int64_t> first_piece_ms;
+    std::uint64_t playhead = 0;  // byte offset
     std::uint32_t pieces_had = 0;
     std::uint64_t buffer_bytes = 0;          // bytes in local storage now
     std::uint64_t pieces_fetched_ahead = 0;  // server fetches started ahead of need

@@ -76,10 +76,12 @@ bool StreamController::want_past_pieces() const {
 }
 
 PiecePlan StreamController::initial_plan() {
-    // Before any peer is known: playhead at the start, one peer assumed at the title's bitrate.
+    // Before any peer is known: playhead at the start, the give-up zone the server's last moment, as in
+    // tick().
     SwarmSnapshot snap = SwarmSnapshot::empty(geometry_.piece_count());
     horizon_.set_peer_count(1);
-    snap.horizon = setup_.has_server ? horizon_.pieces(nanoseconds(0)) : PieceCount(0);
+    snap.horizon =
+        setup_.has_server ? horizon_.pieces_within(fallback_.lead(), nanoseconds(0)) : PieceCount(0);
     snap.inorder_window = geometry_.pieces_in(setup_.inorder_window);
     snap.want_past_pieces = want_past_pieces();
     snap.piece_duration = duration_cast<milliseconds>(geometry_.piece_duration());
@@ -94,6 +96,7 @@ PiecePlan StreamController::initial_plan() {
 
 void StreamController::on_ready(const PieceSet& on_disk, SteadyTime now) {
     ready_ = true;
+    ready_at_ = now;
     for (auto p : on_disk.pieces())
         mark_had(p, now, false);
     completion_announced_ = had_.all();
@@ -103,6 +106,7 @@ void StreamController::mark_had(PieceIndex p, SteadyTime now, bool from_peer) {
     if (!geometry_.valid(p) || had_.has(p)) return;
     had_.set(p);
     stored_.set(p);
+    if (!first_piece_at_) first_piece_at_ = now;
     watcher_.on_piece_had(p, now);
     if (from_peer) fidelity_.on_arrival(p);
 }
@@ -160,6 +164,7 @@ void StreamController::on_fetch_refused(PieceIndex p) {
 
 void StreamController::on_tracker_reply(int peers, SteadyTime now) {
     tracker_answered_ = true;
+    if (!tracker_at_) tracker_at_ = now;
     // A swarm member that started just before us (the seed is still checking its files, a viewer is still
     // announcing) is missing from the answer, and the tracker's interval is long: until someone is found, ask
     // again soon, a bounded number of times. Meanwhile every piece would come from the server.
@@ -279,26 +284,7 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
         }
     }
 
-    // Server fallback. "No viewer has it" counts only viewers: the operator's peers hold every piece.
-    const bool peers_settled = now - started_ >= tuning_.discovery_grace && peers_.connected > 0;
-    const auto by_viewers = viewer_availability(sample);
-    const auto owed = owed_by_peers(sample, n);
-    FallbackInput fin{had_, watcher_.playhead_piece(), geometry_.piece_duration(),
-                      watcher_.into_playhead_piece(), horizon_.horizon_time(), urgent_pieces(),
-                      // "No peer has it" means nothing until peers had time to send their bitfields, nor
-                      // while no peer is connected: every piece would qualify.
-                      peers_settled ? &by_viewers : nullptr, request_end, suspend, &owed,
-                      // What peers delivered in the last second, not the horizon's smoothed estimate.
-                      peers_.rate};
-    if (setup_.has_server) {
-        plan.fetches = fallback_.plan(fin, now);
-        for (const auto& f : plan.fetches) {
-            if (f.reason == FetchReason::urgent) ++urgent_fetches_;
-            fetching_[f.piece] = now;
-        }
-    }
-
-    // Peer policy.
+    // Peer policy first: which pieces peers are asked for decides which ones the server leaves to them.
     SwarmSnapshot snap;
     snap.piece_count = n;
     snap.had = had_;
@@ -310,12 +296,13 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
     }
     snap.availability = sample.availability;
     snap.playhead = watcher_.playhead_piece();
-    // Peers are not asked for what the server fallback will fetch before they could finish it: the give-up
-    // zone is the fallback's whole need window plus one peer delivery time. A server that cannot be reached
+    // The give-up zone is the server's last moment (fetch estimate + margin): closer pieces are the server's.
+    // Farther ones are asked of peers as far as they can deliver them (admission below), and the server takes
+    // those only at their last moment, unless peers sending them fall behind. A server that cannot be reached
     // cannot take the pieces near the playhead: peers may have them.
-    const auto give_up_zone = fallback_.need_window(horizon_.horizon_time()) + horizon_.peer_delivery_time();
-    snap.horizon = sample.server_up ? horizon_.pieces_within(give_up_zone, watcher_.into_playhead_piece())
-                                    : PieceCount(0);
+    const auto zone = fallback_.lead();
+    snap.horizon =
+        sample.server_up ? horizon_.pieces_within(zone, watcher_.into_playhead_piece()) : PieceCount(0);
     snap.inorder_window = geometry_.pieces_in(setup_.inorder_window);
     snap.request_end = request_end;
     snap.want_past_pieces = want_past_pieces();
@@ -332,10 +319,45 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
         if (snap.playhead.value() <= last) window_ = std::pair{snap.playhead.value(), last};
     }
     plan.pieces = policy_->plan(snap);
-    // Nothing is asked of peers that they cannot deliver before the server would take it anyway.
-    if (sample.server_up && setup_.has_server && peers_.connected > 0) {
+    // Nothing is asked of peers that they cannot deliver before the server's last moment, at the rate they
+    // were measured delivering. Before the first measurement peers are given the chance: the server still
+    // takes each piece at its last moment.
+    if (sample.server_up && setup_.has_server && peers_.connected > 0 && horizon_.samples() > 0) {
         admission_dropped_ +=
-            drop_undeliverable(plan.pieces, snap, give_up_zone, horizon_.peer_delivery_time()).dropped;
+            drop_undeliverable(plan.pieces, snap, zone, horizon_.peer_delivery_time()).dropped;
+    }
+
+    // Server fallback. "No viewer has it" counts only viewers: the operator's peers hold every piece.
+    const auto by_viewers = viewer_availability(sample);
+    const auto owed = owed_by_peers(sample, n);
+    // Pieces left to peers until the server's last moment: those asked of peers that a viewer holds, and
+    // while peers are still being found (the tracker has not answered, or named peers we are connecting to),
+    // every piece asked of peers.
+    const bool finding_peers =
+        setup_.has_trackers && now - started_ < tuning_.discovery_grace && (!tracker_answered_ || known > 0);
+    PieceSet peer_owned(n);
+    for (auto p : plan.pieces.wanted) {
+        auto i = static_cast<std::size_t>(p.value());
+        if (finding_peers || (i < by_viewers.size() && by_viewers[i] > 0)) peer_owned.set(p);
+    }
+    const bool peers_settled = now - started_ >= tuning_.discovery_grace && peers_.connected > 0;
+    FallbackInput fin{had_, watcher_.playhead_piece(), geometry_.piece_duration(),
+                      watcher_.into_playhead_piece(), horizon_.horizon_time(), urgent_pieces(),
+                      // "No peer has it" means nothing until peers had time to send their bitfields, nor
+                      // while no peer is connected: every piece would qualify.
+                      peers_settled ? &by_viewers : nullptr, request_end, suspend, &owed,
+                      // What peers delivered in the last second, not the horizon's smoothed estimate.
+                      peers_.rate, &peer_owned};
+    if (setup_.has_server) {
+        plan.fetches = fallback_.plan(fin, now);
+        PieceSet fetched(n);
+        for (const auto& f : plan.fetches) {
+            if (f.reason == FetchReason::urgent) ++urgent_fetches_;
+            fetching_[f.piece] = now;
+            fetched.set(f.piece);
+        }
+        // What the server fetches now is no longer asked of peers (unless the server does not answer).
+        if (!plan.fetches.empty() && sample.server_up) drop_from_plan(plan.pieces, fetched);
     }
     fidelity_.on_plan(plan.pieces.wanted);
     plan.apply_pieces = !suspend;
@@ -350,6 +372,13 @@ void StreamController::fill_record(StatsRecord& r, SteadyTime now) const {
     r.bytes_server_wasted = bytes_server_wasted_;
     r.bytes_from_server = r.bytes_server_useful + r.bytes_server_wasted;
     fill_playback(r, watcher_, now);
+    auto since_start = [&](const std::optional<SteadyTime>& at) -> std::optional<std::int64_t> {
+        if (!at) return std::nullopt;
+        return duration_cast<milliseconds>(*at - started_).count();
+    };
+    r.session_ms = since_start(ready_at_);
+    r.tracker_ms = since_start(tracker_at_);
+    r.first_piece_ms = since_start(first_piece_at_);
     r.pieces_had = static_cast<std::uint32_t>(had_.count().value());
     r.buffer_bytes = stored_bytes().value();
     r.pieces_fetched_ahead = fallback_.fetched_ahead();

@@ -65,6 +65,7 @@ struct PieceArrival {
 
 class StreamController {
   public:
+    // `start` is the client's launch: startup and its breakdown are measured from it.
     StreamController(TitleGeometry geometry, ControllerSetup setup, const ClientTuning& tuning,
                      SteadyTime start);
 
@@ -139,6 +140,9 @@ class StreamController {
     bool ready_ = false;
     bool suspended_ = false;
     bool completion_announced_ = false;  // or a seed from the start, which libtorrent announces as one
+
+    // Startup's breakdown (from the controller's start, the client's launch).
+    std::optional<SteadyTime> ready_at_, tracker_at_, first_piece_at_;
 
     // Discovery.
     bool tracker_answered_ = false;

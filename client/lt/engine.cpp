@@ -34,18 +34,21 @@ SessionConfig session_config(const ClientOptions& o, const ClientTuning& tuning)
 class Engine::Impl {
   public:
     Impl(ClientOptions options, TitleTorrent torrent, ClientTuning tuning)
-        : tuning_(std::move(tuning)), signals_(io_) {
+        : launched_(std::chrono::steady_clock::now()), tuning_(std::move(tuning)), signals_(io_) {
         session_ = std::make_unique<StreamSession>(io_, session_config(options, tuning_));
         session_->on_session_event([this](const LtEvent& e) {
             if (e.kind != LtEventKind::listen_failed) return;
             spdlog::error("cannot listen on port {}: {}", e.port, e.message);
             title_->fail("cannot listen on port " + std::to_string(e.port) + ": " + e.message);
         });
-        title_ = std::make_unique<TitleStream>(*session_, options, std::move(torrent), tuning_, [this] {
-            boost::system::error_code ignored;
-            signals_.cancel(ignored);
-            io_.stop();
-        });
+        title_ = std::make_unique<TitleStream>(
+            *session_, options, std::move(torrent), tuning_,
+            [this] {
+                boost::system::error_code ignored;
+                signals_.cancel(ignored);
+                io_.stop();
+            },
+            launched_);
     }
 
     ~Impl() {
@@ -75,6 +78,7 @@ class Engine::Impl {
     TitleStream& title() { return *title_; }
 
   private:
+    std::chrono::steady_clock::time_point launched_;
     ClientTuning tuning_;
     asio::io_context io_;
     asio::signal_set signals_;

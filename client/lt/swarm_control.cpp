@@ -43,8 +43,16 @@ BlockRef block_of(const lt::peer_request& r) {
 // cancels from leaving requests hanging at a peer that does not answer them (CancelLedger).
 class ToastPeerPlugin final : public lt::peer_plugin {
   public:
-    ToastPeerPlugin(lt::peer_connection_handle pc, std::shared_ptr<SwarmControl> control)
-        : pc_(std::move(pc)), control_(std::move(control)), id_(control_->next_peer_id()) {}
+    ToastPeerPlugin(lt::peer_connection_handle pc, std::shared_ptr<SwarmControl> control,
+                    lt::sha1_hash torrent)
+        : pc_(std::move(pc)),
+          control_(std::move(control)),
+          torrent_(torrent),
+          id_(control_->next_peer_id()),
+          remote_(pc_.remote()) {
+        // We opened it: the remote end is where the peer listens.
+        if (pc_.is_outgoing()) control_->on_peer_listen(torrent_, remote_, remote_);
+    }
 
     lt::string_view type() const override { return "toast"; }
 
@@ -59,8 +67,15 @@ class ToastPeerPlugin final : public lt::peer_plugin {
             dont_have_id_ = static_cast<int>(m.dict_find_int_value("lt_donthave", 0));
         }
         client_ = std::string(handshake.dict_find_string_value("v"));
+        // It opened it: the handshake says where it listens (libtorrent sends "p" on connections it opens).
+        auto port = handshake.dict_find_int_value("p", 0);
+        if (!pc_.is_outgoing() && port > 0 && port < 65536) {
+            control_->on_peer_listen(torrent_, remote_,
+                                     lt::tcp::endpoint(remote_.address(), static_cast<std::uint16_t>(port)));
+        }
         return true;
     }
+    void on_disconnect(const lt::error_code&) override { control_->on_peer_gone(torrent_, remote_); }
     void sent_request(const lt::peer_request& r) override { outstanding_.insert(key_of(r)); }
     void sent_cancel(const lt::peer_request& r) override {
         // libtorrent's own cancel (a deadline, end-game): it waits for the peer's answer.
@@ -136,7 +151,9 @@ class ToastPeerPlugin final : public lt::peer_plugin {
 
     lt::peer_connection_handle pc_;
     std::shared_ptr<SwarmControl> control_;
+    lt::sha1_hash torrent_;
     std::uint64_t id_;
+    lt::tcp::endpoint remote_;
     int dont_have_id_ = 0;
     bool fast_ = false;
     bool convicted_ = false;
@@ -157,7 +174,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
 
     std::shared_ptr<lt::peer_plugin> new_connection(const lt::peer_connection_handle& pc) override {
         if (pc.type() != lt::connection_type::bittorrent) return {};
-        auto plugin = std::make_shared<ToastPeerPlugin>(pc, control_);
+        auto plugin = std::make_shared<ToastPeerPlugin>(pc, control_, key_);
         prune();
         peers_.push_back(plugin);
         return plugin;
@@ -259,6 +276,41 @@ void SwarmControl::expect_server_piece(const lt::sha1_hash& torrent, PieceIndex 
 bool SwarmControl::take_server_piece(const lt::sha1_hash& torrent, PieceIndex piece) {
     std::lock_guard lock(mutex_);
     return server_pieces_.erase({torrent, piece}) > 0;
+}
+
+void SwarmControl::set_operator_peers(const lt::sha1_hash& torrent, std::vector<lt::tcp::endpoint> peers) {
+    std::lock_guard lock(mutex_);
+    operators_[torrent].listen = std::move(peers);
+}
+
+std::set<lt::tcp::endpoint> SwarmControl::operator_connections(const lt::sha1_hash& torrent) const {
+    std::lock_guard lock(mutex_);
+    auto it = operators_.find(torrent);
+    return it == operators_.end() ? std::set<lt::tcp::endpoint>{} : it->second.connections;
+}
+
+void SwarmControl::forget_torrent(const lt::sha1_hash& torrent) {
+    std::lock_guard lock(mutex_);
+    operators_.erase(torrent);
+    for (auto it = server_pieces_.begin(); it != server_pieces_.end();) {
+        it = it->first == torrent ? server_pieces_.erase(it) : std::next(it);
+    }
+}
+
+void SwarmControl::on_peer_listen(const lt::sha1_hash& torrent, const lt::tcp::endpoint& remote,
+                                  const lt::tcp::endpoint& listen) {
+    std::lock_guard lock(mutex_);
+    auto it = operators_.find(torrent);
+    if (it == operators_.end()) return;
+    auto& ops = it->second;
+    if (std::find(ops.listen.begin(), ops.listen.end(), listen) != ops.listen.end())
+        ops.connections.insert(remote);
+}
+
+void SwarmControl::on_peer_gone(const lt::sha1_hash& torrent, const lt::tcp::endpoint& remote) {
+    std::lock_guard lock(mutex_);
+    auto it = operators_.find(torrent);
+    if (it != operators_.end()) it->second.connections.erase(remote);
 }
 
 void SwarmControl::add_torrent_plugin(std::weak_ptr<ToastTorrentPlugin> plugin) {

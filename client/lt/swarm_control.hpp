@@ -3,6 +3,9 @@
 // code in 2.0.8), an lt_donthave for a piece ejected from the bounded buffer, and the seed-style choker.
 // A CANCEL goes only to a peer that answers it: one that leaves cancelled requests unanswered (Transmission
 // 3.00) gets them requested again instead, or libtorrent would wait for them for good (CancelLedger).
+// It also learns which connections are the operator's peers: a peer is named by its listen address, which is
+// the remote end of a connection we opened, and the extension handshake's "p" (with the remote address) of
+// one it opened; libtorrent's peer_info knows only the connection's remote end.
 // One per session, for all its torrents (a torrent is named by info_hash_t::get_best()). Titles call in from
 // their thread; everything that touches a peer runs on libtorrent's network thread (inside plugin callbacks
 // or posted to the session's io_context).
@@ -10,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -19,6 +23,7 @@
 #include <libtorrent/extensions.hpp>
 #include <libtorrent/io_context.hpp>
 #include <libtorrent/sha1_hash.hpp>
+#include <libtorrent/socket.hpp>
 
 #include "client/core/piece_types.hpp"
 
@@ -48,6 +53,13 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     void expect_server_piece(const libtorrent::sha1_hash& torrent, PieceIndex piece);
     // Title thread. Sends lt_donthave for `piece` of `torrent` to every peer that supports it.
     void announce_dont_have(const libtorrent::sha1_hash& torrent, PieceIndex piece);
+    // Title thread, before the torrent is added: the listen addresses of the operator's peers for `torrent`.
+    void set_operator_peers(const libtorrent::sha1_hash& torrent,
+                            std::vector<libtorrent::tcp::endpoint> peers);
+    // Title thread: the remote ends of the connections to `torrent`'s operator peers now.
+    std::set<libtorrent::tcp::endpoint> operator_connections(const libtorrent::sha1_hash& torrent) const;
+    // Title thread: the torrent is gone; forget what was known about it.
+    void forget_torrent(const libtorrent::sha1_hash& torrent);
 
     std::uint64_t cancels_sent() const { return cancels_sent_.load(); }
     // Peers found leaving cancelled requests unanswered, and the requests sent to them again.
@@ -60,6 +72,10 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     // Network thread only.
     const Config& config() const { return config_; }
     bool take_server_piece(const libtorrent::sha1_hash& torrent, PieceIndex piece);
+    // A connection's peer listens at `listen`; `remote` is the connection's remote end.
+    void on_peer_listen(const libtorrent::sha1_hash& torrent, const libtorrent::tcp::endpoint& remote,
+                        const libtorrent::tcp::endpoint& listen);
+    void on_peer_gone(const libtorrent::sha1_hash& torrent, const libtorrent::tcp::endpoint& remote);
     void add_torrent_plugin(std::weak_ptr<ToastTorrentPlugin> plugin);
     void count_cancel() { ++cancels_sent_; }
     void count_cancel_ignorer() { ++cancel_ignorers_; }
@@ -69,9 +85,14 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     std::uint64_t next_peer_id() { return ++peers_seen_; }
 
   private:
+    struct Operators {
+        std::vector<libtorrent::tcp::endpoint> listen;  // as named
+        std::set<libtorrent::tcp::endpoint> connections;
+    };
     Config config_;
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::set<std::pair<libtorrent::sha1_hash, PieceIndex>> server_pieces_;  // guarded by mutex_
+    std::map<libtorrent::sha1_hash, Operators> operators_;                  // guarded by mutex_
     libtorrent::io_context* network_ = nullptr;                             // guarded by mutex_
     std::vector<std::weak_ptr<ToastTorrentPlugin>> torrents_;               // network thread only
     std::atomic<std::uint64_t> cancels_sent_{0};

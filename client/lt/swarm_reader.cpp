@@ -28,7 +28,7 @@ void SwarmReader::refresh_status() {
     status_ = handle_.status({});
 }
 
-SwarmSample SwarmReader::read(SteadyTime now, bool server_up) {
+SwarmSample SwarmReader::read(SteadyTime now, bool server_up, const std::set<lt::tcp::endpoint>& operators) {
     SwarmSample s;
     s.now = now;
     s.server_up = server_up;
@@ -55,8 +55,12 @@ SwarmSample SwarmReader::read(SteadyTime now, bool server_up) {
         if (p.connection_type != lt::peer_info::standard_bittorrent) continue;
         PeerSample ps;
         ps.seed = static_cast<bool>(p.flags & lt::peer_info::seed);
-        // Every seed counts as the operator's until the operator names its peers.
-        ps.operator_peer = ps.seed;
+        ps.operator_peer = operators.count(p.ip) != 0;
+        if (ps.operator_peer && !ps.seed) {
+            ps.pieces = PieceSet(geometry_.piece_count());
+            for (int i = 0; i < n && i < p.pieces.size(); ++i)
+                if (p.pieces.get_bit(lt::piece_index_t(i))) ps.pieces.set(PieceIndex(i));
+        }
         ps.download_rate = p.payload_down_speed;
         ps.queue_length = p.download_queue_length;
         s.peers.push_back(std::move(ps));

@@ -4,6 +4,7 @@
 // fills are kept between reads so a tick allocates little.
 #pragma once
 
+#include <set>
 #include <vector>
 
 #include <libtorrent/peer_info.hpp>
@@ -23,8 +24,9 @@ class SwarmReader {
     bool checking() const;
     // The pieces libtorrent has (at start: a seed, or a resumed download).
     PieceSet pieces_on_disk() const;
-    // The sample at `now`; refreshes status().
-    SwarmSample read(SteadyTime now, bool server_up);
+    // The sample at `now`; refreshes status(). `operators` are the remote ends of the connections to the
+    // operator's peers (SwarmControl::operator_connections).
+    SwarmSample read(SteadyTime now, bool server_up, const std::set<libtorrent::tcp::endpoint>& operators);
     // The status read by the last read() or refresh_status(): byte totals for the stats.
     const libtorrent::torrent_status& status() const { return status_; }
     void refresh_status();

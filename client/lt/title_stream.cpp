@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
+#include <libtorrent/address.hpp>
 #include <libtorrent/torrent_flags.hpp>
 #include <libtorrent/torrent_status.hpp>
 
@@ -62,14 +63,14 @@ std::optional<Bytes> resolve_buffer_limit(const ClientOptions& o, const TitleGeo
 }  // namespace
 
 TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, TitleTorrent torrent,
-                         const ClientTuning& tuning, std::function<void()> on_finished)
+                         const ClientTuning& tuning, std::function<void()> on_finished, SteadyTime launched)
     : session_(session),
       options_(options),
       tuning_(tuning),
       torrent_(std::move(torrent)),
       on_finished_(std::move(on_finished)),
       tick_timer_(session.io()),
-      started_(Clock::now()),
+      started_(launched),
       last_stats_(started_) {
     const auto geometry = make_geometry(torrent_, options_.bitrate);
     const auto limit = resolve_buffer_limit(options_, geometry);
@@ -103,7 +104,20 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
         atp.piece_priorities.push_back(lt::download_priority_t(prio));
     applier_ = std::make_unique<PlanApplier>(geometry.piece_count(), tuning_.applier);
     applier_->assume_applied(first.priority);
-    auto added = session_.add(std::move(atp), *this);
+    key_ = torrent_.params.ti->info_hashes().get_best();
+    std::vector<lt::tcp::endpoint> operators;
+    for (const auto* list : {&torrent_.operator_peers, &options_.operator_peers}) {
+        for (const auto& ep : *list)
+            operators.emplace_back(lt::make_address(ep.host), ep.port);
+    }
+    session_.control().set_operator_peers(key_, std::move(operators));
+    StreamSession::Added added;
+    try {
+        added = session_.add(std::move(atp), *this);
+    } catch (...) {
+        session_.control().forget_torrent(key_);
+        throw;
+    }
     handle_ = added.handle;
     registry_ = added.registry;
     piece_control_ = std::make_unique<LtPieceControl>(handle_);
@@ -116,10 +130,13 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
                 [this] { kick(); });
         } catch (...) {
             session_.remove(handle_, true);
+            session_.control().forget_torrent(key_);
             throw;
         }
-        session_.pump_on_alerts();
     }
+    // Events are handled as they come, not at the next tick: a piece a player (or the startup) waits for
+    // counts at once, and the torrent's readiness starts the first plan.
+    session_.pump_on_alerts();
 }
 
 TitleStream::~TitleStream() {
@@ -129,6 +146,7 @@ TitleStream::~TitleStream() {
     if (fetcher_) fetcher_->stop();
     fetcher_.reset();
     session_.remove(handle_, false);
+    session_.control().forget_torrent(key_);
 }
 
 void TitleStream::start() {
@@ -190,7 +208,8 @@ void TitleStream::tick() {
             if (playback_) playback_->on_piece_had(p);
         }
     }
-    auto plan = controller_->tick(reader_->read(now, server_up()));
+    auto plan =
+        controller_->tick(reader_->read(now, server_up(), session_.control().operator_connections(key_)));
     apply(plan, now);
 
     if (now - last_stats_ >= tuning_.stats_interval) {
@@ -218,10 +237,9 @@ void TitleStream::tick() {
 }
 
 void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
-    const auto key = handle_.info_hashes().get_best();
     for (auto p : plan.eject) {
         registry_->eject(p);
-        session_.control().announce_dont_have(key, p);
+        session_.control().announce_dont_have(key_, p);
         if (playback_) playback_->on_piece_lost(p);
     }
     if (plan.upload_mode) {
@@ -260,7 +278,7 @@ void TitleStream::start_fetch(PieceIndex p) {
 void TitleStream::on_server_piece(PieceIndex p, std::vector<char> data) {
     if (finished_) return;
     if (!controller_->on_server_data(p, Bytes(data.size()), Clock::now())) return;
-    session_.control().expect_server_piece(handle_.info_hashes().get_best(), p);
+    session_.control().expect_server_piece(key_, p);
     handle_.add_piece(lt::piece_index_t(p.value()), std::move(data));
 }
 
@@ -292,6 +310,9 @@ void TitleStream::on_event(const LtEvent& e) {
     // While stopping, only the last pieces count (for the summary); nothing else is reacted to.
     if (finishing_) return;
     switch (e.kind) {
+        case LtEventKind::torrent_checked:
+            kick();
+            return;
         case LtEventKind::torrent_error:
             spdlog::error("torrent error: {}", e.message);
             fail("torrent error: " + e.message);

@@ -50,9 +50,11 @@ class TitleStream final : public TitleEvents {
     // Adds the torrent to `session` (with the first plan's priorities) and, for play, starts the player
     // endpoint. Throws std::runtime_error with a clear message when the set-up is impossible (no bitrate, bad
     // buffer limit, unusable server URL, stats file not writable, endpoint address taken). `on_finished`
-    // runs once, when the title stops (its behaviour is done, stop() was called, or it failed).
+    // runs once, when the title stops (its behaviour is done, stop() was called, or it failed). `launched` is
+    // when the client was asked for the title: startup and the stats' times count from it.
     TitleStream(StreamSession& session, const ClientOptions& options, TitleTorrent torrent,
-                const ClientTuning& tuning, std::function<void()> on_finished);
+                const ClientTuning& tuning, std::function<void()> on_finished,
+                SteadyTime launched = std::chrono::steady_clock::now());
     ~TitleStream() override;
     TitleStream(const TitleStream&) = delete;
     TitleStream& operator=(const TitleStream&) = delete;
@@ -102,6 +104,7 @@ class TitleStream final : public TitleEvents {
     std::unique_ptr<StreamController> controller_;
     std::unique_ptr<HttpFetcher> fetcher_;
     std::unique_ptr<StatsFile> stats_;
+    libtorrent::sha1_hash key_;  // the torrent as the session's plugin and disk wrapper know it
     libtorrent::torrent_handle handle_;
     std::shared_ptr<EjectionRegistry> registry_;
     std::unique_ptr<LtPieceControl> piece_control_;

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iterator>
 
+#include <libtorrent/address.hpp>
 #include <libtorrent/bdecode.hpp>
 #include <libtorrent/torrent_info.hpp>
 
@@ -61,6 +62,21 @@ TitleTorrent parse_title_torrent(const std::vector<char>& bytes, const std::stri
             out.bitrate = BitRate(static_cast<std::uint64_t>(br.int_value()));
         }
         if (auto title = toast.dict_find_string("title")) out.title = std::string(title.string_value());
+        if (auto peers = toast.dict_find("operator_peers")) {
+            const std::string what = name + ": \"toast\".\"operator_peers\" ";
+            if (peers.type() != lt::bdecode_node::list_t) throw TorrentFileError(what + "is not a list");
+            for (int i = 0; i < peers.list_size(); ++i) {
+                auto item = peers.list_at(i);
+                auto ep = item.type() == lt::bdecode_node::string_t
+                              ? parse_peer_address(std::string(item.string_value()))
+                              : std::nullopt;
+                if (!ep) {
+                    throw TorrentFileError(what + "entry " + std::to_string(i) +
+                                           " is not an \"IP:PORT\" string");
+                }
+                out.operator_peers.push_back(*ep);
+            }
+        }
     }
     if (out.title.empty()) out.title = ti->name();
 
@@ -81,6 +97,15 @@ TitleTorrent parse_title_torrent(const std::vector<char>& bytes, const std::stri
     out.params.url_seeds.clear();
     out.params.http_seeds.clear();
     return out;
+}
+
+std::optional<Endpoint> parse_peer_address(std::string_view text) {
+    auto ep = parse_endpoint(text, false);
+    if (!ep) return std::nullopt;
+    lt::error_code ec;
+    lt::make_address(ep->host, ec);
+    if (ec) return std::nullopt;
+    return ep;
 }
 
 TitleTorrent load_title_torrent(const std::filesystem::path& path) {

@@ -2,7 +2,9 @@
 // not use. The bitrate sits in a top-level "toast" key written by the server's ingest (libtorrent ignores
 // unknown keys, so the file is bdecoded here), and the url-list names the VoD server, which the fallback
 // fetcher uses: it is removed from the add_torrent_params so the server is never a web seed (a web seed is an
-// always-on fast peer and would take most of the traffic).
+// always-on fast peer and would take most of the traffic). The "toast" key may also name the operator's own
+// peers ("operator_peers": ["IP:PORT", ...], e.g. a seed beside the VoD server): they count as server-side,
+// every other peer (seeds included) as a viewer.
 #pragma once
 
 #include <filesystem>
@@ -13,6 +15,7 @@
 
 #include <libtorrent/add_torrent_params.hpp>
 
+#include "toast/common/endpoint.hpp"
 #include "toast/common/units.hpp"
 
 namespace toast::client {
@@ -27,7 +30,11 @@ struct TitleTorrent {
     std::optional<BitRate> bitrate;         // "toast": {"bitrate": N}
     std::string title;                      // "toast": {"title": NAME}, else the torrent's name
     std::vector<std::string> url_list;      // BEP 19 url-list as written
+    std::vector<Endpoint> operator_peers;   // "toast": {"operator_peers": ["IP:PORT", ...]}
 };
+
+// "IP:PORT" ("10.0.0.1:6881", "[::1]:6881") with an IP literal and a non-zero port, or nullopt.
+std::optional<Endpoint> parse_peer_address(std::string_view text);
 
 // Throws TorrentFileError naming the file and what is wrong (unreadable, not bencoded, not a torrent,
 // several files, a malformed "toast" key).

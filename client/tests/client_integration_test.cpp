@@ -166,14 +166,19 @@ TEST_CASE("a client that has every piece tells the tracker at once that it is a 
     CHECK(c->stop(SIGTERM, 10s) == 0);
 }
 
-TEST_CASE("a viewer only a seed can serve fetches ahead from the server, at most 8 s of video past its need",
-          "[client][integration]") {
+TEST_CASE(
+    "a viewer only the operator's seed can serve fetches ahead from the server, at most 8 s of "
+    "video past its need",
+    "[client][integration]") {
     Testbed bed;
     // A seed at half the bitrate cannot carry the viewer alone; it has every piece, so libtorrent counts
-    // every piece as available. The viewer must not count it: it is the swarm's frontier.
-    auto seed = bed.seed("seed", {"--upload-limit", "1677721"});
+    // every piece as available. Named as the operator's, it is not a viewer: this one is the swarm's
+    // frontier.
+    auto seed_port = toast::testing::free_tcp_port();
+    auto seed = bed.seed("seed", {"--upload-limit", "1677721", "--listen", std::to_string(seed_port)});
     REQUIRE(bed.wait_for_seeders(1, 15s));
-    auto c = bed.client("c1", {"--picker", "hybrid"});
+    auto c =
+        bed.client("c1", {"--picker", "hybrid", "--operator-peer", "127.0.0.1:" + std::to_string(seed_port)});
     require_exit_ok(*c, 60s);
     auto lines = read_stats(bed.stats("c1"));
     auto s = lines.back();
@@ -190,6 +195,43 @@ TEST_CASE("a viewer only a seed can serve fetches ahead from the server, at most
               static_cast<double>(l.playhead) + rate * (8 + 6 + 1));
     }
     REQUIRE(seed->stop(SIGTERM, 10s) == 0);
+}
+
+TEST_CASE(
+    "four viewers and a stock seed the operator did not name: peers carry the title, the VoD server "
+    "under 15% of unicast",
+    "[client][integration][operator]") {
+    Testbed bed;
+    // A stock libtorrent seed, unthrottled, that nobody named as the operator's: a viewer like any other.
+    std::filesystem::create_directories(bed.save_dir("stock"));
+    std::filesystem::copy_file(bed.media(), bed.data("stock"));
+    auto port = toast::testing::free_tcp_port();
+    ChildProcess stock("/usr/bin/python3",
+                       {STOCK_SEED_PY, bed.torrent().string(), "--save-dir", bed.save_dir("stock").string(),
+                        "--listen", "127.0.0.1:" + std::to_string(port)},
+                       bed.logs());
+    REQUIRE(bed.wait_for_seeders(1, 15s));
+    std::vector<std::unique_ptr<ChildProcess>> clients;
+    for (int i = 1; i <= 4; ++i) {
+        clients.push_back(bed.client("c" + std::to_string(i), {"--upload-limit", kBitrate}));
+        std::this_thread::sleep_for(1s);
+    }
+    for (auto& c : clients)
+        require_exit_ok(*c, 60s);
+    std::uint64_t server_bytes = 0;
+    for (int i = 1; i <= 4; ++i) {
+        auto name = "c" + std::to_string(i);
+        auto s = summary_of(bed.stats(name));
+        INFO(name << ": " << s.bytes_from_server << " bytes from the server, " << s.bytes_from_peers
+                  << " from peers");
+        CHECK(s.completed);
+        CHECK(s.stalls == 0);
+        CHECK(same_bytes(bed.data(name), bed.media()));
+        server_bytes += s.bytes_from_server;
+    }
+    INFO("server bytes " << server_bytes << " of a unicast " << 4 * kTitle);
+    CHECK(server_bytes < 4 * kTitle * 15 / 100);
+    REQUIRE(stock.stop(SIGTERM, 10s));
 }
 
 TEST_CASE("clients keep playing from peers while the server is down and finish after it returns",

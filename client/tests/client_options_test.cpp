@@ -52,6 +52,7 @@ TEST_CASE("the minimal stream command gets every documented default", "[client][
     CHECK(o.seed == 1);
     CHECK(o.startup_buffer == 0s);
     CHECK(o.trackers.empty());
+    CHECK(o.operator_peers.empty());
     CHECK_FALSE(o.enable_dht);
     CHECK(o.log_level == "info");
     CHECK(o.player == PlayerKind::none);
@@ -87,6 +88,9 @@ TEST_CASE("every option is parsed, in both spellings", "[client][options]") {
                                      "http://127.0.0.1:6969/announce",
                                      "--tracker",
                                      "udp://127.0.0.1:6969",
+                                     "--operator-peer",
+                                     "10.0.0.5:6881",
+                                     "--operator-peer=[::1]:7000",
                                      "--enable-dht",
                                      "--log-level",
                                      "debug"}));
@@ -108,6 +112,7 @@ TEST_CASE("every option is parsed, in both spellings", "[client][options]") {
     CHECK(o.seed == 77);
     CHECK(o.startup_buffer == 2s);
     CHECK(o.trackers.size() == 2);
+    CHECK(o.operator_peers == std::vector<Endpoint>{{"10.0.0.5", 6881}, {"::1", 7000}});
     CHECK(o.enable_dht);
     CHECK(o.log_level == "debug");
 }
@@ -135,7 +140,7 @@ TEST_CASE("help is recognised anywhere and documents every option with its defau
           "--picker",         "--inorder-window", "--buffer-limit",  "--behavior",        "--upload-limit",
           "--download-limit", "--choker",         "--unchoke-slots", "--max-connections", "--seed",
           "--startup-buffer", "--tracker",        "--enable-dht",    "--log-level",       "--http",
-          "--player"})
+          "--player",         "--operator-peer"})
         CHECK(text.find(opt) != std::string::npos);
     for (auto def :
          {"(default: hybrid)", "(default: 15min)", "(default: stream)", "(default: tit-for-tat)",
@@ -197,6 +202,10 @@ TEST_CASE("each invalid command line gets an error naming the option and value",
     CHECK(error_of(with({"--tracker", "magnet:x"})) ==
           "--tracker: invalid tracker URL 'magnet:x' (expected http://, https:// or udp://)");
     CHECK(error_of(with({"--enable-dht=yes"})) == "--enable-dht: takes no value");
+    CHECK(error_of(with({"--operator-peer", "seed.example:6881"})) ==
+          "--operator-peer: invalid peer address 'seed.example:6881' (expected IP:PORT, e.g. 10.0.0.5:6881)");
+    CHECK(error_of(with({"--operator-peer", "10.0.0.5:0"})) ==
+          "--operator-peer: invalid peer address '10.0.0.5:0' (expected IP:PORT, e.g. 10.0.0.5:6881)");
     CHECK(error_of(with({"--log-level", "loud"})) ==
           "--log-level: unknown level 'loud' (expected trace|debug|info|warn|error|off)");
     CHECK(error_of(with({"--save-dir="})).find("--save-dir") == 0);

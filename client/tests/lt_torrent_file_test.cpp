@@ -49,6 +49,19 @@ TEST_CASE("the bitrate and title come from the torrent's toast key", "[client][t
     CHECK(t.params.ti->num_pieces() == 7);
 }
 
+TEST_CASE("the operator's peers come from the torrent's toast key", "[client][torrent][operator]") {
+    toast::testing::TempDir dir;
+    auto bytes = torrent_with(dir, [](lt::entry& e) {
+        e["toast"]["bitrate"] = 2'000'000;
+        e["toast"]["operator_peers"] =
+            lt::entry::list_type{lt::entry("10.0.0.5:6881"), lt::entry("[::1]:7000")};
+    });
+    auto t = parse_title_torrent(bytes, "movie.torrent");
+    CHECK(t.operator_peers == std::vector<toast::Endpoint>{{"10.0.0.5", 6881}, {"::1", 7000}});
+    CHECK(parse_title_torrent(torrent_with(dir, [](lt::entry& e) { e["toast"]["bitrate"] = 1; }), "m")
+              .operator_peers.empty());
+}
+
 TEST_CASE("a torrent without a toast key has no bitrate and is named after its file", "[client][torrent]") {
     toast::testing::TempDir dir;
     auto t = parse_title_torrent(torrent_with(dir, [](lt::entry&) {}), "movie.torrent");
@@ -78,6 +91,14 @@ TEST_CASE("bad torrents are rejected with a message naming the problem", "[clien
                Catch::Contains("\"bitrate\" must be a positive integer"));
     CHECK_THAT(message(torrent_with(dir, [](lt::entry& e) { e["toast"] = "2Mbps"; })),
                Catch::Contains("\"toast\" is not a dictionary"));
+    CHECK_THAT(message(torrent_with(dir, [](lt::entry& e) { e["toast"]["operator_peers"] = "10.0.0.5:1"; })),
+               Catch::Contains("x.torrent: \"toast\".\"operator_peers\" is not a list"));
+    CHECK_THAT(message(torrent_with(dir,
+                                    [](lt::entry& e) {
+                                        e["toast"]["operator_peers"] = lt::entry::list_type{
+                                            lt::entry("10.0.0.5:1"), lt::entry("seed.example:6881")};
+                                    })),
+               Catch::Contains("\"operator_peers\" entry 1 is not an \"IP:PORT\" string"));
     CHECK_THROWS_WITH(toast::client::load_title_torrent(dir / "missing.torrent"),
                       Catch::Contains("cannot be read"));
 }

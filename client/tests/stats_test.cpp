@@ -24,6 +24,9 @@ StatsRecord sample() {
     r.stall_seconds = 1.5;
     r.longest_stall = 1.25;
     r.startup_ms = 420;
+    r.session_ms = 35;
+    r.tracker_ms = 60;
+    r.first_piece_ms = 410;
     r.playhead = 10'000'000;
     r.pieces_had = 40;
     r.buffer_bytes = 2'500'000;
@@ -51,6 +54,7 @@ TEST_CASE("a stats record serialises to one JSON line with exactly the documente
         R"({"event":"summary","t_ms":61000,"bytes_from_peers":9000000,"bytes_from_server":1250000,)"
         R"("bytes_server_useful":1000000,"bytes_server_wasted":250000,"bytes_uploaded":8000000,)"
         R"("bytes_redundant":16384,"stalls":2,"stall_seconds":1.5,"longest_stall":1.25,"startup_ms":420,)"
+        R"("session_ms":35,"tracker_ms":60,"first_piece_ms":410,)"
         R"("playhead":10000000,"pieces_had":40,"buffer_bytes":2500000,"pieces_fetched_ahead":3,)"
         R"("fidelity":0.75,"completed":true,"peers":3,"buffer_ahead_s":8.5,)"
         R"("player_url":"http://127.0.0.1:8080/title.mp4","first_byte_ms":95,"seeks":2,"seek_ms":[120,310],)"
@@ -73,6 +77,9 @@ TEST_CASE("unknown startup and fidelity are null", "[client][stats]") {
     auto j = to_json(r);
     CHECK(j["event"] == "stats");
     CHECK(j["startup_ms"].is_null());
+    CHECK(j["session_ms"].is_null());
+    CHECK(j["tracker_ms"].is_null());
+    CHECK(j["first_piece_ms"].is_null());
     CHECK(j["fidelity"].is_null());
     CHECK(j["completed"] == false);
     CHECK(j["player_url"].is_null());
@@ -116,6 +123,10 @@ TEST_CASE("stats records read back strictly", "[client][stats]") {
     broken["inorder_window"] = {40, 12};
     CHECK_FALSE(stats_from_json(broken, &error));
     CHECK(error == "inorder_window: not [first, last] piece indices or null");
+    broken = j;
+    broken["tracker_ms"] = "soon";
+    CHECK_FALSE(stats_from_json(broken, &error));
+    CHECK(error == "tracker_ms: not an integer or null");
     broken = j;
     broken["seek_ms"] = {5, -1};
     CHECK_FALSE(stats_from_json(broken, &error));

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 
 #include "client/core/stream_controller.hpp"
 
@@ -73,30 +74,36 @@ PeerSample operator_seed() {
 
 }  // namespace
 
-TEST_CASE("with nobody to ask the server takes each piece just in time", "[client][controller]") {
+TEST_CASE("with nobody to ask the server takes each piece at its last moment", "[client][controller]") {
     ClientTuning tuning;
     StreamController c(geometry(), setup(), tuning, t0);
     auto plan = c.tick(sample(t0));
-    // No peer, no tracker: horizon 0, so the need window is the fetch estimate (1 s) + margin (0.5 s).
-    CHECK(fetched(plan) == idx({0, 1}));
+    // No peer, no tracker: horizon 0, so the need window is the fetch estimate (250 ms before one is
+    // measured) + margin (0.5 s): the first piece only.
+    CHECK(fetched(plan) == idx({0}));
     CHECK(plan.fetches[0].reason == FetchReason::needed);
     CHECK(plan.apply_pieces);
     CHECK_FALSE(plan.reannounce);
     CHECK_FALSE(plan.leave);
     // A piece is never fetched twice at once.
     CHECK(fetched(c.tick(sample(t0 + 10ms))).empty());
+    // Playback starts when it arrives (40 ms: the estimate now); piece 1 is due a second later and is
+    // fetched once that is within 40 ms + 0.5 s.
+    REQUIRE(c.on_server_data(PieceIndex(0), Bytes(250'000), t0 + 40ms));
+    c.on_piece_finished(PieceIndex(0), t0 + 40ms);
+    CHECK(fetched(c.tick(sample(t0 + 400ms))).empty());
+    CHECK(fetched(c.tick(sample(t0 + 500ms))) == idx({1}));
 }
 
-TEST_CASE("until the tracker answers one peer is assumed and the server fetches earlier",
-          "[client][controller]") {
+TEST_CASE("while peers are being found only the first piece is the server's", "[client][controller]") {
     ClientTuning tuning;
     StreamController c(geometry(), setup(Behavior::stream, true), tuning, t0);
-    // One assumed peer at the bitrate: horizon 1 s delivery + 0.5 s; need window 3 s: pieces due at 0..3 s.
     auto plan = c.tick(sample(t0));
-    CHECK(fetched(plan) == idx({0, 1, 2, 3}));
-    // The give-up zone is the need window plus one delivery time: pieces due before 4 s are the server's.
-    CHECK(plan.horizon == PieceCount(4));
-    CHECK(plan.pieces.give_up == idx({0, 1, 2, 3}));
+    CHECK(fetched(plan) == idx({0}));
+    // The give-up zone is the server's last moment: only piece 0 is not asked of peers.
+    CHECK(plan.horizon == PieceCount(1));
+    CHECK(plan.pieces.give_up == idx({0}));
+    CHECK(plan.pieces.wanted.front() == PieceIndex(1));
 }
 
 TEST_CASE("server bytes are written, then counted useful once their hash passes", "[client][controller]") {
@@ -123,12 +130,12 @@ TEST_CASE("server bytes are written, then counted useful once their hash passes"
 TEST_CASE("a piece a peer delivers first makes the server's copy wasted", "[client][controller]") {
     ClientTuning tuning;
     StreamController c(geometry(), setup(), tuning, t0);
-    REQUIRE(fetched(c.tick(sample(t0))) == idx({0, 1}));
-    auto a = c.on_piece_finished(PieceIndex(1), t0 + 20ms);
+    REQUIRE(fetched(c.tick(sample(t0))) == idx({0}));
+    auto a = c.on_piece_finished(PieceIndex(0), t0 + 20ms);
     CHECK_FALSE(a.from_server);
     CHECK(a.cancel_fetch);  // the fetch may still be queued
-    CHECK_FALSE(c.fallback().in_flight(PieceIndex(1)));
-    CHECK_FALSE(c.on_server_data(PieceIndex(1), Bytes(250'000), t0 + 40ms));
+    CHECK_FALSE(c.fallback().in_flight(PieceIndex(0)));
+    CHECK_FALSE(c.on_server_data(PieceIndex(0), Bytes(250'000), t0 + 40ms));
     StatsRecord r;
     c.fill_record(r, t0 + 50ms);
     CHECK(r.bytes_server_wasted == 250'000);
@@ -231,11 +238,18 @@ TEST_CASE("a needed piece peers are sending and will finish in time is left to t
     StreamController c(geometry(), setup(), tuning, t0);
     auto s = sample(t0, 1);
     s.peers = {viewer(250'000, 0)};
-    // Piece 2 is due in 2 s; peers owe 50 kB of it at 250 kB/s: 0.2 s + the server's lead (1.5 s) fits.
-    // Piece 1 is due in 1 s: the same would not fit, so the server takes it.
-    s.in_flight = {{PieceIndex(1), Bytes(10'000)}, {PieceIndex(2), Bytes(40'000)}};
+    // Piece 1 is due in 1 s; peers owe 200 kB of it at 250 kB/s: 0.8 s + the server's lead (0.75 s) does
+    // not fit, so the server takes it. Piece 2 is due in 2 s; in index order peers owe 210 kB up to it: 0.84
+    // s
+    // + 0.75 s fits.
+    s.in_flight = {{PieceIndex(1), Bytes(200'000)}, {PieceIndex(2), Bytes(10'000)}};
     auto plan = c.tick(s);
-    CHECK(fetched(plan) == idx({0, 1, 3}));
+    CHECK(fetched(plan) == idx({0, 1}));
+    // What the server fetches is no longer asked of peers.
+    for (auto p : idx({0, 1})) {
+        CHECK(std::count(plan.pieces.wanted.begin(), plan.pieces.wanted.end(), p) == 0);
+        CHECK(plan.pieces.priority[static_cast<std::size_t>(p.value())] == 0);
+    }
 }
 
 TEST_CASE("a server that cannot be reached gives nothing up: peers may have the pieces near the playhead",
@@ -374,4 +388,147 @@ TEST_CASE("the tracker is told once, when the last piece arrives, whichever way 
         c.on_ready(all, t0);
         CHECK_FALSE(c.tick(sample(t0)).announce_completed);
     }
+}
+
+TEST_CASE("seeds are viewers unless the operator names them", "[client][controller][operator]") {
+    ClientTuning tuning;
+    StreamController c(geometry(), setup(), tuning, t0);
+    auto s = sample(t0 + tuning.discovery_grace, 1);
+    PeerSample stock_seed;
+    stock_seed.seed = true;  // a viewer that finished and keeps seeding, or a stock client
+    s.peers = {stock_seed};
+    auto plan = c.tick(s);
+    // It holds every piece: nothing is fetched ahead, and peers are asked for what lies past the zone.
+    CHECK(fetched(plan, FetchReason::ahead).empty());
+    CHECK_FALSE(plan.pieces.wanted.empty());
+
+    // The same seed named as the operator's: no viewer holds anything, the frontier fetches ahead.
+    StreamController d(geometry(), setup(), tuning, t0);
+    s.peers = {operator_seed()};
+    CHECK_FALSE(fetched(d.tick(s), FetchReason::ahead).empty());
+}
+
+TEST_CASE("an operator peer that is not a seed takes only its own pieces out of the viewers' count",
+          "[client][controller][operator]") {
+    SwarmSample s;
+    s.availability = {3, 2, 1, 0};
+    PeerSample partial;
+    partial.operator_peer = true;
+    partial.pieces = pieces(4, {0, 2});
+    PeerSample seed = operator_seed();
+    s.peers = {partial, seed, viewer()};
+    // The operator's seed holds all four, the partial one 0 and 2; never below zero.
+    CHECK(viewer_availability(s) == std::vector<int>{1, 1, 0, 0});
+    auto f = peer_figures(s.peers, 4);
+    CHECK(f.connected == 3);
+    CHECK(f.seeds == 1);
+    CHECK(f.operator_peers == 2);
+}
+
+namespace {
+
+// A newcomer in a swarm, stepped every 100 ms: the tracker answers at 20 ms, peers holding every piece
+// connect at 50 ms; asked for a piece, they deliver it `delivery` later, up to `parallel` at once (never, if
+// `delivery` is zero). The server delivers a fetch 30 ms after it was planned.
+struct Newcomer {
+    ClientTuning tuning;
+    StreamController c;
+    std::chrono::milliseconds delivery;
+    int parallel;
+    std::map<PieceIndex, SteadyTime> asked;  // piece -> when peers were asked for it
+    std::vector<std::pair<PieceIndex, SteadyTime>> from_server;
+    int server_pieces = 0;
+
+    Newcomer(std::chrono::milliseconds d, int par)
+        : c(geometry(), setup(Behavior::stream, true), tuning, t0), delivery(d), parallel(par) {}
+
+    void run(std::chrono::milliseconds length) {
+        for (auto at = t0; at < t0 + length; at += 100ms) {
+            if (at == t0 + 100ms) c.on_tracker_reply(3, t0 + 20ms);
+            // Deliveries due by now.
+            for (auto it = from_server.begin(); it != from_server.end();) {
+                if (it->second > at) {
+                    ++it;
+                    continue;
+                }
+                if (c.on_server_data(it->first, Bytes(250'000), it->second))
+                    c.on_piece_finished(it->first, it->second);
+                it = from_server.erase(it);
+            }
+            for (auto it = asked.begin(); it != asked.end();) {
+                if (delivery.count() > 0 && it->second + delivery <= at) {
+                    c.on_piece_finished(it->first, it->second + delivery);
+                    it = asked.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+            auto s = sample(at, at >= t0 + 50ms ? 3 : 0);
+            if (at >= t0 + 50ms) s.peers = {viewer(), viewer(), viewer()};
+            double rate = 0;
+            for (const auto& [p, since] : asked) {
+                using secs = std::chrono::duration<double>;
+                double done = delivery.count() > 0 ? std::min(1.0, secs(at - since) / secs(delivery)) : 0.0;
+                s.in_flight.push_back({p, Bytes(static_cast<std::uint64_t>(250'000 * (1 - done)))});
+                if (delivery.count() > 0) rate += 250'000.0 / std::chrono::duration<double>(delivery).count();
+            }
+            for (std::size_t i = 0; i < s.peers.size() && !asked.empty(); ++i) {
+                s.peers[i].download_rate = rate / static_cast<double>(s.peers.size());
+                s.peers[i].queue_length = 8;
+            }
+            auto plan = c.tick(s);
+            for (const auto& f : plan.fetches) {
+                UNSCOPED_INFO("server fetch of piece " << f.piece.value() << " at " << (at - t0) / 1ms
+                                                       << " ms, playhead "
+                                                       << c.watcher().playhead_piece().value());
+                ++server_pieces;
+                asked.erase(f.piece);
+                from_server.emplace_back(f.piece, at + 30ms);
+            }
+            // Peers take the plan's most wanted pieces they are not sending yet.
+            if (at >= t0 + 50ms) {
+                for (auto p : plan.pieces.wanted) {
+                    if (static_cast<int>(asked.size()) >= parallel) break;
+                    if (!asked.count(p) && !c.had().has(p)) asked.emplace(p, at);
+                }
+            }
+        }
+    }
+    StatsRecord record(SteadyTime at) const {
+        StatsRecord r;
+        c.fill_record(r, at);
+        return r;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a newcomer whose peers hold its first pieces takes only the first one from the server",
+          "[client][controller][startup]") {
+    // Peers deliver a piece in 300 ms, two at once: more than the bitrate, not instantly. (Piece 1 is due a
+    // second after playback starts, and the server's last moment for it is half a second before that.)
+    Newcomer n(300ms, 2);
+    n.run(12s);
+    auto r = n.record(t0 + 12s);
+    CHECK(n.server_pieces == 1);
+    CHECK(r.bytes_server_useful == 250'000);
+    CHECK(r.stalls == 0);
+    REQUIRE(r.startup_ms);
+    CHECK(*r.startup_ms <= 100);  // the first piece, from the server, at once
+    CHECK(r.pieces_had >= 12);
+    CHECK(r.tracker_ms == 20);
+    REQUIRE(r.first_piece_ms);
+    CHECK(*r.first_piece_ms == 30);
+}
+
+TEST_CASE("peers that never deliver leave every piece to the server at its last moment, without a stall",
+          "[client][controller][startup]") {
+    Newcomer n(0ms, 4);
+    n.run(12s);
+    auto r = n.record(t0 + 12s);
+    CHECK(r.stalls == 0);
+    CHECK(r.bytes_from_server == r.bytes_server_useful);
+    // Each piece a second apart, fetched about half a second before it is due: 12 s of playback.
+    CHECK(n.server_pieces >= 12);
+    CHECK(n.server_pieces <= 14);
 }

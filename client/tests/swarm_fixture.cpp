@@ -1,5 +1,7 @@
 #include "swarm_fixture.hpp"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include <csignal>
@@ -60,9 +62,10 @@ std::unique_ptr<ChildProcess> SwarmFixture::start_client(
     const std::string& command, const std::string& who, const std::vector<std::string>& options,
     const std::optional<std::filesystem::path>& log_dir) {
     std::filesystem::create_directories(save_dir(who));
-    std::vector<std::string> args{
-        command, torrent().string(), "--save-dir",       save_dir(who).string(), "--listen",
-        "0",     "--stats",          stats(who).string()};
+    std::vector<std::string> args{command,   torrent().string(), "--save-dir", save_dir(who).string(),
+                                  "--stats", stats(who).string()};
+    if (std::find(options.begin(), options.end(), "--listen") == options.end())
+        args.insert(args.end(), {"--listen", "0"});
     args.insert(args.end(), options.begin(), options.end());
     return std::make_unique<ChildProcess>(TOAST_CLIENT_BIN, args, log_dir.value_or(logs()));
 }

@@ -39,7 +39,8 @@ class SwarmFixture {
     void stop_server();
 
     // `toast-client <command> torrent()` saving into save_dir(who), its stats in stats(who), listening on any
-    // port, then `options`; stdout and stderr go to `log_dir` (logs() if not given).
+    // port unless `options` has --listen, then `options`; stdout and stderr go to `log_dir` (logs() if not
+    // given).
     std::unique_ptr<toast::testing::ChildProcess> start_client(
         const std::string& command, const std::string& who, const std::vector<std::string>& options,
         const std::optional<std::filesystem::path>& log_dir = {});
