@@ -14,6 +14,7 @@ add_library(toast_client_service STATIC
   service/piece_map.cpp
   service/serve_main.cpp
   service/title_service.cpp
+  service/title_status.cpp
   service/torrent_download.cpp)
 target_include_directories(toast_client_service PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_client_service

@@ -9,14 +9,13 @@
 #include <boost/asio/post.hpp>
 #include <libtorrent/torrent_status.hpp>
 
-#include "client/lt/title_playback.hpp"
 #include "client/lt/torrent_file.hpp"
 #include "client/service/piece_map.hpp"
+#include "client/service/service_title.hpp"
 #include "client/service/torrent_download.hpp"
 
 namespace asio = boost::asio;
 namespace lt = libtorrent;
-using Clock = std::chrono::steady_clock;
 using json = nlohmann::ordered_json;
 
 namespace toast::client {
@@ -73,43 +72,7 @@ ControlResponse error_reply(int status, const std::string& message, std::string 
     return {status, "application/json", api_error_body(message), std::move(allow), false};
 }
 
-std::int64_t ms(std::chrono::nanoseconds d) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-}
-
 }  // namespace
-
-struct TitleService::Title {
-    SavedTitle saved;
-    TitleTorrent torrent;
-    TitleGeometry geometry;
-    std::string file_name;
-    std::filesystem::path dir;
-    TitleState state = TitleState::stopped;
-    lt::torrent_handle seed;  // stopped: the torrent seeding what the title has
-    std::unique_ptr<SeedEvents> seed_events;
-    std::unique_ptr<TitleStream> stream;  // playing
-    std::uint64_t generation = 0;         // counts plays, so a late "finished" of an earlier one is ignored
-    std::string error;                    // the last play's error, if it failed
-    // Totals of earlier plays and seeding spells since the service started.
-    std::uint64_t from_peers = 0;
-    std::uint64_t from_server = 0;
-    std::uint64_t uploaded = 0;
-    std::uint32_t stalls = 0;
-};
-
-class TitleService::SeedEvents final : public TitleEvents {
-  public:
-    explicit SeedEvents(Title& t) : t_(t) {}
-    void on_event(const LtEvent& e) override {
-        if (e.kind != LtEventKind::torrent_error) return;
-        spdlog::warn("title {}: torrent error while seeding: {}", t_.saved.id, e.message);
-        t_.error = e.message;
-    }
-
-  private:
-    Title& t_;
-};
 
 TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTuning tuning)
     : io_(io), options_(std::move(options)), tuning_(std::move(tuning)), tick_timer_(io) {
@@ -207,9 +170,7 @@ void TitleService::load_saved() {
                                          Bytes(static_cast<std::uint64_t>(torrent.params.ti->piece_length())),
                                          rate.value_or(BitRate(0)), &error);
             if (!g) throw std::runtime_error("unusable title: " + error);
-            auto t = std::make_unique<Title>(Title{
-                s, std::move(torrent), *g, {}, dir, TitleState::stopped, {}, {}, {}, 0, {}, 0, 0, 0, 0});
-            t->file_name = t->torrent.params.ti->files().file_name(lt::file_index_t(0)).to_string();
+            auto t = std::make_unique<ServiceTitle>(s, std::move(torrent), *g, dir);
             start_seeding(*t);
             titles_[s.id] = std::move(t);
         } catch (const std::exception& e) {
@@ -230,23 +191,23 @@ void TitleService::save_list() {
     }
 }
 
-TitleService::Title* TitleService::find(const std::string& id) {
+ServiceTitle* TitleService::find(const std::string& id) {
     auto it = titles_.find(id);
     return it == titles_.end() ? nullptr : it->second.get();
 }
 
-void TitleService::start_seeding(Title& t) {
+void TitleService::start_seeding(ServiceTitle& t) {
     lt::add_torrent_params atp = t.torrent.params;
     atp.save_path = t.dir.string();
     for (const auto& tr : options_.trackers)
         atp.trackers.push_back(tr);
     atp.piece_priorities.assign(static_cast<std::size_t>(t.geometry.piece_count().value()),
                                 lt::dont_download);
-    t.seed_events = std::make_unique<SeedEvents>(t);
+    t.seed_events = std::make_unique<TitleSeedEvents>(t);
     t.seed = session_->add(std::move(atp), *t.seed_events).handle;
 }
 
-void TitleService::stop_seeding(Title& t) {
+void TitleService::stop_seeding(ServiceTitle& t) {
     if (!t.seed.is_valid()) return;
     t.uploaded += static_cast<std::uint64_t>(t.seed.status().total_payload_upload);
     session_->remove(t.seed, true);
@@ -254,7 +215,7 @@ void TitleService::stop_seeding(Title& t) {
     t.seed_events.reset();
 }
 
-bool TitleService::make_room(Title* for_title, ControlResponse* refusal) {
+bool TitleService::make_room(ServiceTitle* for_title, ControlResponse* refusal) {
     if (!options_.disk_quota) return true;
     std::vector<QuotaEntry> entries;
     for (auto& [id, t] : titles_) {
@@ -276,12 +237,6 @@ bool TitleService::make_room(Title* for_title, ControlResponse* refusal) {
         remove_title(id);
     }
     return true;
-}
-
-Bytes TitleService::disk_bytes(Title& t) {
-    if (t.stream) return t.stream->controller().stored_bytes();
-    if (!t.seed.is_valid()) return Bytes(0);
-    return Bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(0, t.seed.status().total_done)));
 }
 
 void TitleService::add_title(const std::string& bytes, const std::string& origin,
@@ -309,7 +264,7 @@ void TitleService::add_title(const std::string& bytes, const std::string& origin
     }
     auto id = hex_id(ti.info_hashes().get_best());
     if (auto* existing = find(id)) {
-        reply(json_reply(200, title_json(*existing)));
+        reply(json_reply(200, title_status_json(*existing)));
         return;
     }
     if (options_.disk_quota && g->total_size() > *options_.disk_quota) {
@@ -327,22 +282,8 @@ void TitleService::add_title(const std::string& bytes, const std::string& origin
         return;
     }
     auto now = unix_ms_now();
-    auto t = std::make_unique<Title>(Title{SavedTitle{id, torrent.title, now, 0},
-                                           std::move(torrent),
-                                           *g,
-                                           {},
-                                           dir,
-                                           TitleState::stopped,
-                                           {},
-                                           {},
-                                           {},
-                                           0,
-                                           {},
-                                           0,
-                                           0,
-                                           0,
-                                           0});
-    t->file_name = ti.files().file_name(lt::file_index_t(0)).to_string();
+    auto t =
+        std::make_unique<ServiceTitle>(SavedTitle{id, torrent.title, now, 0}, std::move(torrent), *g, dir);
     try {
         start_seeding(*t);
     } catch (const std::exception& e) {
@@ -354,10 +295,10 @@ void TitleService::add_title(const std::string& bytes, const std::string& origin
     auto& ref = *t;
     titles_[id] = std::move(t);
     save_list();
-    reply(json_reply(201, title_json(ref)));
+    reply(json_reply(201, title_status_json(ref)));
 }
 
-void TitleService::play(Title& t, const ControlServer::Reply& reply) {
+void TitleService::play(ServiceTitle& t, const ControlServer::Reply& reply) {
     auto tr = transition(t.state, TitleCommand::play);
     if (tr.status != 200) {
         reply(error_reply(tr.status, tr.error));
@@ -413,7 +354,7 @@ void TitleService::play(Title& t, const ControlServer::Reply& reply) {
     publish_status();
 }
 
-void TitleService::end_stream(Title& t) {
+void TitleService::end_stream(ServiceTitle& t) {
     const auto& result = t.stream->result();
     t.from_peers += result.summary.bytes_from_peers;
     t.from_server += result.summary.bytes_from_server;
@@ -430,7 +371,7 @@ void TitleService::end_stream(Title& t) {
     publish_status();
 }
 
-void TitleService::stop_title(Title& t) {
+void TitleService::stop_title(ServiceTitle& t) {
     t.stream->stop();
     end_stream(t);
 }
@@ -453,66 +394,11 @@ void TitleService::remove_title(const std::string& id) {
     save_list();
 }
 
-json TitleService::title_json(Title& t) {
-    const auto& g = t.geometry;
-    json j;
-    j["id"] = t.saved.id;
-    j["name"] = t.saved.name;
-    j["file"] = t.file_name;
-    j["state"] = std::string(to_string(t.state));
-    j["size"] = g.total_size().value();
-    j["piece_size"] = g.piece_length().value();
-    j["pieces"] = g.piece_count().value();
-    j["bitrate_bps"] = g.bitrate().value();
-    j["duration_ms"] = ms(g.title_duration());
-    auto from_peers = t.from_peers, from_server = t.from_server, uploaded = t.uploaded;
-    std::uint32_t stalls = t.stalls;
-    lt::torrent_status st;
-    if (t.stream) {
-        st = t.stream->handle().status();
-        const auto& c = t.stream->controller();
-        const auto& w = c.watcher();
-        StatsRecord r;
-        c.fill_record(r, Clock::now());
-        from_server += r.bytes_server_useful + r.bytes_server_wasted;
-        stalls += r.stalls;
-        j["playback"] = std::string(to_string(w.state()));
-        j["position_ms"] = ms(g.media_time_at(w.playhead()));
-        j["buffer_ahead_ms"] = ms(w.buffer_ahead());
-        j["pieces_had"] = c.had().count().value();
-        j["player_url"] = t.stream->player_url();
-    } else {
-        if (t.seed.is_valid()) st = t.seed.status();
-        j["playback"] = nullptr;
-        j["position_ms"] = ms(g.media_time_at(load_resume_offset(t.dir, t.file_name, g)));
-        j["buffer_ahead_ms"] = 0;
-        j["pieces_had"] = st.num_pieces;
-        j["player_url"] = nullptr;
-    }
-    from_peers += static_cast<std::uint64_t>(st.total_payload_download);
-    uploaded += static_cast<std::uint64_t>(st.total_payload_upload);
-    j["checking"] = st.state == lt::torrent_status::checking_files ||
-                    st.state == lt::torrent_status::checking_resume_data;
-    j["bytes_on_disk"] = disk_bytes(t).value();
-    j["bytes_from_peers"] = from_peers;
-    j["bytes_from_server"] = from_server;
-    j["bytes_uploaded"] = uploaded;
-    j["stalls"] = stalls;
-    j["peers"] = st.num_peers;
-    j["download_rate"] = st.download_payload_rate;
-    j["upload_rate"] = st.upload_payload_rate;
-    j["added"] = t.saved.added;
-    j["last_watched"] = t.saved.last_watched;
-    j["error"] = t.error.empty() ? json(nullptr) : json(t.error);
-    j["map"] = piece_map_json(t.geometry, t.stream.get(), t.seed);
-    return j;
-}
-
 json TitleService::service_json() {
     json titles = json::array();
     std::uint64_t used = 0;
     for (auto& [id, t] : titles_) {
-        titles.push_back(title_json(*t));
+        titles.push_back(title_status_json(*t));
         used += titles.back()["bytes_on_disk"].get<std::uint64_t>();
     }
     json j;
@@ -547,7 +433,7 @@ void TitleService::handle(const ControlRequest& request, ControlServer::Reply re
         case ApiAction::list_titles: {
             json list = json::array();
             for (auto& [id, t] : titles_)
-                list.push_back(title_json(*t));
+                list.push_back(title_status_json(*t));
             reply(json_reply(200, json{{"titles", list}}));
             return;
         }
@@ -575,7 +461,7 @@ void TitleService::handle(const ControlRequest& request, ControlServer::Reply re
     }
     switch (r.action) {
         case ApiAction::title_status:
-            reply(json_reply(200, title_json(*t)));
+            reply(json_reply(200, title_status_json(*t)));
             return;
         case ApiAction::play:
             play(*t, reply);
@@ -587,7 +473,7 @@ void TitleService::handle(const ControlRequest& request, ControlServer::Reply re
                 return;
             }
             stop_title(*t);
-            reply(json_reply(200, title_json(*t)));
+            reply(json_reply(200, title_status_json(*t)));
             return;
         }
         case ApiAction::remove: {

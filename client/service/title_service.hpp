@@ -28,6 +28,8 @@
 
 namespace toast::client {
 
+struct ServiceTitle;  // service_title.hpp
+
 class TitleService {
   public:
     // Creates the session, resumes the saved titles (a title whose files are unusable is dropped with a
@@ -46,27 +48,21 @@ class TitleService {
     std::uint16_t api_port() const { return server_->port(); }
     std::uint16_t listen_port();
 
-    // What a request answers; public for the adapter's tests.
+    // Answers one control API request (the ControlServer's handler).
     void handle(const ControlRequest& request, ControlServer::Reply reply);
 
   private:
-    struct Title;
-    class SeedEvents;
-
     void load_saved();
     void save_list();
-    Title* find(const std::string& id);
+    ServiceTitle* find(const std::string& id);
     void add_title(const std::string& bytes, const std::string& origin, const ControlServer::Reply& reply);
-    void play(Title& t, const ControlServer::Reply& reply);
-    void stop_title(Title& t);
+    void play(ServiceTitle& t, const ControlServer::Reply& reply);
+    void stop_title(ServiceTitle& t);
     void remove_title(const std::string& id);
-    void start_seeding(Title& t);
-    void stop_seeding(Title& t);
-    void on_stream_finished(Title& t, TitleStream* stream);
-    void end_stream(Title& t);
-    bool make_room(Title* for_title, ControlResponse* refusal);
-    Bytes disk_bytes(Title& t);
-    nlohmann::ordered_json title_json(Title& t);
+    void start_seeding(ServiceTitle& t);
+    void stop_seeding(ServiceTitle& t);
+    void end_stream(ServiceTitle& t);
+    bool make_room(ServiceTitle* for_title, ControlResponse* refusal);
     nlohmann::ordered_json service_json();
     void schedule_tick();
     void publish_status();
@@ -76,7 +72,7 @@ class TitleService {
     ClientTuning tuning_;
     std::filesystem::path titles_dir_;
     std::unique_ptr<StreamSession> session_;
-    std::map<std::string, std::unique_ptr<Title>> titles_;
+    std::map<std::string, std::unique_ptr<ServiceTitle>> titles_;
     std::unique_ptr<ControlServer> server_;
     boost::asio::steady_timer tick_timer_;
     bool stopped_ = false;

@@ -414,6 +414,37 @@ TEST_CASE("a restarted service resumes its titles and their playback positions",
     bed.stop_service();
 }
 
+TEST_CASE("a title watched earlier keeps seeding: a new viewer takes it all from the box",
+          "[client][service][integration]") {
+    ServiceBed bed;
+    auto torrent = bed.add_video("movie.ts", 6, 440);
+    bed.start_tracker();
+    bed.start_server();
+    bed.start_service();
+    auto id = bed.add(torrent);
+    bed.play_through(id);
+    REQUIRE(bed.call("POST", "/api/titles/" + id + "/stop").status == 200);
+    auto stopped = bed.wait_status(
+        id, [](const json& j) { return !j["checking"].get<bool>() && j["pieces_had"] == j["pieces"]; });
+    REQUIRE(stopped["pieces_had"] == stopped["pieces"]);
+    REQUIRE(bed.wait_for_seeders(1, 10s));
+    // Without the server, the box is the only source.
+    bed.stop_server();
+    auto viewer = bed.start_client("stream", "viewer", {"--behavior", "download", "--log-level", "warn"});
+    auto code = viewer->wait(60s);
+    INFO(viewer->stderr_text());
+    REQUIRE(code);
+    CHECK(*code == 0);
+    CHECK(toast::testing::read_file(bed.data("viewer")) ==
+          toast::testing::read_file(bed.media_of("movie.ts")));
+    auto summary = toast::client::testing::read_stats(bed.stats("viewer")).back();
+    CHECK(summary.bytes_from_server == 0);
+    CHECK(summary.bytes_from_peers >= stopped["size"].get<std::uint64_t>());
+    auto after = bed.status(id);
+    CHECK(after["bytes_uploaded"].get<std::uint64_t>() >= stopped["size"].get<std::uint64_t>());
+    bed.stop_service();
+}
+
 TEST_CASE("at the disk quota the least recently watched title is evicted first",
           "[client][service][integration]") {
     ServiceBed bed;
