@@ -261,8 +261,9 @@ TEST_CASE("an MP4 track's edit list moves its samples onto the movie's timeline"
     };
     const Buf mvhd = box("mvhd", full({0, 0, 0, 100, 0}));
     auto build = [&] {
-        return box("moov", cat({mvhd, with_edits(video, full({0, 1, 400, 1'000, 0x00010000})),
-                                with_edits(audio, full({0, 2, 100, 0xFFFFFFFF, 0x00010000, 200, 0, 0x00010000}))}));
+        return box("moov",
+                   cat({mvhd, with_edits(video, full({0, 1, 400, 1'000, 0x00010000})),
+                        with_edits(audio, full({0, 2, 100, 0xFFFFFFFF, 0x00010000, 200, 0, 0x00010000}))}));
     };
     const auto header = static_cast<std::uint32_t>(ftyp.size() + build().size() + 8);
     video.chunk_offsets = {header};
