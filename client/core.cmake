@@ -7,6 +7,7 @@ add_library(toast_client_core STATIC
   core/fidelity.cpp
   core/give_up_horizon.cpp
   core/mp4_layout.cpp
+  core/mpv_messages.cpp
   core/peer_admission.cpp
   core/piece_policy.cpp
   core/piece_types.cpp
@@ -28,6 +29,7 @@ if(BUILD_TESTING)
     tests/fallback_planner_test.cpp
     tests/fidelity_test.cpp
     tests/horizon_test.cpp
+    tests/mpv_messages_test.cpp
     tests/peer_admission_test.cpp
     tests/piece_policy_test.cpp
     tests/stats_test.cpp

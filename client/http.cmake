@@ -1,5 +1,6 @@
 # Local playback endpoint (issue 5): see client/CMakeLists.txt
 add_library(toast_client_http STATIC
+  http/mpv_ipc.cpp
   http/player_endpoint.cpp
   http/player_launcher.cpp
   http/player_request.cpp)
@@ -9,6 +10,7 @@ target_link_libraries(toast_client_http PUBLIC toast_client_core toast_common to
 if(BUILD_TESTING)
   add_executable(client_http_tests
     tests/http_endpoint_test.cpp
+    tests/http_mpv_ipc_test.cpp
     tests/http_player_launcher_test.cpp
     tests/http_player_request_test.cpp
     tests/playback_core_test.cpp)

@@ -1,6 +1,7 @@
 // toast-client's player endpoint: raw bytes -> Beast's parser (the endpoint's limits) ->
-// decide_player_response, for a title of several sizes. Checks: the bytes promised lie inside the title, a
-// 206 says which, and error answers promise no bytes.
+// refuse_request_head (Host, framing) and decide_player_response, for a title of several sizes. Checks: a
+// refusal is 400 or 421 with a printable reason, the bytes promised lie inside the title, a 206 says which,
+// and error answers promise no bytes.
 #include <string>
 
 #include "client/http/player_request.hpp"
@@ -15,6 +16,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const std::string path = title_path("movie .mp4");
     toast::fuzz::for_each_request<http::empty_body>(
         toast::fuzz::as_text(data, size), 8 * 1024, 0, 8, [&](const http::request<http::empty_body>& req) {
+            PlayerRequestHead head;
+            head.version = req.version();
+            for (auto r = req.equal_range(http::field::host); r.first != r.second; ++r.first)
+                head.hosts.push_back(r.first->value());
+            for (auto r = req.equal_range(http::field::transfer_encoding); r.first != r.second; ++r.first)
+                head.transfer_encodings.push_back(r.first->value());
+            for (const char* bound : {"127.0.0.1", "::1", "0.0.0.0"}) {
+                if (auto refused = refuse_request_head(head, EndpointIdentity{bound, 8080})) {
+                    TOAST_FUZZ_CHECK(refused->status == 400 || refused->status == 421);
+                    TOAST_FUZZ_CHECK(!refused->reason.empty() &&
+                                     !toast::fuzz::breaks_header_line(refused->reason));
+                }
+            }
             for (std::uint64_t title_size :
                  {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{10'000'000}, std::uint64_t{UINT64_MAX}}) {
                 PlayerRequest pr{req.method_string(), req.target(), req[http::field::range]};

@@ -285,6 +285,12 @@ const std::vector<OptionSpec>& specs() {
                  return "unknown player " + quoted(v) + " (expected mpv|vlc|ffplay|none)";
              return "";
          }},
+        {"--player-arg", true, true,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty()) return "empty argument";
+             o.player_args.push_back(v);
+             return "";
+         }},
     };
     return list;
 }
@@ -346,9 +352,11 @@ ParseResult parse_client_args(const std::vector<std::string>& args) {
     if (!have_torrent) return failure("missing TORRENT (the .torrent file to stream)");
     for (std::string_view required : {"--save-dir", "--listen", "--stats"})
         if (!seen.count(required)) return failure("missing required option " + std::string(required));
-    if (o.command == ClientCommand::stream && (seen.count("--player") || seen.count("--http")))
-        return failure(std::string(seen.count("--player") ? "--player" : "--http") +
-                       ": only valid with 'play'");
+    for (std::string_view play_only : {"--player", "--http", "--player-arg"})
+        if (o.command == ClientCommand::stream && seen.count(play_only))
+            return failure(std::string(play_only) + ": only valid with 'play'");
+    if (!o.player_args.empty() && o.player == PlayerKind::none)
+        return failure("--player-arg: needs a --player to pass it to");
     ParseResult r;
     r.options = std::move(o);
     return r;
@@ -397,8 +405,13 @@ Options:
   --http HOST:PORT            play: serve the title to a player here, URL http://HOST:PORT/<file name>,
                               printed at start and in the stats (default: 127.0.0.1:0)
   --player P                  play: mpv|vlc|ffplay|none, launched on the URL at the saved position;
-                              the client leaves when it exits (default: none: the client serves the URL
-                              and --behavior decides when it leaves)
+                              the client leaves when it exits, and a player that exits with an error
+                              makes it exit non-zero with the player's message; its output goes to
+                              DIR/player.log (default: none: the client serves the URL and --behavior
+                              decides when it leaves). With mpv the playback position comes from mpv
+                              itself (its JSON IPC); with the others it is estimated from their reads
+  --player-arg ARG            play: one more argument for the player, before the URL; repeatable, e.g.
+                              --player-arg=--vo=null --player-arg=--volume=50
   -h, --help                  show this text
 )";
 }

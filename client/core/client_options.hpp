@@ -72,6 +72,7 @@ struct ClientOptions {
     // play
     Endpoint http{"127.0.0.1", 0};
     PlayerKind player = PlayerKind::none;
+    std::vector<std::string> player_args;  // --player-arg, in order, before the URL
 };
 
 struct ParseResult {

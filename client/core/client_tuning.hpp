@@ -58,6 +58,10 @@ struct ClientTuning {
     std::chrono::nanoseconds seek_threshold_time = std::chrono::seconds(2);
     std::int32_t seek_threshold_min_pieces = 4;
     Bytes seek_threshold_max{4 * 1024 * 1024};
+    // A player read waiting for a piece needed within this much media time of the playhead is urgent (the
+    // server takes it at once). Players read far ahead of what they show (mpv a whole short title in half a
+    // second); such reads wait for the swarm until half of player_wait_timeout has passed.
+    std::chrono::nanoseconds urgent_read_lead = std::chrono::seconds(2);
     // Players read the last bytes of a container without an index (ffmpeg: the last 250 kB) for its
     // duration before they play: at most this much of the tail (and a quarter of the title) is such a probe.
     Bytes tail_probe_max{320 * 1024};

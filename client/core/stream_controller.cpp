@@ -21,6 +21,8 @@ StreamWatcherConfig watcher_config_for(const ClientOptions& options, const Title
         auto by_pieces = Bytes(geometry.piece_length().value() *
                                static_cast<std::uint64_t>(tuning.seek_threshold_min_pieces));
         c.seek_threshold = std::min(std::max(by_time, by_pieces), tuning.seek_threshold_max);
+        c.urgent_lead = tuning.urgent_read_lead;
+        c.read_patience = tuning.player_wait_timeout / 2;
     }
     return c;
 }
@@ -179,6 +181,14 @@ ReadKind StreamController::on_player_read(ByteOffset offset, Bytes length, Stead
     return watcher_.on_player_read(offset, length, now, continuation);
 }
 
+void StreamController::on_reported_position(nanoseconds media_time, SteadyTime now) {
+    watcher_.on_reported_position(media_time, now);
+}
+
+void StreamController::on_reported_pause(bool paused, SteadyTime now) {
+    watcher_.on_reported_pause(paused, now);
+}
+
 void StreamController::set_index_range(ByteOffset begin, ByteOffset end) {
     watcher_.set_index_range(begin, end);
 }
@@ -192,7 +202,7 @@ void StreamController::on_stop(SteadyTime now) {
 }
 
 std::vector<PieceIndex> StreamController::urgent_pieces() const {
-    auto out = watcher_.blocked_reads();
+    auto out = watcher_.urgent_reads();
     for (auto p : urgent_extra_)
         if (!had_.has(p)) out.push_back(p);
     std::sort(out.begin(), out.end());

@@ -88,6 +88,9 @@ class StreamController {
     void on_tracker_reply(int peers, SteadyTime now);
     // Player mode: see StreamWatcher::on_player_read.
     ReadKind on_player_read(ByteOffset offset, Bytes length, SteadyTime now, bool continuation);
+    // Player mode: the player's own position and pause state (mpv's IPC); see StreamWatcher.
+    void on_reported_position(std::chrono::nanoseconds media_time, SteadyTime now);
+    void on_reported_pause(bool paused, SteadyTime now);
     // Player mode: the container's index lies in [begin, end) (reads there are not the viewer's position).
     void set_index_range(ByteOffset begin, ByteOffset end);
     // Pieces the server fetches at once whatever the swarm holds (the title's head and its MP4 index).

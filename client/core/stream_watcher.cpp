@@ -76,12 +76,26 @@ StallStats StreamWatcher::stalls(SteadyTime now) const {
 }
 
 std::vector<PieceIndex> StreamWatcher::blocked_reads() const {
-    auto out = blocked_;
+    std::vector<PieceIndex> out;
+    for (const auto& b : blocked_)
+        out.push_back(b.piece);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<PieceIndex> StreamWatcher::urgent_reads() const {
+    std::vector<PieceIndex> out;
+    for (const auto& b : blocked_) {
+        if (b.index || time_until_needed(b.piece) <= config_.urgent_lead ||
+            last_ - b.since >= config_.read_patience)
+            out.push_back(b.piece);
+    }
     std::sort(out.begin(), out.end());
     return out;
 }
 
 nanoseconds StreamWatcher::cap() const {
+    if (reported_) return *reported_ + config_.report_slack;
     if (config_.mode == WatcherMode::player) return geometry_.media_time_at(frontier_);
     return nanoseconds::max();
 }
@@ -92,12 +106,7 @@ void StreamWatcher::advance_to(SteadyTime now) {
         last_ = now;
         return;
     }
-    SteadyTime until = now;
-    bool pause_at_end = false;
-    if (config_.mode == WatcherMode::player && now - last_read_ > config_.pause_after) {
-        until = std::max(last_, last_read_ + config_.pause_after);
-        pause_at_end = true;
-    }
+    const SteadyTime until = now;
     SteadyTime t = last_;
     const auto title_end = geometry_.title_duration();
     while (t < until && state_ == PlaybackState::playing) {
@@ -105,7 +114,11 @@ void StreamWatcher::advance_to(SteadyTime now) {
         bool last_piece = piece == geometry_.last_piece();
         auto boundary = last_piece ? title_end : geometry_.media_time_at(geometry_.piece_start(piece.next()));
         auto limit = std::min(boundary, cap());
-        if (media_pos_ >= limit) break;  // waiting at the read frontier: the player has not asked for more
+        if (media_pos_ >= limit) {
+            // Waiting at the read frontier: the player has not asked for more.
+            if (!at_frontier_since_) at_frontier_since_ = t;
+            break;
+        }
         auto need = limit - media_pos_;
         auto avail = nanoseconds(until - t);
         if (need > avail) {
@@ -117,14 +130,22 @@ void StreamWatcher::advance_to(SteadyTime now) {
         media_pos_ = limit;
         playing_time_ += need;
         t += need;
-        if (limit != boundary) break;
+        if (limit != boundary) {
+            at_frontier_since_ = t;
+            break;
+        }
         if (last_piece) {
             state_ = PlaybackState::finished;
         } else if (!had_.has(piece.next())) {
             begin_stall(t);
         }
     }
-    if (pause_at_end && state_ == PlaybackState::playing) state_ = PlaybackState::paused;
+    // At the frontier with no read for pause_after (counted from the later of the last read and reaching
+    // the frontier): the player is not asking for more, so it is not playing.
+    if (config_.mode == WatcherMode::player && !reported_ && state_ == PlaybackState::playing &&
+        at_frontier_since_ && now - std::max(last_read_, *at_frontier_since_) > config_.pause_after) {
+        state_ = PlaybackState::paused;
+    }
     last_ = now;
 }
 
@@ -159,7 +180,7 @@ void StreamWatcher::end_stall(SteadyTime at) {
 void StreamWatcher::on_piece_had(PieceIndex p, SteadyTime now) {
     advance_to(now);
     if (!had_.set(p)) return;
-    std::erase(blocked_, p);
+    std::erase_if(blocked_, [&](const BlockedRead& b) { return b.piece == p; });
     switch (state_) {
         case PlaybackState::starting:
             try_start(last_);
@@ -208,6 +229,7 @@ void StreamWatcher::jump_to(ByteOffset offset, SteadyTime now) {
     offset = std::min(offset, geometry_.end());
     media_pos_ = geometry_.media_time_at(offset);
     frontier_ = offset;
+    at_frontier_since_.reset();
     if (offset >= geometry_.end()) {
         state_ = PlaybackState::finished;
         return;
@@ -237,20 +259,33 @@ ReadKind StreamWatcher::on_player_read(ByteOffset offset, Bytes length, SteadyTi
     last_read_ = last_;
     offset = std::min(offset, geometry_.end());
     auto end = std::min(offset + length, geometry_.end());
+    const bool in_index = offset >= index_begin_ && end <= index_end_ && offset < end;
     if (offset < end) {
-        // Only the first missing piece is urgent: a read of "bytes=0-" must not make the whole title urgent.
+        // Only the first missing piece waits: a read of "bytes=0-" must not make the whole title urgent.
         for (auto p = geometry_.piece_at(offset); p <= geometry_.piece_at(ByteOffset(end.value() - 1)); ++p) {
             if (!had_.has(p)) {
-                if (std::find(blocked_.begin(), blocked_.end(), p) == blocked_.end()) blocked_.push_back(p);
+                auto known = std::find_if(blocked_.begin(), blocked_.end(),
+                                          [&](const BlockedRead& b) { return b.piece == p; });
+                if (known == blocked_.end()) {
+                    blocked_.push_back({p, last_, in_index});
+                } else {
+                    known->index = known->index || in_index;
+                }
                 break;
             }
         }
     }
-    if (offset >= index_begin_ && end <= index_end_ && offset < end) return ReadKind::index;
+    if (in_index) return ReadKind::index;
+    if (reported_) {
+        // The player says where it is: a read is only what it holds.
+        frontier_ = std::max(frontier_, end);
+        return ReadKind::sequential;
+    }
     if (!seen_read_) {
         seen_read_ = true;
         media_pos_ = geometry_.media_time_at(offset);
         frontier_ = end;
+        at_frontier_since_.reset();
         if (state_ == PlaybackState::finished && offset < geometry_.end()) state_ = PlaybackState::starting;
         try_start(last_);
         return ReadKind::first;
@@ -258,17 +293,64 @@ ReadKind StreamWatcher::on_player_read(ByteOffset offset, Bytes length, SteadyTi
     auto distance = offset > playhead() ? offset - playhead() : playhead() - offset;
     bool near = continuation || distance <= config_.seek_threshold;
     if (near) {
-        frontier_ = std::max(frontier_, end);
+        if (end > frontier_) {
+            frontier_ = end;
+            at_frontier_since_.reset();
+        }
         if (state_ == PlaybackState::paused) resume(last_);
         return ReadKind::sequential;
     }
     if (state_ == PlaybackState::paused) state_ = PlaybackState::playing;
     // The reads before the target are abandoned: their pieces are no longer urgent.
     auto target = geometry_.piece_at(offset);
-    std::erase_if(blocked_, [&](PieceIndex p) { return p < target; });
+    std::erase_if(blocked_, [&](const BlockedRead& b) { return b.piece < target; });
     jump_to(offset, last_);
     frontier_ = end;
     return ReadKind::seek;
+}
+
+void StreamWatcher::on_reported_position(nanoseconds media_time, SteadyTime now) {
+    if (config_.mode != WatcherMode::player) return;
+    advance_to(now);
+    media_time = std::clamp(media_time, nanoseconds(0), geometry_.title_duration());
+    const bool first = !reported_;
+    reported_ = media_time;
+    seen_read_ = true;
+    auto offset = geometry_.offset_at(media_time);
+    if (state_ == PlaybackState::starting) {
+        media_pos_ = media_time;
+        try_start(last_);
+        return;
+    }
+    auto here = playhead();
+    auto distance = offset > here ? offset - here : here - offset;
+    if (!first && distance > config_.seek_threshold) {
+        auto target = geometry_.piece_at(offset);
+        std::erase_if(blocked_, [&](const BlockedRead& b) { return b.piece < target; });
+        jump_to(offset, last_);
+        return;
+    }
+    if (state_ == PlaybackState::finished && media_time < geometry_.title_duration())
+        state_ = PlaybackState::playing;
+    // A small correction either way: the player is the authority. A stall at the playhead piece stays one.
+    media_pos_ = media_time;
+    if (media_pos_ >= geometry_.title_duration()) {
+        if (state_ == PlaybackState::stalled) end_stall(last_);
+        state_ = PlaybackState::finished;
+    } else if (state_ == PlaybackState::playing && !had_.has(playhead_piece())) {
+        begin_stall(last_);
+    } else if (state_ == PlaybackState::stalled && had_.has(playhead_piece())) {
+        end_stall(last_);
+    }
+}
+
+void StreamWatcher::on_reported_pause(bool paused, SteadyTime now) {
+    if (config_.mode != WatcherMode::player) return;
+    if (paused) {
+        pause(now);
+    } else {
+        resume(now);
+    }
 }
 
 void StreamWatcher::set_index_range(ByteOffset begin, ByteOffset end) {

@@ -28,7 +28,9 @@ std::string_view to_string(PlaybackState s);
 
 enum class WatcherMode {
     clock,   // position = start + bitrate x playing time (the thesis's conceptual viewer)
-    player,  // a real player's reads drive the position (issue 5); the clock still advances it between reads
+    player,  // a real player's reads drive the position; the clock still advances it between reads. Once
+             // the player reports its own position (on_reported_position: mpv's IPC), that is the position
+             // and reads only say what the player holds.
 };
 
 struct StreamWatcherConfig {
@@ -44,8 +46,20 @@ struct StreamWatcherConfig {
     // counts: bytes sent earlier tell nothing, since a player that asks again has dropped them (and on
     // loopback socket buffers hold megabytes).
     Bytes seek_threshold{4 * 1024 * 1024};
-    // Player mode: no reads for this long means the player paused.
+    // Player mode: no reads for this long, once the playhead has reached the read frontier, means the
+    // player paused. A player with a large cache (mpv reads a whole short title at once) stops reading
+    // while it plays what it holds: its playhead goes on until the frontier.
     std::chrono::nanoseconds pause_after = std::chrono::seconds(10);
+    // Player mode: a read waiting for a piece is urgent (the server fetches it at once) when the piece is
+    // needed within this much media time of the playhead. A read far ahead is the player filling its
+    // cache: it waits for the swarm, and the fallback takes the piece when its deadline comes near.
+    std::chrono::nanoseconds urgent_lead = std::chrono::seconds(2);
+    // ... or when it has waited this long, whatever its distance: the player gives up on a read at some
+    // point (the endpoint answers 503 after its wait timeout), and that would end its playback.
+    std::chrono::nanoseconds read_patience = std::chrono::seconds(30);
+    // Player mode with reported positions: how far the clock may carry the playhead past the last report
+    // (mpv reports every frame while it plays; a silence means it does not play).
+    std::chrono::nanoseconds report_slack = std::chrono::seconds(1);
 };
 
 struct StallStats {
@@ -64,12 +78,13 @@ enum class ReadKind {
 };
 
 // Invariants:
-//  - playhead() only moves forward except through seek() or a seeking read.
+//  - playhead() only moves forward except through seek(), a seeking read or a reported position.
 //  - In state playing, every piece from the start of the title's current playback run up to the playhead
-//  piece
-//    was present when the playhead entered it; the playhead never passes a missing piece (it stalls at the
-//    start of that piece instead, at the exact time it would have reached it, however coarse the ticks).
-//  - Player mode: the playhead never passes the read frontier (the player cannot show bytes it has not read).
+//    piece was present when the playhead entered it; the clock never carries the playhead past a missing
+//    piece (it stalls at the start of that piece instead, at the exact time it would have reached it,
+//    however coarse the ticks).
+//  - Player mode: the playhead never passes the read frontier (the player cannot show bytes it has not
+//    read), or, once the player reports its position, the last report plus report_slack.
 //  - Events must come in time order; an event earlier than the last one is treated as happening at the last.
 class StreamWatcher {
   public:
@@ -81,6 +96,12 @@ class StreamWatcher {
     // The piece left local storage (ejected by the bounded buffer).
     void on_piece_lost(PieceIndex p, SteadyTime now);
     void tick(SteadyTime now);
+    // Player mode: the player says it shows `media_time` now (mpv's time-pos). From the first report on, the
+    // reports drive the playhead: a jump farther than seek_threshold is a seek, the clock advances the
+    // playhead between reports by at most report_slack, and reads no longer move it, seek or pause.
+    void on_reported_position(std::chrono::nanoseconds media_time, SteadyTime now);
+    // Player mode: the player says its picture stands still (paused, or waiting for data) or moves again.
+    void on_reported_pause(bool paused, SteadyTime now);
     // Player mode: the player asked for bytes [offset, offset + length). `continuation`: these bytes follow
     // the previous read of the same request (the next chunk of one HTTP response), so they are sequential
     // whatever happened on other connections in between; the first read of a request is not one.
@@ -112,6 +133,8 @@ class StreamWatcher {
     StallStats stalls(SteadyTime now) const;
     std::chrono::nanoseconds playing_time() const { return playing_time_; }
     bool reached_end() const { return state_ == PlaybackState::finished; }
+    // Player mode: the player reports its position (the playhead is the player's, not estimated).
+    bool position_reported() const { return reported_.has_value(); }
     const PieceSet& had() const { return had_; }
     const TitleGeometry& geometry() const { return geometry_; }
 
@@ -121,8 +144,11 @@ class StreamWatcher {
     std::uint32_t seeks() const { return seeks_; }
     // Time from each seek to the target piece being present.
     const std::vector<std::chrono::nanoseconds>& seek_latencies() const { return seek_latencies_; }
-    // Pieces a player read is waiting for, ascending: the fallback fetches them at once.
+    // Pieces a player read is waiting for, ascending.
     std::vector<PieceIndex> blocked_reads() const;
+    // The blocked reads the server must take at once, ascending: those near the playhead (urgent_lead),
+    // inside the index range (the player reads it before it plays), or waiting for read_patience.
+    std::vector<PieceIndex> urgent_reads() const;
 
   private:
     void advance_to(SteadyTime now);
@@ -150,7 +176,16 @@ class StreamWatcher {
     bool seen_read_ = false;
     ByteOffset frontier_;
     SteadyTime last_read_{};
-    std::vector<PieceIndex> blocked_;
+    struct BlockedRead {
+        PieceIndex piece;
+        SteadyTime since;
+        bool index = false;  // a read of the index range
+    };
+    std::vector<BlockedRead> blocked_;
+    // Player mode: when the playhead reached the read frontier (unset while it is behind it).
+    std::optional<SteadyTime> at_frontier_since_;
+    // Player mode: the player's last reported position, once it reports one.
+    std::optional<std::chrono::nanoseconds> reported_;
     ByteOffset index_begin_{0}, index_end_{0};
 };
 

@@ -2,7 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 extern char** environ;
@@ -17,36 +18,71 @@ extern char** environ;
 namespace toast::client {
 
 std::vector<std::string> player_command(PlayerKind kind, const std::string& url,
-                                        std::chrono::milliseconds start) {
+                                        std::chrono::milliseconds start,
+                                        const std::vector<std::string>& extra,
+                                        const std::string& ipc_socket) {
     char seconds_text[32];
     std::snprintf(seconds_text, sizeof seconds_text, "%lld.%lld",
                   static_cast<long long>(start.count() / 1000),
                   static_cast<long long>(start.count() % 1000 / 100));
     const std::string seconds = seconds_text;
     bool resume = start.count() > 0;
+    std::vector<std::string> v;
     switch (kind) {
-        case PlayerKind::mpv: {
-            std::vector<std::string> v{"mpv", "--force-window=yes"};
+        case PlayerKind::mpv:
+            v = {"mpv", "--force-window=yes"};
             if (resume) v.push_back("--start=" + seconds);
-            v.push_back(url);
-            return v;
-        }
-        case PlayerKind::vlc: {
-            std::vector<std::string> v{"vlc", "--play-and-exit"};
+            if (!ipc_socket.empty()) v.push_back("--input-ipc-server=" + ipc_socket);
+            break;
+        case PlayerKind::vlc:
+            v = {"vlc", "--play-and-exit"};
             if (resume) v.push_back("--start-time=" + seconds);
-            v.push_back(url);
-            return v;
-        }
-        case PlayerKind::ffplay: {
-            std::vector<std::string> v{"ffplay", "-autoexit", "-loglevel", "warning"};
+            break;
+        case PlayerKind::ffplay:
+            v = {"ffplay", "-autoexit", "-loglevel", "warning"};
             if (resume) v.insert(v.end(), {"-ss", seconds});
-            v.push_back(url);
-            return v;
-        }
+            break;
         case PlayerKind::none:
             return {};
     }
-    return {};
+    v.insert(v.end(), extra.begin(), extra.end());
+    v.push_back(url);
+    return v;
+}
+
+std::string player_failure_message(const std::string& player, int status, std::string_view log_text) {
+    std::string out = "player '" + player + "' " +
+                      (status > 128 ? "was killed by signal " + std::to_string(status - 128)
+                                    : "exited with status " + std::to_string(status));
+    // The last three non-empty lines, at most 600 bytes: the player's own reason is at the end.
+    std::vector<std::string_view> lines;
+    std::size_t end = log_text.size();
+    while (end > 0 && lines.size() < 3) {
+        auto start = log_text.rfind('\n', end - 1);
+        auto from = start == std::string_view::npos ? 0 : start + 1;
+        auto line = log_text.substr(from, end - from);
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+            line.remove_suffix(1);
+        if (!line.empty()) lines.insert(lines.begin(), line);
+        if (start == std::string_view::npos) break;
+        end = start;
+    }
+    std::string quote;
+    for (auto line : lines) {
+        if (!quote.empty()) quote += " | ";
+        for (unsigned char c : line)
+            quote += c >= 0x20 && c != 0x7f ? static_cast<char>(c) : '?';
+    }
+    if (quote.size() > 600) quote = "..." + quote.substr(quote.size() - 600);
+    if (!quote.empty()) out += ": " + quote;
+    return out;
+}
+
+std::filesystem::path mpv_ipc_socket_path(const std::filesystem::path& save_dir, int pid) {
+    std::error_code ec;
+    auto in_save_dir = std::filesystem::absolute(save_dir, ec) / "mpv-ipc.sock";
+    if (!ec && in_save_dir.string().size() < 100) return in_save_dir;
+    return std::filesystem::temp_directory_path() / ("toast-client-" + std::to_string(pid) + "-mpv.sock");
 }
 
 std::optional<std::filesystem::path> find_in_path(const std::string& name, const std::string& path_variable) {
@@ -78,21 +114,62 @@ PlayerProcess::PlayerProcess(const std::vector<std::string>& argv, const std::fi
     if (!exe)
         throw std::runtime_error("player '" + argv[0] +
                                  "' not found in PATH; install it or use --player none");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    // Everything the child needs is prepared here: between fork and exec only async-signal-safe calls.
+    int log_fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log_fd < 0)
+        throw std::runtime_error("cannot write the player's log " + log_file.string() + ": " +
+                                 std::strerror(errno));
+    int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int report[2];  // the child writes its exec errno here; closed on a successful exec
+    if (null_fd < 0 || ::pipe2(report, O_CLOEXEC) != 0) {
+        int e = errno;
+        ::close(log_fd);
+        if (null_fd >= 0) ::close(null_fd);
+        throw std::runtime_error(std::string("cannot start player '") + argv[0] + "': " + std::strerror(e));
+    }
     std::vector<char*> args;
     for (const auto& a : argv)
         args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    pid_t pid = -1;
-    int rc = posix_spawn(&pid, exe->c_str(), &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) throw std::runtime_error("cannot start player '" + argv[0] + "': " + std::strerror(rc));
+    const pid_t parent = ::getpid();
+    const std::string exe_path = exe->string();
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (::getppid() != parent) ::_exit(127);  // the client died before prctl took effect
+        // Its own process group: a Ctrl-C on the terminal reaches the client, which stops the player.
+        ::setpgid(0, 0);
+        ::dup2(null_fd, STDIN_FILENO);
+        ::dup2(log_fd, STDOUT_FILENO);
+        ::dup2(log_fd, STDERR_FILENO);
+        ::execve(exe_path.c_str(), args.data(), environ);
+        int e = errno;
+        [[maybe_unused]] auto n = ::write(report[1], &e, sizeof e);
+        ::_exit(127);
+    }
+    int fork_errno = errno;
+    ::close(log_fd);
+    ::close(null_fd);
+    ::close(report[1]);
+    if (pid < 0) {
+        ::close(report[0]);
+        throw std::runtime_error(std::string("cannot start player '") + argv[0] +
+                                 "': " + std::strerror(fork_errno));
+    }
     pid_ = pid;
+    int exec_errno = 0;
+    ssize_t n;
+    do {
+        n = ::read(report[0], &exec_errno, sizeof exec_errno);
+    } while (n < 0 && errno == EINTR);
+    ::close(report[0]);
+    if (n == static_cast<ssize_t>(sizeof exec_errno)) {
+        int st = 0;
+        ::waitpid(pid_, &st, 0);
+        pid_ = -1;
+        throw std::runtime_error(std::string("cannot start player '") + argv[0] +
+                                 "': " + std::strerror(exec_errno));
+    }
 }
 
 PlayerProcess::~PlayerProcess() {

@@ -104,5 +104,8 @@ std::chrono::milliseconds Engine::resume_time() const {
 void Engine::watch_player(std::function<bool()> running) {
     impl_->title().watch_player(std::move(running));
 }
+void Engine::follow_mpv(const std::filesystem::path& socket) {
+    impl_->title().follow_mpv(socket);
+}
 
 }  // namespace toast::client

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -39,6 +40,8 @@ class Engine {
     std::chrono::milliseconds resume_time() const;
     // play: polled every tick; once it returns false (the player exited) the client leaves.
     void watch_player(std::function<bool()> running);
+    // play: the player is mpv serving its JSON IPC at `socket`; its own position drives the playhead.
+    void follow_mpv(const std::filesystem::path& socket);
 
   private:
     class Impl;

@@ -181,7 +181,31 @@ TitlePlayback::TitlePlayback(asio::io_context& io, StreamController& controller,
 
 TitlePlayback::~TitlePlayback() {
     stopped_ = true;
+    if (mpv_) mpv_->stop();
     if (endpoint_) endpoint_->stop();
+}
+
+void TitlePlayback::follow_mpv(const std::filesystem::path& socket) {
+    mpv_ = std::make_unique<MpvIpc>(io_, socket, [this](const MpvEvent& e) {
+        if (stopped_) return;
+        auto now = Clock::now();
+        switch (e.kind) {
+            case MpvEventKind::position:
+                controller_.on_reported_position(e.position, now);
+                break;
+            case MpvEventKind::pause:
+            case MpvEventKind::cache_pause:
+                if (auto paused = mpv_pause_.on_event(e)) controller_.on_reported_pause(*paused, now);
+                break;
+            case MpvEventKind::seek:
+                // The reads at the new position follow; plan at once rather than at the next tick.
+                kick_();
+                break;
+            case MpvEventKind::end_file:
+                break;
+        }
+    });
+    mpv_->start();
 }
 
 std::string TitlePlayback::url() const {
@@ -284,6 +308,7 @@ void TitlePlayback::stop(const StatsRecord& summary) {
         std::fputs("\n", stdout);
     }
     stopped_ = true;
+    if (mpv_) mpv_->stop();
     endpoint_->stop();
 }
 

@@ -15,8 +15,10 @@
 #include <libtorrent/torrent_info.hpp>
 
 #include "client/core/client_tuning.hpp"
+#include "client/core/mpv_messages.hpp"
 #include "client/core/stats.hpp"
 #include "client/core/stream_controller.hpp"
+#include "client/http/mpv_ipc.hpp"
 #include "client/http/player_endpoint.hpp"
 #include "toast/common/endpoint.hpp"
 
@@ -57,6 +59,9 @@ class TitlePlayback {
     void fill_record(StatsRecord& record) const;
     // Saves the position, ends the status line and closes every player connection.
     void stop(const StatsRecord& summary);
+    // The player is mpv serving its JSON IPC at `socket`: its reported position and pause state drive the
+    // playhead from its first report on.
+    void follow_mpv(const std::filesystem::path& socket);
 
   private:
     class Media;
@@ -77,6 +82,8 @@ class TitlePlayback {
     bool stopped_ = false;
     std::unique_ptr<Media> media_;  // before endpoint_: the endpoint reads it
     std::unique_ptr<PlayerEndpoint> endpoint_;
+    std::unique_ptr<MpvIpc> mpv_;
+    MpvPauseState mpv_pause_;
 };
 
 }  // namespace toast::client

@@ -171,6 +171,10 @@ void TitleStream::watch_player(std::function<bool()> running) {
     player_running_ = std::move(running);
 }
 
+void TitleStream::follow_mpv(const std::filesystem::path& socket) {
+    if (playback_) playback_->follow_mpv(socket);
+}
+
 void TitleStream::schedule_tick(bool first) {
     tick_timer_.expires_after(first ? std::chrono::milliseconds(0) : tuning_.tick);
     tick_timer_.async_wait([this](const boost::system::error_code& ec) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -74,6 +75,8 @@ class TitleStream final : public TitleEvents {
     std::chrono::milliseconds resume_time() const;
     // play: polled every tick; once it returns false (the player exited) the title stops.
     void watch_player(std::function<bool()> running);
+    // play: the player is mpv serving its JSON IPC at `socket` (TitlePlayback::follow_mpv).
+    void follow_mpv(const std::filesystem::path& socket);
 
     const StreamController& controller() const { return *controller_; }
     const libtorrent::torrent_handle& handle() const { return handle_; }

@@ -130,6 +130,24 @@ TEST_CASE("play takes an HTTP endpoint and a player", "[client][options]") {
     CHECK(error_of(with({"--player", "mpv"})) == "--player: only valid with 'play'");
 }
 
+TEST_CASE("player arguments pass through in order, only to a player", "[client][options]") {
+    auto args = base();
+    args[0] = "play";
+    auto with_player = args;
+    with_player.insert(with_player.end(),
+                       {"--player", "mpv", "--player-arg=--vo=null", "--player-arg", "--ao=null"});
+    auto r = parse_client_args(with_player);
+    REQUIRE(r.options);
+    CHECK(r.options->player_args == std::vector<std::string>{"--vo=null", "--ao=null"});
+    auto no_player = args;
+    no_player.insert(no_player.end(), {"--player-arg", "--vo=null"});
+    CHECK(error_of(no_player) == "--player-arg: needs a --player to pass it to");
+    CHECK(error_of(with({"--player-arg", "x"})) == "--player-arg: only valid with 'play'");
+    auto empty = with_player;
+    empty.push_back("--player-arg=");
+    CHECK(error_of(empty) == "--player-arg: empty argument");
+}
+
 TEST_CASE("help is recognised anywhere and documents every option with its default", "[client][options]") {
     CHECK(parse_client_args({"--help"}).help);
     CHECK(parse_client_args(with({"-h"})).help);

@@ -339,6 +339,31 @@ TEST_CASE("play launches the player on the local URL and leaves when it exits",
     CHECK(c->stdout_text().find(bed.url("viewer")) != std::string::npos);
 }
 
+TEST_CASE("a player that fails to start is reported with its own message and a non-zero exit",
+          "[client][playback][integration]") {
+    PlaybackBed bed(Container::ts);
+    TempDir bin;
+    // VLC run as root: it prints its reason and exits 1 at once. The stand-in also records its arguments.
+    std::ofstream(bin / "vlc") << "#!/bin/sh\necho \"$@\" > " << (bin / "args").string()
+                               << "\necho 'VLC is not supposed to be run as root. Sorry.' >&2\nexit 1\n";
+    std::filesystem::permissions(bin / "vlc", std::filesystem::perms::owner_all);
+    std::string old_path = std::getenv("PATH");
+    ::setenv("PATH", (bin.path().string() + ":" + old_path).c_str(), 1);
+    auto c = bed.play(
+        "viewer", {"--player", "vlc", "--player-arg=--intf=dummy", "--player-arg", "--no-audio"}, "stream");
+    ::setenv("PATH", old_path.c_str(), 1);
+    auto status = c->wait(30s);
+    INFO(c->stderr_text());
+    REQUIRE(status);
+    CHECK(*status == 1);
+    CHECK(c->stderr_text().find(
+              "player 'vlc' exited with status 1: VLC is not supposed to be run as root. Sorry.") !=
+          std::string::npos);
+    CHECK(c->stderr_text().find((bed.save_dir("viewer") / "player.log").string()) != std::string::npos);
+    CHECK(toast::testing::read_file(bin / "args") ==
+          "--play-and-exit --intf=dummy --no-audio " + bed.url("viewer") + "\n");
+}
+
 TEST_CASE("a player that is not installed is a clear error", "[client][playback][integration]") {
     PlaybackBed bed(Container::ts);
     TempDir empty;

@@ -263,21 +263,86 @@ TEST_CASE("a player read far from the frontier is a seek", "[client][watcher][pl
     CHECK(w.seek_latencies() == std::vector<std::chrono::nanoseconds>{200ms});
 }
 
-TEST_CASE("no player reads for a while means paused, and a read resumes", "[client][watcher][player]") {
+TEST_CASE("no player reads for a while at the read frontier means paused, and a read resumes",
+          "[client][watcher][player]") {
+    StreamWatcherConfig c;
+    c.mode = WatcherMode::player;
+    c.pause_after = 3s;
+    StreamWatcher w(geometry(), c, t0, all_pieces());
+    w.on_player_read(ByteOffset(0), Bytes(2000), t0);
+    w.tick(t0 + 4s);
+    // At the frontier since t0 + 2 s: not yet 3 s without a read there.
+    CHECK(w.state() == PlaybackState::playing);
+    CHECK(w.playhead() == ByteOffset(2000));
+    w.tick(t0 + 5500ms);
+    CHECK(w.state() == PlaybackState::paused);
+    CHECK(w.playhead() == ByteOffset(2000));
+    CHECK(w.on_player_read(ByteOffset(2000), Bytes(100), t0 + 10s) == ReadKind::sequential);
+    CHECK(w.state() == PlaybackState::playing);
+    w.tick(t0 + 10s + 100ms);
+    CHECK(w.playhead() == ByteOffset(2100));
+}
+
+TEST_CASE("a player that read the whole title at once plays on to the end, not into a pause",
+          "[client][watcher][player]") {
+    // mpv fills its cache with a short title in half a second and then reads nothing while it plays.
     StreamWatcherConfig c;
     c.mode = WatcherMode::player;
     c.pause_after = 3s;
     StreamWatcher w(geometry(), c, t0, all_pieces());
     w.on_player_read(ByteOffset(0), Bytes(9500), t0);
-    w.tick(t0 + 2s);
+    w.tick(t0 + 6s);
     CHECK(w.state() == PlaybackState::playing);
-    w.tick(t0 + 10s);
-    CHECK(w.state() == PlaybackState::paused);
-    CHECK(w.playhead() == ByteOffset(3000));  // played until the pause began, 3 s after the last read
-    CHECK(w.on_player_read(ByteOffset(3000), Bytes(100), t0 + 10s) == ReadKind::sequential);
-    CHECK(w.state() == PlaybackState::playing);
-    w.tick(t0 + 11s);
-    CHECK(w.playhead() == ByteOffset(4000));
+    CHECK(w.playhead() == ByteOffset(6000));
+    w.tick(t0 + 9s);
+    CHECK(w.playhead() == ByteOffset(9000));
+    w.tick(t0 + 9600ms);
+    CHECK(w.reached_end());
+    CHECK(w.playhead() == ByteOffset(9500));
+}
+
+TEST_CASE("a read waiting far ahead of the playhead is not urgent until it comes near or waits too long",
+          "[client][watcher][player]") {
+    StreamWatcherConfig c;
+    c.mode = WatcherMode::player;
+    c.seek_threshold = Bytes(2000);
+    c.urgent_lead = 2s;
+    c.read_patience = 30s;
+    StreamWatcher w(geometry(), c, t0, pieces({0, 1, 2, 3, 4, 5}));
+    CHECK(w.on_player_read(ByteOffset(0), Bytes(6000), t0) == ReadKind::first);
+    // The player's cache fill reaches piece 6 while the playhead is at byte 0: 6 s ahead.
+    CHECK(w.on_player_read(ByteOffset(6000), Bytes(500), t0, true) == ReadKind::sequential);
+    CHECK(w.blocked_reads() == std::vector<PieceIndex>{PieceIndex(6)});
+    CHECK(w.urgent_reads().empty());
+    w.tick(t0 + 3s);
+    CHECK(w.urgent_reads().empty());  // needed in 3 s
+    w.tick(t0 + 4s);
+    CHECK(w.urgent_reads() == std::vector<PieceIndex>{PieceIndex(6)});  // needed in 2 s
+    w.on_piece_had(PieceIndex(6), t0 + 4100ms);
+    CHECK(w.blocked_reads().empty());
+    CHECK(w.urgent_reads().empty());
+
+    // A read at the playhead is urgent at once; a read that waited read_patience is urgent however far.
+    StreamWatcher v(geometry(), c, t0, pieces({0, 1, 2, 3, 4, 5, 6, 7}));
+    v.on_player_read(ByteOffset(0), Bytes(8500), t0);
+    v.on_player_read(ByteOffset(8000), Bytes(500), t0, true);
+    CHECK(v.blocked_reads() == std::vector<PieceIndex>{PieceIndex(8)});
+    CHECK(v.urgent_reads().empty());
+    v.pause(t0 + 1s);
+    v.tick(t0 + 31s);
+    CHECK(v.urgent_reads() == std::vector<PieceIndex>{PieceIndex(8)});
+}
+
+TEST_CASE("a waiting read at the playhead and in the index range is urgent at once",
+          "[client][watcher][player]") {
+    StreamWatcherConfig c;
+    c.mode = WatcherMode::player;
+    c.seek_threshold = Bytes(2000);
+    StreamWatcher w(geometry(), c, t0, pieces({}));
+    w.set_index_range(ByteOffset(9000), ByteOffset(9500));
+    CHECK(w.on_player_read(ByteOffset(9000), Bytes(500), t0) == ReadKind::index);
+    CHECK(w.on_player_read(ByteOffset(0), Bytes(9500), t0) == ReadKind::first);
+    CHECK(w.urgent_reads() == (std::vector<PieceIndex>{PieceIndex(0), PieceIndex(9)}));
 }
 
 TEST_CASE("a read of missing bytes marks only its first missing piece as blocked",
@@ -293,4 +358,67 @@ TEST_CASE("clock mode ignores player reads", "[client][watcher]") {
     StreamWatcher w(geometry(), {}, t0, all_pieces());
     CHECK(w.on_player_read(ByteOffset(5000), Bytes(10), t0 + 1s) == ReadKind::ignored);
     CHECK(w.seeks() == 0);
+}
+
+TEST_CASE("a player that reports its position drives the playhead, and its reads no longer do",
+          "[client][watcher][player]") {
+    StreamWatcherConfig c;
+    c.mode = WatcherMode::player;
+    c.seek_threshold = Bytes(2000);
+    c.pause_after = 3s;
+    c.report_slack = 1s;
+    StreamWatcher w(geometry(), c, t0, all_pieces());
+    w.on_player_read(ByteOffset(0), Bytes(9500), t0);  // the whole title into the player's cache
+    w.on_reported_position(0s, t0 + 100ms);
+    CHECK(w.position_reported());
+    w.on_reported_position(2s, t0 + 2100ms);
+    CHECK(w.playhead() == ByteOffset(2000));
+    // Between reports the clock carries it, at most report_slack past the last report.
+    w.tick(t0 + 2600ms);
+    CHECK(w.playhead() == ByteOffset(2500));
+    w.tick(t0 + 8s);
+    CHECK(w.playhead() == ByteOffset(3000));
+    CHECK(w.state() == PlaybackState::playing);
+    // Paused by the viewer: the position stays.
+    w.on_reported_position(2500ms, t0 + 8s);
+    w.on_reported_pause(true, t0 + 8s);
+    w.tick(t0 + 20s);
+    CHECK(w.state() == PlaybackState::paused);
+    CHECK(w.playhead() == ByteOffset(2500));
+    // Reads far away neither seek nor move it.
+    CHECK(w.on_player_read(ByteOffset(8000), Bytes(500), t0 + 20s) == ReadKind::sequential);
+    CHECK(w.playhead() == ByteOffset(2500));
+    CHECK(w.seeks() == 0);
+    w.on_reported_pause(false, t0 + 21s);
+    w.on_reported_position(2500ms, t0 + 21s);
+    w.tick(t0 + 21500ms);
+    CHECK(w.state() == PlaybackState::playing);
+    CHECK(w.playhead() == ByteOffset(3000));
+    // A jump is a seek.
+    w.on_reported_position(7s, t0 + 22s);
+    CHECK(w.seeks() == 1);
+    CHECK(w.playhead() == ByteOffset(7000));
+    // The end.
+    w.on_reported_position(9500ms, t0 + 25s);
+    CHECK(w.reached_end());
+}
+
+TEST_CASE("a reported position resumes where the player starts, and waits far ahead are not urgent",
+          "[client][watcher][player]") {
+    StreamWatcherConfig c;
+    c.mode = WatcherMode::player;
+    c.seek_threshold = Bytes(2000);
+    c.start_offset = ByteOffset(6000);
+    c.urgent_lead = 2s;
+    StreamWatcher w(geometry(), c, t0, pieces({0, 1, 2, 3, 4, 5, 6}));
+    CHECK(w.playhead() == ByteOffset(6000));
+    w.on_reported_position(6s, t0 + 500ms);
+    CHECK(w.state() == PlaybackState::playing);
+    CHECK(w.playhead() == ByteOffset(6000));
+    CHECK(w.seeks() == 0);
+    // The cache fill waits at piece 9, 3 s ahead: not urgent; at the playhead + 2 s it is.
+    w.on_player_read(ByteOffset(9000), Bytes(500), t0 + 500ms, true);
+    CHECK(w.urgent_reads().empty());
+    w.on_reported_position(7s, t0 + 1500ms);
+    CHECK(w.urgent_reads() == std::vector<PieceIndex>{PieceIndex(9)});
 }
