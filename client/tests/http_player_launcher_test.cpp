@@ -49,8 +49,9 @@ TEST_CASE("player commands open the URL, at the resume position when there is on
     CHECK(player_command(PlayerKind::none, url, 0ms).empty());
 }
 
-TEST_CASE("the user's player arguments come after the client's and before the URL; mpv gets its IPC socket",
-          "[client][http][player]") {
+TEST_CASE(
+    "the user's player arguments come after the client's and before the URL, and mpv gets its IPC socket",
+    "[client][http][player]") {
     const std::string url = "http://127.0.0.1:9/m.ts";
     CHECK(player_command(PlayerKind::mpv, url, 2'000ms, {"--vo=null", "--ao=null"}, "/tmp/s.sock") ==
           std::vector<std::string>{"mpv", "--force-window=yes", "--start=2.0",
