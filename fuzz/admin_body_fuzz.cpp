@@ -15,9 +15,10 @@ using namespace std::chrono_literals;
 class NoTitles : public TitleStore {
   public:
     std::shared_ptr<const TitleInfo> find(std::string_view) const override { return nullptr; }
-    void read(std::shared_ptr<const TitleInfo>, std::uint64_t, std::uint64_t, ReadHandler done) override {
+    void read(ReadRequest, ReadHandler done) override {
         done(ReadResult{ReadStatus::io_error, "no titles", {}});
     }
+    void interrupt_reads() override {}
 };
 
 class Disks : public DiskControl {
@@ -30,8 +31,8 @@ class Disks : public DiskControl {
     }
 
   private:
-    std::vector<DiskStatus> disks_{DiskStatus{0, "/d0", {}, 0, 0, 0, 0},
-                                   DiskStatus{1, "/d1", {}, 0, 0, 0, 0}};
+    std::vector<DiskStatus> disks_{DiskStatus{.index = 0, .id = "d0", .path = "/d0"},
+                                   DiskStatus{.index = 1, .id = "d1", .path = "/d1"}};
 };
 
 }  // namespace

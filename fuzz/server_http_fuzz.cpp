@@ -27,9 +27,10 @@ class Titles : public TitleStore {
         auto it = titles_.find(std::string(name));
         return it == titles_.end() ? nullptr : it->second;
     }
-    void read(std::shared_ptr<const TitleInfo>, std::uint64_t, std::uint64_t, ReadHandler done) override {
+    void read(ReadRequest, ReadHandler done) override {
         done(ReadResult{ReadStatus::io_error, "the fuzz store holds no bytes", {}});
     }
+    void interrupt_reads() override {}
 
   private:
     void add(const std::string& name, std::uint64_t size) {
@@ -55,8 +56,8 @@ class Disks : public DiskControl {
     }
 
   private:
-    std::vector<DiskStatus> disks_{DiskStatus{0, "/d0", {}, 0, 0, 0, 0},
-                                   DiskStatus{1, "/d1", {}, 0, 0, 0, 0}};
+    std::vector<DiskStatus> disks_{DiskStatus{.index = 0, .id = "d0", .path = "/d0"},
+                                   DiskStatus{.index = 1, .id = "d1", .path = "/d1"}};
 };
 
 void check(const HttpResponse& r) {
