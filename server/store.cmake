@@ -1,5 +1,6 @@
 # Block store: placement policies, manifests, per-disk workers, ingest and verify.
 add_library(toast_server_store STATIC
+  core/container.cpp
   core/crc32c.cpp
   core/fd_budget.cpp
   core/manifest.cpp
@@ -23,6 +24,7 @@ target_link_libraries(toast_server_store PUBLIC toast_server_capacity toast_serv
   Threads::Threads LibtorrentRasterbar::torrent-rasterbar PRIVATE toast_warnings)
 
 list(APPEND SERVER_TEST_SOURCES
+  tests/container_test.cpp
   tests/disk_queue_test.cpp
   tests/ingest_test.cpp
   tests/manifest_test.cpp

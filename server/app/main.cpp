@@ -37,9 +37,11 @@ constexpr const char* kUsage =
     "  serve                 serve the store's titles over HTTP on the config's \"listen\" address until\n"
     "                        SIGTERM or SIGINT (GET/HEAD /titles/NAME with byte ranges, /stream/NAME, "
     "/metrics)\n"
-    "  ingest NAME MEDIA_FILE --torrent OUT.torrent [options]\n"
+    "  ingest NAME MEDIA_FILE [--torrent OUT.torrent] [options]\n"
     "                        store MEDIA_FILE as title NAME ([A-Za-z0-9._-], 1-128 chars, not starting with\n"
-    "                        '.') and write its .torrent; replaces an existing NAME atomically\n"
+    "                        '.') with its .torrent (served at /torrents/NAME.torrent, and written to\n"
+    "                        OUT.torrent if given); replaces an existing NAME atomically. The file inside\n"
+    "                        the torrent is NAME plus the container's extension (e.g. NAME.ts)\n"
     "      --policy P        naive | raid0 | raid1 | random | rda (default: the config's \"policy\")\n"
     "      --bitrate RATE    the title's bitrate, e.g. 6Mbps (default: the demand trace's average, else the\n"
     "                        config's \"default_bitrate\")\n"
@@ -110,7 +112,6 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
         }
     }
     if (positional.size() != 2) return usage_error("ingest needs NAME and MEDIA_FILE");
-    if (opt.torrent.empty()) return usage_error("ingest needs --torrent OUT.torrent");
     opt.name = positional[0];
     opt.media = positional[1];
     try {
@@ -132,11 +133,15 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
             std::printf("  disk %zu (%s): %llu blocks\n", d, config.disks[d].path.c_str(),
                         static_cast<unsigned long long>(r.blocks_per_disk[d]));
         if (r.removed_versions > 0) std::printf("  replaced the previous version\n");
-        if (m.size == 0) {
+        if (!m.torrent) {
             std::printf(
                 "no torrent written: an empty title has no pieces to share; it is served over HTTP only\n");
         } else {
-            std::printf("torrent %s (info-hash %s)\n", opt.torrent.c_str(), r.info_hash.c_str());
+            if (!opt.torrent.empty())
+                std::printf("torrent %s (", opt.torrent.c_str());
+            else
+                std::printf("torrent /torrents/%s.torrent (", m.title.c_str());
+            std::printf("file %s, info-hash %s)\n", m.torrent->name.c_str(), r.info_hash.c_str());
         }
         return 0;
     } catch (const IngestError& e) {

@@ -82,6 +82,13 @@ bool is_valid_title_name(std::string_view name) {
     return true;
 }
 
+bool is_valid_file_name(std::string_view name) {
+    if (name.empty() || name.size() > 160 || name.front() == '.') return false;
+    for (char c : name)
+        if (!name_char(c)) return false;
+    return true;
+}
+
 bool is_safe_relative_path(std::string_view path) {
     if (path.empty() || path.size() > 1024) return false;
     std::size_t start = 0;
@@ -100,6 +107,10 @@ bool is_safe_relative_path(std::string_view path) {
 
 std::string version_dir_name(std::string_view title, std::string_view version) {
     return "blocks/" + std::string(title) + "@" + std::string(version);
+}
+
+std::string torrent_file_path(std::string_view title, std::string_view version) {
+    return "torrents/" + std::string(title) + "@" + std::string(version) + ".torrent";
 }
 
 std::string block_file_name(std::string_view title, std::string_view version, std::uint64_t block) {
@@ -130,6 +141,10 @@ nlohmann::json manifest_to_json(const Manifest& m) {
                         {"blocks", std::move(blocks)}};
     if (m.trace) j["trace"] = {{"round_ns", m.trace->round.count()}, {"bytes", m.trace->bytes}};
     if (!m.disk_ids.empty()) j["disk_ids"] = m.disk_ids;
+    if (m.torrent) {
+        j["torrent"] = {
+            {"file", m.torrent->file}, {"name", m.torrent->name}, {"info_hash", m.torrent->info_hash}};
+    }
     return j;
 }
 
@@ -271,6 +286,21 @@ ManifestParse parse_manifest(const nlohmann::json& j, std::size_t disk_count) {
                     if (r.disk >= m.disk_ids.size())
                         throw Fail{"a replica names disk " + std::to_string(r.disk) + " but 'disk_ids' has " +
                                    std::to_string(m.disk_ids.size()) + " entries"};
+        }
+        if (auto t = j.find("torrent"); t != j.end()) {
+            if (!t->is_object()) throw Fail{"'torrent' must be an object"};
+            TorrentRecord rec;
+            rec.file = string_field(*t, "file");
+            if (!is_safe_relative_path(rec.file))
+                throw Fail{"torrent has an unsafe file \"" + rec.file + "\""};
+            rec.name = string_field(*t, "name");
+            if (!is_valid_file_name(rec.name)) throw Fail{"invalid torrent 'name' \"" + rec.name + "\""};
+            rec.info_hash = string_field(*t, "info_hash");
+            if (rec.info_hash.size() != 40 ||
+                rec.info_hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
+                throw Fail{"torrent 'info_hash' must be 40 lowercase hex digits"};
+            }
+            m.torrent = std::move(rec);
         }
         return {std::move(m), {}};
     } catch (const Fail& f) {

@@ -7,9 +7,12 @@
 //    "version":"HEX", "generation":G, "created":UNIX_SECONDS, "chunk_size":65536,
 //    "blocks":[{"replicas":[{"disk":0,"file":"blocks/NAME@HEX/000000.blk"}, ...], "crc32c":"8 hex digits per
 //    chunk"}, ...],
-//    "trace":{"round_ns":N, "bytes":[...]}}      optional: the title's demand trace (demand_trace.hpp), when
+//    "trace":{"round_ns":N, "bytes":[...]},      optional: the title's demand trace (demand_trace.hpp), when
 //                                                 ingest found one in an MPEG-TS or MP4 file
+//    "torrent":{"file":"torrents/NAME@HEX.torrent", "name":"NAME.ts", "info_hash":"40 hex digits"}}
 // `generation` grows by one per re-ingest of a name; of several manifests for one name the highest wins.
+// `torrent` (absent in manifests written before the store kept torrents) names the title's .torrent, of which
+// ingest writes a copy onto every disk before the manifest, and the file name inside it.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +44,13 @@ struct BlockRecord {
     bool operator==(const BlockRecord&) const = default;
 };
 
+struct TorrentRecord {
+    std::string file;  // relative to a disk's store root
+    std::string name;  // the file name inside the torrent: the title's name plus its container's extension
+    std::string info_hash;  // v1, 40 lowercase hex digits
+    bool operator==(const TorrentRecord&) const = default;
+};
+
 struct Manifest {
     std::string title;
     std::uint64_t size = 0;
@@ -57,6 +67,7 @@ struct Manifest {
     // The identity (disk id file) of the disk each replica `disk` index named at ingest; empty in manifests
     // written before disks had identities, whose indices are config positions.
     std::vector<std::string> disk_ids;
+    std::optional<TorrentRecord> torrent;
     bool operator==(const Manifest&) const = default;
 };
 
@@ -81,6 +92,10 @@ bool is_safe_relative_path(std::string_view path);
 std::string block_file_name(std::string_view title, std::string_view version, std::uint64_t block);
 // The directory holding a version's blocks on each disk ("blocks/NAME@VERSION").
 std::string version_dir_name(std::string_view title, std::string_view version);
+// Where each disk keeps a version's .torrent ("torrents/NAME@VERSION.torrent").
+std::string torrent_file_path(std::string_view title, std::string_view version);
+// A torrent's file name: like a title name, but up to 160 characters (a name plus an extension).
+bool is_valid_file_name(std::string_view name);
 
 nlohmann::json manifest_to_json(const Manifest& m);
 

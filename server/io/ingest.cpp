@@ -16,6 +16,7 @@
 #include <libtorrent/hasher.hpp>
 
 #include "server/core/block_math.hpp"
+#include "server/core/container.hpp"
 #include "server/core/crc32c.hpp"
 #include "server/core/demand_trace.hpp"
 #include "server/core/placement.hpp"
@@ -113,8 +114,8 @@ void prepare_disks(const ServerConfig& config) {
         if (!fs::is_directory(path, ec)) {
             throw IngestError("disk " + std::to_string(d) + " (" + path.string() + ") is not a directory");
         }
-        fs::create_directories(path / "manifests", ec);
-        if (!ec) fs::create_directories(path / "blocks", ec);
+        for (const char* sub : {"manifests", "blocks", "torrents"})
+            if (!ec) fs::create_directories(path / sub, ec);
         if (ec)
             throw IngestError("cannot prepare disk " + std::to_string(d) + " (" + path.string() +
                               "): " + ec.message());
@@ -152,12 +153,16 @@ CleanupReport clean_up_locked(const ServerConfig& config) {
     CleanupReport report;
     Catalogue catalogue(disk_paths(config));
     auto scan = catalogue.scan();
-    std::set<std::string> referenced;
-    for (const auto& m : scan.unplaced)
+    std::set<std::string> referenced;           // version directories under blocks/
+    std::set<std::string> referenced_torrents;  // files under torrents/
+    for (const auto& m : scan.unplaced) {
         referenced.insert(fs::path(version_dir_name(m.title, m.version)).filename().string());
+        if (m.torrent) referenced_torrents.insert(fs::path(m.torrent->file).filename().string());
+    }
     for (const auto& [name, entry] : scan.titles) {
         const auto& m = entry.manifest;
         referenced.insert(fs::path(version_dir_name(m.title, m.version)).filename().string());
+        if (m.torrent) referenced_torrents.insert(fs::path(m.torrent->file).filename().string());
         const auto text = manifest_to_json(m).dump();
         for (std::size_t d = 0; d < config.disks.size(); ++d) {
             auto it = entry.by_disk.find(d);
@@ -169,7 +174,7 @@ CleanupReport clean_up_locked(const ServerConfig& config) {
         }
     }
     for (const auto& disk : config.disks) {
-        for (const char* sub : {"manifests", "blocks"}) {
+        for (const std::string sub : {"manifests", "blocks", "torrents"}) {
             std::error_code ec;
             const auto dir = disk.path / sub;
             std::vector<fs::path> doomed;
@@ -179,7 +184,8 @@ CleanupReport clean_up_locked(const ServerConfig& config) {
                 if (is_temporary_name(file)) {
                     doomed.push_back(it->path());
                     ++report.temporary_files;
-                } else if (std::string(sub) == "blocks" && !referenced.count(file)) {
+                } else if ((sub == "blocks" && !referenced.count(file)) ||
+                           (sub == "torrents" && !referenced_torrents.count(file))) {
                     doomed.push_back(it->path());
                     ++report.orphan_versions;
                 }
@@ -211,10 +217,9 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     if (!S_ISREG(st.st_mode))
         throw IngestError("media file " + opt.media.string() + " is not a regular file");
     const auto size = static_cast<std::uint64_t>(st.st_size);
-    if (opt.torrent.empty()) throw IngestError("--torrent OUT.torrent is required");
     const auto torrent_dir = opt.torrent.parent_path().empty() ? fs::path(".") : opt.torrent.parent_path();
     std::error_code ec;
-    if (!fs::is_directory(torrent_dir, ec)) {
+    if (!opt.torrent.empty() && !fs::is_directory(torrent_dir, ec)) {
         throw IngestError("cannot write torrent " + opt.torrent.string() + ": directory " +
                           torrent_dir.string() + " does not exist");
     }
@@ -246,7 +251,7 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     prepare_disks(config);
     FileLock lock(ingest_lock_path(config.disks.front().path));
     clean_up_locked(config);
-    {
+    if (!opt.torrent.empty()) {
         // Temporary torrents a crashed ingest left next to this target.
         const auto prefix = "." + opt.torrent.filename().string() + ".tmp.";
         for (fs::directory_iterator it(torrent_dir, ec); !ec && it != fs::directory_iterator();
@@ -294,6 +299,7 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     std::ifstream in(opt.media, std::ios::binary);
     if (!in) io_fail("cannot open media file", opt.media, errno);
     std::vector<char> buffer(block_size);
+    std::optional<Container> container;
     std::vector<lt::sha1_hash> piece_hashes;
     lt::hasher piece_hasher;
     std::uint64_t piece_fill = 0;
@@ -303,6 +309,10 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
         if (static_cast<std::uint64_t>(in.gcount()) != len) {
             throw IngestError("media file " + opt.media.string() +
                               " changed while being read (short at block " + std::to_string(b) + ")");
+        }
+        if (b == 0) {
+            container = sniff_container({buffer.data(), std::min<std::size_t>(len, kContainerSniffBytes)});
+            if (!container) container = container_from_extension(opt.media.filename().string());
         }
         BlockRecord rec;
         for (std::uint64_t off = 0; off < len; off += kChunkSize)
@@ -337,6 +347,7 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
 
     TorrentSpec spec;
     spec.title = m.title;
+    spec.file_name = title_file_name(m.title, container);
     spec.size = size;
     spec.piece_size = piece_size;
     spec.piece_hashes = std::move(piece_hashes);
@@ -358,26 +369,35 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
         }
         result.info_hash = torrent.info_hash;
     }
+    if (size > 0) m.torrent = TorrentRecord{torrent_file_path(m.title, m.version), spec.file_name, torrent.info_hash};
 
     // ---- stage, then commit ----
+    // The store's copies of the torrent are in place before any manifest names them; an ingest that stops
+    // here leaves only orphans, which the next one removes.
     std::vector<StagedFile> manifests;
     const auto text = manifest_to_json(m).dump();
     try {
         for (const auto& disk : config.disks)
+            write_file_atomically(disk.path / m.torrent->file, torrent.bytes);
+        for (const auto& disk : config.disks)
+            fsync_directory(disk.path / "torrents");
+        for (const auto& disk : config.disks)
             manifests.emplace_back(manifest_path(disk.path, m.title), text);
         std::optional<StagedFile> staged_torrent;
-        if (size > 0) staged_torrent.emplace(opt.torrent, torrent.bytes);
+        if (size > 0 && !opt.torrent.empty()) staged_torrent.emplace(opt.torrent, torrent.bytes);
         for (auto& f : manifests)
             f.commit();
         if (staged_torrent) staged_torrent->commit();
-        if (size == 0) fs::remove(opt.torrent, ec);  // a torrent left there would describe an older version
+        // A torrent left there would describe an older version.
+        if (size == 0 && !opt.torrent.empty()) fs::remove(opt.torrent, ec);
     } catch (const std::runtime_error& e) {
         throw IngestError(e.what());
     }
 
-    // ---- the new version is live: drop the old blocks ----
+    // ---- the new version is live: drop the old blocks and torrents ----
     const auto prefix = m.title + "@";
     const auto keep = fs::path(version_dir).filename().string();
+    const auto keep_torrent = fs::path(m.torrent->file).filename().string();
     for (const auto& disk : config.disks) {
         std::vector<fs::path> old;
         for (fs::directory_iterator it(disk.path / "blocks", ec); !ec && it != fs::directory_iterator();
@@ -388,6 +408,11 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
         for (const auto& p : old) {
             fs::remove_all(p, ec);
             ++result.removed_versions;
+        }
+        for (fs::directory_iterator it(disk.path / "torrents", ec); !ec && it != fs::directory_iterator();
+             it.increment(ec)) {
+            const auto file = it->path().filename().string();
+            if (file.rfind(prefix, 0) == 0 && file != keep_torrent) fs::remove(it->path(), ec);
         }
     }
     result.manifest = std::move(m);

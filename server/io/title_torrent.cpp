@@ -16,7 +16,7 @@ namespace lt = libtorrent;
 
 TorrentFile make_title_torrent(const TorrentSpec& spec) {
     lt::file_storage fs;
-    fs.add_file(spec.title, static_cast<std::int64_t>(spec.size));
+    fs.add_file(spec.file_name.empty() ? spec.title : spec.file_name, static_cast<std::int64_t>(spec.size));
     lt::create_torrent ct(fs, static_cast<int>(spec.piece_size), lt::create_torrent::v1_only);
     if (static_cast<std::size_t>(ct.num_pieces()) != spec.piece_hashes.size()) {
         throw std::runtime_error("torrent needs " + std::to_string(ct.num_pieces()) + " piece hashes, got " +

@@ -1,5 +1,6 @@
 // The .torrent ingest writes for a title: BitTorrent v1 only (libtorrent create_torrent), one file named
-// after the title, and the same bytes for the same input (no creation date, no "created by").
+// after the title with its container's extension, and the same bytes for the same input (no creation date,
+// no "created by").
 //
 // Outside the info dictionary, so the info-hash does not depend on them:
 //   "url-list": [public_url + "/titles/" + NAME]   BEP 19 web seed: any BitTorrent client can fetch from us
@@ -23,6 +24,7 @@ namespace toast::server {
 
 struct TorrentSpec {
     std::string title;
+    std::string file_name;  // the single file's name; empty: the title
     std::uint64_t size = 0;
     std::uint64_t piece_size = 256 * 1024;
     std::vector<libtorrent::sha1_hash> piece_hashes;  // SHA-1 of each piece of the title's bytes

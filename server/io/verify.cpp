@@ -6,6 +6,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <libtorrent/error_code.hpp>
+#include <libtorrent/torrent_info.hpp>
 
 #include "server/core/block_math.hpp"
 #include "server/core/crc32c.hpp"
@@ -46,6 +51,26 @@ std::string check_replica(const std::filesystem::path& path, std::uint64_t expec
     return problem;
 }
 
+// Empty when a disk's copy of the title's torrent is the one the manifest names, else what is wrong with it.
+std::string check_torrent(const std::filesystem::path& path, const Manifest& m) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return errno == ENOENT ? "missing" : std::string("unreadable: ") + std::strerror(errno);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    const auto text = bytes.str();
+    libtorrent::error_code ec;
+    libtorrent::torrent_info ti(text.data(), static_cast<int>(text.size()), ec);
+    if (ec) return "corrupt: " + ec.message();
+    std::ostringstream hash;
+    hash << ti.info_hashes().v1;
+    if (hash.str() != m.torrent->info_hash)
+        return "corrupt: info-hash " + hash.str() + ", the manifest has " + m.torrent->info_hash;
+    if (ti.num_files() != 1 || ti.files().file_name(libtorrent::file_index_t(0)) != m.torrent->name ||
+        static_cast<std::uint64_t>(ti.total_size()) != m.size)
+        return "corrupt: not one file \"" + m.torrent->name + "\" of " + std::to_string(m.size) + " bytes";
+    return {};
+}
+
 }  // namespace
 
 VerifyReport verify_store(const ServerConfig& config, const std::optional<std::string>& title) {
@@ -71,6 +96,13 @@ VerifyReport verify_store(const ServerConfig& config, const std::optional<std::s
                 report.notes.push_back("title \"" + name + "\": disk " + std::to_string(d) +
                                        " has an older manifest (generation " +
                                        std::to_string(it->second.generation) + ")");
+            }
+        }
+        for (std::size_t d = 0; m.torrent && d < disks.size(); ++d) {
+            const auto path = disks[d] / m.torrent->file;
+            if (auto problem = check_torrent(path, m); !problem.empty()) {
+                report.problems.push_back("title \"" + name + "\" torrent on disk " + std::to_string(d) +
+                                          " (" + path.string() + "): " + problem);
             }
         }
         for (std::size_t b = 0; b < m.blocks.size(); ++b) {

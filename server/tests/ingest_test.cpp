@@ -70,7 +70,6 @@ TEST_CASE("ingest refuses bad arguments with a message naming them and writes no
         {{"ingest", "movie", media.string(), "--torrent", out, "--colour", "blue"},
          2,
          "unknown option '--colour'"},
-        {{"ingest", "movie", media.string()}, 2, "needs --torrent"},
         {{"ingest", "movie", media.string(), "--torrent"}, 2, "--torrent needs a value"},
         {{"ingest", "movie", "--torrent", out}, 2, "needs NAME and MEDIA_FILE"},
         {{"ingest", "movie", media.string(), "--torrent", out, "--block-size", "1KiB"},
@@ -349,8 +348,93 @@ TEST_CASE("a killed ingest leaves the old title intact, readable and verifiable"
         CHECK(versions <= 1);
         for (const auto& e : std::filesystem::directory_iterator(fx.disk(d) / "manifests"))
             CHECK(e.path().filename().string() == "movie.json");
+        std::size_t torrents = 0;
+        for (const auto& e : std::filesystem::directory_iterator(fx.disk(d) / "torrents")) {
+            CHECK(e.path().filename().string().rfind("movie@", 0) == 0);
+            ++torrents;
+        }
+        CHECK(torrents == 1);
     }
     for (const auto& e : std::filesystem::directory_iterator(fx.path("")))
         CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
     CHECK(cli(config, {"verify"}).exit_code == 0);
+}
+
+TEST_CASE("ingest keeps the torrent in the store, its file named after the title's container",
+          "[server][ingest]") {
+    StoreFixture fx(3, "rda");
+    auto config = fx.write_config();
+    // A transport stream: 188-byte packets, each starting with the sync byte 0x47.
+    std::string ts;
+    for (int i = 0; i < 4000; ++i)
+        ts += '\x47' + std::string(187, static_cast<char>(i));
+    std::ofstream(fx.path("capture.bin"), std::ios::binary) << ts;
+    const auto out = fx.path("clip.torrent").string();
+    auto r = cli(config, {"ingest", "clip", fx.path("capture.bin").string(), "--torrent", out});
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Contains("torrent " + out + " (file clip.ts, info-hash "));
+    const auto bytes = toast::testing::read_file(out);
+    auto root = decode(bytes);
+    CHECK(root.dict_find_dict("info").dict_find_string_value("name") == "clip.ts");
+    CHECK(root.dict_find_dict("toast").dict_find_string_value("title") ==
+          "clip");  // the title keeps its name
+    auto url_list = root.dict_find("url-list");
+    REQUIRE(url_list);
+    CHECK((url_list.type() == lt::bdecode_node::string_t
+               ? std::string(url_list.string_value())
+               : std::string(url_list.list_string_value_at(0))) == "http://vod.test:8080/titles/clip");
+
+    // Every disk holds the same copy, named in the manifest with the file name and the info-hash.
+    auto manifest = nlohmann::json::parse(toast::testing::read_file(fx.disk(0) / "manifests" / "clip.json"));
+    const auto version = manifest["version"].get<std::string>();
+    CHECK(manifest["torrent"]["file"] == "torrents/clip@" + version + ".torrent");
+    CHECK(manifest["torrent"]["name"] == "clip.ts");
+    lt::torrent_info ti(bytes.data(), static_cast<int>(bytes.size()));
+    std::ostringstream hash;
+    hash << ti.info_hashes().v1;
+    CHECK(manifest["torrent"]["info_hash"] == hash.str());
+    for (std::size_t d = 0; d < 3; ++d)
+        CHECK(toast::testing::read_file(fx.disk(d) / "torrents" / ("clip@" + version + ".torrent")) == bytes);
+
+    // The source's extension names the container when the bytes do not; a name that has it keeps it; no
+    // --torrent is needed, the store keeps the torrent.
+    auto mp4 = fx.media("film.MP4", 200'000, 9);
+    auto r2 = cli(config, {"ingest", "film", mp4.string()});
+    REQUIRE(r2.exit_code == 0);
+    CHECK_THAT(r2.out, Contains("torrent /torrents/film.torrent (file film.mp4, info-hash "));
+    auto r3 = cli(config, {"ingest", "movie.ts", fx.path("capture.bin").string()});
+    REQUIRE(r3.exit_code == 0);
+    CHECK_THAT(r3.out, Contains("(file movie.ts, info-hash"));
+    auto r4 = cli(config, {"ingest", "noise", fx.media("noise.bin", 50'000, 10).string()});
+    REQUIRE(r4.exit_code == 0);
+    CHECK_THAT(r4.out, Contains("(file noise, info-hash"));
+    CHECK(cli(config, {"verify"}).exit_code == 0);
+
+    // A re-ingest replaces the torrent with the new version's; an orphan a crash left is removed.
+    std::ofstream(fx.disk(1) / "torrents" / "clip@0000000000000000.torrent") << "left by a crash";
+    REQUIRE(cli(config, {"ingest", "clip", fx.path("capture.bin").string()}).exit_code == 0);
+    for (std::size_t d = 0; d < 3; ++d) {
+        std::vector<std::string> names;
+        for (const auto& e : std::filesystem::directory_iterator(fx.disk(d) / "torrents"))
+            if (e.path().filename().string().rfind("clip@", 0) == 0) names.push_back(e.path().filename());
+        REQUIRE(names.size() == 1);
+        CHECK(names[0] != "clip@" + version + ".torrent");
+    }
+}
+
+TEST_CASE("verify checks every disk's copy of the torrent against the manifest", "[server][ingest]") {
+    StoreFixture fx(2, "rda");
+    auto config = fx.write_config();
+    auto ingested = fx.ingest("movie", fx.media("m.bin", 300'000, 4), 128 * 1024);
+    REQUIRE(ingested.manifest.torrent);
+    const auto file = ingested.manifest.torrent->file;
+    CHECK(cli(config, {"verify"}).exit_code == 0);
+    std::filesystem::remove(fx.disk(0) / file);
+    flip_byte(fx.disk(1) / file, 40);
+    auto r = cli(config, {"verify"});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out,
+               Contains("title \"movie\" torrent on disk 0 (" + (fx.disk(0) / file).string() + "): missing"));
+    CHECK_THAT(r.out, Contains("title \"movie\" torrent on disk 1") && Contains("corrupt"));
+    CHECK_THAT(r.out, Contains("2 problems"));
 }

@@ -32,6 +32,8 @@ Manifest sample_manifest() {
                              : std::vector<std::uint32_t>{0xffffffff};
         m.blocks.push_back(r);
     }
+    m.torrent = TorrentRecord{torrent_file_path(m.title, m.version), m.title + ".ts",
+                              "0123456789abcdef0123456789abcdef01234567"};
     return m;
 }
 
@@ -47,6 +49,13 @@ TEST_CASE("a manifest survives a JSON round trip unchanged", "[server][manifest]
     CHECK(parsed.manifest->blocks[0].replicas[0].file ==
           "blocks/big.buck-bunny_1080p@00ff00ff00ff00ff/000000.blk");
     CHECK(text.find("\"crc32c\":\"deadbeef00000001\"") != std::string::npos);
+    CHECK(parsed.manifest->torrent->file == "torrents/big.buck-bunny_1080p@00ff00ff00ff00ff.torrent");
+    // Manifests written before the store kept torrents have none, and still load.
+    auto older = manifest_to_json(m);
+    older.erase("torrent");
+    auto old_parsed = parse_manifest(older, 4);
+    REQUIRE(old_parsed.manifest);
+    CHECK_FALSE(old_parsed.manifest->torrent);
     CHECK(text.find("trace") == std::string::npos);  // a constant-rate title has none
 
     m.trace = DemandTrace{std::chrono::seconds(5), {200 * 1024, 0, 100 * 1024}};
@@ -126,6 +135,12 @@ TEST_CASE("manifests that would mislead a reader are refused with the reason", "
     CHECK_THAT(broken([](auto& j) { j["version"] = "a/b"; }), Contains("invalid 'version'"));
     CHECK_THAT(broken([](auto& j) { j["block_size"] = 0; }), Contains("'block_size' must be greater than 0"));
     CHECK_THAT(broken([](auto& j) { j["format"] = 2; }), Contains("unsupported 'format'"));
+    CHECK_THAT(broken([](auto& j) { j["torrent"]["file"] = "../x.torrent"; }),
+               Contains("torrent has an unsafe file"));
+    CHECK_THAT(broken([](auto& j) { j["torrent"]["name"] = "a/b.ts"; }), Contains("invalid torrent 'name'"));
+    CHECK_THAT(broken([](auto& j) { j["torrent"]["name"] = ".ts"; }), Contains("invalid torrent 'name'"));
+    CHECK_THAT(broken([](auto& j) { j["torrent"]["info_hash"] = "ABCDEF"; }), Contains("40 lowercase hex"));
+    CHECK_THAT(broken([](auto& j) { j["torrent"] = "x"; }), Contains("'torrent' must be an object"));
     CHECK_FALSE(parse_manifest(nlohmann::json::array(), 4).manifest);
     auto traced = [](auto& j) { j["trace"] = {{"round_ns", 1000}, {"bytes", {300 * 1024}}}; };
     CHECK_THAT(broken([&](auto& j) {
