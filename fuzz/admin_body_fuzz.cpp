@@ -15,6 +15,8 @@ using namespace std::chrono_literals;
 class NoTitles : public TitleStore {
   public:
     std::shared_ptr<const TitleInfo> find(std::string_view) const override { return nullptr; }
+    std::vector<std::shared_ptr<const TitleInfo>> titles() const override { return {}; }
+    std::optional<std::string> torrent(const TitleInfo&) const override { return std::nullopt; }
     void read(ReadRequest, ReadHandler done) override {
         done(ReadResult{ReadStatus::io_error, "no titles", {}});
     }

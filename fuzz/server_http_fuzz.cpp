@@ -27,6 +27,16 @@ class Titles : public TitleStore {
         auto it = titles_.find(std::string(name));
         return it == titles_.end() ? nullptr : it->second;
     }
+    std::vector<std::shared_ptr<const TitleInfo>> titles() const override {
+        std::vector<std::shared_ptr<const TitleInfo>> all;
+        for (const auto& [name, t] : titles_)
+            all.push_back(t);
+        return all;
+    }
+    std::optional<std::string> torrent(const TitleInfo& title) const override {
+        if (title.info_hash.empty()) return std::nullopt;
+        return std::string("d4:infod6:lengthi1e4:name1:aee");
+    }
     void read(ReadRequest, ReadHandler done) override {
         done(ReadResult{ReadStatus::io_error, "the fuzz store holds no bytes", {}});
     }
@@ -40,6 +50,8 @@ class Titles : public TitleStore {
         t->bitrate = BitRate(2'000'000);
         t->block_size = 1 << 20;
         t->etag = "\"0123456789abcdef\"";
+        t->file_name = name + ".mp4";
+        if (size > 0) t->info_hash = "d967f544993f290178692f681c9faa9e3aee4145";
         t->last_modified = std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000));
         titles_[name] = std::move(t);
     }

@@ -1,8 +1,11 @@
 # HTTP front end: range parsing, pacing, the Beast server, /metrics and the admin endpoint.
 add_library(toast_server_http STATIC
   core/body_plan.cpp
+  core/catalog.cpp
+  core/catalog_handler.cpp
   core/http_date.cpp
   core/pacer.cpp
+  core/reload_plan.cpp
   core/request_handler.cpp
   http/http_service.cpp
   http/http_session.cpp
@@ -17,10 +20,13 @@ target_link_libraries(toast_server_http PUBLIC toast_server_config toast_server_
 
 list(APPEND SERVER_TEST_SOURCES
   tests/body_plan_test.cpp
+  tests/catalog_test.cpp
   tests/pacer_test.cpp
+  tests/reload_plan_test.cpp
   tests/request_handler_test.cpp
   tests/response_transfer_test.cpp
   tests/send_chain_test.cpp
   tests/http_server_test.cpp
   tests/server_integration_test.cpp
+  tests/operations_integration_test.cpp
   tests/admission_integration_test.cpp)

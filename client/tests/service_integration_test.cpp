@@ -105,13 +105,15 @@ class ServiceBed : public toast::client::testing::SwarmFixture {
 
     // Ingests `name` (an MPEG-TS of `seconds`) and returns its torrent's bytes.
     std::string add_video(const std::string& name, int seconds, int tone) {
-        auto media = dir() / ("media-" + name);
+        // ffmpeg picks the container by the extension: a title named without one is still MPEG-TS.
+        auto media = dir() / ("media-" + name + (name.find('.') == std::string::npos ? ".ts" : ""));
         make_video(media, seconds, tone);
         media_[name] = media;
         ingest(name, media, std::to_string(std::filesystem::file_size(media) * 8 / seconds),
                {"--piece-size", "32KiB"});
         auto bytes = toast::testing::read_file(torrent());
-        std::filesystem::copy_file(torrent(), dir() / (name + ".torrent"));
+        if (torrent() != dir() / (name + ".torrent"))
+            std::filesystem::copy_file(torrent(), dir() / (name + ".torrent"));
         return bytes;
     }
     std::filesystem::path media_of(const std::string& name) const { return media_.at(name); }
@@ -328,6 +330,42 @@ TEST_CASE("the service adds a title by URL and refuses an unreachable one",
     auto not_torrent =
         bed.call("POST", "/api/titles", "application/json", R"({"url": ")" + base + R"(/media-movie.ts"})");
     CHECK(not_torrent.status == 422);
+    bed.stop_service();
+}
+
+TEST_CASE(
+    "a box needs only the server's URL: the service adds a title from the server's catalogue and plays "
+    "it byte-identically",
+    "[client][service][integration]") {
+    ServiceBed bed;
+    bed.add_video("movie", 4, 440);
+    bed.start_tracker();
+    bed.start_server();
+    bed.start_service();
+    auto catalog = toast::testing::http_request(bed.server_port(), "GET", "/catalog");
+    REQUIRE(catalog.status == 200);
+    auto titles = json::parse(catalog.body)["titles"];
+    REQUIRE(titles.size() == 1);
+    CHECK(titles[0]["name"] == "movie");
+    CHECK(titles[0]["file"] == "movie.ts");  // the container's extension, found in the bytes
+    auto url =
+        "http://127.0.0.1:" + std::to_string(bed.server_port()) + titles[0]["torrent"].get<std::string>();
+    auto added = bed.call("POST", "/api/titles", "application/json", json{{"url", url}}.dump());
+    INFO(added.body);
+    REQUIRE(added.status == 201);
+    CHECK(added.j()["file"] == "movie.ts");
+    CHECK(added.j()["id"] == titles[0]["info_hash"]);
+    auto id = added.j()["id"].get<std::string>();
+
+    auto play = bed.call("POST", "/api/titles/" + id + "/play");
+    REQUIRE(play.status == 200);
+    auto player_url = play.j()["url"].get<std::string>();
+    CHECK(player_url.substr(player_url.size() - 9) == "/movie.ts");
+    auto port = static_cast<std::uint16_t>(std::stoi(player_url.substr(player_url.rfind(':') + 1)));
+    auto body =
+        toast::testing::http_request(port, "GET", player_url.substr(player_url.find('/', 7)), {}, 60s);
+    REQUIRE(body.status == 200);
+    CHECK(body.body == toast::testing::read_file(bed.media_of("movie")));
     bed.stop_service();
 }
 

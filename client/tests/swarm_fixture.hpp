@@ -62,6 +62,7 @@ class SwarmFixture {
     // Where a client stores the title.
     std::filesystem::path data(const std::string& who) const { return save_dir(who) / title_; }
     std::string announce_url() const;
+    std::uint16_t server_port() const { return server_port_; }
 
   private:
     toast::testing::TempDir dir_;

@@ -70,7 +70,9 @@ std::uint64_t ConfigReader::uint(std::string_view key, std::optional<std::uint64
                                  std::uint64_t min, std::uint64_t max) {
     const auto* v = find(key);
     if (!v) return required_or(key, fallback);
-    if (!v->is_number_unsigned()) fail(key, "expected a non-negative integer, got " + show(*v));
+    // A document built in code holds positive numbers as signed integers; parsed text holds them unsigned.
+    if (!v->is_number_integer() || (!v->is_number_unsigned() && v->get<std::int64_t>() < 0))
+        fail(key, "expected a non-negative integer, got " + show(*v));
     auto n = v->get<std::uint64_t>();
     if (n < min || n > max) {
         fail(key, "value " + std::to_string(n) + " is outside [" + std::to_string(min) + ", " +

@@ -14,7 +14,8 @@
 
 #include "server/core/fd_budget.hpp"
 #include "server/core/server_config.hpp"
-#include "server/http/http_server.hpp"
+#include "server/app/config_reload.hpp"
+#include "server/http/http_service.hpp"
 #include "server/io/block_store.hpp"
 #include "server/io/catalogue.hpp"
 #include "server/io/ingest.hpp"
@@ -245,14 +246,22 @@ std::size_t raise_descriptor_limit(const ServerConfig& config) {
     return files;
 }
 
-int run_serve(const ServerConfig& config) {
+int run_serve(const std::filesystem::path& config_path, const ServerConfig& config) {
     MetricsRegistry metrics;
     BlockStoreOptions options;
     options.open_file_cache = raise_descriptor_limit(config);
     BlockStore store(config, metrics, options);
     const auto titles = store.rescan();
     spdlog::info("block store: {} disks, {} titles", config.disks.size(), titles);
-    return run_http_server(config, store, store, metrics);
+    HttpService service(config, store, store, metrics);
+    ConfigReloader reloader(config_path, config, store, service, metrics);
+    spdlog::info("serving HTTP on {}:{} with {} event loop{}{}{}", config.listen.host, service.port(),
+                 config.io_threads, config.io_threads == 1 ? "" : "s",
+                 service.admin_port() ? " (admin on port " + std::to_string(*service.admin_port()) + ")" : "",
+                 config.access_log ? ", access log " + config.access_log->string() : "");
+    service.run(true, [&reloader] { reloader.reload(); });
+    spdlog::info("HTTP server stopped");
+    return 0;
 }
 
 }  // namespace
@@ -288,7 +297,7 @@ int main(int argc, char** argv) {
         if (command == "verify") return run_verify(config, command_args);
         if (command == "serve") {
             if (!command_args.empty()) return usage_error("serve takes no arguments");
-            return run_serve(config);
+            return run_serve(config_path, config);
         }
         return usage_error("unknown command '" + command + "'");
     } catch (const ConfigError& e) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/core/catalog_handler.hpp"
 #include "server/core/http_date.hpp"
 #include "toast/common/config.hpp"
 
@@ -116,35 +117,11 @@ HttpResponse method_not_allowed(std::string_view method, std::string_view allow)
 }
 
 void add_validators(HttpResponse& r, const TitleInfo& title) {
-    r.headers.push_back({"ETag", title.etag});
-    r.headers.push_back({"Last-Modified", format_http_date(title.last_modified)});
+    toast::server::add_validators(r, title.etag, title.last_modified);
 }
 
-// RFC 9110 §13.2.2 order: If-Match, If-Unmodified-Since, If-None-Match, If-Modified-Since.
 std::optional<HttpResponse> evaluate_preconditions(const HttpRequest& req, const TitleInfo& title) {
-    auto modified = to_seconds(title.last_modified);
-    if (req.has_if_match) {
-        if (!strong_match(req.if_match, title.etag)) {
-            return error_response(412, "If-Match does not match " + title.etag);
-        }
-    } else if (!req.if_unmodified_since.empty()) {
-        auto date = parse_http_date(trim(req.if_unmodified_since));
-        if (date && modified > *date) return error_response(412, "modified since If-Unmodified-Since");
-    }
-    bool not_modified = false;
-    if (req.has_if_none_match) {
-        not_modified = weak_match(req.if_none_match, title.etag);
-    } else if (!req.if_modified_since.empty()) {
-        auto date = parse_http_date(trim(req.if_modified_since));
-        not_modified = date && modified <= *date;
-    }
-    if (not_modified) {
-        HttpResponse r;
-        r.status = 304;
-        add_validators(r, title);
-        return r;
-    }
-    return std::nullopt;
+    return toast::server::evaluate_preconditions(req, title.etag, title.last_modified);
 }
 
 HttpResponse whole_title(std::shared_ptr<const TitleInfo> title) {
@@ -365,6 +342,40 @@ std::optional<std::string> invalid_name(std::string_view name) {
 
 }  // namespace
 
+void add_validators(HttpResponse& r, std::string_view etag, std::optional<SysTime> last_modified) {
+    r.headers.push_back({"ETag", std::string(etag)});
+    if (last_modified) r.headers.push_back({"Last-Modified", format_http_date(*last_modified)});
+}
+
+// RFC 9110 §13.2.2 order: If-Match, If-Unmodified-Since, If-None-Match, If-Modified-Since.
+std::optional<HttpResponse> evaluate_preconditions(const HttpRequest& req, std::string_view etag,
+                                                   std::optional<SysTime> last_modified) {
+    std::optional<SysTime> modified;
+    if (last_modified) modified = to_seconds(*last_modified);
+    if (req.has_if_match) {
+        if (!strong_match(req.if_match, etag)) {
+            return error_response(412, "If-Match does not match " + std::string(etag));
+        }
+    } else if (!req.if_unmodified_since.empty() && modified) {
+        auto date = parse_http_date(trim(req.if_unmodified_since));
+        if (date && *modified > *date) return error_response(412, "modified since If-Unmodified-Since");
+    }
+    bool not_modified = false;
+    if (req.has_if_none_match) {
+        not_modified = weak_match(req.if_none_match, etag);
+    } else if (!req.if_modified_since.empty() && modified) {
+        auto date = parse_http_date(trim(req.if_modified_since));
+        not_modified = date && *modified <= *date;
+    }
+    if (not_modified) {
+        HttpResponse r;
+        r.status = 304;
+        add_validators(r, etag, last_modified);
+        return r;
+    }
+    return std::nullopt;
+}
+
 std::uint64_t HttpResponse::content_length() const {
     if (!title) return body.size();
     std::uint64_t n = trailer.size();
@@ -478,18 +489,31 @@ HttpResponse handle_request(const HttpRequest& req, HandlerContext& ctx) {
             r.headers.push_back({"Content-Type", "text/plain; version=0.0.4; charset=utf-8"});
             r.body = ctx.metrics.render();
         }
-    } else if (path->substr(0, 8) == "/titles/" || path->substr(0, 8) == "/stream/") {
-        auto raw = path->substr(8);
+    } else if (*path == "/catalog") {
+        if (!get_or_head) return method_not_allowed(req.method, "GET, HEAD");
+        r = serve_catalog(req, ctx.titles);
+    } else if (path->substr(0, 8) == "/titles/" || path->substr(0, 8) == "/stream/" ||
+               path->substr(0, 10) == "/torrents/") {
+        const bool torrent = path->substr(0, 10) == "/torrents/";
+        auto raw = path->substr(torrent ? 10 : 8);
         if (raw.find('/') != std::string_view::npos) return not_found("no such resource");
         auto name = percent_decode(raw);
         if (!name) return error_response(400, "malformed percent-encoding in title name");
         if (auto why = invalid_name(*name)) return error_response(400, *why);
         if (!get_or_head) return method_not_allowed(req.method, "GET, HEAD");
-        auto title = ctx.titles.find(*name);
-        if (!title) return not_found("no title named '" + *name + "'");
-        r = path->substr(0, 8) == "/titles/" ? serve_title(req, std::move(title), ctx.limits)
-                                             : serve_stream(req, std::move(title));
-        if (!r.paced) r.deadline = parse_deadline(req.deadline);
+        if (torrent) {
+            constexpr std::string_view kSuffix = ".torrent";
+            if (name->size() <= kSuffix.size() || name->substr(name->size() - kSuffix.size()) != kSuffix)
+                return not_found("torrents are at /torrents/NAME.torrent");
+            r = serve_torrent(req, ctx.titles,
+                              std::string_view(*name).substr(0, name->size() - kSuffix.size()));
+        } else {
+            auto title = find_title(ctx.titles, *name);
+            if (!title) return not_found("no title named '" + *name + "'");
+            r = path->substr(0, 8) == "/titles/" ? serve_title(req, std::move(title), ctx.limits)
+                                                 : serve_stream(req, std::move(title));
+            if (!r.paced) r.deadline = parse_deadline(req.deadline);
+        }
     } else {
         return not_found("no such resource");
     }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/core/disk_control.hpp"
+#include "server/core/http_date.hpp"
 #include "server/core/title_store.hpp"
 #include "toast/common/byte_range.hpp"
 #include "toast/common/metrics.hpp"
@@ -93,6 +94,13 @@ struct HandlerContext {
 };
 
 HttpResponse handle_request(const HttpRequest& request, HandlerContext& context);
+
+// RFC 9110 §13.2.2 preconditions (If-Match, If-Unmodified-Since, If-None-Match, If-Modified-Since, in that
+// order) against a representation's validators: the 412 or 304 to send, or nullopt to answer normally.
+std::optional<HttpResponse> evaluate_preconditions(const HttpRequest& request, std::string_view etag,
+                                                   std::optional<SysTime> last_modified);
+// ETag and, if given, Last-Modified.
+void add_validators(HttpResponse& response, std::string_view etag, std::optional<SysTime> last_modified);
 
 // A plain error answer whose body states the reason (also used by the adapter for 400/408/413/431/503).
 HttpResponse error_response(unsigned status, std::string reason);

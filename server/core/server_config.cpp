@@ -206,6 +206,13 @@ ServerConfig load_server_config(const nlohmann::json& json) {
         ac.reserve_peak = reservation == "peak";
         a.finish();
     }
+    if (r.has("access_log")) {
+        auto log = r.object("access_log");
+        auto path = log.string("path");
+        if (path.empty()) log.fail("path", "must not be empty (leave access_log out for no access log)");
+        c.access_log = path;
+        log.finish();
+    }
     c.log_level = r.string("log_level", c.log_level);
     if (c.log_level != "trace" && c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&
         c.log_level != "error" && c.log_level != "off") {

@@ -45,6 +45,7 @@ struct AdmissionConfig {
     std::chrono::nanoseconds start_latency{0};  // a stream may start this much later than asked
     StartPolicy start_policy = StartPolicy::greedy;
     bool reserve_peak = false;  // reserve every round at the schedule's peak instead of round by round
+    bool operator==(const AdmissionConfig&) const = default;
 };
 
 // Faults injected into one disk (thesis §4.3); also settable at run time through the admin endpoint.
@@ -109,6 +110,7 @@ struct ServerConfig {
     std::size_t max_ranges = 16;                  // more ranges than this: the Range header is ignored
     Bytes max_multipart_bytes{64 * 1024 * 1024};  // total of a multipart/byteranges answer, else ignored
     std::optional<Endpoint> admin_listen;  // separate admin listener; admin routes always loopback-only
+    std::optional<std::filesystem::path> access_log;  // one line per request (toast/common/access_log.hpp)
 
     AdmissionConfig admission;
 

@@ -28,6 +28,8 @@ struct TitleInfo {
     // The disks holding each block (manifest order), so admission control can charge a stream's reads to
     // the disks it may read from.
     std::vector<std::vector<std::uint32_t>> block_disks;
+    std::string file_name;  // the file inside the title's torrent: the name plus its container's extension
+    std::string info_hash;  // the torrent's v1 info-hash (hex); empty when the store keeps no torrent
 };
 
 // An open file descriptor kept alive while any segment refers to it (defined in server/io/open_file.hpp;
@@ -76,6 +78,11 @@ class TitleStore {
     virtual ~TitleStore() = default;
     // nullptr when no manifest by that exact name exists. Names are never turned into paths.
     virtual std::shared_ptr<const TitleInfo> find(std::string_view name) const = 0;
+    // Every title's current version, in no particular order.
+    virtual std::vector<std::shared_ptr<const TitleInfo>> titles() const = 0;
+    // The title's .torrent as the store keeps it (a copy on every disk): the first copy whose info-hash is
+    // the title's; nullopt when the store keeps none or no copy is intact. A small synchronous file read.
+    virtual std::optional<std::string> torrent(const TitleInfo& title) const = 0;
     // Blocks are split over the per-disk queues; `done` runs exactly once, on a store thread, when every
     // block is done.
     virtual void read(ReadRequest request, ReadHandler done) = 0;

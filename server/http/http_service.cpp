@@ -15,7 +15,6 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "server/http/http_server.hpp"
 #include "server/http/http_session.hpp"
 #include "server/http/server_shared.hpp"
 
@@ -105,7 +104,7 @@ struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
             return;
         }
         bool reject = false;
-        if (shared.connections.fetch_add(1) >= shared.config.max_connections) {
+        if (shared.connections.fetch_add(1) >= shared.settings()->max_connections) {
             shared.connections.fetch_sub(1);
             shared.metrics.rejected_connections.inc();
             reject = true;
@@ -157,9 +156,11 @@ struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
             c->stop();
     }
 
-    void run(bool handle_signals) {
+    void run(bool handle_signals, std::function<void()> hangup) {
+        on_hangup = std::move(hangup);
         if (handle_signals) {
             signals.emplace(control(), SIGINT, SIGTERM);
+            if (on_hangup) signals->add(SIGHUP);
             wait_signal();
         }
         for (auto& l : listeners)
@@ -184,6 +185,11 @@ struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
     void wait_signal() {
         signals->async_wait([self = shared_from_this()](boost::system::error_code ec, int signo) {
             if (ec) return;
+            if (signo == SIGHUP) {
+                if (!self->shared.draining.load()) self->on_hangup();
+                self->wait_signal();
+                return;
+            }
             if (self->shared.draining.load()) {
                 spdlog::warn("signal {} during drain: stopping now", signo);
                 self->stop_all();
@@ -201,6 +207,7 @@ struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
     std::size_t next_context = 0;  // used on the control context only
     std::optional<asio::steady_timer> drain_timer;
     std::optional<asio::signal_set> signals;
+    std::function<void()> on_hangup;
     std::vector<std::unique_ptr<Listener>> listeners;
 };
 
@@ -213,6 +220,7 @@ HttpService::HttpService(const ServerConfig& config, TitleStore& store, DiskCont
     };
     // sendfile(2) to a peer that has gone raises SIGPIPE; we want EPIPE.
     std::signal(SIGPIPE, SIG_IGN);
+    if (config.access_log) impl_->shared.set_access_log(std::make_shared<AccessLogFile>(*config.access_log));
     auto main = std::make_unique<Impl::Listener>(impl_->control());
     impl_->bind(*main, config.listen);
     impl_->listeners.push_back(std::move(main));
@@ -237,24 +245,31 @@ std::optional<std::uint16_t> HttpService::admin_port() const {
     return impl_->listeners[1]->port;
 }
 
-void HttpService::run(bool handle_signals) {
-    impl_->run(handle_signals);
+void HttpService::run(bool handle_signals, std::function<void()> on_hangup) {
+    impl_->run(handle_signals, std::move(on_hangup));
+}
+
+std::vector<std::string> HttpService::reload(const ServerConfig& config) {
+    std::vector<std::string> problems;
+    impl_->shared.set_settings(config);
+    auto current = impl_->shared.access_log();
+    if (!config.access_log) {
+        impl_->shared.set_access_log(nullptr);
+    } else if (current && current->path() == *config.access_log) {
+        if (auto error = current->reopen()) problems.push_back(*error + "; still writing the previous file");
+    } else {
+        try {
+            impl_->shared.set_access_log(std::make_shared<AccessLogFile>(*config.access_log));
+        } catch (const std::exception& e) {
+            problems.push_back(std::string(e.what()) +
+                               (current ? "; still writing " + current->path().string() : ""));
+        }
+    }
+    return problems;
 }
 
 void HttpService::shutdown(std::chrono::milliseconds drain_limit) {
     asio::post(impl_->control(), [impl = impl_, drain_limit] { impl->begin_drain(drain_limit); });
-}
-
-int run_http_server(const ServerConfig& config, TitleStore& store, DiskControl& disks,
-                    MetricsRegistry& metrics) {
-    HttpService service(config, store, disks, metrics);
-    spdlog::info(
-        "serving HTTP on {}:{} with {} event loop{}{}", config.listen.host, service.port(), config.io_threads,
-        config.io_threads == 1 ? "" : "s",
-        service.admin_port() ? " (admin on port " + std::to_string(*service.admin_port()) + ")" : "");
-    service.run(true);
-    spdlog::info("HTTP server stopped");
-    return 0;
 }
 
 }  // namespace toast::server

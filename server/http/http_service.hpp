@@ -1,12 +1,14 @@
 // The HTTP front end as an object: binds its listeners on construction, serves on io_threads threads in
-// run(), and drains on shutdown(). run_http_server() wraps it with SIGTERM/SIGINT handling; tests use it
-// directly.
+// run() (with SIGTERM/SIGINT/SIGHUP handling for `toast-server serve`), and drains on shutdown().
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "server/core/disk_control.hpp"
 #include "server/core/server_config.hpp"
@@ -17,8 +19,9 @@ namespace toast::server {
 
 class HttpService {
   public:
-    // Binds `listen` (and `admin_listen` if set); port 0 picks a free port. Throws std::runtime_error naming
-    // the address if binding fails. The references must outlive the service.
+    // Binds `listen` (and `admin_listen` if set); port 0 picks a free port; opens `access_log` if set. Throws
+    // std::runtime_error naming the address or the file if that fails. The references must outlive the
+    // service.
     HttpService(const ServerConfig& config, TitleStore& store, DiskControl& disks, MetricsRegistry& metrics);
     ~HttpService();
     HttpService(const HttpService&) = delete;
@@ -28,8 +31,15 @@ class HttpService {
     std::optional<std::uint16_t> admin_port() const;
 
     // Serves until shutdown() has drained every connection (or the drain bound passed); with
-    // `handle_signals`, SIGTERM and SIGINT call shutdown() (a second signal stops at once).
-    void run(bool handle_signals = false);
+    // `handle_signals`, SIGTERM and SIGINT call shutdown() (a second signal stops at once), and SIGHUP calls
+    // `on_hangup` (if set) on the service's first event loop.
+    void run(bool handle_signals = false, std::function<void()> on_hangup = {});
+    // Thread-safe: publishes `config`'s HTTP limits (max_connections, idle_timeout, header_limit,
+    // max_pipelined, max_ranges, max_multipart_bytes, time_slice) to new connections, requests and responses,
+    // and re-opens the access log (at `config.access_log`, which may have changed): after logrotate moved the
+    // file, a new one starts. Returns what it could not do (an access log that does not open keeps the
+    // previous one).
+    std::vector<std::string> reload(const ServerConfig& config);
     // Thread-safe: stop accepting, finish in-flight responses within `drain_limit`, then let run() return.
     void shutdown(std::chrono::milliseconds drain_limit = std::chrono::seconds(5));
 

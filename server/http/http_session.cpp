@@ -47,7 +47,8 @@ void HttpSession::start() {
         loopback_ = addr.is_loopback() ||
                     (addr.is_v6() && addr.to_v6().is_v4_mapped() &&
                      asio::ip::make_address_v4(asio::ip::v4_mapped, addr.to_v6()).is_loopback());
-        peer_ = remote.address().to_string() + ":" + std::to_string(remote.port());
+        peer_address_ = remote.address().to_string();
+        peer_ = peer_address_ + ":" + std::to_string(remote.port());
     }
     socket_.set_option(tcp::no_delay(true), ec);
     socket_.non_blocking(true, ec);
@@ -57,12 +58,17 @@ void HttpSession::start() {
         return;
     }
     last_activity_ = Clock::now();
-    arm_watchdog(shared_.config.idle_timeout);
+    const auto settings = shared_.settings();
+    arm_watchdog(settings->idle_timeout);
     if (reject_) {
         auto r = error_response(
-            503, "connection limit of " + std::to_string(shared_.config.max_connections) + " reached");
+            503, "connection limit of " + std::to_string(settings->max_connections) + " reached");
         r.headers.push_back({"Retry-After", "1"});
-        enqueue(Job{std::move(r), false, Clock::now(), "(connection)", {}, {}});
+        Job job;
+        job.response = std::move(r);
+        job.received = Clock::now();
+        job.what = "(connection)";
+        enqueue(std::move(job));
         return;
     }
     do_read();
@@ -82,8 +88,8 @@ void HttpSession::do_read() {
     if (input_ended_ || read_in_flight_ || queue_full()) return;  // resumed when a response finishes
     if (state_ == State::lingering || state_ == State::closed) return;
     parser_.emplace();
-    parser_->header_limit(
-        static_cast<std::uint32_t>(std::min<std::size_t>(shared_.config.header_limit, UINT32_MAX)));
+    header_limit_ = shared_.settings()->header_limit;
+    parser_->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(header_limit_, UINT32_MAX)));
     parser_->body_limit(kMaxRequestBody);
     read_in_flight_ = true;
     if (state_ == State::idle) last_activity_ = Clock::now();
@@ -110,7 +116,7 @@ void HttpSession::on_read(beast::error_code ec) {
         HttpResponse r;
         if (ec == http::error::header_limit) {
             r = error_response(
-                431, "request header larger than " + std::to_string(shared_.config.header_limit) + " bytes");
+                431, "request header larger than " + std::to_string(header_limit_) + " bytes");
         } else if (ec == http::error::body_limit) {
             r = error_response(413, "request body larger than " + std::to_string(kMaxRequestBody) + " bytes");
         } else if (ec.category() == beast::error_code(http::error::end_of_stream).category()) {
@@ -121,7 +127,11 @@ void HttpSession::on_read(beast::error_code ec) {
             return;
         }
         r.close = true;
-        enqueue(Job{std::move(r), false, Clock::now(), "(unparsed request)", {}, {}});
+        Job job;
+        job.response = std::move(r);
+        job.received = Clock::now();
+        job.what = "(unparsed request)";
+        enqueue(std::move(job));
         return;
     }
 
@@ -129,10 +139,20 @@ void HttpSession::on_read(beast::error_code ec) {
     Job job;
     job.received = Clock::now();
     job.what = log_escape(std::string(msg.method_string()) + " " + std::string(msg.target()));
+    if (shared_.access_log()) {
+        job.access.emplace();
+        job.access->received = std::chrono::system_clock::now();
+        job.access->request_line = std::string(msg.method_string()) + " " + std::string(msg.target()) +
+                                   (msg.version() == 10 ? " HTTP/1.0" : " HTTP/1.1");
+        job.access->referer = std::string(msg[http::field::referer]);
+        job.access->user_agent = std::string(msg[http::field::user_agent]);
+        job.access->range = std::string(msg[http::field::range]);
+    }
     if (auto rejection = framing_rejection(msg)) {
         job.response = std::move(*rejection);
     } else {
-        HandlerContext ctx{shared_.store, shared_.disks, shared_.registry, shared_.limits};
+        const auto settings = shared_.settings();
+        HandlerContext ctx{shared_.store, shared_.disks, shared_.registry, settings->limits};
         job.response = handle_request(request_view(msg, loopback_, admin_listener_), ctx);
         admit(job);
     }
@@ -187,7 +207,7 @@ void HttpSession::start_response() {
         return;
     }
     transfer_.emplace(job.response, serialize_head(job.response, job.keep_alive, cached_http_date()),
-                      shared_.transfer_limits);
+                      shared_.settings()->transfer_limits);
     state_ = State::awaiting_store;
     pump();
 }
@@ -259,7 +279,9 @@ void HttpSession::write() {
     const auto sent = send_chain(socket_.native_handle(), out_);
     if (sent.sent > 0) {
         last_activity_ = Clock::now();
-        count_bytes(transfer_->on_sent(sent.sent));
+        const auto body = transfer_->on_sent(sent.sent);
+        queue_.front().body_sent += body;
+        count_bytes(body);
     }
     switch (sent.status) {
         case SendStatus::done:
@@ -319,6 +341,7 @@ void HttpSession::finish_response() {
     auto& job = queue_.front();
     shared_.metrics.response_seconds.observe(
         std::chrono::duration<double>(Clock::now() - job.received).count());
+    write_access_log(job);
     const bool keep_alive = job.keep_alive;
     transfer_.reset();
     ++generation_;
@@ -369,6 +392,8 @@ void HttpSession::linger_read() {
 
 void HttpSession::close() {
     if (state_ == State::closed) return;
+    // A response cut short (the peer left, a store failure mid-body) is logged with what it sent.
+    if (transfer_ && transfer_->head_committed() && !queue_.empty()) write_access_log(queue_.front());
     state_ = State::closed;
     beast::error_code ec;
     socket_.shutdown(tcp::socket::shutdown_both, ec);
@@ -391,8 +416,9 @@ void HttpSession::arm_watchdog(Clock::duration d) {
 // whether the peer made progress. Waiting for the store or the pacer is not the peer's idleness.
 void HttpSession::on_watchdog() {
     if (state_ == State::closed) return;
-    const Clock::duration limit = state_ == State::lingering ? Clock::duration(kLingerTime)
-                                                             : Clock::duration(shared_.config.idle_timeout);
+    const Clock::duration limit = state_ == State::lingering
+                                      ? Clock::duration(kLingerTime)
+                                      : Clock::duration(shared_.settings()->idle_timeout);
     if (state_ == State::awaiting_store || state_ == State::pacing) {
         arm_watchdog(limit);
         return;
@@ -406,6 +432,30 @@ void HttpSession::on_watchdog() {
         return;
     }
     arm_watchdog(limit - idle);
+}
+
+void HttpSession::write_access_log(const Job& job) const {
+    auto log = shared_.access_log();
+    if (!log) return;
+    AccessLogEntry e;
+    e.peer = peer_address_;
+    e.status = job.response.status;
+    e.body_bytes = job.body_sent;
+    e.duration = Clock::now() - job.received;
+    if (job.access) {
+        e.received = job.access->received;
+        e.request_line = job.access->request_line;
+        e.referer = job.access->referer;
+        e.user_agent = job.access->user_agent;
+        e.range = job.access->range;
+    } else {
+        // Refused before a request could be parsed (or the connection limit): no request line to show.
+        e.received = std::chrono::system_clock::now() -
+                     std::chrono::duration_cast<std::chrono::system_clock::duration>(e.duration);
+    }
+    if (!log->write(format_access_log(e))) {
+        spdlog::warn("cannot write the access log {}: {}", log->path().string(), std::strerror(errno));
+    }
 }
 
 void HttpSession::log_response(const Job& job) const {

@@ -52,6 +52,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   private:
     enum class State { idle, awaiting_store, pacing, writing, lingering, closed };
 
+    // What the access log shows of a request, copied before the parser is reused.
+    struct AccessRecord {
+        std::chrono::system_clock::time_point received;
+        std::string request_line;
+        std::string referer;
+        std::string user_agent;
+        std::string range;
+    };
+
     struct Job {
         HttpResponse response;
         bool keep_alive = false;
@@ -59,6 +68,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         std::string what;                                    // "GET /titles/x" for log lines (escaped)
         std::shared_ptr<StreamAdmission::Ticket> admission;  // an admitted stream's reservations
         std::optional<Clock::time_point> start_at;           // an admitted stream starts no earlier
+        std::optional<AccessRecord> access;                  // set while an access log is configured
+        std::uint64_t body_sent = 0;
     };
 
     // Reading requests.
@@ -66,7 +77,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     void on_read(boost::beast::error_code ec);
     void end_input();
     void enqueue(Job job);
-    bool queue_full() const { return queue_.size() >= shared_.config.max_pipelined; }
+    bool queue_full() const { return queue_.size() >= shared_.settings()->max_pipelined; }
 
     // Responding.
     void admit(Job& job);
@@ -86,6 +97,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     void arm_watchdog(Clock::duration d);
     void on_watchdog();
     void log_response(const Job& job) const;
+    void write_access_log(const Job& job) const;
 
     ServerShared& shared_;
     boost::asio::ip::tcp::socket socket_;
@@ -97,7 +109,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const bool counted_;
     const bool reject_;
     bool loopback_ = false;
-    std::string peer_;
+    std::string peer_address_;
+    std::string peer_;  // address:port, for log lines
+    std::size_t header_limit_ = 0;  // of the request being read
 
     State state_ = State::idle;
     bool input_ended_ = false;

@@ -31,13 +31,24 @@ Counter& HttpMetrics::bytes_sent(const std::string& title) {
                              {{"title", title}});
 }
 
+HttpSettings HttpSettings::from(const ServerConfig& c) {
+    HttpSettings s;
+    s.max_connections = c.max_connections;
+    s.idle_timeout = c.idle_timeout;
+    s.header_limit = c.header_limit;
+    s.max_pipelined = c.max_pipelined;
+    s.limits.max_ranges = c.max_ranges;
+    s.limits.max_multipart_bytes = c.max_multipart_bytes.value();
+    s.limits.admin_on_separate_listener = c.admin_listen.has_value();
+    s.transfer_limits.time_slice = c.time_slice;
+    return s;
+}
+
 ServerShared::ServerShared(const ServerConfig& c, TitleStore& s, DiskControl& d, MetricsRegistry& m)
     : config(c), store(s), disks(d), registry(m), metrics(m) {
-    limits.max_ranges = c.max_ranges;
-    limits.max_multipart_bytes = c.max_multipart_bytes.value();
-    limits.admin_on_separate_listener = c.admin_listen.has_value();
-    transfer_limits.time_slice = c.time_slice;
-    if (c.admission.enabled) admission = std::make_unique<StreamAdmission>(c, d, m, transfer_limits.window);
+    set_settings(c);
+    if (c.admission.enabled)
+        admission = std::make_unique<StreamAdmission>(c, d, m, settings()->transfer_limits.window);
 }
 
 void ServerShared::register_session(HttpSession* key, std::weak_ptr<HttpSession> session) {

@@ -17,6 +17,7 @@
 #include "server/core/title_store.hpp"
 #include "server/http/response_transfer.hpp"
 #include "server/http/stream_admission.hpp"
+#include "toast/common/access_log.hpp"
 #include "toast/common/metrics.hpp"
 
 namespace toast::server {
@@ -39,17 +40,36 @@ class HttpMetrics {
     std::array<std::atomic<Counter*>, 600> by_status_{};
 };
 
+// What a reload (SIGHUP) may change while serving. Acceptors and sessions read the current value each time
+// they need one, so a change applies to the next connection, request or response.
+struct HttpSettings {
+    std::size_t max_connections = 0;
+    std::chrono::nanoseconds idle_timeout{0};
+    std::size_t header_limit = 0;
+    std::size_t max_pipelined = 0;
+    HandlerLimits limits;
+    ResponseTransfer::Limits transfer_limits;
+
+    static HttpSettings from(const ServerConfig& config);
+};
+
 struct ServerShared {
     ServerShared(const ServerConfig& c, TitleStore& s, DiskControl& d, MetricsRegistry& m);
 
-    ServerConfig config;
+    ServerConfig config;  // as at start-up: what a reload cannot change
     TitleStore& store;
     DiskControl& disks;
     MetricsRegistry& registry;
     HttpMetrics metrics;
-    HandlerLimits limits;
-    ResponseTransfer::Limits transfer_limits;
     std::unique_ptr<StreamAdmission> admission;  // null: every /stream is accepted
+
+    std::shared_ptr<const HttpSettings> settings() const { return settings_.load(); }
+    void set_settings(const ServerConfig& config) {
+        settings_.store(std::make_shared<const HttpSettings>(HttpSettings::from(config)));
+    }
+    // Null when no access log is configured.
+    std::shared_ptr<AccessLogFile> access_log() const { return access_log_.load(); }
+    void set_access_log(std::shared_ptr<AccessLogFile> log) { access_log_.store(std::move(log)); }
 
     std::atomic<std::size_t> connections{0};         // sessions counted against max_connections
     std::atomic<std::int64_t> outstanding_reads{0};  // store reads whose handler has not returned yet
@@ -62,6 +82,8 @@ struct ServerShared {
     std::function<void()> on_all_closed;  // set by the service while draining
 
   private:
+    std::atomic<std::shared_ptr<const HttpSettings>> settings_;
+    std::atomic<std::shared_ptr<AccessLogFile>> access_log_;
     std::mutex mutex_;
     std::unordered_map<HttpSession*, std::weak_ptr<HttpSession>> sessions_;
 };

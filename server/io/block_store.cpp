@@ -11,6 +11,7 @@
 #include "server/core/disk_model.hpp"
 #include "server/core/disk_orders.hpp"
 #include "server/io/disk_emulation.hpp"
+#include "server/io/title_torrent.hpp"
 
 namespace toast::server {
 
@@ -169,6 +170,26 @@ std::vector<std::string> BlockStore::catalogue_problems() const {
 
 std::shared_ptr<const TitleInfo> BlockStore::find(std::string_view name) const {
     return catalogue_.find(name);
+}
+
+std::vector<std::shared_ptr<const TitleInfo>> BlockStore::titles() const {
+    return catalogue_.list();
+}
+
+std::optional<std::string> BlockStore::torrent(const TitleInfo& title) const {
+    auto stored = catalogue_.resolve(title);
+    if (!stored || !stored->manifest.torrent) return std::nullopt;
+    const auto& record = *stored->manifest.torrent;
+    for (std::size_t d = 0; d < config_.disks.size(); ++d) {
+        const auto path = config_.disks[d].path / record.file;
+        std::string problem;
+        auto bytes = read_torrent_file(path, problem);
+        if (bytes && torrent_info_hash(*bytes) != record.info_hash)
+            problem = "its info-hash is not the manifest's";
+        if (problem.empty()) return bytes;
+        spdlog::warn("title {}: torrent copy on disk {} ({}): {}", title.name, d, path.string(), problem);
+    }
+    return std::nullopt;
 }
 
 // The last reader of a version is done: its files are closed and its checksum records forgotten (a new

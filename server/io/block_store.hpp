@@ -62,6 +62,8 @@ class BlockStore final : public TitleStore, public DiskControl {
     BlockStore& operator=(const BlockStore&) = delete;
 
     std::shared_ptr<const TitleInfo> find(std::string_view name) const override;
+    std::vector<std::shared_ptr<const TitleInfo>> titles() const override;
+    std::optional<std::string> torrent(const TitleInfo& title) const override;
     void read(ReadRequest request, ReadHandler done) override;
     void interrupt_reads() override;
 

@@ -369,7 +369,8 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
         }
         result.info_hash = torrent.info_hash;
     }
-    if (size > 0) m.torrent = TorrentRecord{torrent_file_path(m.title, m.version), spec.file_name, torrent.info_hash};
+    if (size > 0)
+        m.torrent = TorrentRecord{torrent_file_path(m.title, m.version), spec.file_name, torrent.info_hash};
 
     // ---- stage, then commit ----
     // The store's copies of the torrent are in place before any manifest names them; an ingest that stops
@@ -377,14 +378,16 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     std::vector<StagedFile> manifests;
     const auto text = manifest_to_json(m).dump();
     try {
-        for (const auto& disk : config.disks)
-            write_file_atomically(disk.path / m.torrent->file, torrent.bytes);
-        for (const auto& disk : config.disks)
-            fsync_directory(disk.path / "torrents");
+        if (m.torrent) {
+            for (const auto& disk : config.disks)
+                write_file_atomically(disk.path / m.torrent->file, torrent.bytes);
+            for (const auto& disk : config.disks)
+                fsync_directory(disk.path / "torrents");
+        }
         for (const auto& disk : config.disks)
             manifests.emplace_back(manifest_path(disk.path, m.title), text);
         std::optional<StagedFile> staged_torrent;
-        if (size > 0 && !opt.torrent.empty()) staged_torrent.emplace(opt.torrent, torrent.bytes);
+        if (m.torrent && !opt.torrent.empty()) staged_torrent.emplace(opt.torrent, torrent.bytes);
         for (auto& f : manifests)
             f.commit();
         if (staged_torrent) staged_torrent->commit();
@@ -397,7 +400,8 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     // ---- the new version is live: drop the old blocks and torrents ----
     const auto prefix = m.title + "@";
     const auto keep = fs::path(version_dir).filename().string();
-    const auto keep_torrent = fs::path(m.torrent->file).filename().string();
+    // An empty title keeps no torrent: every older version's goes.
+    const auto keep_torrent = m.torrent ? fs::path(m.torrent->file).filename().string() : std::string();
     for (const auto& disk : config.disks) {
         std::vector<fs::path> old;
         for (fs::directory_iterator it(disk.path / "blocks", ec); !ec && it != fs::directory_iterator();

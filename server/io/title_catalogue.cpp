@@ -53,6 +53,8 @@ std::shared_ptr<const StoredTitle> TitleCatalogue::publish(Manifest manifest) {
         for (const auto& r : block.replicas)
             disks.push_back(r.disk);
     }
+    v->info.file_name = manifest.torrent ? manifest.torrent->name : manifest.title;
+    if (manifest.torrent) v->info.info_hash = manifest.torrent->info_hash;
     v->manifest = std::move(manifest);
     std::shared_ptr<const StoredTitle> stored(v, [shared = shared_](const StoredTitle* p) {
         const auto* version = static_cast<const Version*>(p);
@@ -113,6 +115,16 @@ std::shared_ptr<const TitleInfo> TitleCatalogue::find(std::string_view name) {
     if (it == titles_.end()) return nullptr;
     // Aliasing pointer: the caller sees the TitleInfo, the control block keeps the whole version alive.
     return std::shared_ptr<const TitleInfo>(it->second, &it->second->info);
+}
+
+std::vector<std::shared_ptr<const TitleInfo>> TitleCatalogue::list() {
+    std::lock_guard lock(mutex_);
+    if (!scanned_ || Clock::now() - last_scan_ >= options_.rescan_interval) rescan_locked();
+    std::vector<std::shared_ptr<const TitleInfo>> out;
+    out.reserve(titles_.size());
+    for (const auto& [name, stored] : titles_)
+        out.emplace_back(stored, &stored->info);
+    return out;
 }
 
 std::shared_ptr<const StoredTitle> TitleCatalogue::resolve(const TitleInfo& info) {

@@ -46,6 +46,8 @@ class TitleCatalogue {
     // The current version of `name` (rescanning as the options allow), or nullptr. The returned pointer
     // holds the whole version.
     std::shared_ptr<const TitleInfo> find(std::string_view name);
+    // Every title's current version (rescanning as the options allow).
+    std::vector<std::shared_ptr<const TitleInfo>> list();
     // The version a TitleInfo from find() belongs to; for a TitleInfo made elsewhere, the current version if
     // it carries the same ETag; else nullptr.
     std::shared_ptr<const StoredTitle> resolve(const TitleInfo& info);

@@ -1,5 +1,8 @@
 #include "server/io/title_torrent.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
@@ -50,6 +53,38 @@ TorrentFile make_title_torrent(const TorrentSpec& spec) {
     hex << ti.info_hashes().v1;
     out.info_hash = hex.str();
     return out;
+}
+
+std::string torrent_info_hash(std::string_view bytes) {
+    lt::error_code ec;
+    lt::torrent_info ti(bytes.data(), static_cast<int>(bytes.size()), ec);
+    if (ec) return {};
+    std::ostringstream hex;
+    hex << ti.info_hashes().v1;
+    return hex.str();
+}
+
+std::optional<std::string> read_torrent_file(const std::filesystem::path& path, std::string& problem) {
+    constexpr std::uintmax_t kMaxBytes = 64 * 1024 * 1024;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        problem = errno == ENOENT ? "missing" : std::string("unreadable: ") + std::strerror(errno);
+        return std::nullopt;
+    }
+    std::string bytes;
+    char buf[65536];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        bytes.append(buf, static_cast<std::size_t>(in.gcount()));
+        if (bytes.size() > kMaxBytes) {
+            problem = "larger than 64 MiB";
+            return std::nullopt;
+        }
+    }
+    if (in.bad()) {
+        problem = "unreadable";
+        return std::nullopt;
+    }
+    return bytes;
 }
 
 }  // namespace toast::server

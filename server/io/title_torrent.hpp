@@ -12,8 +12,10 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <libtorrent/sha1_hash.hpp>
@@ -42,5 +44,11 @@ struct TorrentFile {
 
 // Throws std::runtime_error if libtorrent rejects the spec.
 TorrentFile make_title_torrent(const TorrentSpec& spec);
+
+// The v1 info-hash (40 hex digits) of bencoded torrent bytes; empty when they are not a torrent.
+std::string torrent_info_hash(std::string_view bytes);
+
+// A torrent file the store keeps (at most 64 MiB), or nullopt with `problem` saying why not.
+std::optional<std::string> read_torrent_file(const std::filesystem::path& path, std::string& problem);
 
 }  // namespace toast::server

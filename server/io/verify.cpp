@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include <libtorrent/error_code.hpp>
@@ -15,6 +14,7 @@
 #include "server/core/block_math.hpp"
 #include "server/core/crc32c.hpp"
 #include "server/io/catalogue.hpp"
+#include "server/io/title_torrent.hpp"
 
 namespace toast::server {
 
@@ -53,11 +53,10 @@ std::string check_replica(const std::filesystem::path& path, std::uint64_t expec
 
 // Empty when a disk's copy of the title's torrent is the one the manifest names, else what is wrong with it.
 std::string check_torrent(const std::filesystem::path& path, const Manifest& m) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return errno == ENOENT ? "missing" : std::string("unreadable: ") + std::strerror(errno);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    const auto text = bytes.str();
+    std::string problem;
+    auto bytes = read_torrent_file(path, problem);
+    if (!bytes) return problem;
+    const auto& text = *bytes;
     libtorrent::error_code ec;
     libtorrent::torrent_info ti(text.data(), static_cast<int>(text.size()), ec);
     if (ec) return "corrupt: " + ec.message();

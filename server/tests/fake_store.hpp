@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -52,6 +53,17 @@ class FakeStore : public TitleStore {
         files_[name] = std::make_shared<const OpenFile>(fd);
         titles_[name] = make_info(name, std::filesystem::file_size(path), bitrate);
     }
+    // Gives title `name` a torrent: its file name inside, and the bytes torrent() answers (nullopt: no intact
+    // copy).
+    void set_torrent(const std::string& name, const std::string& file_name, std::optional<std::string> bytes,
+                     const std::string& info_hash = "0123456789abcdef0123456789abcdef01234567") {
+        std::lock_guard lock(mutex_);
+        auto info = std::make_shared<TitleInfo>(*titles_.at(name));
+        info->file_name = file_name;
+        info->info_hash = info_hash;
+        titles_[name] = info;
+        torrents_[name] = std::move(bytes);
+    }
     // Reads touching [first, last] answer `status` instead of bytes.
     void fail_range(const std::string& name, std::uint64_t first, std::uint64_t last, ReadStatus status) {
         std::lock_guard lock(mutex_);
@@ -64,6 +76,20 @@ class FakeStore : public TitleStore {
         finds_.emplace_back(name);
         auto it = titles_.find(std::string(name));
         return it == titles_.end() ? nullptr : it->second;
+    }
+
+    std::vector<std::shared_ptr<const TitleInfo>> titles() const override {
+        std::lock_guard lock(mutex_);
+        std::vector<std::shared_ptr<const TitleInfo>> out;
+        for (const auto& [name, info] : titles_)
+            out.push_back(info);
+        return out;
+    }
+
+    std::optional<std::string> torrent(const TitleInfo& title) const override {
+        std::lock_guard lock(mutex_);
+        auto it = torrents_.find(title.name);
+        return it == torrents_.end() ? std::nullopt : it->second;
     }
 
     void read(ReadRequest request, ReadHandler done) override {
@@ -120,6 +146,7 @@ class FakeStore : public TitleStore {
         info->block_size = 1 << 20;
         info->etag = "\"" + name + "-" + std::to_string(size) + "\"";
         info->last_modified = std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000));
+        info->file_name = name;
         return info;
     }
 
@@ -173,6 +200,7 @@ class FakeStore : public TitleStore {
     std::map<std::string, std::shared_ptr<const TitleInfo>> titles_;
     std::map<std::string, std::shared_ptr<const std::string>> memory_;
     std::map<std::string, std::shared_ptr<const OpenFile>> files_;
+    std::map<std::string, std::optional<std::string>> torrents_;
     std::vector<Failure> failures_;
     mutable std::vector<std::string> finds_;
     std::uint64_t reads_ = 0;

@@ -1,0 +1,24 @@
+// The catalogue's routes, answered like the rest of handle_request: from the store's views, no sockets.
+//   GET/HEAD /catalog                the catalogue JSON (server/core/catalog.hpp), revalidated with its ETag
+//   GET/HEAD /torrents/NAME.torrent  the title's .torrent as the store keeps it
+// and the lookup /titles/ and /stream/ use, which also accepts the file name inside the title's torrent
+// (NAME.ts), the name a BitTorrent client appends to a web seed URL ending in '/'.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "server/core/request_handler.hpp"
+#include "server/core/title_store.hpp"
+
+namespace toast::server {
+
+HttpResponse serve_catalog(const HttpRequest& request, const TitleStore& titles);
+
+// `name` is the decoded title name (the path's NAME without ".torrent").
+HttpResponse serve_torrent(const HttpRequest& request, const TitleStore& titles, std::string_view name);
+
+// The title called `name`, else the title whose torrent's file is called `name`; nullptr if neither.
+std::shared_ptr<const TitleInfo> find_title(const TitleStore& titles, std::string_view name);
+
+}  // namespace toast::server
