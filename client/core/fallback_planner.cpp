@@ -54,7 +54,7 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
     std::vector<FallbackFetch> out;
     auto start = [&](PieceIndex p, FetchReason why) {
         in_flight_.emplace(p, why);
-        out.push_back({p, why});
+        out.push_back({p, why, failures_.count(p) != 0});
         ++started_;
         if (why == FetchReason::ahead) ++fetched_ahead_;
     };

@@ -71,6 +71,10 @@ std::string_view to_string(FetchReason r);
 struct FallbackFetch {
     PieceIndex piece;
     FetchReason reason = FetchReason::needed;
+    // The piece's last fetch failed (possibly its bytes failed the hash check): ask the server to re-read
+    // and re-check its copy rather than answer from what it verified before (Cache-Control: no-cache), so a
+    // replica that rotted after the server checked it is not served again and again.
+    bool revalidate = false;
     bool operator==(const FallbackFetch&) const = default;
 };
 

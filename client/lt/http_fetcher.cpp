@@ -230,6 +230,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         c->request.set(http::field::user_agent, "toast-client/0.1");
         c->request.set(http::field::range,
                        "bytes=" + std::to_string(r.offset) + "-" + std::to_string(r.offset + r.length - 1));
+        if (r.revalidate) c->request.set(http::field::cache_control, "no-cache");
         c->request.keep_alive(true);
         ++stats_.requests;
         if (c->connected) {

@@ -36,6 +36,7 @@ struct PieceRequest {
     int piece = 0;
     std::uint64_t offset = 0;  // of the piece in the title
     std::uint32_t length = 0;
+    bool revalidate = false;  // sent with Cache-Control: no-cache (FallbackFetch::revalidate)
 };
 
 struct FetcherConfig {

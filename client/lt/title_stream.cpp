@@ -258,7 +258,7 @@ void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
                      format_bytes(controller_->buffer_limit().value_or(Bytes(0))));
     }
     for (const auto& f : plan.fetches)
-        start_fetch(f.piece);
+        start_fetch(f.piece, f.revalidate);
     if (plan.apply_pieces) {
         auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_).count();
         applier_->apply(plan.pieces, controller_->had(), now_ms, *piece_control_);
@@ -273,9 +273,10 @@ void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
     }
 }
 
-void TitleStream::start_fetch(PieceIndex p) {
+void TitleStream::start_fetch(PieceIndex p, bool revalidate) {
     const auto& g = controller_->geometry();
-    PieceRequest r{p.value(), g.piece_start(p).value(), static_cast<std::uint32_t>(g.piece_size(p).value())};
+    PieceRequest r{p.value(), g.piece_start(p).value(), static_cast<std::uint32_t>(g.piece_size(p).value()),
+                   revalidate};
     if (!fetcher_->fetch(r)) controller_->on_fetch_refused(p);
 }
 

@@ -131,12 +131,17 @@ TEST_CASE("a failed fetch is retried with doubling backoff", "[client][fallback]
     FallbackPlanner f(config());
     auto h = had(10, {});
     FallbackInput in{.had = h, .playhead = PieceIndex(0), .piece_duration = 10s, .horizon = 1s};
-    REQUIRE(pieces_of(f.plan(in, t0)) == idx({0}));
+    auto first = f.plan(in, t0);
+    REQUIRE(pieces_of(first) == idx({0}));
+    CHECK_FALSE(first[0].revalidate);
     f.on_fetch_failed(PieceIndex(0), t0 + 1s);
     CHECK(f.failed() == 1);
     CHECK(f.retry_at(PieceIndex(0)) == t0 + 2s);
     CHECK(f.plan(in, t0 + 1900ms).empty());
-    REQUIRE(pieces_of(f.plan(in, t0 + 2s)) == idx({0}));
+    // The retry asks the server to check its copy again.
+    auto retry = f.plan(in, t0 + 2s);
+    REQUIRE(pieces_of(retry) == idx({0}));
+    CHECK(retry[0].revalidate);
     f.on_fetch_failed(PieceIndex(0), t0 + 3s);
     CHECK(f.retry_at(PieceIndex(0)) == t0 + 5s);
     f.plan(in, t0 + 5s);

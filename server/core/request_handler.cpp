@@ -513,6 +513,7 @@ HttpResponse handle_request(const HttpRequest& req, HandlerContext& ctx) {
             r = path->substr(0, 8) == "/titles/" ? serve_title(req, std::move(title), ctx.limits)
                                                  : serve_stream(req, std::move(title));
             if (!r.paced) r.deadline = parse_deadline(req.deadline);
+            r.revalidate = req.no_cache;
         }
     } else {
         return not_found("no such resource");
@@ -531,6 +532,20 @@ std::optional<std::chrono::milliseconds> parse_deadline(std::string_view value) 
     }
     if (ms > kMaxMs) return std::nullopt;
     return std::chrono::milliseconds(ms);
+}
+
+bool requests_no_cache(std::string_view cache_control, std::string_view pragma) {
+    auto has_token = [](std::string_view list) {
+        while (!list.empty()) {
+            const auto comma = list.find(',');
+            auto item = trim(list.substr(0, comma));
+            if (iequals(item, "no-cache")) return true;
+            if (comma == std::string_view::npos) break;
+            list.remove_prefix(comma + 1);
+        }
+        return false;
+    };
+    return has_token(cache_control) || has_token(pragma);
 }
 
 std::string serialize_head(const HttpResponse& r, bool keep_alive, std::string_view date) {

@@ -43,6 +43,7 @@ struct HttpRequest {
     bool has_origin = false;
     bool peer_is_loopback = false;
     bool on_admin_listener = false;
+    bool no_cache = false;  // a Cache-Control or Pragma field line asks for no-cache (requests_no_cache)
 };
 
 struct HttpHeader {
@@ -71,6 +72,9 @@ struct HttpResponse {
     // Reads for this answer are due this long after the request (a valid Toast-Deadline header on a
     // /titles request); none: best effort. Disk queues ordered by deadline (`disk_order` edf) use it.
     std::optional<std::chrono::milliseconds> deadline;
+    // The client asked the server not to trust what it verified before (Cache-Control: no-cache): every
+    // byte of this answer is checked against the manifest again (ReadRequest::revalidate).
+    bool revalidate = false;
     bool close = false;  // close the connection after this response
     std::string reason;  // why a 4xx/5xx was chosen, for the log line
 
@@ -112,6 +116,11 @@ std::string_view reason_phrase(unsigned status);
 
 // The Toast-Deadline header: a whole number of milliseconds, 0..600000; anything else is ignored (nullopt).
 std::optional<std::chrono::milliseconds> parse_deadline(std::string_view value);
+
+// RFC 9111 §5.2.1.4: a request's Cache-Control has the no-cache directive (tokens are case-insensitive; a
+// no-cache=... with an argument is a response directive and does not count), or, for HTTP/1.0 clients, its
+// Pragma is no-cache (§5.4).
+bool requests_no_cache(std::string_view cache_control, std::string_view pragma);
 
 // RFC 3986 percent-decoding; nullopt for a malformed escape.
 std::optional<std::string> percent_decode(std::string_view text);

@@ -115,8 +115,7 @@ void HttpSession::on_read(beast::error_code ec) {
         }
         HttpResponse r;
         if (ec == http::error::header_limit) {
-            r = error_response(
-                431, "request header larger than " + std::to_string(header_limit_) + " bytes");
+            r = error_response(431, "request header larger than " + std::to_string(header_limit_) + " bytes");
         } else if (ec == http::error::body_limit) {
             r = error_response(413, "request body larger than " + std::to_string(kMaxRequestBody) + " bytes");
         } else if (ec.category() == beast::error_code(http::error::end_of_stream).category()) {
@@ -251,7 +250,7 @@ void HttpSession::issue_reads() {
     // A paced stream reads one round ahead of sending; a range request is due when its client said.
     std::optional<Clock::time_point> deadline;
     if (job.response.paced) {
-        deadline = Clock::now() + shared_.config.time_slice;
+        deadline = Clock::now() + shared_.settings()->transfer_limits.time_slice;
     } else if (job.response.deadline) {
         deadline = job.received + *job.response.deadline;
     }
@@ -264,8 +263,9 @@ void HttpSession::issue_reads() {
             });
             shared.outstanding_reads.fetch_sub(1);
         };
-        shared_.store.read(ReadRequest{job.response.title, read.offset, read.length, deadline},
-                           std::move(done));
+        shared_.store.read(
+            ReadRequest{job.response.title, read.offset, read.length, deadline, job.response.revalidate},
+            std::move(done));
     }
 }
 

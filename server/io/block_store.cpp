@@ -47,6 +47,7 @@ std::vector<std::filesystem::path> disk_paths(const ServerConfig& config) {
 struct BlockStore::Request {
     std::shared_ptr<const StoredTitle> title;
     std::optional<Clock::time_point> deadline;
+    bool revalidate = false;
     std::vector<BlockPiece> pieces;
     std::vector<Segment> segments;
     std::vector<std::vector<std::uint32_t>> tried;  // disks already tried, per piece
@@ -234,6 +235,7 @@ void BlockStore::read(ReadRequest read, ReadHandler done) {
     auto request = std::make_shared<Request>();
     request->done = std::move(done);
     request->deadline = read.deadline;
+    request->revalidate = read.revalidate;
     if (read.title) request->title = catalogue_.resolve(*read.title);
     if (!request->title) {
         request->fail(ReadStatus::unavailable, "title \"" + (read.title ? read.title->name : std::string()) +
@@ -422,8 +424,9 @@ BlockStore::Failure BlockStore::read_replica(Disk& disk, const DiskQueue::Turn& 
         return Failure::corrupt;
     }
     const int fd = cf->file->fd();
-    auto checked = verifier_.verify(disk_no, replica->file, cf->identity, fd, record, expected,
-                                    manifest.chunk_size, p.offset, p.length, disk.checksum_failures);
+    auto checked =
+        verifier_.verify(disk_no, replica->file, cf->identity, fd, record, expected, manifest.chunk_size,
+                         p.offset, p.length, disk.checksum_failures, request.revalidate);
     if (checked.outcome != ChunkVerifier::Outcome::ok) {
         detail = std::move(checked.detail);
         return checked.outcome == ChunkVerifier::Outcome::corrupt ? Failure::corrupt : Failure::io;

@@ -41,14 +41,19 @@ bool pread_all(int fd, char* buf, std::size_t size, std::uint64_t offset) {
 ChunkVerifier::Result ChunkVerifier::verify(std::uint32_t disk, const std::string& file,
                                             const FileIdentity& identity, int fd, const BlockRecord& record,
                                             std::uint64_t block_length, std::uint64_t chunk_size,
-                                            std::uint64_t offset, std::uint64_t length, Counter* failures) {
+                                            std::uint64_t offset, std::uint64_t length, Counter* failures,
+                                            bool revalidate) {
     const auto chunks = record.chunk_crcs.size();
     thread_local std::vector<std::uint64_t> todo;
     todo.clear();
-    {
+    const auto first = offset / chunk_size;
+    const auto last = std::min<std::uint64_t>((offset + length - 1) / chunk_size, chunks - 1);
+    if (revalidate) {
+        for (auto c = first; c <= last && c < chunks; ++c)
+            todo.push_back(c);
+    } else {
         std::lock_guard lock(mutex_);
-        ledger_.unverified(disk, file, identity, offset / chunk_size, (offset + length - 1) / chunk_size,
-                           chunks, todo);
+        ledger_.unverified(disk, file, identity, first, last, chunks, todo);
     }
     for (auto c : todo) {
         const auto len = static_cast<std::size_t>(std::min(chunk_size, block_length - c * chunk_size));
@@ -60,6 +65,8 @@ ChunkVerifier::Result ChunkVerifier::verify(std::uint32_t disk, const std::strin
         if (verified_) verified_->inc();
         if (crc32c(buf.data(), len) != record.chunk_crcs[c]) {
             if (failures) failures->inc();
+            std::lock_guard lock(mutex_);
+            ledger_.forget(disk, file);
             return {Outcome::corrupt, file + ": chunk " + std::to_string(c) + " fails its CRC-32C"};
         }
         std::lock_guard lock(mutex_);

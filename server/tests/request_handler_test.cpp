@@ -69,6 +69,9 @@ struct Fixture {
                 req.if_unmodified_since = value;
             } else if (k == "Toast-Deadline") {
                 req.deadline = value;
+            } else if (k == "Cache-Control" || k == "Pragma") {
+                req.no_cache =
+                    req.no_cache || requests_no_cache(k == "Pragma" ? "" : value, k == "Pragma" ? value : "");
             } else if (k == "Content-Type") {
                 req.content_type = value;
                 req.has_content_type = true;
@@ -514,4 +517,21 @@ TEST_CASE("a Toast-Deadline on a range request makes its reads due, malformed on
     // A paced stream's reads are due by its own schedule, not by a header.
     CHECK_FALSE(f.get("/stream/movie", {{"Toast-Deadline", "100"}}).deadline);
     CHECK(parse_deadline("600000") == std::chrono::milliseconds(600000));
+}
+
+TEST_CASE("no-cache in a request's Cache-Control or Pragma asks for its bytes to be checked again",
+          "[server][handler]") {
+    CHECK(requests_no_cache("no-cache", ""));
+    CHECK(requests_no_cache("max-age=0, No-Cache", ""));
+    CHECK(requests_no_cache(" no-store ,no-cache ", ""));
+    CHECK(requests_no_cache("", "no-cache"));
+    CHECK_FALSE(requests_no_cache("", ""));
+    CHECK_FALSE(requests_no_cache("no-store", "x"));
+    CHECK_FALSE(requests_no_cache("no-cache=\"set-cookie\"", ""));  // a response directive
+    CHECK_FALSE(requests_no_cache("no-cachex", ""));
+
+    Fixture f;
+    CHECK_FALSE(f.get("/titles/movie", {{"Range", "bytes=0-99"}}).revalidate);
+    CHECK(f.get("/titles/movie", {{"Range", "bytes=0-99"}, {"Cache-Control", "no-cache"}}).revalidate);
+    CHECK(f.get("/titles/movie", {{"Pragma", "no-cache"}}).revalidate);
 }

@@ -101,6 +101,7 @@ class Deployment {
         return served;
     }
 
+    std::filesystem::path disk(std::size_t d) const { return dir_ / ("disk" + std::to_string(d)); }
     std::string config_path() const { return (dir_ / "config.json").string(); }
     std::string torrent_path() const { return (dir_ / "movie.torrent").string(); }
     std::uint16_t port() const { return port_; }
@@ -336,4 +337,59 @@ TEST_CASE("SIGTERM closes idle keep-alive connections and the server exits 0 pro
     boost::system::error_code ec;
     sock.read_some(boost::asio::buffer(buf), ec);
     CHECK(ec == boost::asio::error::eof);
+}
+
+TEST_CASE(
+    "a replica that rots after the server verified it is found when a client asks with no-cache, and "
+    "is not trusted again",
+    "[server][integration][verify]") {
+    Deployment d("rda");
+    auto manifest = nlohmann::json::parse(tt::read_file(d.disk(0) / "manifests" / "movie.json"));
+    const auto& replicas = manifest["blocks"][0]["replicas"];
+    REQUIRE(replicas.size() == 2);
+    const auto a = replicas[0]["disk"].get<std::size_t>();
+    const auto b = replicas[1]["disk"].get<std::size_t>();
+    const auto rotten = d.disk(a) / replicas[0]["file"].get<std::string>();
+    const auto want = d.source().substr(0, 1000);
+
+    // Both replicas of block 0 are read, and so verified, once each.
+    d.set_offline(b, true);
+    REQUIRE(d.range(0, 999).body == want);
+    d.set_offline(b, false);
+    d.set_offline(a, true);
+    REQUIRE(d.range(0, 999).body == want);
+    d.set_offline(a, false);
+
+    // Bit rot on a's copy: same inode, size and modification time, so nothing about the file says it changed.
+    const auto mtime = std::filesystem::last_write_time(rotten);
+    {
+        std::fstream f(rotten, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(500);
+        f.put(static_cast<char>(~want[500]));
+    }
+    std::filesystem::last_write_time(rotten, mtime);
+
+    auto no_cache = [&](const std::string& header) {
+        return tt::http_request(d.port(), "GET", "/titles/movie",
+                                {{"Range", "bytes=0-999"}, {header, "no-cache"}});
+    };
+    // Only a can serve: re-checked, it is corrupt, and there is no other copy.
+    d.set_offline(b, true);
+    auto refused = no_cache("Cache-Control");
+    CHECK(refused.status == 503);
+    // The failure is remembered: a plain request re-checks a's copy too instead of trusting the old check.
+    CHECK(d.range(0, 999).status == 503);
+    d.set_offline(b, false);
+    // With b back, both a revalidating and a plain request get the intact bytes.
+    auto good = no_cache("Pragma");
+    CHECK(good.status == 206);
+    CHECK(good.body == want);
+    CHECK(d.range(0, 999).body == want);
+    auto metrics = tt::http_request(d.port(), "GET", "/metrics").body;
+    const auto name = "toast_disk_checksum_failures_total{disk=\"" + std::to_string(a) + "\"} ";
+    const auto at = metrics.find(name);
+    REQUIRE(at != std::string::npos);
+    // Found twice: by the revalidating request and by the plain one after it.
+    CHECK(std::stoi(metrics.substr(at + name.size())) == 2);
+    CHECK(d.server().stop(SIGTERM, 10s) == std::optional<int>(0));
 }
