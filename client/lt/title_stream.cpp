@@ -257,8 +257,12 @@ void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
                      format_bytes(controller_->stored_bytes()),
                      format_bytes(controller_->buffer_limit().value_or(Bytes(0))));
     }
-    for (const auto& f : plan.fetches)
+    for (const auto& f : plan.fetches) {
+        spdlog::debug("server fetch of piece {} ({}{}), playhead piece {}", f.piece.value(),
+                      to_string(f.reason), f.revalidate ? ", revalidate" : "",
+                      controller_->watcher().playhead_piece().value());
         start_fetch(f.piece, f.revalidate);
+    }
     if (plan.apply_pieces) {
         auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_).count();
         applier_->apply(plan.pieces, controller_->had(), now_ms, *piece_control_);
@@ -289,6 +293,7 @@ void TitleStream::on_server_piece(PieceIndex p, std::vector<char> data) {
 
 void TitleStream::on_piece_finished(PieceIndex p, SteadyTime now) {
     auto a = controller_->on_piece_finished(p, now);
+    spdlog::trace("piece {} finished ({})", p.value(), a.from_server ? "server" : "peers");
     if (a.cancel_fetch) fetcher_->cancel_queued(p.value());
     // Every piece_finished is an arrival of this session, even one the first check already counted as on
     // disk (its alert can come after the check read the bitfield).
