@@ -25,7 +25,7 @@ if(BUILD_TESTING)
   add_executable(client_service_core_tests tests/service_core_test.cpp)
   target_link_libraries(client_service_core_tests
     PRIVATE toast_client_service_core toast_warnings Catch2::Catch2WithMain)
-  catch_discover_tests(client_service_core_tests TEST_PREFIX "client.service.")
+  catch_discover_tests(client_service_core_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client.service.")
 
   add_executable(client_service_tests tests/service_integration_test.cpp)
   target_link_libraries(client_service_tests
@@ -38,5 +38,5 @@ if(BUILD_TESTING)
   if(TOAST_CHROMIUM)
     target_compile_definitions(client_service_tests PRIVATE CHROMIUM_BIN="${TOAST_CHROMIUM}")
   endif()
-  catch_discover_tests(client_service_tests TEST_PREFIX "client.service." PROPERTIES TIMEOUT 180)
+  catch_discover_tests(client_service_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client.service." PROPERTIES TIMEOUT 180)
 endif()

@@ -64,8 +64,8 @@ struct ServerShared {
     std::unique_ptr<StreamAdmission> admission;  // null: every /stream is accepted
 
     std::shared_ptr<const HttpSettings> settings() const { return settings_.load(); }
-    void set_settings(const ServerConfig& config) {
-        settings_.store(std::make_shared<const HttpSettings>(HttpSettings::from(config)));
+    void set_settings(const ServerConfig& c) {
+        settings_.store(std::make_shared<const HttpSettings>(HttpSettings::from(c)));
     }
     // Null when no access log is configured.
     std::shared_ptr<AccessLogFile> access_log() const { return access_log_.load(); }

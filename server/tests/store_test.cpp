@@ -327,7 +327,12 @@ TEST_CASE("reads outside a title or of an unknown title fail cleanly on a worker
     auto outside = read_now(store, t, 99'000, 2'000);
     CHECK(outside.status == ReadStatus::io_error);
     CHECK_THAT(outside.message, Contains("outside title \"movie\" of 100000 bytes"));
-    auto stranger = std::make_shared<TitleInfo>(TitleInfo{"ghost", 10, BitRate(1), 64, "\"x\"", {}, {}});
+    auto stranger = std::make_shared<TitleInfo>();
+    stranger->name = "ghost";
+    stranger->size = 10;
+    stranger->bitrate = BitRate(1);
+    stranger->block_size = 64;
+    stranger->etag = "\"x\"";
     auto ghost = read_now(store, stranger, 0, 10);
     CHECK(ghost.status == ReadStatus::unavailable);
     CHECK_THAT(ghost.message, Contains("ghost"));
