@@ -27,6 +27,7 @@ list(APPEND SERVER_TEST_SOURCES
   tests/response_transfer_test.cpp
   tests/send_chain_test.cpp
   tests/http_server_test.cpp
+  tests/http_stream_test.cpp
   tests/server_integration_test.cpp
   tests/operations_integration_test.cpp
   tests/admission_integration_test.cpp)

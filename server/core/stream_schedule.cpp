@@ -33,7 +33,10 @@ std::uint64_t StreamSchedule::offset_of(std::size_t chunk) const {
     return t;
 }
 
-StreamSchedule constant_rate_schedule(std::uint64_t size, BitRate bitrate, std::chrono::nanoseconds round) {
+namespace {
+
+std::vector<std::uint64_t> constant_rounds(std::uint64_t size, BitRate bitrate,
+                                           std::chrono::nanoseconds round) {
     const std::uint64_t per_round = std::max<std::uint64_t>(1, bytes_in(bitrate, round).value());
     std::vector<std::uint64_t> rounds;
     for (std::uint64_t left = size; left > 0;) {
@@ -41,14 +44,40 @@ StreamSchedule constant_rate_schedule(std::uint64_t size, BitRate bitrate, std::
         rounds.push_back(n);
         left -= n;
     }
-    return from_rounds(rounds, round);
+    return rounds;
+}
+
+std::optional<std::vector<std::uint64_t>> trace_rounds(const DemandTrace& trace, std::uint64_t size,
+                                                       std::chrono::nanoseconds round) {
+    if (trace.total() != size || trace.round.count() <= 0) return std::nullopt;
+    if (trace.round == round) return trace.bytes;
+    return resample(trace, round).bytes;
+}
+
+}  // namespace
+
+StreamSchedule constant_rate_schedule(std::uint64_t size, BitRate bitrate, std::chrono::nanoseconds round) {
+    return from_rounds(constant_rounds(size, bitrate, round), round);
 }
 
 std::optional<StreamSchedule> trace_schedule(const DemandTrace& trace, std::uint64_t size,
                                              std::chrono::nanoseconds round) {
-    if (trace.total() != size || trace.round.count() <= 0) return std::nullopt;
-    const DemandTrace t = trace.round == round ? trace : resample(trace, round);
-    return from_rounds(t.bytes, round);
+    auto rounds = trace_rounds(trace, size, round);
+    if (!rounds) return std::nullopt;
+    return from_rounds(*rounds, round);
+}
+
+std::vector<std::uint64_t> paced_rounds(std::uint64_t size, BitRate bitrate, const DemandTrace* trace,
+                                        std::chrono::nanoseconds round) {
+    if (trace) {
+        if (auto rounds = trace_rounds(*trace, size, round)) return std::move(*rounds);
+    }
+    return constant_rounds(size, bitrate, round);
+}
+
+StreamSchedule title_schedule(std::uint64_t size, BitRate bitrate, const DemandTrace* trace,
+                              std::chrono::nanoseconds round) {
+    return from_rounds(paced_rounds(size, bitrate, trace, round), round);
 }
 
 }  // namespace toast::server

@@ -36,4 +36,15 @@ StreamSchedule constant_rate_schedule(std::uint64_t size, BitRate bitrate, std::
 std::optional<StreamSchedule> trace_schedule(const DemandTrace& trace, std::uint64_t size,
                                              std::chrono::nanoseconds round);
 
+// The bytes a paced stream of the title sends per round of playback, in order, summing to `size`: the trace's
+// rounds when the title has a usable one (trace_schedule's rule), else bytes_in(bitrate, round) each. Round 0
+// is the initial buffer; the pacer sends round 1 right after it and each later round one `round` apart.
+// Preconditions: bitrate > 0, round > 0.
+std::vector<std::uint64_t> paced_rounds(std::uint64_t size, BitRate bitrate, const DemandTrace* trace,
+                                        std::chrono::nanoseconds round);
+
+// The schedule admission control reserves for a paced stream of the title: from its trace when usable.
+StreamSchedule title_schedule(std::uint64_t size, BitRate bitrate, const DemandTrace* trace,
+                              std::chrono::nanoseconds round);
+
 }  // namespace toast::server

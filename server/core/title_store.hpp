@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "server/core/demand_trace.hpp"
 #include "toast/common/units.hpp"
 
 namespace toast::server {
@@ -30,6 +31,9 @@ struct TitleInfo {
     std::vector<std::vector<std::uint32_t>> block_disks;
     std::string file_name;  // the file inside the title's torrent: the name plus its container's extension
     std::string info_hash;  // the torrent's v1 info-hash (hex); empty when the store keeps no torrent
+    // Bytes the player first needs per round (MPEG-TS and MP4 titles): a paced stream sends and reserves by
+    // it instead of by the bitrate. Null for titles ingested without one.
+    std::shared_ptr<const DemandTrace> trace;
 };
 
 // An open file descriptor kept alive while any segment refers to it (defined in server/io/open_file.hpp;
@@ -60,6 +64,8 @@ struct ReadResult {
     ReadStatus status = ReadStatus::ok;
     std::string message;            // for the log line when status != ok
     std::vector<Segment> segments;  // in order, lengths summing to the requested length when ok
+    // How long after the request's deadline its last byte was ready (0 when met, or without a deadline).
+    std::chrono::nanoseconds late{0};
 };
 
 using ReadHandler = std::function<void(ReadResult)>;

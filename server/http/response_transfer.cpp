@@ -10,12 +10,13 @@ ResponseTransfer::ResponseTransfer(const HttpResponse& response, std::string hea
     : response_(response), head_(std::move(head)), limits_(limits) {
     if (response.title && !response.head_only && response.content_length() > 0) {
         planned_ = true;
-        std::uint64_t slice = 0;
+        std::vector<std::uint64_t> slices;
         if (response.paced) {
-            pacer_.emplace(response.title->bitrate, limits_.time_slice);
-            slice = pacer_->slice_bytes().value();
+            const auto& title = *response.title;
+            pacer_.emplace(title.bitrate, limits_.time_slice);
+            slices = paced_rounds(title.size, title.bitrate, title.trace.get(), limits_.time_slice);
         }
-        items_ = plan_body(response, limits_.window, slice);
+        items_ = plan_body(response, limits_.window, slices);
     }
 }
 
@@ -90,6 +91,8 @@ ResponseTransfer::Step ResponseTransfer::next(SendChain& out, Clock::time_point 
         // `out` ran empty: the paced transmission that started at slice_started_at_ is complete.
         slice_in_flight_ = false;
         next_slice_at_ = pacer_->on_transmitted(slice_started_at_, now);
+        // Rounds of the schedule with nothing to send still take their time slice.
+        if (next_item_ < items_.size()) next_slice_at_ += items_[next_item_].idle_before * limits_.time_slice;
     }
     if (finished_) return Step::done;
     if (!planned_) {
@@ -108,6 +111,12 @@ ResponseTransfer::Step ResponseTransfer::next(SendChain& out, Clock::time_point 
         const auto& first = slots_.front();
         if (auto problem = window_problem(items_[first.item], first.result); !problem.empty()) {
             return fail_with(items_[first.item], first.result.status, problem);
+        }
+        // A request that said when it needs its bytes learns that the disks are behind (overload, a slow
+        // disk), so a client with another server or peers can turn to them next time.
+        if (response_.deadline && first.result.late > std::chrono::nanoseconds(0) && head_.size() >= 2) {
+            const auto late_ms = std::chrono::ceil<std::chrono::milliseconds>(first.result.late).count();
+            head_.insert(head_.size() - 2, "Toast-Late: " + std::to_string(late_ms) + "\r\n");
         }
     }
 

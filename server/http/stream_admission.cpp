@@ -74,7 +74,7 @@ StreamAdmission::Decision StreamAdmission::admit(const TitleInfo& title, Clock::
     std::vector<DiskCost> costs;
     for (const auto& s : disks_.disk_status())
         costs.push_back(DiskCost{!s.fault.offline, s.access_seconds, s.seconds_per_byte});
-    const auto schedule = constant_rate_schedule(title.size, title.bitrate, round_);
+    const auto schedule = title_schedule(title.size, title.bitrate, title.trace.get(), round_);
     const auto demand = stream_demand(schedule, title.block_size, title.block_disks, max_read_,
                                       reserve_peak_ ? Reservation::peak : Reservation::trace);
 

@@ -103,6 +103,14 @@ BlockStore::BlockStore(const ServerConfig& config, MetricsRegistry& metrics, Blo
       fallbacks_(
           &metrics.counter("toast_replica_fallbacks_total",
                            "Block reads moved to another replica after one was offline, missing or corrupt")),
+      deadlines_met_(
+          &metrics.counter("toast_store_read_deadlines_total",
+                           "Reads with a deadline (paced streams, Toast-Deadline requests) by outcome",
+                           Labels{{"result", "met"}})),
+      deadlines_missed_(
+          &metrics.counter("toast_store_read_deadlines_total",
+                           "Reads with a deadline (paced streams, Toast-Deadline requests) by outcome",
+                           Labels{{"result", "missed"}})),
       files_(disk_paths(config), options_.open_file_cache.value_or(config.open_files),
              &metrics.counter("toast_store_files_opened_total",
                               "Block files opened by reads (misses of the open-file cache)")),
@@ -460,6 +468,15 @@ void BlockStore::finish_piece(const std::shared_ptr<Request>& request) {
         result.status = request->status;
         result.message = request->message;
         if (result.status == ReadStatus::ok) result.segments = std::move(request->segments);
+    }
+    if (request->deadline && result.status == ReadStatus::ok) {
+        const auto now = Clock::now();
+        if (now > *request->deadline) {
+            result.late = now - *request->deadline;
+            deadlines_missed_->inc();
+        } else {
+            deadlines_met_->inc();
+        }
     }
     auto done = std::move(request->done);
     done(std::move(result));

@@ -96,6 +96,8 @@ class BlockStore final : public TitleStore, public DiskControl {
     ServerConfig config_;
     BlockStoreOptions options_;
     Counter* fallbacks_;
+    Counter* deadlines_met_;     // reads with a deadline ready by it
+    Counter* deadlines_missed_;  // ... and after it
     std::atomic<bool> stopping_{false};
     Interrupter interrupter_;
     // Outlive the disks' workers and the catalogue's versions, which use them.

@@ -55,6 +55,7 @@ std::shared_ptr<const StoredTitle> TitleCatalogue::publish(Manifest manifest) {
     }
     v->info.file_name = manifest.torrent ? manifest.torrent->name : manifest.title;
     if (manifest.torrent) v->info.info_hash = manifest.torrent->info_hash;
+    if (manifest.trace) v->info.trace = std::make_shared<const DemandTrace>(*manifest.trace);
     v->manifest = std::move(manifest);
     std::shared_ptr<const StoredTitle> stored(v, [shared = shared_](const StoredTitle* p) {
         const auto* version = static_cast<const Version*>(p);

@@ -51,6 +51,19 @@ TEST_CASE("a trace schedule follows the trace, resampled to the server's rounds"
     CHECK_FALSE(trace_schedule(t, 1200, 1s));  // the trace is of another file
 }
 
+TEST_CASE("a paced stream's rounds come from the title's trace when it fits the title, else from its bitrate",
+          "[server][admission]") {
+    DemandTrace t{1s, {300, 100, 500, 0, 200}};
+    CHECK(paced_rounds(1100, BitRate(8000), &t, 1s) == std::vector<std::uint64_t>{300, 100, 500, 0, 200});
+    CHECK(paced_rounds(1100, BitRate(8000), &t, 2s) == std::vector<std::uint64_t>{400, 500, 200});
+    // Another file's trace, or none: 1000 bytes a round at 8000 bit/s.
+    CHECK(paced_rounds(1200, BitRate(8000), &t, 1s) == std::vector<std::uint64_t>{1000, 200});
+    CHECK(paced_rounds(1100, BitRate(8000), nullptr, 1s) == std::vector<std::uint64_t>{1000, 100});
+    CHECK(title_schedule(1100, BitRate(8000), &t, 1s).chunks == std::vector<std::uint64_t>{400, 500, 0, 200});
+    CHECK(title_schedule(1100, BitRate(8000), nullptr, 1s) ==
+          constant_rate_schedule(1100, BitRate(8000), 1s));
+}
+
 TEST_CASE("a stream's demand: reads one round ahead of the sends, buffers from read to send",
           "[server][admission]") {
     auto d = stream_demand(cbr(5), 1000, all_on(0, 5), 1 << 20);

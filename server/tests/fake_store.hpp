@@ -44,6 +44,16 @@ class FakeStore : public TitleStore {
         memory_[name] = std::make_shared<const std::string>(std::move(bytes));
         titles_[name] = info;
     }
+    // Gives title `name` a demand trace (a variable-bit-rate title's bytes per round), and a layout for
+    // admission control to charge (every block on disk 0) if it has none.
+    void set_trace(const std::string& name, DemandTrace trace) {
+        std::lock_guard lock(mutex_);
+        auto info = std::make_shared<TitleInfo>(*titles_.at(name));
+        info->trace = std::make_shared<const DemandTrace>(std::move(trace));
+        if (info->block_disks.empty())
+            info->block_disks.assign((info->size + info->block_size - 1) / info->block_size, {0});
+        titles_[name] = info;
+    }
     // A title backed by a file, served as FileSegments (sendfile path).
     void add_file(const std::string& name, const std::filesystem::path& path,
                   BitRate bitrate = BitRate(8'000'000)) {

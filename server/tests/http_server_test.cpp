@@ -1,4 +1,5 @@
-// The Beast server in-process, on 127.0.0.1 and a free port, over a fake store made of maps.
+// The Beast server in-process, on 127.0.0.1 and a free port, over a fake store made of maps: ranges,
+// connections, limits, metrics, the admin listener and shutdown (paced /stream: http_stream_test.cpp).
 #include <catch2/catch.hpp>
 
 #include <spdlog/sinks/ostream_sink.h>
@@ -17,7 +18,7 @@
 #include <sstream>
 #include <thread>
 
-#include "fake_store.hpp"
+#include "http_fixture.hpp"
 #include "server/http/http_service.hpp"
 #include "test_support.hpp"
 
@@ -25,60 +26,13 @@ using namespace toast;
 using namespace toast::server;
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
-using toast::server::testing::FakeDisks;
-using toast::server::testing::FakeStore;
+using namespace toast::server::testing;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 namespace {
-
-std::string pattern(std::size_t n, unsigned seed) {
-    std::string s(n, '\0');
-    std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-    for (std::size_t i = 0; i < n; ++i) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        s[i] = static_cast<char>(x);
-    }
-    return s;
-}
-
-// A running HttpService on its own thread; stopped (drained) on destruction.
-struct Server {
-    toast::testing::TempDir dir;
-    FakeStore store;
-    FakeDisks disks{2};
-    MetricsRegistry metrics;
-    ServerConfig config;
-    std::string small = pattern(10000, 1);
-    std::string big;
-    std::unique_ptr<HttpService> service;
-    std::thread thread;
-
-    explicit Server(std::function<void(ServerConfig&)> adjust = {}) {
-        spdlog::set_level(spdlog::level::warn);
-        config.listen = Endpoint{"127.0.0.1", 0};
-        config.idle_timeout = 5s;
-        if (adjust) adjust(config);
-        store.add("small", small);
-        toast::testing::write_random_file(dir / "big.bin", 10 * 1024 * 1024 + 12345, 7);
-        big = toast::testing::read_file(dir / "big.bin");
-        store.add_file("big", dir / "big.bin");
-        service = std::make_unique<HttpService>(config, store, disks, metrics);
-        thread = std::thread([this] { service->run(); });
-    }
-    ~Server() { stop(); }
-    void stop() {
-        if (thread.joinable()) {
-            service->shutdown(2s);
-            thread.join();
-        }
-    }
-    std::uint16_t port() const { return service->port(); }
-};
 
 struct Response {
     unsigned status = 0;
@@ -132,12 +86,6 @@ class Conn {
     beast::tcp_stream stream_;
     beast::flat_buffer buffer_;
 };
-
-double metric(const std::string& text, const std::string& series) {
-    auto pos = text.find("\n" + series + " ");
-    if (pos == std::string::npos) return -1;
-    return std::stod(text.substr(pos + series.size() + 2));
-}
 
 }  // namespace
 
@@ -379,47 +327,6 @@ TEST_CASE("an unavailable block gets 503 naming the title and range, the rest is
     CHECK(toast::testing::http_request(s.port(), "GET", "/healthz").status == 200);
 }
 
-TEST_CASE("/stream paces the title at its bitrate, one slice per time slice", "[server][http][pacing]") {
-    Server s([](ServerConfig& c) { c.time_slice = 200ms; });
-    // 100 kB per 200 ms slice: 500 kB = the initial buffer and the first slice at once, then three slices
-    // at ~200, ~400 and ~600 ms.
-    const auto bytes = pattern(500'000, 3);
-    s.store.add("paced", bytes, BitRate(4'000'000));
-    asio::io_context ioc;
-    tcp::socket sock(ioc);
-    sock.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), s.port()));
-    auto t0 = std::chrono::steady_clock::now();
-    asio::write(sock, asio::buffer(
-                          std::string("GET /stream/paced HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")));
-    std::string received;
-    std::vector<std::pair<std::size_t, std::chrono::steady_clock::duration>> arrivals;
-    char buf[65536];
-    beast::error_code ec;
-    while (!ec && std::chrono::steady_clock::now() - t0 < 5s) {
-        auto n = sock.read_some(asio::buffer(buf), ec);
-        received.append(buf, n);
-        arrivals.emplace_back(received.size(), std::chrono::steady_clock::now() - t0);
-    }
-    auto body_at = received.find("\r\n\r\n");
-    REQUIRE(body_at != std::string::npos);
-    CHECK(received.substr(body_at + 4) == bytes);
-    // When did the body pass each slice boundary?
-    auto time_past = [&](std::size_t body_bytes) {
-        for (auto& [n, t] : arrivals)
-            if (n > body_at + 4 + body_bytes) return t;
-        return std::chrono::steady_clock::duration::max();
-    };
-    CHECK(time_past(100'000) < 150ms);  // the first paced slice follows the initial buffer at once
-    CHECK(time_past(200'000) >= 180ms);
-    CHECK(time_past(300'000) >= 380ms);
-    CHECK(time_past(400'000) >= 580ms);
-    CHECK(arrivals.back().second < 1500ms);
-    // A /titles GET of the same bytes goes at full speed.
-    t0 = std::chrono::steady_clock::now();
-    CHECK(toast::testing::http_request(s.port(), "GET", "/titles/paced").body.size() == 500'000);
-    CHECK(std::chrono::steady_clock::now() - t0 < 400ms);
-}
-
 TEST_CASE("shutdown lets in-flight responses finish, then run() returns", "[server][http]") {
     Server s;
     s.store.set_read_delay(300ms);
@@ -494,34 +401,6 @@ TEST_CASE("a port that is taken is reported by address", "[server][http]") {
     CHECK_THROWS_WITH(HttpService(c, store, disks, m), Contains("127.0.0.1:" + std::to_string(s.port())));
 }
 
-TEST_CASE("toast_http_bytes_sent_total advances while a paced body is being sent", "[server][http][pacing]") {
-    Server s([](ServerConfig& c) { c.time_slice = 200ms; });
-    // 100 kB slices: the first 200 kB at once, then 100 kB every 200 ms until 1 MB (about 1.6 s).
-    const auto bytes = pattern(1'000'000, 5);
-    s.store.add("paced", bytes, BitRate(4'000'000));
-    asio::io_context ioc;
-    tcp::socket sock(ioc);
-    sock.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), s.port()));
-    asio::write(sock, asio::buffer(
-                          std::string("GET /stream/paced HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")));
-    std::string received;
-    char buf[65536];
-    beast::error_code ec;
-    const auto t0 = std::chrono::steady_clock::now();
-    while (!ec && received.size() < 250'000 && std::chrono::steady_clock::now() - t0 < 5s)
-        received.append(buf, sock.read_some(asio::buffer(buf), ec));
-    REQUIRE(received.size() >= 250'000);
-    const auto series = "toast_http_bytes_sent_total{title=\"paced\"}";
-    const auto during = metric(toast::testing::http_request(s.port(), "GET", "/metrics").body, series);
-    const auto head = received.find("\r\n\r\n") + 4;
-    CHECK(during >= static_cast<double>(received.size() - head));
-    CHECK(during < 1'000'000);
-    while (!ec && std::chrono::steady_clock::now() - t0 < 10s)
-        received.append(buf, sock.read_some(asio::buffer(buf), ec));
-    CHECK(received.substr(head) == bytes);
-    CHECK(metric(toast::testing::http_request(s.port(), "GET", "/metrics").body, series) == 1'000'000);
-}
-
 TEST_CASE(
     "HTTP/1.1 without exactly one valid Host, or with a non-chunked Transfer-Encoding, gets 400 and a close",
     "[server][http][rfc9112]") {
@@ -577,16 +456,4 @@ TEST_CASE("log lines escape every non-printable byte of request data", "[server]
         auto u = static_cast<unsigned char>(c);
         return u >= 0x7f || (u < 0x20 && c != '\n');
     }));
-}
-
-TEST_CASE("with admission control an empty title's /stream is answered at once, with nothing reserved",
-          "[server][http][admission]") {
-    Server s([](ServerConfig& c) { c.admission.enabled = true; });
-    s.store.add("empty", "", BitRate(4'000'000));
-    const auto r = toast::testing::http_request(s.port(), "GET", "/stream/empty");
-    CHECK(r.status == 200);
-    CHECK(r.body.empty());
-    const auto metrics = toast::testing::http_request(s.port(), "GET", "/metrics").body;
-    CHECK(metric(metrics, "toast_admission_decisions_total{result=\"admitted\"}") == 0);
-    CHECK(metric(metrics, "toast_admission_active_streams") == 0);
 }

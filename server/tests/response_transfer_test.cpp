@@ -199,6 +199,82 @@ TEST_CASE("a paced body sends the initial buffer and one slice at once, then one
     CHECK(t.next(out, t0 + 270ms) == Step::done);
 }
 
+TEST_CASE("a title with a demand trace is paced by the trace's rounds, an empty round waited for",
+          "[server][http][transfer][pacing]") {
+    // 100 ms rounds of 150,000, 20,000, 0, 60,000 and 10,000 bytes (an 8 Mbps bitrate would send 100,000
+    // each).
+    Title title(240'000, BitRate(8'000'000));
+    title.info->trace =
+        std::make_shared<const DemandTrace>(DemandTrace{100ms, {150'000, 20'000, 0, 60'000, 10'000}});
+    HttpResponse r;
+    r.status = 200;
+    r.title = title.info;
+    r.paced = true;
+    r.parts.push_back({"", ByteRange{0, 239'999}});
+    ResponseTransfer t(r, "H", {.window = 4 * 1024 * 1024, .read_ahead = 2, .time_slice = 100ms});
+    SendChain out;
+    const auto t0 = Clock::now();
+    auto feed = [&] {
+        for (const auto& rd : t.take_reads())
+            t.on_store_read(rd.item, title.read(rd.offset, rd.length));
+    };
+    feed();
+    CHECK(t.next(out, t0) == Step::send);  // round 0, the initial buffer
+    CHECK(take(out, t) == "H" + title.bytes->substr(0, 150'000));
+    feed();
+    CHECK(t.next(out, t0 + 10ms) == Step::send);  // round 1 at once
+    CHECK(take(out, t) == title.bytes->substr(150'000, 20'000));
+    feed();
+    // Round 2 sends nothing, so round 3 starts two time slices after round 1 did.
+    CHECK(t.next(out, t0 + 20ms) == Step::wait_pacer);
+    CHECK(t.pacer_wakeup() == t0 + 210ms);
+    CHECK(t.next(out, t0 + 120ms) == Step::wait_pacer);
+    CHECK(t.next(out, t0 + 210ms) == Step::send);
+    CHECK(take(out, t) == title.bytes->substr(170'000, 60'000));
+    feed();
+    CHECK(t.next(out, t0 + 220ms) == Step::wait_pacer);
+    CHECK(t.pacer_wakeup() == t0 + 310ms);
+    CHECK(t.next(out, t0 + 310ms) == Step::send);
+    CHECK(take(out, t) == title.bytes->substr(230'000, 10'000));
+    CHECK(t.next(out, t0 + 320ms) == Step::done);
+
+    // The same title without its trace goes at the bitrate: 100,000 bytes a round.
+    title.info->trace.reset();
+    ResponseTransfer flat(r, "H", {.window = 4 * 1024 * 1024, .read_ahead = 2, .time_slice = 100ms});
+    for (const auto& rd : flat.take_reads())
+        flat.on_store_read(rd.item, title.read(rd.offset, rd.length));
+    CHECK(flat.next(out, t0) == Step::send);
+    CHECK(take(out, flat).size() == 1 + 100'000);
+}
+
+TEST_CASE("an answer whose reads were ready after the request's deadline carries Toast-Late",
+          "[server][http][transfer]") {
+    Title title(1'000);
+    HttpResponse r;
+    r.status = 206;
+    r.title = title.info;
+    r.parts.push_back({"", ByteRange{0, 99}});
+    for (const bool with_deadline : {true, false}) {
+        INFO(with_deadline);
+        if (with_deadline)
+            r.deadline = std::chrono::milliseconds(500);
+        else
+            r.deadline.reset();
+        ResponseTransfer t(r, "HTTP/1.1 206 Partial Content\r\nContent-Length: 100\r\n\r\n", {});
+        SendChain out;
+        for (const auto& rd : t.take_reads()) {
+            auto result = title.read(rd.offset, rd.length);
+            result.late = std::chrono::microseconds(41'200);
+            t.on_store_read(rd.item, std::move(result));
+        }
+        CHECK(t.next(out, Clock::now()) == Step::send);
+        const auto head =
+            with_deadline ? "HTTP/1.1 206 Partial Content\r\nContent-Length: 100\r\nToast-Late: 42\r\n\r\n"
+                          : "HTTP/1.1 206 Partial Content\r\nContent-Length: 100\r\n\r\n";
+        CHECK(take(out, t) == head + title.bytes->substr(0, 100));
+    }
+}
+
 TEST_CASE("HEAD of a title and an empty title need no store read", "[server][http][transfer]") {
     Title title(1'000);
     HttpResponse head;

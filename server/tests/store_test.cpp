@@ -13,6 +13,7 @@
 
 using namespace toast;
 using namespace toast::server;
+using namespace std::chrono_literals;
 using namespace toast::server::testing;
 using Catch::Matchers::Contains;
 
@@ -291,6 +292,39 @@ TEST_CASE("an emulated disk makes each read take at least t_a + bytes / r_d", "[
     // Stutter bytes are really read and counted.
     CHECK(store.disk_status()[1].bytes_read == 2 * kBlock);
     CHECK(!store.set_fault(2, slow));
+}
+
+TEST_CASE("a read ready after its deadline says how late it was and is counted missed", "[server][store]") {
+    // t_a = 100 ms: a read cannot be ready within 20 ms, and is within 10 s.
+    nlohmann::json em = {{"emulate", {{"t_a", "100ms"}, {"r_d", "800Mbps"}}}};
+    StoreFixture fx(1, "naive", {{"disks", {em}}});
+    auto media = fx.media("m.bin", 2 * kBlock, 13);
+    fx.ingest("movie", media, kBlock);
+    MetricsRegistry metrics;
+    BlockStore store(fx.config, metrics);
+    auto t = store.find("movie");
+    auto read_due = [&](std::optional<std::chrono::milliseconds> in) {
+        auto promise = std::make_shared<std::promise<ReadResult>>();
+        auto future = promise->get_future();
+        ReadRequest r;
+        r.title = t;
+        r.length = 1000;
+        if (in) r.deadline = std::chrono::steady_clock::now() + *in;
+        store.read(r, [promise](ReadResult res) { promise->set_value(std::move(res)); });
+        REQUIRE(future.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+        return future.get();
+    };
+    const auto late = read_due(20ms);
+    REQUIRE(late.status == ReadStatus::ok);
+    CHECK(late.late >= 70ms);
+    CHECK(late.late < 5s);
+    const auto on_time = read_due(10s);
+    CHECK(on_time.late == std::chrono::nanoseconds(0));
+    const auto best_effort = read_due(std::nullopt);
+    CHECK(best_effort.late == std::chrono::nanoseconds(0));
+    const auto text = metrics.render();
+    CHECK_THAT(text, Contains("toast_store_read_deadlines_total{result=\"missed\"} 1"));
+    CHECK_THAT(text, Contains("toast_store_read_deadlines_total{result=\"met\"} 1"));
 }
 
 TEST_CASE("the store learns to avoid a stuttering disk", "[server][store]") {
