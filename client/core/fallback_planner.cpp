@@ -54,7 +54,9 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
     std::vector<FallbackFetch> out;
     auto start = [&](PieceIndex p, FetchReason why) {
         in_flight_.emplace(p, why);
-        out.push_back({p, why, failures_.count(p) != 0});
+        const auto due = why == FetchReason::urgent ? nanoseconds(0)
+                                                    : std::max(nanoseconds(0), time_until_needed(input, p));
+        out.push_back({p, why, failures_.count(p) != 0, due});
         ++started_;
         if (why == FetchReason::ahead) ++fetched_ahead_;
     };

@@ -75,6 +75,9 @@ struct FallbackFetch {
     // and re-check its copy rather than answer from what it verified before (Cache-Control: no-cache), so a
     // replica that rotted after the server checked it is not served again and again.
     bool revalidate = false;
+    // Media time until the playhead needs the piece (0 for urgent ones): the server is told it (the
+    // Toast-Deadline header) so it can serve the swarm's safety net earliest deadline first.
+    std::chrono::nanoseconds due{0};
     bool operator==(const FallbackFetch&) const = default;
 };
 

@@ -41,6 +41,7 @@ const std::vector<std::string_view>& stats_keys() {
                                                        "seeks",
                                                        "seek_ms",
                                                        "urgent_fetches",
+                                                       "server_late_answers",
                                                        "inorder_window"};
     return keys;
 }
@@ -79,6 +80,7 @@ nlohmann::ordered_json to_json(const StatsRecord& r) {
     j["seeks"] = r.seeks;
     j["seek_ms"] = r.seek_ms;
     j["urgent_fetches"] = r.urgent_fetches;
+    j["server_late_answers"] = r.server_late_answers;
     j["inorder_window"] =
         r.inorder_window ? nlohmann::ordered_json::array({r.inorder_window->first, r.inorder_window->second})
                          : nlohmann::ordered_json(nullptr);
@@ -180,6 +182,8 @@ std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string*
     }
     if (!uint("urgent_fetches", r.urgent_fetches))
         return fail("urgent_fetches", "not a non-negative integer");
+    if (!uint("server_late_answers", r.server_late_answers))
+        return fail("server_late_answers", "not a non-negative integer");
     const auto& window = j.at("inorder_window");
     if (!window.is_null()) {
         if (!window.is_array() || window.size() != 2 || !window[0].is_number_unsigned() ||

@@ -51,6 +51,7 @@ struct StatsRecord {
     std::uint32_t seeks = 0;                    // player reads far from the read frontier
     std::vector<std::int64_t> seek_ms;          // per seek: the seeking request to its first body byte
     std::uint64_t urgent_fetches = 0;  // server fetches for pieces a player read waited for (or an index)
+    std::uint64_t server_late_answers = 0;  // server answers marked Toast-Late (its disks were behind)
     // Pieces [first, last] the policy picks in order now (inorder, hybrid), else null.
     std::optional<std::pair<std::int32_t, std::int32_t>> inorder_window;
     bool operator==(const StatsRecord&) const = default;

@@ -17,6 +17,12 @@ using tcp = boost::asio::ip::tcp;
 
 namespace toast::client {
 
+std::string deadline_header(std::chrono::steady_clock::time_point deadline,
+                            std::chrono::steady_clock::time_point now) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+    return std::to_string(std::clamp<std::int64_t>(left, 0, 600'000));
+}
+
 std::optional<ServerUrl> parse_http_url(std::string_view url) {
     constexpr std::string_view scheme = "http://";
     if (url.substr(0, scheme.size()) != scheme) return std::nullopt;
@@ -231,6 +237,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         c->request.set(http::field::range,
                        "bytes=" + std::to_string(r.offset) + "-" + std::to_string(r.offset + r.length - 1));
         if (r.revalidate) c->request.set(http::field::cache_control, "no-cache");
+        if (r.deadline) c->request.set("Toast-Deadline", deadline_header(*r.deadline, c->started));
         c->request.keep_alive(true);
         ++stats_.requests;
         if (c->connected) {
@@ -327,7 +334,14 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
             stats_.bytes_rejected += body.size();
             return fail(c, problem);
         }
-        pool_.on_success(c->server, body.size(), Clock::now() - c->started);
+        const auto now = Clock::now();
+        pool_.on_success(c->server, body.size(), now - c->started);
+        if (!response["Toast-Late"].empty()) {
+            ++stats_.late_answers;
+            pool_.on_late(c->server, now);
+            spdlog::debug("fallback: piece {} from {} came {} ms after its deadline", r.piece,
+                          urls_[c->server].text, std::string(response["Toast-Late"]));
+        }
         c->busy = false;
         busy_.erase(r.piece);
         ++stats_.delivered;

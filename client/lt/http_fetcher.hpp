@@ -1,9 +1,10 @@
 // The server fallback's transport: fetches exactly one piece's bytes with an HTTP Range request, at full
 // speed, over keep-alive connections (a few per server URL). A piece is never fetched twice at once; HTTP
 // errors, timeouts and malformed answers (not 206, wrong Content-Range, wrong length) retry the piece with
-// exponential backoff, on the fastest server that is not backing off itself. Runs on the caller's
-// io_context; every callback comes from there. It knows nothing of libtorrent: the caller writes the bytes
-// into the torrent (add_piece) and asks again if the hash check fails.
+// exponential backoff, on the fastest server that is not backing off itself. A server that answers after the
+// deadline a request carried (Toast-Late) is passed over for a while when another one is usable. Runs on the
+// caller's io_context; every callback comes from there. It knows nothing of libtorrent: the caller writes the
+// bytes into the torrent (add_piece) and asks again if the hash check fails.
 #pragma once
 
 #include <chrono>
@@ -37,7 +38,15 @@ struct PieceRequest {
     std::uint64_t offset = 0;  // of the piece in the title
     std::uint32_t length = 0;
     bool revalidate = false;  // sent with Cache-Control: no-cache (FallbackFetch::revalidate)
+    // When the playhead needs the piece: sent as Toast-Deadline (milliseconds left when the request goes
+    // out, 0 once passed) so a server ordering its reads by deadline serves it in time; none: best effort.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
 };
+
+// The Toast-Deadline value for a request sent at `now`: whole milliseconds until `deadline`, 0 once it has
+// passed, at most 600000 (what the server accepts).
+std::string deadline_header(std::chrono::steady_clock::time_point deadline,
+                            std::chrono::steady_clock::time_point now);
 
 struct FetcherConfig {
     int connections_per_server = 2;
@@ -54,6 +63,7 @@ struct FetcherStats {
     std::uint64_t bytes_received = 0;  // body bytes of every response, accepted or not
     std::uint64_t bytes_rejected = 0;  // body bytes of malformed answers
     std::uint64_t handler_errors = 0;  // exceptions caught in a completion handler (logged, never rethrown)
+    std::uint64_t late_answers = 0;    // answers the server marked Toast-Late (its disks are behind)
 };
 
 class HttpFetcher {

@@ -25,11 +25,15 @@ std::optional<std::size_t> ServerPool::choose(Clock::time_point now) const {
             continue;
         }
         const auto& b = servers_[*best];
-        // Healthy before recently failed, then unmeasured (explore), then fastest; ties keep the earlier URL.
+        // Healthy before recently failed, on time before recently late, then unmeasured (explore), then
+        // fastest; ties keep the earlier URL.
         bool s_failed = s.failures > 0, b_failed = b.failures > 0;
+        bool s_late = s.late_until > now, b_late = b.late_until > now;
         bool s_unknown = s.throughput == 0, b_unknown = b.throughput == 0;
         if (s_failed != b_failed) {
             if (!s_failed) best = i;
+        } else if (s_late != b_late) {
+            if (!s_late) best = i;
         } else if (s_unknown != b_unknown) {
             if (s_unknown) best = i;
         } else if (s.throughput > b.throughput) {
@@ -59,6 +63,10 @@ void ServerPool::on_failure(std::size_t server, Clock::time_point now) {
     auto& s = servers_.at(server);
     ++s.failures;
     s.ready_at = now + backoff_delay(s.failures, backoff_.initial, backoff_.max);
+}
+
+void ServerPool::on_late(std::size_t server, Clock::time_point now) {
+    servers_.at(server).late_until = now + backoff_.max;
 }
 
 }  // namespace toast::client

@@ -1,6 +1,8 @@
 // Which VoD server URL the fallback fetcher asks next. Servers that failed back off exponentially; among the
-// rest a server without recent failures comes first, then one never measured (so every URL gets tried),
-// then the fastest observed throughput. Pure: the caller passes the time.
+// rest a server without recent failures comes first, then one that has not recently answered after the
+// request's deadline (Toast-Late: its disks are behind), then one never measured (so every URL gets tried),
+// then the fastest observed throughput. A late server is still used when it is the only one left: late bytes
+// beat none. Pure: the caller passes the time.
 #pragma once
 
 #include <chrono>
@@ -28,6 +30,12 @@ class ServerPool {
 
     void on_success(std::size_t server, std::uint64_t bytes, std::chrono::nanoseconds took);
     void on_failure(std::size_t server, Clock::time_point now);
+    // The server answered, but after the deadline the request carried: it is passed over for backoff.max
+    // while another server is usable.
+    void on_late(std::size_t server, Clock::time_point now);
+    bool late(std::size_t server, Clock::time_point now) const {
+        return servers_.at(server).late_until > now;
+    }
 
     // Observed throughput in bytes per second (exponentially weighted), 0 before the first success.
     double throughput(std::size_t server) const { return servers_.at(server).throughput; }
@@ -39,6 +47,7 @@ class ServerPool {
         double throughput = 0;
         int failures = 0;
         Clock::time_point ready_at{};
+        Clock::time_point late_until{};
     };
     Backoff backoff_;
     std::vector<Server> servers_;

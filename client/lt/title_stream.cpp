@@ -261,7 +261,7 @@ void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
         spdlog::debug("server fetch of piece {} ({}{}), playhead piece {}", f.piece.value(),
                       to_string(f.reason), f.revalidate ? ", revalidate" : "",
                       controller_->watcher().playhead_piece().value());
-        start_fetch(f.piece, f.revalidate);
+        start_fetch(f, now);
     }
     if (plan.apply_pieces) {
         auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_).count();
@@ -277,10 +277,11 @@ void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
     }
 }
 
-void TitleStream::start_fetch(PieceIndex p, bool revalidate) {
+void TitleStream::start_fetch(const FallbackFetch& f, SteadyTime now) {
     const auto& g = controller_->geometry();
+    const auto p = f.piece;
     PieceRequest r{p.value(), g.piece_start(p).value(), static_cast<std::uint32_t>(g.piece_size(p).value()),
-                   revalidate};
+                   f.revalidate, now + f.due};
     if (!fetcher_->fetch(r)) controller_->on_fetch_refused(p);
 }
 
@@ -359,6 +360,7 @@ StatsRecord TitleStream::make_record(const std::string& event, SteadyTime now) {
     // Malformed server answers are the transport's waste, on top of what the controller counted.
     r.bytes_server_wasted += fetcher_->stats().bytes_rejected;
     r.bytes_from_server = r.bytes_server_useful + r.bytes_server_wasted;
+    r.server_late_answers = fetcher_->stats().late_answers;
     if (playback_) playback_->fill_record(r);
     return r;
 }

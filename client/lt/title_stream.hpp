@@ -91,7 +91,7 @@ class TitleStream final : public TitleEvents {
     void tick();
     void kick();
     void apply(const ControllerPlan& plan, SteadyTime now);
-    void start_fetch(PieceIndex p, bool revalidate);
+    void start_fetch(const FallbackFetch& f, SteadyTime now);
     void on_server_piece(PieceIndex p, std::vector<char> data);
     void on_piece_finished(PieceIndex p, SteadyTime now);
     bool server_up() const;

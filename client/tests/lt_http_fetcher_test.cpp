@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -30,7 +31,7 @@ std::vector<char> title_bytes(std::size_t size) {
 
 PieceRequest piece(int i, std::size_t size) {
     auto offset = static_cast<std::uint64_t>(i) * kPiece;
-    return {i, offset, static_cast<std::uint32_t>(std::min<std::uint64_t>(kPiece, size - offset))};
+    return {i, offset, static_cast<std::uint32_t>(std::min<std::uint64_t>(kPiece, size - offset)), {}};
 }
 
 std::vector<toast::client::ServerUrl> urls(const std::vector<std::string>& texts) {
@@ -106,6 +107,26 @@ TEST_CASE("the server pool prefers the fastest server and rests failing ones", "
     pool.on_failure(2, t0);
     CHECK_FALSE(pool.choose(t0 + 50ms));
     CHECK(pool.next_ready() == t0 + 100ms);
+}
+
+TEST_CASE("a server that answered after the deadline is passed over while another is usable",
+          "[client][fetcher]") {
+    ServerPool pool(2, {100ms, 1s});
+    auto t0 = std::chrono::steady_clock::now();
+    pool.on_success(0, 4'000'000, 1s);
+    pool.on_success(1, 1'000'000, 1s);
+    CHECK(pool.choose(t0) == 0u);  // the faster one
+    pool.on_late(0, t0);
+    CHECK(pool.late(0, t0));
+    CHECK(pool.choose(t0) == 1u);           // on time beats fast
+    CHECK(pool.choose(t0 + 1001ms) == 0u);  // backoff.max later it is trusted again
+    // A late server is still better than one that failed, and than none.
+    pool.on_late(0, t0);
+    pool.on_failure(1, t0);
+    CHECK(pool.choose(t0 + 150ms) == 0u);
+    ServerPool lone(1, {100ms, 1s});
+    lone.on_late(0, t0);
+    CHECK(lone.choose(t0) == 0u);
 }
 
 TEST_CASE("the fetcher gets exactly each piece's bytes over kept-alive connections", "[client][fetcher]") {
@@ -277,4 +298,61 @@ TEST_CASE("an exception thrown inside a completion handler never leaves the io_c
         CHECK(got[i] == std::vector<char>(data.begin() + static_cast<long>(r.offset),
                                           data.begin() + static_cast<long>(r.offset + r.length)));
     }
+}
+
+TEST_CASE("a piece with a deadline carries Toast-Deadline: the milliseconds left when the request goes out",
+          "[client][fetcher]") {
+    using toast::client::deadline_header;
+    const auto now = std::chrono::steady_clock::now();
+    CHECK(deadline_header(now + 1500ms, now) == "1500");
+    CHECK(deadline_header(now + 1500us, now) == "2");  // rounded up: never earlier than asked
+    CHECK(deadline_header(now - 3s, now) == "0");      // already late: as soon as possible
+    CHECK(deadline_header(now + 2h, now) == "600000");
+
+    auto data = title_bytes(3 * kPiece);
+    RangeServer server("/t", data);
+    boost::asio::io_context io;
+    int delivered = 0;
+    HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
+                        [&](int, std::vector<char>, std::size_t) { ++delivered; });
+    auto soon = piece(0, data.size());
+    soon.deadline = std::chrono::steady_clock::now() + 5s;
+    auto best_effort = piece(1, data.size());
+    REQUIRE(fetcher.fetch(soon));
+    REQUIRE(fetcher.fetch(best_effort));
+    REQUIRE(run_until(
+        io, [&] { return delivered == 2; }, 10s));
+    auto seen = server.deadlines();
+    REQUIRE(seen.size() == 2);
+    std::sort(seen.begin(), seen.end());
+    CHECK(seen[0].first == "bytes=0-16383");
+    CHECK(std::stoi(seen[0].second) > 3000);  // sent within two seconds of asking
+    CHECK(std::stoi(seen[0].second) <= 5000);
+    CHECK(seen[1] == std::pair<std::string, std::string>{"bytes=16384-32767", ""});
+}
+
+TEST_CASE("after a Toast-Late answer the fetcher asks the other server", "[client][fetcher]") {
+    auto data = title_bytes(6 * kPiece);
+    RangeServer behind("/t", data);
+    RangeServer on_time("/t", data);
+    behind.late_first = 1;
+    boost::asio::io_context io;
+    std::map<int, std::size_t> from;
+    auto config = fast_retries();
+    config.server_backoff.max = 10s;  // how long a late server is passed over: longer than the test
+    HttpFetcher fetcher(io, urls({behind.url(), on_time.url()}), config,
+                        [&](int p, std::vector<char>, std::size_t server) { from[p] = server; });
+    // One at a time, so each choice sees the previous answer.
+    for (int i = 0; i < 4; ++i) {
+        REQUIRE(fetcher.fetch(piece(i, data.size())));
+        REQUIRE(run_until(
+            io, [&] { return from.count(i) == 1; }, 10s));
+    }
+    CHECK(from[0] == 0u);  // the first URL first; its answer is late
+    CHECK(from[1] == 1u);
+    CHECK(from[2] == 1u);
+    CHECK(from[3] == 1u);
+    CHECK(fetcher.stats().late_answers == 1);
+    CHECK(fetcher.stats().failures == 0);
+    CHECK(fetcher.stats().delivered == 4);
 }

@@ -53,6 +53,7 @@ struct Session : std::enable_shared_from_this<Session> {
         response.keep_alive(request.keep_alive());
         std::smatch m;
         std::string range(request[http::field::range]);
+        server.record_deadline(range, std::string(request["Toast-Deadline"]));
         if (server.fail_first.fetch_sub(1) > 0) {
             response.result(http::status::internal_server_error);
         } else if (std::string(request.target()) != path_) {
@@ -67,6 +68,7 @@ struct Session : std::enable_shared_from_this<Session> {
                                        data.begin() + static_cast<long>(last) + 1);
                 if (server.corrupt_first.fetch_sub(1) > 0)
                     response.body()[response.body().size() / 2] ^= 0x5a;
+                if (server.late_first.fetch_sub(1) > 0) response.set("Toast-Late", "250");
                 response.set(http::field::content_range, "bytes " + std::to_string(first) + "-" +
                                                              std::to_string(last) + "/" +
                                                              std::to_string(data.size()));
@@ -142,6 +144,16 @@ void RangeServer::stop() {
     });
     thread_.join();
     state_.reset();
+}
+
+std::vector<std::pair<std::string, std::string>> RangeServer::deadlines() const {
+    std::lock_guard lock(seen_mutex_);
+    return deadlines_;
+}
+
+void RangeServer::record_deadline(std::string range, std::string deadline) {
+    std::lock_guard lock(seen_mutex_);
+    deadlines_.emplace_back(std::move(range), std::move(deadline));
 }
 
 }  // namespace toast::client::testing

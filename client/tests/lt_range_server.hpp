@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,13 +30,19 @@ class RangeServer {
     std::atomic<int> corrupt_first{0};  // answers whose body gets one byte flipped
     std::atomic<int> fail_first{0};     // answers replaced by 500
     std::atomic<int> delay_ms{0};       // added before every answer
+    std::atomic<int> late_first{0};     // answers marked Toast-Late (served after the request's deadline)
     std::atomic<int> requests{0};
     std::atomic<int> connections{0};
     std::atomic<std::uint64_t> body_bytes{0};
+    // Each request's Range and Toast-Deadline header ("" when absent), in arrival order.
+    std::vector<std::pair<std::string, std::string>> deadlines() const;
+    void record_deadline(std::string range, std::string deadline);
 
     struct State;  // the server thread's io_context, acceptor and sockets
 
   private:
+    mutable std::mutex seen_mutex_;
+    std::vector<std::pair<std::string, std::string>> deadlines_;
     std::string path_;
     std::vector<char> data_;
     std::uint16_t port_;

@@ -40,6 +40,7 @@ StatsRecord sample() {
     r.seeks = 2;
     r.seek_ms = {120, 310};
     r.urgent_fetches = 4;
+    r.server_late_answers = 1;
     r.inorder_window = std::pair{12, 40};
     return r;
 }
@@ -58,7 +59,7 @@ TEST_CASE("a stats record serialises to one JSON line with exactly the documente
         R"("playhead":10000000,"pieces_had":40,"buffer_bytes":2500000,"pieces_fetched_ahead":3,)"
         R"("fidelity":0.75,"completed":true,"peers":3,"buffer_ahead_s":8.5,)"
         R"("player_url":"http://127.0.0.1:8080/title.mp4","first_byte_ms":95,"seeks":2,"seek_ms":[120,310],)"
-        R"("urgent_fetches":4,"inorder_window":[12,40]})"
+        R"("urgent_fetches":4,"server_late_answers":1,"inorder_window":[12,40]})"
         "\n");
     auto j = to_json(sample());
     std::vector<std::string> keys;
