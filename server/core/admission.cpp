@@ -29,47 +29,58 @@ StreamDemand stream_demand(const StreamSchedule& schedule, std::uint64_t block_s
     const std::uint64_t size = schedule.total();
     if (size == 0) return d;
 
-    std::uint64_t peak = 0;
-    for (std::size_t j = 1; j < n; ++j)
-        peak = std::max(peak, schedule.chunks[j]);
-    if (n == 1) peak = (schedule.chunks[0] + 1) / 2;
-
+    // Each chunk's reads as the server issues them.
+    std::vector<std::vector<StreamDemand::Read>> chunk_reads(n);
     std::uint64_t offset = 0;
     for (std::size_t j = 0; j < n; ++j) {
         const std::uint64_t bytes = schedule.chunks[j];
-        // Peak-rate reservation: every chunk as large as the largest one, on the blocks it really touches.
-        const std::uint64_t reserved = reservation == Reservation::peak ? (j == 0 ? 2 * peak : peak) : bytes;
-        auto& reads = d.reads[read_round(j)];
-        const std::size_t first_read = reads.size();
-        std::uint64_t chunk_reads = 0;
         for (std::uint64_t pos = offset; pos < offset + bytes;) {
             const std::uint64_t window = std::min(max_read, offset + bytes - pos);
-            for (const auto& piece : split_range(pos, window, size, block_size)) {
-                reads.push_back({piece.block, piece.length});
-                chunk_reads += piece.length;
-            }
+            for (const auto& piece : split_range(pos, window, size, block_size))
+                chunk_reads[j].push_back({piece.block, piece.length});
             pos += window;
         }
-        if (reservation == Reservation::peak && reserved > 0) {
-            if (chunk_reads == 0) {
-                // A round that needs nothing new still has its peak reserved, on the block it would read
-                // next.
-                reads.push_back({std::min(offset, size - 1) / block_size, reserved});
-            } else {
-                // Scale this chunk's reads up to the reserved size; the last read takes the rounding.
-                std::uint64_t given = 0;
-                for (std::size_t i = first_read; i < reads.size(); ++i) {
-                    const auto scaled = static_cast<std::uint64_t>(static_cast<long double>(reads[i].bytes) *
-                                                                   reserved / chunk_reads);
-                    reads[i].bytes = i + 1 == reads.size() ? reserved - given : scaled;
-                    given += reads[i].bytes;
-                }
-            }
+        if (reservation == Reservation::peak && chunk_reads[j].empty()) {
+            // A round that needs nothing new is reserved on the block it would read next.
+            chunk_reads[j].push_back({std::min(offset, size - 1) / block_size, 0});
         }
+        offset += bytes;
+    }
+
+    // Peak-rate reservation: every chunk costs what the costliest one does, in bytes and in disk accesses
+    // (at a disk's access time, the number of reads matters as much as their size).
+    std::uint64_t peak_bytes = 0;
+    std::size_t peak_reads = 0;
+    for (std::size_t j = n == 1 ? 0 : 1; j < n; ++j) {
+        peak_bytes = std::max(peak_bytes, schedule.chunks[j]);
+        peak_reads = std::max(peak_reads, chunk_reads[j].size());
+    }
+    if (n == 1) {
+        peak_bytes = (schedule.chunks[0] + 1) / 2;
+        peak_reads = (peak_reads + 1) / 2;
+    }
+
+    for (std::size_t j = 0; j < n; ++j) {
+        auto& reads = chunk_reads[j];
+        std::uint64_t reserved = schedule.chunks[j];
+        if (reservation == Reservation::peak) {
+            // Chunk 0 is the initial buffer and the first slice: two peak chunks.
+            const std::uint64_t times = j == 0 ? 2 : 1;
+            reserved = times * peak_bytes;
+            const std::size_t count = std::max<std::size_t>(1, times * peak_reads);
+            // Accesses the chunk lacks fall on the last block it touches; the reserved bytes are shared
+            // evenly, the last read taking the rounding.
+            while (reads.size() < count)
+                reads.push_back({reads.back().block, 0});
+            for (std::size_t i = 0; i < reads.size(); ++i)
+                reads[i].bytes =
+                    reserved / reads.size() + (i + 1 == reads.size() ? reserved % reads.size() : 0);
+        }
+        auto& round_reads = d.reads[read_round(j)];
+        round_reads.insert(round_reads.end(), reads.begin(), reads.end());
         d.send[j] = reserved;
         for (std::size_t r = read_round(j); r <= j; ++r)
             d.buffer[r] += reserved;
-        offset += bytes;
     }
     return d;
 }

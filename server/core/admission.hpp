@@ -76,7 +76,8 @@ struct StreamDemand {
 
 enum class Reservation {
     trace,  // each round as the schedule has it
-    peak,   // every round as large as the schedule's largest (chunk 0 as two of them): peak-rate admission
+    peak,   // every round as costly as the schedule's costliest, in bytes and in reads (chunk 0 as two of
+            // them): peak-rate admission
 };
 
 // The demand of a stream following `schedule` over a title cut into `block_size` blocks held on `replicas`.

@@ -88,12 +88,36 @@ TEST_CASE("peak-rate reservation makes every round as large as the largest", "[s
     StreamSchedule s{1s, {300, 100, 400, 0}};  // largest after the first: 400
     auto d = stream_demand(s, 1000, all_on(0, 1), 1 << 20, Reservation::peak);
     CHECK(d.send == std::vector<std::uint64_t>{800, 400, 400, 400});
-    CHECK(d.reads[0] == Reads{{0, 800}, {0, 400}});
+    CHECK(d.reads[0] == Reads{{0, 400}, {0, 400}, {0, 400}});  // chunk 0 as two peak chunks, then chunk 1
     CHECK(d.reads[1] == Reads{{0, 400}});
     CHECK(d.reads[2] == Reads{{0, 400}});  // a round needing nothing still reserves the peak
     auto trace = stream_demand(s, 1000, all_on(0, 1), 1 << 20);
     CHECK(trace.send == std::vector<std::uint64_t>{300, 100, 400, 0});
     CHECK(trace.reads[2].empty());
+}
+
+TEST_CASE("peak-rate reservation charges every round the costliest round's disk accesses",
+          "[server][admission]") {
+    // 100-byte blocks: chunk 2 touches three blocks, so every chunk is reserved as three reads (chunk 0 as
+    // six), on the blocks it really reads, the peak's bytes shared among them.
+    StreamSchedule s{1s, {100, 100, 300, 100}};
+    auto d = stream_demand(s, 100, all_on(0, 6), 1 << 20, Reservation::peak);
+    CHECK(d.send == std::vector<std::uint64_t>{600, 300, 300, 300});
+    CHECK(d.reads[0] == Reads{{0, 100},
+                              {0, 100},
+                              {0, 100},
+                              {0, 100},
+                              {0, 100},
+                              {0, 100},  // chunk 0
+                              {1, 100},
+                              {1, 100},
+                              {1, 100}});  // chunk 1
+    CHECK(d.reads[1] == Reads{{2, 100}, {3, 100}, {4, 100}});
+    CHECK(d.reads[2] == Reads{{5, 100}, {5, 100}, {5, 100}});
+    // By the trace, a round costs only its own reads.
+    auto trace = stream_demand(s, 100, all_on(0, 6), 1 << 20);
+    CHECK(trace.reads[0] == Reads{{0, 100}, {1, 100}});
+    CHECK(trace.reads[2] == Reads{{5, 100}});
 }
 
 TEST_CASE("a disk admits streams until a round would overflow, later ones start later",
