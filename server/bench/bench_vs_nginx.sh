@@ -5,7 +5,8 @@
 # checks a sample of responses from both servers byte for byte.
 #
 # Environment: BUILD_DIR (default <repo>/build-bench), SIZE_MIB (1024), ROUNDS (5), DURATION (10s),
-# SERVER_THREADS (1: toast io_threads and nginx worker_processes), WRK_THREADS (2), WORK_DIR (a temp dir),
+# SERVER_THREADS (the machine's cores, as nginx's `worker_processes auto`: toast io_threads and nginx
+# worker_processes, always equal), WRK_THREADS (2), WORK_DIR (a temp dir),
 # BLOCK_SIZE (unset: the server's default, bitrate x time_slice = 2 Mbps x 5 s = 1.25 MB, so a 1 GiB title
 # has ~1,700 replica files; set it, e.g. 16MiB, to compare other layouts). Toast runs with its default
 # config apart from the listen address, the disks, io_threads, max_connections and the log level.
@@ -16,7 +17,7 @@ BUILD_DIR="${BUILD_DIR:-$REPO/build-bench}"
 SIZE_MIB="${SIZE_MIB:-1024}"
 ROUNDS="${ROUNDS:-5}"
 DURATION="${DURATION:-10s}"
-SERVER_THREADS="${SERVER_THREADS:-1}"
+SERVER_THREADS="${SERVER_THREADS:-$(nproc)}"
 WRK_THREADS="${WRK_THREADS:-2}"
 BLOCK_SIZE="${BLOCK_SIZE:-}"
 LUA="$REPO/server/bench/random_range.lua"
