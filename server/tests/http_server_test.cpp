@@ -377,16 +377,16 @@ TEST_CASE("the admin listener serves the admin routes, the main one does not", "
     CHECK(s.disks.disk_status()[1].fault.offline);
     auto foreign = toast::testing::raw_exchange(
         admin,
-        "POST /admin/disks/2/fault HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\n"
+        "POST /admin/disks/0/fault HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\n"
         "Content-Type: application/json\r\nContent-Length: 16\r\nConnection: close\r\n\r\n"
         "{\"offline\":true}");
     CHECK(foreign.rfind("HTTP/1.1 403 Forbidden", 0) == 0);
     auto form = toast::testing::raw_exchange(
         admin,
-        "POST /admin/disks/2/fault HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\n"
+        "POST /admin/disks/0/fault HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\n"
         "Content-Length: 16\r\nConnection: close\r\n\r\n{\"offline\":true}");
     CHECK(form.rfind("HTTP/1.1 415 Unsupported Media Type", 0) == 0);
-    CHECK_FALSE(s.disks.disk_status()[2].fault.offline);
+    CHECK_FALSE(s.disks.disk_status()[0].fault.offline);
     CHECK(toast::testing::http_request(admin, "GET", "/admin/disks").status == 200);
     CHECK(toast::testing::http_request(admin, "GET", "/titles/small").status == 404);
 }
