@@ -42,6 +42,22 @@ HttpResponse ranged(const Title& t, std::uint64_t first, std::uint64_t last) {
     return r;
 }
 
+// A paced whole-title /stream answer.
+HttpResponse paced_whole(const Title& t) {
+    HttpResponse r;
+    r.status = 200;
+    r.title = t.info;
+    r.paced = true;
+    r.parts.push_back({"", ByteRange{0, t.info->size - 1}});
+    return r;
+}
+
+// Answers every read the transfer asks for from the title's bytes.
+void feed_all(ResponseTransfer& t, const Title& title) {
+    for (const auto& rd : t.take_reads())
+        t.on_store_read(rd.item, title.read(rd.offset, rd.length));
+}
+
 // Everything in the chain as text (memory buffers only), then empties it as if sent.
 std::string take(SendChain& out, ResponseTransfer& t) {
     std::string text;
@@ -166,18 +182,11 @@ TEST_CASE("a paced body sends the initial buffer and one slice at once, then one
           "[server][http][transfer][pacing]") {
     // 8 Mbps x 100 ms = 100,000-byte slices; 350,000 bytes = 3 slices and a half.
     Title title(350'000, BitRate(8'000'000));
-    HttpResponse r;
-    r.status = 200;
-    r.title = title.info;
-    r.paced = true;
-    r.parts.push_back({"", ByteRange{0, 349'999}});
+    HttpResponse r = paced_whole(title);
     ResponseTransfer t(r, "H", {.window = 4 * 1024 * 1024, .read_ahead = 2, .time_slice = 100ms});
     SendChain out;
     const auto t0 = Clock::now();
-    auto feed = [&] {
-        for (const auto& rd : t.take_reads())
-            t.on_store_read(rd.item, title.read(rd.offset, rd.length));
-    };
+    auto feed = [&] { feed_all(t, title); };
     feed();
     CHECK(t.next(out, t0) == Step::send);  // the initial buffer
     CHECK(take(out, t).size() == 1 + 100'000);
@@ -206,18 +215,11 @@ TEST_CASE("a title with a demand trace is paced by the trace's rounds, an empty 
     Title title(240'000, BitRate(8'000'000));
     title.info->trace =
         std::make_shared<const DemandTrace>(DemandTrace{100ms, {150'000, 20'000, 0, 60'000, 10'000}});
-    HttpResponse r;
-    r.status = 200;
-    r.title = title.info;
-    r.paced = true;
-    r.parts.push_back({"", ByteRange{0, 239'999}});
+    HttpResponse r = paced_whole(title);
     ResponseTransfer t(r, "H", {.window = 4 * 1024 * 1024, .read_ahead = 2, .time_slice = 100ms});
     SendChain out;
     const auto t0 = Clock::now();
-    auto feed = [&] {
-        for (const auto& rd : t.take_reads())
-            t.on_store_read(rd.item, title.read(rd.offset, rd.length));
-    };
+    auto feed = [&] { feed_all(t, title); };
     feed();
     CHECK(t.next(out, t0) == Step::send);  // round 0, the initial buffer
     CHECK(take(out, t) == "H" + title.bytes->substr(0, 150'000));
@@ -241,8 +243,7 @@ TEST_CASE("a title with a demand trace is paced by the trace's rounds, an empty 
     // The same title without its trace goes at the bitrate: 100,000 bytes a round.
     title.info->trace.reset();
     ResponseTransfer flat(r, "H", {.window = 4 * 1024 * 1024, .read_ahead = 2, .time_slice = 100ms});
-    for (const auto& rd : flat.take_reads())
-        flat.on_store_read(rd.item, title.read(rd.offset, rd.length));
+    feed_all(flat, title);
     CHECK(flat.next(out, t0) == Step::send);
     CHECK(take(out, flat).size() == 1 + 100'000);
 }
@@ -250,10 +251,7 @@ TEST_CASE("a title with a demand trace is paced by the trace's rounds, an empty 
 TEST_CASE("an answer whose reads were ready after the request's deadline carries Toast-Late",
           "[server][http][transfer]") {
     Title title(1'000);
-    HttpResponse r;
-    r.status = 206;
-    r.title = title.info;
-    r.parts.push_back({"", ByteRange{0, 99}});
+    HttpResponse r = ranged(title, 0, 99);
     for (const bool with_deadline : {true, false}) {
         INFO(with_deadline);
         if (with_deadline)
