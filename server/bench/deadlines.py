@@ -20,7 +20,6 @@ import json
 import os
 import random
 import re
-import statistics
 import subprocess
 import sys
 import threading
@@ -146,7 +145,7 @@ def main():
 
     keys = ("foreground", "errors", "missed", "missed_pct", "p50_ms", "p95_ms", "late_headers", "server_met",
             "server_missed", "background_rps")
-    rows = [{"order": o, "median": {k: statistics.median(r[k] for r in runs[o]) for k in keys}, "runs": runs[o]}
+    rows = [{"order": o, "median": {k: benchlib.median([r[k] for r in runs[o]]) for k in keys}, "runs": runs[o]}
             for o in orders]
     with open(os.path.join(args.out, "deadlines.json"), "w") as f:
         json.dump({"when": time.strftime("%Y-%m-%d %H:%M"), "args": vars(args),
