@@ -2,6 +2,7 @@
 
 #include <variant>
 
+#include "server/core/stream_schedule.hpp"
 #include "server/io/open_file.hpp"
 
 namespace toast::server {

@@ -18,7 +18,6 @@
 #include "server/core/body_plan.hpp"
 #include "server/core/pacer.hpp"
 #include "server/core/request_handler.hpp"
-#include "server/core/stream_schedule.hpp"
 #include "server/core/title_store.hpp"
 #include "server/http/send_chain.hpp"
 

@@ -17,6 +17,9 @@ namespace toast::server {
 
 namespace {
 
+constexpr const char* kDeadlinesHelp =
+    "Reads with a deadline (paced streams, Toast-Deadline requests) by outcome";
+
 // The config's emulated disk: the thesis's t_a + bytes / r_d, or the seek model when a full-stroke seek time
 // is given; null for a real disk.
 std::unique_ptr<DiskTimingModel> default_timing(const DiskConfig& dc) {
@@ -104,13 +107,9 @@ BlockStore::BlockStore(const ServerConfig& config, MetricsRegistry& metrics, Blo
           &metrics.counter("toast_replica_fallbacks_total",
                            "Block reads moved to another replica after one was offline, missing or corrupt")),
       deadlines_met_(
-          &metrics.counter("toast_store_read_deadlines_total",
-                           "Reads with a deadline (paced streams, Toast-Deadline requests) by outcome",
-                           Labels{{"result", "met"}})),
+          &metrics.counter("toast_store_read_deadlines_total", kDeadlinesHelp, Labels{{"result", "met"}})),
       deadlines_missed_(
-          &metrics.counter("toast_store_read_deadlines_total",
-                           "Reads with a deadline (paced streams, Toast-Deadline requests) by outcome",
-                           Labels{{"result", "missed"}})),
+          &metrics.counter("toast_store_read_deadlines_total", kDeadlinesHelp, Labels{{"result", "missed"}})),
       files_(disk_paths(config), options_.open_file_cache.value_or(config.open_files),
              &metrics.counter("toast_store_files_opened_total",
                               "Block files opened by reads (misses of the open-file cache)")),
