@@ -13,22 +13,28 @@ double expected_finish_seconds(const DiskLoad& d, std::uint64_t request_bytes) {
 
 std::optional<std::size_t> choose_replica(std::span<const std::uint32_t> candidates,
                                           std::span<const DiskLoad> disks, std::uint64_t request_bytes,
-                                          std::uint64_t tie_break) {
-    std::optional<std::size_t> best;
-    double best_time = std::numeric_limits<double>::infinity();
+                                          std::uint64_t tie_break, std::uint64_t suspect) {
     const std::size_t n = candidates.size();
-    for (std::size_t k = 0; k < n; ++k) {
-        const std::size_t i = (tie_break % n + k) % n;
-        const auto disk = candidates[i];
-        if (disk >= disks.size() || !disks[disk].online) continue;
-        const double t = expected_finish_seconds(disks[disk], request_bytes);
-        // Strictly better only: the first candidate in tie-break order keeps a tie.
-        if (!best || t < best_time) {
-            best = i;
-            best_time = t;
+    auto soonest = [&](bool trusted_only) {
+        std::optional<std::size_t> best;
+        double best_time = std::numeric_limits<double>::infinity();
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::size_t i = (tie_break % n + k) % n;
+            const auto disk = candidates[i];
+            if (disk >= disks.size() || !disks[disk].online) continue;
+            if (trusted_only && i < 64 && (suspect >> i & 1u)) continue;
+            const double t = expected_finish_seconds(disks[disk], request_bytes);
+            // Strictly better only: the first candidate in tie-break order keeps a tie.
+            if (!best || t < best_time) {
+                best = i;
+                best_time = t;
+            }
         }
-    }
-    return best;
+        return best;
+    };
+    if (n == 0) return std::nullopt;
+    if (auto trusted = soonest(true)) return trusted;
+    return soonest(false);
 }
 
 ServiceModel::ServiceModel(double access_seconds, double seconds_per_byte, double decay)

@@ -25,9 +25,14 @@ double expected_finish_seconds(const DiskLoad& disk, std::uint64_t request_bytes
 // Index into `candidates` (disk numbers) of the online disk that finishes soonest; nullopt when none is
 // online or known. Ties go to the candidate at position tie_break % candidates.size() and onwards, so callers
 // that pass the block number spread an idle array's reads over both replicas instead of always the first.
+//
+// Bit i of `suspect` marks candidates[i] as a copy that failed its checksum and has not passed since. A
+// suspect copy is chosen only when no other candidate is online, however idle its disk: reading it again
+// costs a read, a re-check and a fallback, and rot rarely heals by itself. It is still read when it is the
+// last copy, so a file the operator restored is found good again. At most 64 candidates.
 std::optional<std::size_t> choose_replica(std::span<const std::uint32_t> candidates,
                                           std::span<const DiskLoad> disks, std::uint64_t request_bytes,
-                                          std::uint64_t tie_break);
+                                          std::uint64_t tie_break, std::uint64_t suspect = 0);
 
 // A disk's service time t(bytes) ~ access + bytes * per_byte, fitted by exponentially weighted least squares
 // over its recent reads, starting from a prior (the emulated t_a and r_d, or a fast-disk default) that fades

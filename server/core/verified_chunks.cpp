@@ -21,9 +21,8 @@ void VerifiedChunks::unverified(std::uint32_t disk, std::string_view file, const
         if (!known || !r->verified[c]) out.push_back(c);
 }
 
-void VerifiedChunks::mark(std::uint32_t disk, std::string_view file, const FileIdentity& identity,
-                          std::uint64_t chunk, std::size_t chunk_count) {
-    if (chunk >= chunk_count) return;
+VerifiedChunks::Record& VerifiedChunks::record(std::uint32_t disk, std::string_view file,
+                                               const FileIdentity& identity, std::size_t chunk_count) {
     if (disk >= disks_.size()) disks_.resize(disk + 1);
     auto& records = disks_[disk];
     auto it = records.find(file);
@@ -32,8 +31,30 @@ void VerifiedChunks::mark(std::uint32_t disk, std::string_view file, const FileI
     if (r.identity != identity || r.verified.size() != chunk_count) {
         r.identity = identity;
         r.verified.assign(chunk_count, false);
+        r.failed.assign(chunk_count, false);
     }
+    return r;
+}
+
+void VerifiedChunks::mark(std::uint32_t disk, std::string_view file, const FileIdentity& identity,
+                          std::uint64_t chunk, std::size_t chunk_count) {
+    if (chunk >= chunk_count) return;
+    auto& r = record(disk, file, identity, chunk_count);
     r.verified[chunk] = true;
+    r.failed[chunk] = false;
+}
+
+void VerifiedChunks::fail(std::uint32_t disk, std::string_view file, const FileIdentity& identity,
+                          std::uint64_t chunk, std::size_t chunk_count) {
+    if (chunk >= chunk_count) return;
+    auto& r = record(disk, file, identity, chunk_count);
+    r.verified.assign(chunk_count, false);
+    r.failed[chunk] = true;
+}
+
+bool VerifiedChunks::suspect(std::uint32_t disk, std::string_view file) const {
+    const Record* r = find(disk, file);
+    return r && std::find(r->failed.begin(), r->failed.end(), true) != r->failed.end();
 }
 
 void VerifiedChunks::forget(std::uint32_t disk, std::string_view file) {

@@ -42,6 +42,16 @@ class VerifiedChunks {
     void mark(std::uint32_t disk, std::string_view file, const FileIdentity& identity, std::uint64_t chunk,
               std::size_t chunk_count);
 
+    // Records that `chunk` of the file, with this identity, failed its checksum: nothing that passed before
+    // is trusted any more (bytes rot without changing the identity), and the file is suspect until that
+    // chunk passes again or the file gets another identity.
+    void fail(std::uint32_t disk, std::string_view file, const FileIdentity& identity, std::uint64_t chunk,
+              std::size_t chunk_count);
+
+    // Whether some chunk of the file failed its checksum and has not passed since. The identity is not
+    // asked for: a caller choosing between replicas has not opened them.
+    bool suspect(std::uint32_t disk, std::string_view file) const;
+
     // Drops what is known about a file (its title version was replaced or removed).
     void forget(std::uint32_t disk, std::string_view file);
 
@@ -51,7 +61,10 @@ class VerifiedChunks {
     struct Record {
         FileIdentity identity;
         std::vector<bool> verified;  // per chunk
+        std::vector<bool> failed;    // per chunk
     };
+    Record& record(std::uint32_t disk, std::string_view file, const FileIdentity& identity,
+                   std::size_t chunk_count);
     // Transparent hashing so look-ups by string_view do not build a std::string.
     struct Hash {
         using is_transparent = void;

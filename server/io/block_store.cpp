@@ -280,11 +280,16 @@ void BlockStore::dispatch(const std::shared_ptr<Request>& request, std::size_t p
     const auto& p = request->pieces[piece];
     const auto& record = request->title->manifest.blocks[p.block];
     std::vector<std::uint32_t> candidates;
+    std::uint64_t suspect = 0;
     {
         std::lock_guard lock(request->mutex);
         const auto& tried = request->tried[piece];
-        for (const auto& r : record.replicas)
-            if (std::find(tried.begin(), tried.end(), r.disk) == tried.end()) candidates.push_back(r.disk);
+        for (const auto& r : record.replicas) {
+            if (std::find(tried.begin(), tried.end(), r.disk) != tried.end()) continue;
+            if (candidates.size() < 64 && verifier_.suspect(r.disk, r.file))
+                suspect |= std::uint64_t{1} << candidates.size();
+            candidates.push_back(r.disk);
+        }
     }
     if (candidates.empty()) {
         std::string disks;
@@ -306,7 +311,7 @@ void BlockStore::dispatch(const std::shared_ptr<Request>& request, std::size_t p
         finish_piece(request);
         return;
     }
-    auto chosen = choose_replica(candidates, load_snapshot(), p.length, p.block);
+    auto chosen = choose_replica(candidates, load_snapshot(), p.length, p.block, suspect);
     // All remaining replicas offline: queue on the first anyway; its worker reports it, still on a worker
     // thread.
     const auto disk = candidates[chosen.value_or(0)];

@@ -14,7 +14,8 @@
 // reads for a while fades toward its prior, config `service_model_half_life`, so a disk avoided as slow is
 // tried again and re-measured). A replica that is offline, missing, the wrong size, unreadable or fails its
 // checksum makes the piece move to the next replica (toast_replica_fallbacks_total); when none is left the
-// whole read is `unavailable` with a message naming the title, the block and the disks tried.
+// whole read is `unavailable` with a message naming the title, the block and the disks tried. A copy that
+// failed its checksum is chosen again only when no other copy is online, until it passes a check.
 //
 // Verified pieces are returned as FileSegments (an fd from the cache, never one open() per read) so HTTP can
 // sendfile(2) them. A version that leaves the store takes its checksum records and cached fds with it.

@@ -66,13 +66,18 @@ ChunkVerifier::Result ChunkVerifier::verify(std::uint32_t disk, const std::strin
         if (crc32c(buf.data(), len) != record.chunk_crcs[c]) {
             if (failures) failures->inc();
             std::lock_guard lock(mutex_);
-            ledger_.forget(disk, file);
+            ledger_.fail(disk, file, identity, c, chunks);
             return {Outcome::corrupt, file + ": chunk " + std::to_string(c) + " fails its CRC-32C"};
         }
         std::lock_guard lock(mutex_);
         ledger_.mark(disk, file, identity, c, chunks);
     }
     return {};
+}
+
+bool ChunkVerifier::suspect(std::uint32_t disk, std::string_view file) {
+    std::lock_guard lock(mutex_);
+    return ledger_.suspect(disk, file);
 }
 
 void ChunkVerifier::forget(std::uint32_t disk, std::string_view file) {

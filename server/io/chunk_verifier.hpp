@@ -30,12 +30,16 @@ class ChunkVerifier {
 
     // Verifies the chunks of [offset, offset + length) of block file `file` on `disk` (open as `fd`, now
     // `identity`) that were not verified for this identity yet, or all of them when `revalidate`. `record`
-    // is the block's manifest entry, `block_length` its size. A chunk that fails makes the ledger forget the
-    // whole file, so later reads check it again instead of trusting what passed before (bytes can rot
-    // without changing the file's identity). Preconditions: length > 0, offset + length <= block_length.
+    // is the block's manifest entry, `block_length` its size. A chunk that fails makes the ledger distrust
+    // the whole file, so later reads check it again instead of trusting what passed before (bytes can rot
+    // without changing the file's identity), and marks it suspect. Preconditions: length > 0,
+    // offset + length <= block_length.
     Result verify(std::uint32_t disk, const std::string& file, const FileIdentity& identity, int fd,
                   const BlockRecord& record, std::uint64_t block_length, std::uint64_t chunk_size,
                   std::uint64_t offset, std::uint64_t length, Counter* failures, bool revalidate = false);
+
+    // Whether a chunk of the file failed and has not passed since (VerifiedChunks::suspect).
+    bool suspect(std::uint32_t disk, std::string_view file);
 
     // Forgets a file (its version left the store).
     void forget(std::uint32_t disk, std::string_view file);

@@ -60,6 +60,22 @@ TEST_CASE("ties between idle disks alternate with the tie-break", "[server][repl
     CHECK(choose_replica(candidates, disks, kBlock, 7) == 1u);
 }
 
+TEST_CASE("a copy that failed its checksum is chosen only when no other copy is online",
+          "[server][replica]") {
+    std::vector<DiskLoad> disks{disk(0), disk(6), disk(0, kPerByte, false)};
+    std::vector<std::uint32_t> candidates{0, 1};
+    CHECK(choose_replica(candidates, disks, kBlock, 0) == 0u);        // idle disk 0 wins on load
+    CHECK(choose_replica(candidates, disks, kBlock, 0, 0b01) == 1u);  // but its copy is suspect
+    CHECK(choose_replica(candidates, disks, kBlock, 0, 0b10) == 0u);
+    // Every copy suspect: load decides again.
+    CHECK(choose_replica(candidates, disks, kBlock, 0, 0b11) == 0u);
+    // The trusted copy's disk is offline: the suspect one is still read, it is the last chance.
+    std::vector<std::uint32_t> with_offline{0, 2};
+    CHECK(choose_replica(with_offline, disks, kBlock, 1, 0b01) == 0u);
+    std::vector<std::uint32_t> all_offline{2};
+    CHECK_FALSE(choose_replica(all_offline, disks, kBlock, 0, 0b01));
+}
+
 TEST_CASE("the service model learns access time and transfer rate from mixed reads", "[server][replica]") {
     ServiceModel m(1e-4, 1e-9);  // the prior: a fast disk
     const double access = 0.012, per_byte = 1.0 / 50e6;

@@ -72,6 +72,35 @@ TEST_CASE("forgetting a file drops its record and chunks past the end are ignore
     CHECK(unverified(v, 2, "f", id, 0, 1, 0).empty());  // a file with no chunks
 }
 
+TEST_CASE("a chunk that fails makes the file suspect and untrusted until it passes or the file changes",
+          "[server][verified]") {
+    VerifiedChunks v;
+    const FileIdentity id{42, 1'000, 1'250'000};
+    for (std::uint64_t c = 0; c < 20; ++c)
+        v.mark(0, "f", id, c, 20);
+    CHECK_FALSE(v.suspect(0, "f"));
+    v.fail(0, "f", id, 4, 20);
+    CHECK(v.suspect(0, "f"));
+    CHECK_FALSE(v.suspect(1, "f"));  // the same name on another disk is another copy
+    CHECK_FALSE(v.suspect(0, "g"));
+    // Rot does not change the identity, so nothing that passed before is trusted any more.
+    CHECK(unverified(v, 0, "f", id, 0, 19).size() == 20);
+    // Another chunk passing does not clear the failed one.
+    v.mark(0, "f", id, 5, 20);
+    CHECK(v.suspect(0, "f"));
+    v.mark(0, "f", id, 4, 20);
+    CHECK_FALSE(v.suspect(0, "f"));
+    // A file restored under another identity starts clean.
+    v.fail(0, "f", id, 2, 20);
+    v.mark(0, "f", FileIdentity{43, 2'000, 1'250'000}, 9, 20);
+    CHECK_FALSE(v.suspect(0, "f"));
+    v.fail(0, "f", id, 2, 20);
+    v.forget(0, "f");
+    CHECK_FALSE(v.suspect(0, "f"));
+    v.fail(0, "f", id, 20, 20);  // past the end: ignored
+    CHECK_FALSE(v.suspect(0, "f"));
+}
+
 TEST_CASE("the descriptor limit asked for covers files, connections and the reserve up to the hard limit",
           "[server][fd]") {
     CHECK(wanted_nofile_limit(4096, 1024, 1024, 1'048'576) == 4096 + 1024 + kReservedDescriptors);
