@@ -25,8 +25,15 @@ if(BUILD_TESTING)
     add_executable(client_playback_tests tests/playback_integration_test.cpp)
     # client_test_fixture (lt.cmake): the server + tracker fixture, and where the executables are.
     target_link_libraries(client_playback_tests
-      PRIVATE toast_client_core client_test_fixture toast_testing toast_warnings Catch2::Catch2WithMain)
+      PRIVATE toast_client_core client_test_fixture toast_asio toast_testing toast_warnings Catch2::Catch2WithMain)
     target_compile_definitions(client_playback_tests PRIVATE FFMPEG_BIN="${TOAST_FFMPEG}")
+    # The real-player test drives mpv through its JSON IPC.
+    find_program(TOAST_MPV mpv)
+    if(TOAST_MPV)
+      target_compile_definitions(client_playback_tests PRIVATE MPV_BIN="${TOAST_MPV}")
+    else()
+      message(STATUS "mpv not found: the real-player playback test is not built (scripts/install-deps.sh installs it)")
+    endif()
     add_dependencies(client_playback_tests toast-client toast-server toast-tracker)
     catch_discover_tests(client_playback_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client." PROPERTIES TIMEOUT 120)
   else()

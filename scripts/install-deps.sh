@@ -19,6 +19,8 @@ packages=(
   transmission-daemon
   # the browser test of the client service's live piece map (headless)
   chromium
+  # the real-player playback test (mpv with --vo=null --ao=null, driven through its JSON IPC)
+  mpv
 )
 
 missing=()

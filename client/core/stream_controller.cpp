@@ -201,8 +201,9 @@ void StreamController::on_stop(SteadyTime now) {
     watcher_.tick(now);
 }
 
-std::vector<PieceIndex> StreamController::urgent_pieces() const {
-    auto out = watcher_.urgent_reads();
+std::vector<PieceIndex> StreamController::urgent_pieces(const PieceSet& peer_owned) const {
+    // A read-ahead piece peers are sending is theirs until the server's last moment, as for needed pieces.
+    auto out = watcher_.urgent_reads({&peer_owned, fallback_.lead()});
     for (auto p : urgent_extra_)
         if (!had_.has(p)) out.push_back(p);
     std::sort(out.begin(), out.end());
@@ -352,7 +353,7 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
     }
     const bool peers_settled = now - started_ >= tuning_.discovery_grace && peers_.connected > 0;
     FallbackInput fin{had_, watcher_.playhead_piece(), geometry_.piece_duration(),
-                      watcher_.into_playhead_piece(), horizon_.horizon_time(), urgent_pieces(),
+                      watcher_.into_playhead_piece(), horizon_.horizon_time(), urgent_pieces(peer_owned),
                       // "No peer has it" means nothing until peers had time to send their bitfields, nor
                       // while no peer is connected: every piece would qualify.
                       peers_settled ? &by_viewers : nullptr, request_end, suspend, &owed,

@@ -125,7 +125,7 @@ class StreamController {
 
   private:
     void mark_had(PieceIndex p, SteadyTime now, bool from_peer);
-    std::vector<PieceIndex> urgent_pieces() const;
+    std::vector<PieceIndex> urgent_pieces(const PieceSet& peer_owned) const;
     bool want_past_pieces() const;
     bool should_leave() const;
 

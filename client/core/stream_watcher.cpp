@@ -83,11 +83,17 @@ std::vector<PieceIndex> StreamWatcher::blocked_reads() const {
     return out;
 }
 
-std::vector<PieceIndex> StreamWatcher::urgent_reads() const {
+std::vector<PieceIndex> StreamWatcher::urgent_reads(PeerHeld peers) const {
     std::vector<PieceIndex> out;
+    const bool waiting = state_ == PlaybackState::starting || state_ == PlaybackState::stalled ||
+                         state_ == PlaybackState::seeking;
     for (const auto& b : blocked_) {
-        if (b.index || time_until_needed(b.piece) <= config_.urgent_lead ||
-            last_ - b.since >= config_.read_patience)
+        const auto waited = nanoseconds(last_ - b.since);
+        auto until = time_until_needed(b.piece);
+        if (waiting) until = until > waited ? until - waited : nanoseconds(0);
+        const bool peers_hold = peers.pieces && peers.pieces->has(b.piece);
+        if (b.index || until <= (peers_hold ? peers.lead : config_.urgent_lead) ||
+            waited >= config_.read_patience)
             out.push_back(b.piece);
     }
     std::sort(out.begin(), out.end());

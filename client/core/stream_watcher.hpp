@@ -62,6 +62,13 @@ struct StreamWatcherConfig {
     std::chrono::nanoseconds report_slack = std::chrono::seconds(1);
 };
 
+// Pieces peers are sending that a viewer holds, and how near its deadline such a piece is still left to
+// them: the server's last moment (its fetch estimate + margin).
+struct PeerHeld {
+    const PieceSet* pieces = nullptr;
+    std::chrono::nanoseconds lead{0};
+};
+
 struct StallStats {
     std::uint32_t count = 0;
     std::chrono::nanoseconds total{0};
@@ -146,9 +153,13 @@ class StreamWatcher {
     const std::vector<std::chrono::nanoseconds>& seek_latencies() const { return seek_latencies_; }
     // Pieces a player read is waiting for, ascending.
     std::vector<PieceIndex> blocked_reads() const;
-    // The blocked reads the server must take at once, ascending: those near the playhead (urgent_lead),
-    // inside the index range (the player reads it before it plays), or waiting for read_patience.
-    std::vector<PieceIndex> urgent_reads() const;
+    // The blocked reads the server must take at once, ascending: those inside the index range (the player
+    // reads it before it plays), those waiting for read_patience, and those needed within urgent_lead of the
+    // playhead, or within `peers.lead` for a piece peers hold. A player fills its cache far ahead of what it
+    // shows (mpv reads a whole short title at once): a fixed lead made every piece of its first seconds a
+    // server fetch although peers were sending them. While the player waits (starting, stalled, seeking) the
+    // playhead stands still, so a read's time until needed counts down from when it blocked.
+    std::vector<PieceIndex> urgent_reads(PeerHeld peers = {}) const;
 
   private:
     void advance_to(SteadyTime now);

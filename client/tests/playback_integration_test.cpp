@@ -6,6 +6,10 @@
 // with -ss, the right timestamps.
 #include <catch2/catch.hpp>
 
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +18,8 @@
 #include <memory>
 #include <thread>
 
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/write.hpp>
 #include <nlohmann/json.hpp>
 
 #include "client/core/stats.hpp"
@@ -33,8 +39,9 @@ constexpr const char* kPieceSize = "32KiB";
 
 enum class Container { ts, mp4_index_first, mp4_index_at_end };
 
-// A kSeconds H.264/AAC test pattern with a keyframe every second.
-void make_video(const std::filesystem::path& out, Container c) {
+// A kSeconds H.264/AAC test pattern with a keyframe every second. `noisy_kbps`: noise over the pattern so
+// the video really takes that rate (a clean pattern compresses far below any target).
+void make_video(const std::filesystem::path& out, Container c, int noisy_kbps = 0) {
     std::vector<std::string> args{"-v",
                                   "error",
                                   "-y",
@@ -60,6 +67,11 @@ void make_video(const std::filesystem::path& out, Container c) {
                                   "aac",
                                   "-b:a",
                                   "64k"};
+    if (noisy_kbps > 0) {
+        const auto rate = std::to_string(noisy_kbps) + "k";
+        args.insert(args.end(), {"-vf", "noise=alls=20:allf=t", "-b:v", rate, "-maxrate", rate, "-bufsize",
+                                 std::to_string(noisy_kbps / 2) + "k"});
+    }
     if (c == Container::mp4_index_first) args.insert(args.end(), {"-movflags", "+faststart"});
     args.push_back(out.string());
     auto r = toast::testing::run(FFMPEG_BIN, args, 60s);
@@ -100,10 +112,10 @@ long video_frames(const std::vector<std::string>& lines) {
 // is not started: each test starts it when its scenario needs it.
 class PlaybackBed : public toast::client::testing::SwarmFixture {
   public:
-    explicit PlaybackBed(Container c) : SwarmFixture("warn") {
+    explicit PlaybackBed(Container c, int noisy_kbps = 0) : SwarmFixture("warn") {
         const std::string title = c == Container::ts ? "movie.ts" : "movie.mp4";
         const auto media = dir() / ("media-" + title);
-        make_video(media, c);
+        make_video(media, c, noisy_kbps);
         bitrate_ = std::to_string(std::filesystem::file_size(media) * 8 / kSeconds);
         ingest(title, media, bitrate_, {"--piece-size", kPieceSize});
         start_tracker();
@@ -377,3 +389,108 @@ TEST_CASE("a player that is not installed is a clear error", "[client][playback]
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("player 'vlc' not found in PATH") != std::string::npos);
 }
+
+#ifdef MPV_BIN
+namespace {
+
+// mpv's time-pos, asked over its JSON IPC socket; nullopt while nothing listens there (mpv not started yet,
+// or gone) or mpv has no position yet. Each answer is awaited at most 2 s.
+std::optional<double> mpv_time_pos(const std::filesystem::path& socket) {
+    boost::asio::io_context io;
+    boost::asio::local::stream_protocol::socket s(io);
+    boost::system::error_code ec;
+    s.connect(socket.string(), ec);
+    if (ec) return std::nullopt;
+    timeval limit{2, 0};
+    ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    const std::string ask = "{\"command\":[\"get_property\",\"time-pos\"],\"request_id\":7}\n";
+    boost::asio::write(s, boost::asio::buffer(ask), ec);
+    if (ec) return std::nullopt;
+    std::string got;
+    char buf[4096];
+    // mpv interleaves its events with the answer: read lines until the one carrying our request id.
+    for (int reads = 0; reads < 64; ++reads) {
+        auto n = s.read_some(boost::asio::buffer(buf), ec);
+        if (ec) return std::nullopt;
+        got.append(buf, n);
+        std::size_t end;
+        while ((end = got.find('\n')) != std::string::npos) {
+            auto line = nlohmann::json::parse(got.substr(0, end), nullptr, false);
+            got.erase(0, end + 1);
+            if (!line.is_object() || line.value("request_id", 0) != 7) continue;
+            if (line.value("error", "") != "success" || !line["data"].is_number()) return std::nullopt;
+            return line["data"].get<double>();
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "mpv plays a title from the swarm: its read-ahead waits for peers, a stopped viewing resumes where it "
+    "was, and the client takes mpv with it",
+    "[client][playback][integration][mpv]") {
+    // About 3 Mbps: a player's fixed costs (the first piece; ffmpeg reads the last 250 kB of an MPEG-TS for
+    // its duration before it plays, fetched at once) weigh in this 16 s title about as in a longer one.
+    PlaybackBed bed(Container::ts, 3000);
+    bed.start_server();
+    const auto size = std::filesystem::file_size(bed.media());
+    // A seed uploading at twice the bitrate stays ahead of playback without handing over the whole title at
+    // once, so mpv's read-ahead past the playhead would reach the server if it were taken as urgent.
+    auto seed = bed.seed("seed", {"--upload-limit", std::to_string(2 * std::stoull(bed.bitrate()))});
+    REQUIRE(bed.wait_for_seeders(1, 10s));
+    const std::vector<std::string> mpv{"--player", "mpv", "--player-arg=--vo=null", "--player-arg=--ao=null"};
+    const auto socket = bed.save_dir("viewer") / "mpv-ipc.sock";
+    REQUIRE(socket.string().size() < 100);  // else the client puts it in the temporary directory
+    std::uint64_t server_bytes = 0;
+    double stopped_at = 0;
+    {
+        auto c = bed.play("viewer", mpv, "stream");
+        std::optional<double> pos;
+        for (int i = 0; i < 400 && c->running() && !(pos && *pos >= 6.0); ++i) {
+            std::this_thread::sleep_for(100ms);
+            pos = mpv_time_pos(socket);
+        }
+        INFO(c->stderr_text());
+        REQUIRE(pos);
+        REQUIRE(*pos >= 6.0);
+        stopped_at = *pos;
+        auto s = stop_and_summarise(*c, bed.stats("viewer"));
+        server_bytes += s.bytes_from_server;
+        CHECK(s.stalls == 0);
+        // The client took its player with it: nothing answers on mpv's socket any more.
+        bool gone = false;
+        for (int i = 0; i < 50 && !gone; ++i) {
+            gone = !mpv_time_pos(socket);
+            if (!gone) std::this_thread::sleep_for(100ms);
+        }
+        CHECK(gone);
+    }
+    {
+        auto c = bed.play("viewer", mpv, "stream");
+        std::optional<double> resumed;
+        for (int i = 0; i < 200 && c->running() && !resumed; ++i) {
+            std::this_thread::sleep_for(100ms);
+            resumed = mpv_time_pos(socket);
+        }
+        INFO(c->stderr_text());
+        REQUIRE(resumed);
+        CHECK(std::abs(*resumed - stopped_at) <= 2.0);
+        // mpv plays to the end and exits; the client leaves with it.
+        auto status = c->wait(60s);
+        REQUIRE(status);
+        CHECK(*status == 0);
+        auto lines = read_stats(bed.stats("viewer"));
+        REQUIRE(!lines.empty());
+        REQUIRE(lines.back().event == "summary");
+        server_bytes += lines.back().bytes_from_server;
+        CHECK(lines.back().stalls == 0);
+    }
+    INFO("server bytes " << server_bytes << " of " << size);
+    CHECK(server_bytes < size / 4);
+    CHECK(toast::testing::read_file(bed.save_dir("viewer") / bed.title()) ==
+          toast::testing::read_file(bed.media()));
+    seed->stop(SIGTERM, 10s);
+}
+#endif

@@ -333,6 +333,46 @@ TEST_CASE("a read waiting far ahead of the playhead is not urgent until it comes
     CHECK(v.urgent_reads() == std::vector<PieceIndex>{PieceIndex(8)});
 }
 
+TEST_CASE(
+    "a read-ahead peers hold waits for them until the server's last moment, and a read blocking "
+    "startup counts down while the player waits",
+    "[client][watcher][player]") {
+    StreamWatcherConfig c;
+    c.mode = WatcherMode::player;
+    c.seek_threshold = Bytes(2000);
+    c.urgent_lead = 2s;
+    c.read_patience = 30s;
+    const auto held = pieces({0, 1, 2, 3});
+    const PeerHeld peers{&held, 500ms};
+    StreamWatcher w(geometry(), c, t0, pieces({0}));
+    CHECK(w.on_player_read(ByteOffset(0), Bytes(1000), t0) == ReadKind::first);
+    CHECK(w.state() == PlaybackState::playing);
+    CHECK(w.on_player_read(ByteOffset(1000), Bytes(500), t0, true) == ReadKind::sequential);
+    // Needed in 1 s: inside the fixed lead, but peers hold it and the server's last moment is 0.5 s away.
+    CHECK(w.urgent_reads() == std::vector<PieceIndex>{PieceIndex(1)});
+    CHECK(w.urgent_reads(peers).empty());
+    w.tick(t0 + 600ms);
+    CHECK(w.urgent_reads(peers) == std::vector<PieceIndex>{PieceIndex(1)});
+    // A piece no peer holds keeps the fixed lead.
+    const auto none = pieces({});
+    w.on_piece_had(PieceIndex(1), t0 + 700ms);
+    CHECK(w.on_player_read(ByteOffset(2000), Bytes(500), t0 + 700ms, true) == ReadKind::sequential);
+    CHECK(w.urgent_reads({&none, 500ms}) == std::vector<PieceIndex>{PieceIndex(2)});  // needed in 1.3 s
+    CHECK(w.urgent_reads(peers).empty());
+
+    // Before playback starts the playhead stands still: the read at it is urgent at once, and one 2 s ahead
+    // becomes urgent once it has waited 2 s - 0.5 s.
+    StreamWatcher v(geometry(), c, t0, pieces({}));
+    CHECK(v.on_player_read(ByteOffset(0), Bytes(1000), t0) == ReadKind::first);
+    CHECK(v.on_player_read(ByteOffset(2000), Bytes(500), t0, true) == ReadKind::sequential);
+    CHECK(v.state() == PlaybackState::starting);
+    CHECK(v.urgent_reads(peers) == std::vector<PieceIndex>{PieceIndex(0)});
+    v.tick(t0 + 1400ms);
+    CHECK(v.urgent_reads(peers) == std::vector<PieceIndex>{PieceIndex(0)});
+    v.tick(t0 + 1600ms);
+    CHECK(v.urgent_reads(peers) == (std::vector<PieceIndex>{PieceIndex(0), PieceIndex(2)}));
+}
+
 TEST_CASE("a waiting read at the playhead and in the index range is urgent at once",
           "[client][watcher][player]") {
     StreamWatcherConfig c;
