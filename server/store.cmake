@@ -32,4 +32,5 @@ list(APPEND SERVER_TEST_SOURCES
   tests/replica_test.cpp
   tests/server_config_test.cpp
   tests/store_test.cpp
+  tests/store_replica_test.cpp
   tests/verified_chunks_test.cpp)
