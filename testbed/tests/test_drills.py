@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from toastbed import drills  # noqa: E402
+from toastbed import drill_report, drills  # noqa: E402
 
 
 def run_main(*argv):
@@ -73,18 +73,18 @@ def run_row(stalls, seconds, lost, service, viewer, completed=8):
 
 class TableTest(unittest.TestCase):
     def test_one_run_is_its_own_row(self):
-        row = drills.summarize([run_row(1, 0.5, 0, None, 1.234)])
-        lines = drills.table([row]).splitlines()
+        row = drill_report.summarize([run_row(1, 0.5, 0, None, 1.234)])
+        lines = drill_report.table([row]).splitlines()
         self.assertEqual(len(lines), 3)
         self.assertEqual(lines[2], "| server-kill | 1 | 8/8 | 1, 0.50 | 0 | - | 1.23 |")
         self.assertEqual(row["notes"], ["n"])
 
     def test_runs_give_medians_and_totals_and_say_when_a_recovery_is_missing(self):
-        row = drills.summarize([run_row(5, 3.9, 0, 0.11, 1.2), run_row(2, 1.0, 7, None, 0.8, completed=7),
+        row = drill_report.summarize([run_row(5, 3.9, 0, 0.11, 1.2), run_row(2, 1.0, 7, None, 0.8, completed=7),
                                 run_row(3, 2.0, 0, 0.13, 1.0)])
         self.assertEqual((row["stalls"], row["stall_seconds"], row["bytes_lost"]), (3, 2.0, 7))
         self.assertEqual((row["completed"], row["viewers"]), (23, 24))
-        self.assertEqual(drills.table([row]).splitlines()[2],
+        self.assertEqual(drill_report.table([row]).splitlines()[2],
                          "| server-kill | 3 | 23/24 | 3, 2.00 | 7 | 0.12 (2 of 3 runs) | 1.00 |")
         self.assertEqual(row["notes"], ["run 1: n", "run 2: n", "run 3: n"])
 
