@@ -156,9 +156,9 @@ class StreamWatcher {
     // The blocked reads the server must take at once, ascending: those inside the index range (the player
     // reads it before it plays), those waiting for read_patience, and those needed within urgent_lead of the
     // playhead, or within `peers.lead` for a piece peers hold. A player fills its cache far ahead of what it
-    // shows (mpv reads a whole short title at once): a fixed lead made every piece of its first seconds a
-    // server fetch although peers were sending them. While the player waits (starting, stalled, seeking) the
-    // playhead stands still, so a read's time until needed counts down from when it blocked.
+    // shows (mpv reads a whole short title at once): with a fixed lead every piece of its first seconds would
+    // be a server fetch although peers are sending it. While the player waits (starting, stalled, seeking)
+    // the playhead stands still, so a read's time until needed counts down from when it blocked.
     std::vector<PieceIndex> urgent_reads(PeerHeld peers = {}) const;
 
   private:

@@ -65,11 +65,10 @@ lt::session_params make_session_params(const SessionConfig& c) {
     s.set_int(lt::settings_pack::upload_rate_limit, bytes_per_second_setting(c.upload_limit));
     s.set_int(lt::settings_pack::download_rate_limit, bytes_per_second_setting(c.download_limit));
     // The rate limiter hands out quota once per tick, and until a peer class has a second's worth saved up
-    // every send waits for the next tick, protocol messages included. A newcomer starts with none: its
-    // handshake, its interest and its first requests each waited a 500 ms default tick, so peers sent
-    // nothing for 1.5 s and the server took the pieces due meanwhile (4-5 per newcomer beside an
-    // unthrottled seed; 2 with this tick). Between ticks libtorrent only refills quotas (its per-second
-    // work stays once a second), so a short tick costs little.
+    // every send waits for the next tick, protocol messages included. A newcomer starts with none: with the
+    // 500 ms default its handshake, its interest and its first requests would each wait a tick, its peers
+    // would send nothing for 1.5 s, and the server would take the pieces due meanwhile. Between ticks
+    // libtorrent only refills quotas (its per-second work stays once a second), so a short tick costs little.
     s.set_int(lt::settings_pack::tick_interval, 50);
     // Limit what peers actually receive: libtorrent estimates TCP/IP overhead for 1500-byte frames, which
     // on loopback (64 KiB MTU) would cost about 10% of the configured rate.
