@@ -54,7 +54,8 @@ struct ServiceTitle {
     std::uint32_t stalls = 0;
 };
 
-// What the title holds on disk now: a playing title its stored pieces, a stopped one the pieces it has.
+// What the title holds on disk now: a playing title its stored pieces, a stopped one the pieces it has, or
+// what its file occupies if that is more (libtorrent counts nothing while it checks the file).
 Bytes disk_bytes(ServiceTitle& t);
 
 // The title's status document (docs/client.md lists its fields).

@@ -1,5 +1,7 @@
 #include "client/service/service_title.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 #include <spdlog/spdlog.h>
@@ -39,7 +41,15 @@ ServiceTitle::ServiceTitle(SavedTitle saved_, TitleTorrent torrent_, TitleGeomet
 Bytes disk_bytes(ServiceTitle& t) {
     if (t.stream) return t.stream->controller().stored_bytes();
     if (!t.seed.is_valid()) return Bytes(0);
-    return Bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(0, t.seed.status().total_done)));
+    const auto done = static_cast<std::uint64_t>(std::max<std::int64_t>(0, t.seed.status().total_done));
+    // libtorrent reports nothing done while it checks a title it was just given (after a stop, at start),
+    // though the bytes are on disk: a play in that moment would fit under the quota by counting them as free.
+    // What the file occupies is the truth a disk quota is about.
+    struct stat st {};
+    const auto file = t.dir / t.torrent.params.ti->files().file_path(lt::file_index_t(0));
+    std::uint64_t allocated = 0;
+    if (::stat(file.c_str(), &st) == 0) allocated = static_cast<std::uint64_t>(st.st_blocks) * 512;
+    return Bytes(std::max(done, std::min(allocated, t.geometry.total_size().value())));
 }
 
 json title_status_json(ServiceTitle& t) {
