@@ -18,6 +18,7 @@
 #include "server/io/ingest.hpp"
 #include "server/io/open_file.hpp"
 #include "test_support.hpp"
+#include "toast/common/metrics.hpp"
 
 namespace toast::server::testing {
 
@@ -130,6 +131,17 @@ inline void flip_byte(const std::filesystem::path& p, std::uint64_t offset) {
     f.get(c);
     f.seekp(static_cast<std::streamoff>(offset));
     f.put(static_cast<char>(c ^ 0x5a));
+}
+
+// The block size most store tests ingest with.
+constexpr std::uint64_t kBlock = 256 * 1024;
+
+inline std::uint64_t counter_value(MetricsRegistry& m, const std::string& name, const Labels& labels = {}) {
+    return m.counter(name, "", labels).value();
+}
+
+inline Labels disk_label(std::uint32_t d) {
+    return {{"disk", std::to_string(d)}};
 }
 
 }  // namespace toast::server::testing

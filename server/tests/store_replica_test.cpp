@@ -16,20 +16,6 @@ using namespace std::chrono_literals;
 using namespace toast::server::testing;
 using Catch::Matchers::Contains;
 
-namespace {
-
-constexpr std::uint64_t kBlock = 256 * 1024;
-
-std::uint64_t counter_value(MetricsRegistry& m, const std::string& name, const Labels& labels = {}) {
-    return m.counter(name, "", labels).value();
-}
-
-Labels disk_label(std::uint32_t d) {
-    return {{"disk", std::to_string(d)}};
-}
-
-}  // namespace
-
 TEST_CASE("with one disk offline rda and raid1 still serve every byte", "[server][store]") {
     for (const char* policy : {"rda", "raid1"}) {
         INFO("policy " << policy);
