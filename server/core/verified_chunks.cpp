@@ -32,8 +32,20 @@ VerifiedChunks::Record& VerifiedChunks::record(std::uint32_t disk, std::string_v
         r.identity = identity;
         r.verified.assign(chunk_count, false);
         r.failed.assign(chunk_count, false);
+        if (r.failed_count > 0) --suspect_files_;
+        r.failed_count = 0;
     }
     return r;
+}
+
+void VerifiedChunks::set_failed(Record& r, std::uint64_t chunk, bool failed) {
+    if (r.failed[chunk] == failed) return;
+    r.failed[chunk] = failed;
+    if (failed) {
+        if (r.failed_count++ == 0) ++suspect_files_;
+    } else if (--r.failed_count == 0) {
+        --suspect_files_;
+    }
 }
 
 void VerifiedChunks::mark(std::uint32_t disk, std::string_view file, const FileIdentity& identity,
@@ -41,7 +53,7 @@ void VerifiedChunks::mark(std::uint32_t disk, std::string_view file, const FileI
     if (chunk >= chunk_count) return;
     auto& r = record(disk, file, identity, chunk_count);
     r.verified[chunk] = true;
-    r.failed[chunk] = false;
+    set_failed(r, chunk, false);
 }
 
 void VerifiedChunks::fail(std::uint32_t disk, std::string_view file, const FileIdentity& identity,
@@ -49,18 +61,20 @@ void VerifiedChunks::fail(std::uint32_t disk, std::string_view file, const FileI
     if (chunk >= chunk_count) return;
     auto& r = record(disk, file, identity, chunk_count);
     r.verified.assign(chunk_count, false);
-    r.failed[chunk] = true;
+    set_failed(r, chunk, true);
 }
 
 bool VerifiedChunks::suspect(std::uint32_t disk, std::string_view file) const {
     const Record* r = find(disk, file);
-    return r && std::find(r->failed.begin(), r->failed.end(), true) != r->failed.end();
+    return r && r->failed_count > 0;
 }
 
 void VerifiedChunks::forget(std::uint32_t disk, std::string_view file) {
     if (disk >= disks_.size()) return;
     auto it = disks_[disk].find(file);
-    if (it != disks_[disk].end()) disks_[disk].erase(it);
+    if (it == disks_[disk].end()) return;
+    if (it->second.failed_count > 0) --suspect_files_;
+    disks_[disk].erase(it);
 }
 
 std::size_t VerifiedChunks::files() const {

@@ -51,6 +51,8 @@ class VerifiedChunks {
     // Whether some chunk of the file failed its checksum and has not passed since. The identity is not
     // asked for: a caller choosing between replicas has not opened them.
     bool suspect(std::uint32_t disk, std::string_view file) const;
+    // How many files are suspect: callers on the read path skip the look-up while there are none.
+    std::size_t suspect_files() const { return suspect_files_; }
 
     // Drops what is known about a file (its title version was replaced or removed).
     void forget(std::uint32_t disk, std::string_view file);
@@ -62,7 +64,10 @@ class VerifiedChunks {
         FileIdentity identity;
         std::vector<bool> verified;  // per chunk
         std::vector<bool> failed;    // per chunk
+        std::size_t failed_count = 0;
     };
+    // Keeps suspect_files_ in step with a record's failed chunks.
+    void set_failed(Record& r, std::uint64_t chunk, bool failed);
     Record& record(std::uint32_t disk, std::string_view file, const FileIdentity& identity,
                    std::size_t chunk_count);
     // Transparent hashing so look-ups by string_view do not build a std::string.
@@ -75,6 +80,7 @@ class VerifiedChunks {
     const Record* find(std::uint32_t disk, std::string_view file) const;
 
     std::vector<DiskRecords> disks_;  // indexed by disk number
+    std::size_t suspect_files_ = 0;
 };
 
 }  // namespace toast::server

@@ -67,15 +67,18 @@ ChunkVerifier::Result ChunkVerifier::verify(std::uint32_t disk, const std::strin
             if (failures) failures->inc();
             std::lock_guard lock(mutex_);
             ledger_.fail(disk, file, identity, c, chunks);
+            suspects_.store(ledger_.suspect_files(), std::memory_order_relaxed);
             return {Outcome::corrupt, file + ": chunk " + std::to_string(c) + " fails its CRC-32C"};
         }
         std::lock_guard lock(mutex_);
         ledger_.mark(disk, file, identity, c, chunks);
+        suspects_.store(ledger_.suspect_files(), std::memory_order_relaxed);
     }
     return {};
 }
 
 bool ChunkVerifier::suspect(std::uint32_t disk, std::string_view file) {
+    if (suspects_.load(std::memory_order_relaxed) == 0) return false;
     std::lock_guard lock(mutex_);
     return ledger_.suspect(disk, file);
 }
@@ -83,6 +86,7 @@ bool ChunkVerifier::suspect(std::uint32_t disk, std::string_view file) {
 void ChunkVerifier::forget(std::uint32_t disk, std::string_view file) {
     std::lock_guard lock(mutex_);
     ledger_.forget(disk, file);
+    suspects_.store(ledger_.suspect_files(), std::memory_order_relaxed);
 }
 
 }  // namespace toast::server

@@ -6,6 +6,7 @@
 // re-checks everything. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -48,6 +49,9 @@ class ChunkVerifier {
     Counter* verified_;
     std::mutex mutex_;
     VerifiedChunks ledger_;
+    // ledger_.suspect_files() as of the last change, read without the lock: every piece a read dispatches
+    // asks whether its replicas are suspect, and nearly always none is.
+    std::atomic<std::size_t> suspects_{0};
 };
 
 // Reads exactly `size` bytes at `offset`; false with errno set on error, errno 0 on a short file.

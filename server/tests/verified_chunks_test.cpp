@@ -99,6 +99,27 @@ TEST_CASE("a chunk that fails makes the file suspect and untrusted until it pass
     CHECK_FALSE(v.suspect(0, "f"));
     v.fail(0, "f", id, 20, 20);  // past the end: ignored
     CHECK_FALSE(v.suspect(0, "f"));
+    CHECK(v.suspect_files() == 0);
+}
+
+TEST_CASE("the count of suspect files follows failures, passes, new identities and forgetting",
+          "[server][verified]") {
+    VerifiedChunks v;
+    const FileIdentity id{42, 1'000, 1'250'000};
+    CHECK(v.suspect_files() == 0);
+    v.fail(0, "f", id, 1, 20);
+    v.fail(0, "f", id, 3, 20);  // a second chunk of the same file: still one file
+    v.fail(1, "g", id, 0, 20);
+    CHECK(v.suspect_files() == 2);
+    v.mark(0, "f", id, 1, 20);
+    CHECK(v.suspect_files() == 2);  // chunk 3 still failed
+    v.mark(0, "f", id, 3, 20);
+    CHECK(v.suspect_files() == 1);
+    v.mark(1, "g", FileIdentity{43, 2'000, 1'250'000}, 0, 20);  // restored
+    CHECK(v.suspect_files() == 0);
+    v.fail(2, "h", id, 0, 20);
+    v.forget(2, "h");
+    CHECK(v.suspect_files() == 0);
 }
 
 TEST_CASE("the descriptor limit asked for covers files, connections and the reserve up to the hard limit",
