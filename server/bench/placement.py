@@ -63,13 +63,8 @@ def main():
     benchlib.stop_on_sigterm()
     server_bin, loadgen_bin = benchlib.snapshot_binaries(args.build_dir, args.work_dir)
     os.makedirs(args.out, exist_ok=True)
-    t_a = PAPER["t_a"] * scale.time
-    t_b = PAPER["t_b"] * scale.time
-    r_d = PAPER["r_d"] / scale.bytes
-    r_c = 6e6 / scale.bytes
-    model = model_streams(args.disks, t_a, r_d, r_c, t_b)
+    t_a, t_b, r_d, r_c, model, gap = array_model(scale, args.disks, args.ramp)
     count = args.titles or int(model * 1.5)
-    gap = args.ramp * t_b / model
     # A viewer holds a slice before it plays, so titles of L slices run up to (1 + 1/L) x the model before
     # anyone starves; search well past that so a placement that staggers its viewers' starts is not capped.
     ceiling = int(model * max(1.15, 1 + 2 / args.rounds)) + 2
@@ -158,6 +153,14 @@ def main():
     print("paper (seed 000, uniform, 8 disks): naive 332, RAID-1 334, RDA 336, random 288, RAID-0 256")
 
 
+def array_model(scale, disks, ramp):
+    """The paper's disk and 6 Mbps streams, scaled: (t_a, t_b, r_d, r_c, the model's N, mean arrival gap)."""
+    t_a, t_b = PAPER["t_a"] * scale.time, PAPER["t_b"] * scale.time
+    r_d, r_c = PAPER["r_d"] / scale.bytes, 6e6 / scale.bytes
+    model = model_streams(disks, t_a, r_d, r_c, t_b)
+    return t_a, t_b, r_d, r_c, model, ramp * t_b / model
+
+
 def smoke(args):
     """RDA's point in one comparison: with the titles of one disk 4x as popular, naive placement puts about
     half the reads on that disk and starves viewers at a load RDA spreads over every disk."""
@@ -165,11 +168,8 @@ def smoke(args):
     benchlib.stop_on_sigterm()
     server_bin, loadgen_bin = benchlib.snapshot_binaries(args.build_dir, args.work_dir)
     disks, rounds, titles = 4, 8, 64
-    t_a, t_b = PAPER["t_a"] * scale.time, PAPER["t_b"] * scale.time
-    r_d, r_c = PAPER["r_d"] / scale.bytes, 6e6 / scale.bytes
-    model = model_streams(disks, t_a, r_d, r_c, t_b)
+    t_a, t_b, r_d, r_c, model, gap = array_model(scale, disks, args.ramp)
     viewers = int(model * 2 / 3)
-    gap = args.ramp * t_b / model
     log(f"placement smoke: D={disks}, model N {model:.1f}, {viewers} viewers, {titles} titles, hot disk x4")
     hot, starved = None, {}
     for policy in ("naive", "rda"):
