@@ -1,5 +1,6 @@
 # Pure client core: see client/CMakeLists.txt. No libtorrent, sockets, clocks or threads in here.
 add_library(toast_client_core STATIC
+  core/adaptive_tuner.cpp
   core/buffer_planner.cpp
   core/cancel_ledger.cpp
   core/client_options.cpp
@@ -23,6 +24,7 @@ target_link_libraries(toast_client_core PUBLIC toast_common PRIVATE toast_warnin
 
 if(BUILD_TESTING)
   add_executable(client_core_tests
+    tests/adaptive_tuner_test.cpp
     tests/buffer_planner_test.cpp
     tests/cancel_ledger_test.cpp
     tests/client_options_test.cpp

@@ -142,7 +142,7 @@ const std::vector<OptionSpec>& specs() {
         {"--picker", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              auto k = parse_picker_kind(v);
-             if (!k) return "unknown picker " + quoted(v) + " (expected rarest|inorder|beta|hybrid)";
+             if (!k) return "unknown picker " + quoted(v) + " (expected rarest|inorder|beta|hybrid|adaptive)";
              o.picker = *k;
              return "";
          }},
@@ -382,8 +382,11 @@ Options:
                               fastest first (default: the torrent's url-list only)
   --bitrate RATE              title bitrate, 1kbps..100Gbps, e.g. 2Mbps (default: the bitrate recorded in
                               the torrent)
-  --picker P                  rarest|inorder|beta|hybrid (default: hybrid)
-  --inorder-window DURATION   hybrid: pick in order within this much video ahead, 1s..24h (default: 15min)
+  --picker P                  rarest|inorder|beta|hybrid|adaptive (default: hybrid); adaptive is hybrid
+                              that narrows its window and asks peers from further ahead while they are
+                              late, and widens it back while they keep up
+  --inorder-window DURATION   hybrid, adaptive: pick in order within this much video ahead, 1s..24h
+                              (default: 15min)
   --buffer-limit BYTES|PCT    bound local storage, e.g. 512MiB or 25% of the title (default: unlimited)
   --behavior B                download: leave once every piece is had; stream: leave when playback
                               ends; seed: stay until stopped (default: stream)

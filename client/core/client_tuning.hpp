@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "client/core/adaptive_tuner.hpp"
 #include "client/core/fallback_planner.hpp"
 #include "client/core/give_up_horizon.hpp"
 #include "client/core/piece_policy.hpp"
@@ -70,6 +71,7 @@ struct ClientTuning {
     HorizonConfig horizon;
     FallbackConfig fallback;  // ahead_window and max_ahead are derived from fetch_ahead_window per title
     PolicyConfig policy;      // seed is replaced by --seed
+    AdaptiveConfig adaptive;  // --picker adaptive
     PlanApplierConfig applier;
     std::size_t fidelity_top_k = 8;
 };

@@ -177,15 +177,23 @@ class BetaPolicy final : public PiecePolicy {
     RandomKeys keys_;
 };
 
+// Also the adaptive policy: the same order, with the window and horizon the controller tuned.
 class HybridPolicy final : public PiecePolicy {
   public:
-    explicit HybridPolicy(PolicyConfig c) : config_(c), keys_(c.seed) {}
-    PickerKind kind() const override { return PickerKind::hybrid; }
+    HybridPolicy(PolicyConfig c, PickerKind kind) : config_(c), keys_(c.seed), kind_(kind) {}
+    PickerKind kind() const override { return kind_; }
     PiecePlan plan(const SwarmSnapshot& s) override {
         auto r = ranges_of(s);
         std::int32_t window_end = static_cast<std::int32_t>(std::clamp<std::int64_t>(
             static_cast<std::int64_t>(r.playhead) + s.inorder_window.value(), r.start, r.end));
-        auto order = eligible_in(s, r.start, window_end);
+        std::int32_t lead_end = static_cast<std::int32_t>(
+            std::clamp<std::int64_t>(static_cast<std::int64_t>(r.start) + s.lead.value(), r.start, r.end));
+        std::vector<PieceIndex> order;
+        for (auto p : eligible_in(s, r.start, lead_end))
+            if (s.in_flight.contains_index(p) && s.in_flight.has(p)) order.push_back(p);
+        auto windowed = eligible_in(s, lead_end, std::max(window_end, lead_end));
+        order.insert(order.end(), windowed.begin(), windowed.end());
+        window_end = std::max(window_end, lead_end);
         auto in_order = order.size();
         auto beyond = eligible_in(s, window_end, r.end);
         beta_order(beyond, window_end, r.end, keys_.for_pieces(r.n));
@@ -196,6 +204,7 @@ class HybridPolicy final : public PiecePolicy {
   private:
     PolicyConfig config_;
     RandomKeys keys_;
+    PickerKind kind_;
 };
 
 }  // namespace
@@ -205,6 +214,7 @@ std::optional<PickerKind> parse_picker_kind(std::string_view text) {
     if (text == "inorder") return PickerKind::inorder;
     if (text == "beta") return PickerKind::beta;
     if (text == "hybrid") return PickerKind::hybrid;
+    if (text == "adaptive") return PickerKind::adaptive;
     return std::nullopt;
 }
 
@@ -218,6 +228,8 @@ std::string_view to_string(PickerKind k) {
             return "beta";
         case PickerKind::hybrid:
             return "hybrid";
+        case PickerKind::adaptive:
+            return "adaptive";
     }
     return "unknown";
 }
@@ -256,7 +268,8 @@ std::unique_ptr<PiecePolicy> make_policy(PickerKind kind, const PolicyConfig& co
         case PickerKind::beta:
             return std::make_unique<BetaPolicy>(config);
         case PickerKind::hybrid:
-            return std::make_unique<HybridPolicy>(config);
+        case PickerKind::adaptive:
+            return std::make_unique<HybridPolicy>(config, kind);
     }
     return nullptr;
 }

@@ -17,7 +17,9 @@
 
 namespace toast::client {
 
-enum class PickerKind { rarest, inorder, beta, hybrid };
+// adaptive orders as hybrid does; the stream controller tunes its in-order window and where peers start
+// (AdaptiveTuner) from what it observes.
+enum class PickerKind { rarest, inorder, beta, hybrid, adaptive };
 std::optional<PickerKind> parse_picker_kind(std::string_view text);
 std::string_view to_string(PickerKind k);
 
@@ -33,7 +35,10 @@ struct SwarmSnapshot {
     std::vector<int> availability;  // peers that have each piece
     PieceIndex playhead;            // the piece playing now
     PieceCount horizon;  // give-up horizon: pieces [playhead, playhead + horizon) are left to the server
-    PieceCount inorder_window;  // hybrid: pieces [playhead, playhead + window) are picked in order
+    PieceCount inorder_window;  // hybrid, adaptive: pieces [playhead, playhead + window) are picked in order
+    // adaptive: of the pieces [playhead + horizon, + lead) only those peers are already sending are wanted;
+    // peers are asked for new pieces from beyond them.
+    PieceCount lead;
     std::optional<PieceIndex> request_end;  // bounded buffer: nothing at or beyond this piece is wanted
     bool want_past_pieces = false;          // also want missing pieces behind the playhead (lowest priority)
     std::chrono::milliseconds piece_duration{0};       // media time of one full piece
@@ -66,11 +71,13 @@ struct PiecePlan {
 
 struct PolicyConfig {
     std::uint64_t seed = 1;
-    // Ordered policies (inorder, beta, hybrid) map rank to priority in doubling tiers: ranks [0, top_tier)
-    // get 7, the next top_tier get 6, then 2x as many get 5, 4x get 4, 8x get 3, 16x get 2, the rest 1.
-    // libtorrent's priorities are not strict tiers, so only the front of the order can be made to stand out.
+    // Ordered policies (inorder, beta, hybrid, adaptive) map rank to priority in doubling tiers: ranks [0,
+    // top_tier) get 7, the next top_tier get 6, then 2x as many get 5, 4x get 4, 8x get 3, 16x get 2, the
+    // rest 1. libtorrent's priorities are not strict tiers, so only the front of the order can be made to
+    // stand out.
     std::int32_t top_tier = 4;
-    // inorder and hybrid give the first `deadline_pieces` available in-order pieces a libtorrent deadline.
+    // inorder, hybrid and adaptive give the first `deadline_pieces` available in-order pieces a libtorrent
+    // deadline.
     std::int32_t deadline_pieces = 4;
     // rarest leaves ordering to libtorrent's own rarest-first: every wanted piece gets this priority.
     std::uint8_t rarest_priority = 4;

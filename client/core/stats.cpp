@@ -42,7 +42,10 @@ const std::vector<std::string_view>& stats_keys() {
                                                        "seek_ms",
                                                        "urgent_fetches",
                                                        "server_late_answers",
-                                                       "inorder_window"};
+                                                       "inorder_window",
+                                                       "late_pieces",
+                                                       "adaptive_share",
+                                                       "adaptive_lead_s"};
     return keys;
 }
 
@@ -84,6 +87,11 @@ nlohmann::ordered_json to_json(const StatsRecord& r) {
     j["inorder_window"] =
         r.inorder_window ? nlohmann::ordered_json::array({r.inorder_window->first, r.inorder_window->second})
                          : nlohmann::ordered_json(nullptr);
+    j["late_pieces"] = r.late_pieces;
+    j["adaptive_share"] =
+        r.adaptive_share ? nlohmann::ordered_json(*r.adaptive_share) : nlohmann::ordered_json(nullptr);
+    j["adaptive_lead_s"] =
+        r.adaptive_lead_s ? nlohmann::ordered_json(*r.adaptive_lead_s) : nlohmann::ordered_json(nullptr);
     return j;
 }
 
@@ -192,6 +200,19 @@ std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string*
             window[1].get<std::int64_t>() > INT32_MAX)
             return fail("inorder_window", "not [first, last] piece indices or null");
         r.inorder_window = std::pair{window[0].get<std::int32_t>(), window[1].get<std::int32_t>()};
+    }
+    if (!uint("late_pieces", r.late_pieces)) return fail("late_pieces", "not a non-negative integer");
+    const auto& share = j.at("adaptive_share");
+    if (!share.is_null()) {
+        if (!share.is_number() || share.get<double>() < 0 || share.get<double>() > 1)
+            return fail("adaptive_share", "not a number in [0, 1] or null");
+        r.adaptive_share = share.get<double>();
+    }
+    const auto& lead = j.at("adaptive_lead_s");
+    if (!lead.is_null()) {
+        if (!lead.is_number() || lead.get<double>() < 0)
+            return fail("adaptive_lead_s", "not a non-negative number or null");
+        r.adaptive_lead_s = lead.get<double>();
     }
     return r;
 }

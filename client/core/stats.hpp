@@ -52,8 +52,12 @@ struct StatsRecord {
     std::vector<std::int64_t> seek_ms;          // per seek: the seeking request to its first body byte
     std::uint64_t urgent_fetches = 0;  // server fetches for pieces a player read waited for (or an index)
     std::uint64_t server_late_answers = 0;  // server answers marked Toast-Late (its disks were behind)
-    // Pieces [first, last] the policy picks in order now (inorder, hybrid), else null.
+    // Pieces [first, last] the policy picks in order now (inorder, hybrid, adaptive), else null.
     std::optional<std::pair<std::int32_t, std::int32_t>> inorder_window;
+    std::uint64_t late_pieces = 0;  // the server took them at their last moment: peers asked were too slow
+    std::optional<double>
+        adaptive_share;  // the adaptive picker's share of its window (AdaptiveTuner), else null
+    std::optional<double> adaptive_lead_s;  // the adaptive picker's lead past the give-up zone, else null
     bool operator==(const StatsRecord&) const = default;
 };
 

@@ -71,7 +71,11 @@ StreamController::StreamController(TitleGeometry geometry, ControllerSetup setup
       policy_(make_policy(setup_.picker, policy_config(tuning, setup_.seed))),
       fidelity_(tuning.fidelity_top_k),
       had_(geometry_.piece_count()),
-      stored_(geometry_.piece_count()) {}
+      stored_(geometry_.piece_count()),
+      peer_owned_(geometry_.piece_count()) {
+    if (setup_.picker == PickerKind::adaptive)
+        adaptive_.emplace(setup_.inorder_window, tuning.adaptive, start);
+}
 
 bool StreamController::want_past_pieces() const {
     return setup_.behavior != Behavior::stream && !setup_.buffer_limit;
@@ -130,6 +134,10 @@ PieceArrival StreamController::on_piece_finished(PieceIndex p, SteadyTime now) {
     if (fallback_.in_flight(p)) {
         fallback_.on_fetch_abandoned(p);
         a.cancel_fetch = true;
+    }
+    if (auto since = peer_sending_.find(p); since != peer_sending_.end()) {
+        if (adaptive_) adaptive_->on_peer_piece(now - since->second);
+        peer_sending_.erase(since);
     }
     mark_had(p, now, true);
     return a;
@@ -269,7 +277,9 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
         if (!geometry_.valid(f.piece)) continue;
         in_flight.set(f.piece);
         incoming += geometry_.piece_size(f.piece);
+        peer_sending_.try_emplace(f.piece, now);
     }
+    std::erase_if(peer_sending_, [&](const auto& e) { return !in_flight.has(e.first); });
 
     // Bounded buffer: stored pieces plus every piece on its way must fit.
     std::optional<PieceIndex> request_end;
@@ -312,9 +322,17 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
     // those only at their last moment, unless peers sending them fall behind. A server that cannot be reached
     // cannot take the pieces near the playhead: peers may have them.
     const auto zone = fallback_.lead();
+    // The adaptive picker asks peers for new pieces only `lead` past that zone (it keeps those they are
+    // sending), and keeps part of the in-order window.
+    const auto tuned =
+        adaptive_ ? adaptive_->settings() : AdaptiveSettings{setup_.inorder_window, nanoseconds(0)};
     snap.horizon =
         sample.server_up ? horizon_.pieces_within(zone, watcher_.into_playhead_piece()) : PieceCount(0);
-    snap.inorder_window = geometry_.pieces_in(setup_.inorder_window);
+    if (sample.server_up && tuned.lead.count() > 0) {
+        auto to = horizon_.pieces_within(zone + tuned.lead, watcher_.into_playhead_piece());
+        snap.lead = PieceCount(to.value() - snap.horizon.value());
+    }
+    snap.inorder_window = geometry_.pieces_in(tuned.inorder_window);
     snap.request_end = request_end;
     snap.want_past_pieces = want_past_pieces();
     snap.piece_duration = duration_cast<milliseconds>(geometry_.piece_duration());
@@ -323,7 +341,8 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
 
     // The pieces kept in order now: [playhead, playhead + window) for hybrid, the rest for inorder.
     window_.reset();
-    if (setup_.picker == PickerKind::inorder || setup_.picker == PickerKind::hybrid) {
+    if (setup_.picker == PickerKind::inorder || setup_.picker == PickerKind::hybrid ||
+        setup_.picker == PickerKind::adaptive) {
         auto last = setup_.picker == PickerKind::inorder
                         ? n.value() - 1
                         : std::min(snap.playhead.value() + snap.inorder_window.value(), n.value()) - 1;
@@ -362,14 +381,27 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
     if (setup_.has_server) {
         plan.fetches = fallback_.plan(fin, now);
         PieceSet fetched(n);
+        int late = 0;
         for (const auto& f : plan.fetches) {
             if (f.reason == FetchReason::urgent) ++urgent_fetches_;
+            // Left to peers until the server's last moment, or started by them, and they did not make it:
+            // whatever they sent of it is lost upload.
+            if (f.reason != FetchReason::ahead && (peer_owned_.has(f.piece) || in_flight.has(f.piece))) {
+                ++late;
+                // Peers took at least this long over it: a piece the server races never completes from
+                // peers, and measuring only the pieces that did would take the slow ones out of the lead.
+                auto since = peer_sending_.find(f.piece);
+                if (adaptive_ && since != peer_sending_.end()) adaptive_->on_peer_piece(now - since->second);
+            }
             fetching_[f.piece] = now;
             fetched.set(f.piece);
         }
         // What the server fetches now is no longer asked of peers (unless the server does not answer).
         if (!plan.fetches.empty() && sample.server_up) drop_from_plan(plan.pieces, fetched);
+        late_pieces_ += static_cast<std::uint64_t>(late);
+        if (adaptive_) adaptive_->on_tick(late, now);
     }
+    peer_owned_ = std::move(peer_owned);
     fidelity_.on_plan(plan.pieces.wanted);
     plan.apply_pieces = !suspend;
 
@@ -398,6 +430,11 @@ void StreamController::fill_record(StatsRecord& r, SteadyTime now) const {
     r.peers = static_cast<std::uint32_t>(peers_.connected);
     r.urgent_fetches = urgent_fetches_;
     r.inorder_window = window_;
+    r.late_pieces = late_pieces_;
+    if (adaptive_) {
+        r.adaptive_share = adaptive_->share();
+        r.adaptive_lead_s = std::chrono::duration<double>(adaptive_->settings().lead).count();
+    }
 }
 
 }  // namespace toast::client

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/core/adaptive_tuner.hpp"
 #include "client/core/buffer_planner.hpp"
 #include "client/core/client_options.hpp"
 #include "client/core/client_tuning.hpp"
@@ -116,7 +117,12 @@ class StreamController {
     std::uint64_t ejected() const { return ejected_; }
     std::uint64_t max_buffer_bytes() const { return max_buffer_; }
     std::uint64_t admission_dropped() const { return admission_dropped_; }
-    // The pieces [first, last] picked in order now (inorder, hybrid), else absent.
+    // The adaptive picker's tuner (absent for the fixed pickers).
+    const std::optional<AdaptiveTuner>& adaptive() const { return adaptive_; }
+    // Pieces the server fetched at their last moment although peers were asked for them and a viewer held
+    // them: the peers were late (every picker counts them; the adaptive one learns from them).
+    std::uint64_t late_pieces() const { return late_pieces_; }
+    // The pieces [first, last] picked in order now (inorder, hybrid, adaptive), else absent.
     std::optional<std::pair<std::int32_t, std::int32_t>> inorder_window() const { return window_; }
     // The controller's part of a stats record: server bytes it counted (useful, and wasted excluding what
     // the transport rejected), playback, pieces, buffer, fetch-ahead, fidelity, peers, urgent fetches, the
@@ -137,6 +143,7 @@ class StreamController {
     GiveUpHorizon horizon_;
     FallbackPlanner fallback_;
     std::unique_ptr<PiecePolicy> policy_;
+    std::optional<AdaptiveTuner> adaptive_;
     FidelityMeter fidelity_;
     PieceSet had_;     // ever had
     PieceSet stored_;  // had and not ejected
@@ -170,6 +177,9 @@ class StreamController {
     std::uint64_t max_buffer_ = 0;
     std::uint64_t urgent_fetches_ = 0;
     std::uint64_t admission_dropped_ = 0;
+    std::uint64_t late_pieces_ = 0;
+    PieceSet peer_owned_;  // last tick's: asked of peers, held by a viewer
+    std::map<PieceIndex, SteadyTime> peer_sending_;  // pieces peers are sending, since the tick they started
     std::optional<std::pair<std::int32_t, std::int32_t>> window_;
 };
 

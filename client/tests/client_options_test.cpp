@@ -181,7 +181,7 @@ TEST_CASE("each invalid command line gets an error naming the option and value",
     CHECK(error_of(with({"--frobnicate"})) == "unknown option '--frobnicate' (see --help)");
     CHECK(error_of(with({"--picker"})) == "--picker: missing value");
     CHECK(error_of(with({"--picker", "random"})) ==
-          "--picker: unknown picker 'random' (expected rarest|inorder|beta|hybrid)");
+          "--picker: unknown picker 'random' (expected rarest|inorder|beta|hybrid|adaptive)");
     CHECK(error_of(with({"--listen", "7"})) == "--listen: given more than once");
     CHECK(error_of({"stream", "a", "--save-dir", "d", "--stats", "s", "--listen", "70000"}) ==
           "--listen: invalid port '70000' (expected 0..65535)");

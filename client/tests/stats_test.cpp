@@ -42,6 +42,9 @@ StatsRecord sample() {
     r.urgent_fetches = 4;
     r.server_late_answers = 1;
     r.inorder_window = std::pair{12, 40};
+    r.late_pieces = 2;
+    r.adaptive_share = 0.5;
+    r.adaptive_lead_s = 2.5;
     return r;
 }
 
@@ -59,7 +62,8 @@ TEST_CASE("a stats record serialises to one JSON line with exactly the documente
         R"("playhead":10000000,"pieces_had":40,"buffer_bytes":2500000,"pieces_fetched_ahead":3,)"
         R"("fidelity":0.75,"completed":true,"peers":3,"buffer_ahead_s":8.5,)"
         R"("player_url":"http://127.0.0.1:8080/title.mp4","first_byte_ms":95,"seeks":2,"seek_ms":[120,310],)"
-        R"("urgent_fetches":4,"server_late_answers":1,"inorder_window":[12,40]})"
+        R"("urgent_fetches":4,"server_late_answers":1,"inorder_window":[12,40],"late_pieces":2,)"
+        R"("adaptive_share":0.5,"adaptive_lead_s":2.5})"
         "\n");
     auto j = to_json(sample());
     std::vector<std::string> keys;
@@ -86,6 +90,7 @@ TEST_CASE("unknown startup and fidelity are null", "[client][stats]") {
     CHECK(j["player_url"].is_null());
     CHECK(j["first_byte_ms"].is_null());
     CHECK(j["inorder_window"].is_null());
+    CHECK(j["adaptive_share"].is_null());
     CHECK(j["seek_ms"] == nlohmann::json::array());
 }
 
@@ -124,6 +129,10 @@ TEST_CASE("stats records read back strictly", "[client][stats]") {
     broken["inorder_window"] = {40, 12};
     CHECK_FALSE(stats_from_json(broken, &error));
     CHECK(error == "inorder_window: not [first, last] piece indices or null");
+    broken = j;
+    broken["adaptive_share"] = 2;
+    CHECK_FALSE(stats_from_json(broken, &error));
+    CHECK(error == "adaptive_share: not a number in [0, 1] or null");
     broken = j;
     broken["tracker_ms"] = "soon";
     CHECK_FALSE(stats_from_json(broken, &error));

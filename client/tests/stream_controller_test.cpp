@@ -429,18 +429,28 @@ namespace {
 
 // A newcomer in a swarm, stepped every 100 ms: the tracker answers at 20 ms, peers holding every piece
 // connect at 50 ms; asked for a piece, they deliver it `delivery` later, up to `parallel` at once (never, if
-// `delivery` is zero). The server delivers a fetch 30 ms after it was planned.
+// `delivery` is zero). They report `claim` times the rate they deliver at (an uploader shared with other
+// viewers sends in bursts). The server delivers a fetch 30 ms after it was planned.
 struct Newcomer {
     ClientTuning tuning;
     StreamController c;
     std::chrono::milliseconds delivery;
     int parallel;
+    double claim = 1.0;
     std::map<PieceIndex, SteadyTime> asked;  // piece -> when peers were asked for it
     std::vector<std::pair<PieceIndex, SteadyTime>> from_server;
     int server_pieces = 0;
+    // Peers' time spent on pieces the server then fetched: their upload lost.
+    std::chrono::milliseconds peer_time_lost{0};
 
-    Newcomer(std::chrono::milliseconds d, int par)
-        : c(geometry(), setup(Behavior::stream, true), tuning, t0), delivery(d), parallel(par) {}
+    Newcomer(std::chrono::milliseconds d, int par, PickerKind picker = PickerKind::hybrid)
+        : c(geometry(), with_picker(setup(Behavior::stream, true), picker), tuning, t0),
+          delivery(d),
+          parallel(par) {}
+    static ControllerSetup with_picker(ControllerSetup s, PickerKind picker) {
+        s.picker = picker;
+        return s;
+    }
 
     void run(std::chrono::milliseconds length) {
         for (auto at = t0; at < t0 + length; at += 100ms) {
@@ -473,7 +483,7 @@ struct Newcomer {
                 if (delivery.count() > 0) rate += 250'000.0 / std::chrono::duration<double>(delivery).count();
             }
             for (std::size_t i = 0; i < s.peers.size() && !asked.empty(); ++i) {
-                s.peers[i].download_rate = rate / static_cast<double>(s.peers.size());
+                s.peers[i].download_rate = claim * rate / static_cast<double>(s.peers.size());
                 s.peers[i].queue_length = 8;
             }
             auto plan = c.tick(s);
@@ -482,7 +492,10 @@ struct Newcomer {
                                                        << " ms, playhead "
                                                        << c.watcher().playhead_piece().value());
                 ++server_pieces;
-                asked.erase(f.piece);
+                if (auto it = asked.find(f.piece); it != asked.end()) {
+                    peer_time_lost += std::chrono::duration_cast<std::chrono::milliseconds>(at - it->second);
+                    asked.erase(it);
+                }
                 from_server.emplace_back(f.piece, at + 30ms);
             }
             // Peers take the plan's most wanted pieces they are not sending yet.
@@ -531,4 +544,47 @@ TEST_CASE("peers that never deliver leave every piece to the server at its last 
     // Each piece a second apart, fetched about half a second before it is due: 12 s of playback.
     CHECK(n.server_pieces >= 12);
     CHECK(n.server_pieces <= 14);
+}
+
+TEST_CASE("peers slower than they look are asked by the adaptive picker only for pieces they deliver in time",
+          "[client][controller][adaptive]") {
+    // Two pieces at a time, 3.2 s each, while looking three times as fast: peers carry 62% of the bitrate,
+    // and pieces hybrid asks them for just past the give-up zone are raced by the server.
+    Newcomer hybrid(3200ms, 2, PickerKind::hybrid);
+    Newcomer adaptive(3200ms, 2, PickerKind::adaptive);
+    hybrid.claim = adaptive.claim = 3;
+    hybrid.run(20s);
+    adaptive.run(20s);
+    auto h = hybrid.record(t0 + 20s);
+    auto a = adaptive.record(t0 + 20s);
+    CHECK(h.stalls == 0);
+    CHECK(a.stalls == 0);
+    CHECK_FALSE(h.adaptive_share);
+    REQUIRE(a.adaptive_share);
+    // It learnt how long a piece takes: new requests start past it.
+    REQUIRE(adaptive.c.adaptive());
+    CHECK(adaptive.c.adaptive()->settings().lead >= 3s);
+    // The peers' upload is spent on pieces they deliver in time: fewer late ones, less of their time lost.
+    INFO("late: hybrid " << h.late_pieces << ", adaptive " << a.late_pieces << "; peer time lost: hybrid "
+                         << hybrid.peer_time_lost.count() << " ms, adaptive "
+                         << adaptive.peer_time_lost.count() << " ms");
+    CHECK(h.late_pieces >= 10);
+    CHECK(a.late_pieces * 3 <= h.late_pieces);
+    CHECK(adaptive.peer_time_lost * 3 <= hybrid.peer_time_lost);
+}
+
+TEST_CASE("peers that keep up leave the adaptive picker as hybrid with its whole window",
+          "[client][controller][adaptive]") {
+    Newcomer hybrid(300ms, 2, PickerKind::hybrid);
+    Newcomer adaptive(300ms, 2, PickerKind::adaptive);
+    hybrid.run(20s);
+    adaptive.run(20s);
+    auto h = hybrid.record(t0 + 20s);
+    auto a = adaptive.record(t0 + 20s);
+    CHECK(a.late_pieces == 0);
+    REQUIRE(a.adaptive_share);
+    CHECK(*a.adaptive_share == 1.0);
+    CHECK(a.inorder_window == h.inorder_window);
+    CHECK(adaptive.server_pieces == hybrid.server_pieces);
+    CHECK(a.bytes_from_server == h.bytes_from_server);
 }

@@ -11,7 +11,7 @@ _BITRATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(bps|kbps|mbps|gbps|k|m|g)?\s*$", 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(b|kib|mib|gib|kb|mb|gb|k|m|g)?\s*$", re.I)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|min|m|h)?\s*$", re.I)
 
-PICKERS = ("rarest", "inorder", "beta", "hybrid")
+PICKERS = ("rarest", "inorder", "beta", "hybrid", "adaptive")
 BEHAVIORS = ("download", "stream", "seed")
 CHOKERS = ("tit-for-tat", "seed")
 ARRIVALS = ("uniform", "poisson", "all-at-once")
