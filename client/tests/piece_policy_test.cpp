@@ -37,8 +37,10 @@ double ks_against_beta_1_2(std::vector<double>& samples) {
 }  // namespace
 
 TEST_CASE("picker names parse and print", "[client][policy]") {
-    for (auto k : {PickerKind::rarest, PickerKind::inorder, PickerKind::beta, PickerKind::hybrid})
+    for (auto k : {PickerKind::rarest, PickerKind::inorder, PickerKind::beta, PickerKind::hybrid,
+                   PickerKind::adaptive})
         CHECK(parse_picker_kind(to_string(k)) == k);
+    CHECK(to_string(PickerKind::adaptive) == "adaptive");
     CHECK_FALSE(parse_picker_kind("random"));
     CHECK_FALSE(parse_picker_kind("Hybrid"));
 }
@@ -69,7 +71,8 @@ TEST_CASE("every policy excludes pieces before the horizon", "[client][policy]")
     s.horizon = PieceCount(5);
     s.inorder_window = PieceCount(12);
     s.had.set(PieceIndex(12));
-    for (auto k : {PickerKind::rarest, PickerKind::inorder, PickerKind::beta, PickerKind::hybrid}) {
+    for (auto k : {PickerKind::rarest, PickerKind::inorder, PickerKind::beta, PickerKind::hybrid,
+                   PickerKind::adaptive}) {
         INFO(to_string(k));
         auto plan = make_policy(k, {})->plan(s);
         CHECK(plan.wanted.size() == 35);
@@ -139,6 +142,37 @@ TEST_CASE("hybrid picks in order inside the window and beta beyond it", "[client
     auto early =
         std::count_if(beyond.begin(), beyond.begin() + 90, [](PieceIndex p) { return p < PieceIndex(220); });
     CHECK(early > 55);
+}
+
+TEST_CASE("past the horizon, the lead's pieces are wanted only while peers are sending them, first",
+          "[client][policy][adaptive]") {
+    auto s = SwarmSnapshot::empty(PieceCount(100));
+    s.playhead = PieceIndex(10);
+    s.horizon = PieceCount(2);          // 10, 11 are the server's
+    s.lead = PieceCount(6);             // 12..17: only what peers already send
+    s.inorder_window = PieceCount(15);  // in order up to 24
+    s.in_flight.set(PieceIndex(16));
+    s.in_flight.set(PieceIndex(13));
+    s.in_flight.set(PieceIndex(30));
+    for (auto k : {PickerKind::hybrid, PickerKind::adaptive}) {
+        INFO(to_string(k));
+        auto plan = make_policy(k, {.seed = 9})->plan(s);
+        CHECK(plan.give_up == idx({10, 11}));
+        CHECK(first(plan.wanted, 9) == idx({13, 16, 18, 19, 20, 21, 22, 23, 24}));
+        for (int p : {12, 14, 15, 17}) {
+            CHECK(std::find(plan.wanted.begin(), plan.wanted.end(), PieceIndex(p)) == plan.wanted.end());
+            CHECK(plan.priority[static_cast<std::size_t>(p)] == 0);
+        }
+        // Beyond the window: every remaining piece, in beta order.
+        CHECK(plan.wanted.size() == 9 + (100 - 25));
+    }
+    // A lead that covers the window leaves the in-order part empty: beta from the lead's end.
+    s.lead = PieceCount(20);
+    s.in_flight = PieceSet(PieceCount(100));
+    auto plan = make_policy(PickerKind::adaptive, {.seed = 9})->plan(s);
+    REQUIRE(plan.wanted.size() == 100 - 32);
+    CHECK(plan.wanted.front() >= PieceIndex(32));
+    CHECK(plan.deadlines.empty());
 }
 
 TEST_CASE("hybrid falls back to beta when the horizon covers the window", "[client][policy]") {
