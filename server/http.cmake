@@ -1,5 +1,6 @@
 # HTTP front end: range parsing, pacing, the Beast server, /metrics and the admin endpoint.
 add_library(toast_server_http STATIC
+  core/admin_routes.cpp
   core/body_plan.cpp
   core/catalog.cpp
   core/catalog_handler.cpp

@@ -6,6 +6,7 @@
 #include <boost/asio/ip/address.hpp>
 
 #include "toast/common/byte_range.hpp"
+#include "toast/common/text.hpp"
 
 namespace toast::client {
 
@@ -47,14 +48,6 @@ std::string lower(std::string_view s) {
     return out;
 }
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-        s.remove_suffix(1);
-    return s;
-}
-
 // A header value quoted back in an answer: printable ASCII only, at most 100 bytes.
 std::string quoted_value(std::string_view v) {
     std::string out;
@@ -73,7 +66,7 @@ PlayerResponse refusal(int status, std::string reason) {
 }  // namespace
 
 bool host_names_endpoint(std::string_view host, const EndpointIdentity& self) {
-    host = trim(host);
+    host = trim_ows(host);
     std::string_view name = host;
     std::string_view port;
     bool literal_v6 = false;
@@ -114,7 +107,7 @@ std::optional<PlayerResponse> refuse_request_head(const PlayerRequestHead& head,
         return refusal(400, "an HTTP/1.1 request needs a Host header");
     if (!head.transfer_encodings.empty()) {
         if (head.version < 11) return refusal(400, "Transfer-Encoding in an HTTP/1.0 request");
-        if (head.transfer_encodings.size() > 1 || lower(trim(head.transfer_encodings[0])) != "chunked") {
+        if (head.transfer_encodings.size() > 1 || lower(trim_ows(head.transfer_encodings[0])) != "chunked") {
             std::string codings;
             for (auto te : head.transfer_encodings)
                 codings += (codings.empty() ? "" : ", ") + quoted_value(te);
@@ -122,7 +115,7 @@ std::optional<PlayerResponse> refuse_request_head(const PlayerRequestHead& head,
         }
     }
     if (!head.hosts.empty() && !host_names_endpoint(head.hosts[0], self)) {
-        return refusal(421, "Host '" + quoted_value(trim(head.hosts[0])) +
+        return refusal(421, "Host '" + quoted_value(trim_ows(head.hosts[0])) +
                                 "' does not name this endpoint; use localhost or the address it listens on");
     }
     return std::nullopt;

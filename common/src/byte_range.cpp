@@ -6,22 +6,12 @@
 #include <numeric>
 #include <optional>
 
+#include "toast/common/text.hpp"
+
 namespace toast {
 namespace {
 
 constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
-
-bool is_ows(char c) {
-    return c == ' ' || c == '\t';
-}
-
-std::string_view trim_ows(std::string_view s) {
-    while (!s.empty() && is_ows(s.front()))
-        s.remove_prefix(1);
-    while (!s.empty() && is_ows(s.back()))
-        s.remove_suffix(1);
-    return s;
-}
 
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
@@ -31,15 +21,6 @@ bool is_digit(char c) {
 bool is_tchar(char c) {
     if (std::isalnum(static_cast<unsigned char>(c))) return true;
     return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-            return false;
-    }
-    return true;
 }
 
 // 1*DIGIT, saturating at 2^64-1 instead of overflowing; nullopt unless `s` is all digits.

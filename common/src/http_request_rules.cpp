@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "toast/common/log.hpp"
+#include "toast/common/text.hpp"
 
 namespace toast {
 
@@ -39,25 +40,10 @@ bool is_ip_literal(std::string_view s) {
                        [](char c) { return hex(c) || c == ':' || c == '.' || c == 'v' || c == 'V'; });
 }
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-        s.remove_suffix(1);
-    return s;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
-           });
-}
-
 }  // namespace
 
 bool is_valid_host_value(std::string_view value) {
-    value = trim(value);
+    value = trim_ows(value);
     std::string_view host = value;
     std::string_view port;
     if (!value.empty() && value.front() == '[') {
@@ -103,7 +89,7 @@ std::optional<std::string> transfer_encoding_problem(unsigned version,
         std::size_t start = 0;
         while (start <= line.size()) {
             auto comma = line.find(',', start);
-            auto coding = trim(
+            auto coding = trim_ows(
                 line.substr(start, comma == std::string_view::npos ? line.size() - start : comma - start));
             if (!coding.empty()) {
                 ++count;

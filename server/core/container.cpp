@@ -3,6 +3,8 @@
 #include <array>
 #include <cctype>
 
+#include "toast/common/text.hpp"
+
 namespace toast::server {
 
 namespace {
@@ -49,14 +51,6 @@ bool packets(std::string_view head, std::size_t first, std::size_t stride) {
     for (std::size_t pos = first; pos < head.size() && seen < 8; pos += stride, ++seen)
         if (static_cast<unsigned char>(head[pos]) != 0x47) return false;
     return seen >= 2;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-            return false;
-    return true;
 }
 
 }  // namespace

@@ -8,29 +8,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/core/admin_routes.hpp"
 #include "server/core/catalog_handler.hpp"
 #include "server/core/http_date.hpp"
 #include "toast/common/config.hpp"
+#include "toast/common/text.hpp"
 
 namespace toast::server {
 namespace {
 
 constexpr std::string_view kOctetStream = "application/octet-stream";
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
-           });
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-        s.remove_suffix(1);
-    return s;
-}
 
 // One entity-tag from a list: `opaque` keeps its quotes.
 struct EntityTag {
@@ -42,14 +29,14 @@ struct EntityTag {
 // entity-tags make the whole list unusable (nullopt), so a malformed condition never matches.
 std::optional<std::vector<EntityTag>> parse_etag_list(std::string_view value, bool& any) {
     any = false;
-    value = trim(value);
+    value = trim_ows(value);
     if (value == "*") {
         any = true;
         return std::vector<EntityTag>{};
     }
     std::vector<EntityTag> tags;
     while (!value.empty()) {
-        value = trim(value);
+        value = trim_ows(value);
         if (!value.empty() && value.front() == ',') {
             value.remove_prefix(1);
             continue;
@@ -64,7 +51,7 @@ std::optional<std::vector<EntityTag>> parse_etag_list(std::string_view value, bo
         if (close == std::string_view::npos) return std::nullopt;
         tag.opaque = value.substr(0, close + 1);
         value.remove_prefix(close + 1);
-        value = trim(value);
+        value = trim_ows(value);
         if (!value.empty() && value.front() != ',') return std::nullopt;
         tags.push_back(tag);
     }
@@ -97,7 +84,7 @@ SysTime to_seconds(SysTime t) {
 
 // If-Range (RFC 9110 §13.1.5): true when the Range may be honoured.
 bool if_range_holds(std::string_view value, const TitleInfo& title) {
-    value = trim(value);
+    value = trim_ows(value);
     if (value.substr(0, 2) == "W/") return false;  // a weak tag never validates a range
     if (!value.empty() && value.front() == '"') {
         return value == title.etag;
@@ -108,12 +95,6 @@ bool if_range_holds(std::string_view value, const TitleInfo& title) {
 
 HttpResponse not_found(std::string reason) {
     return error_response(404, std::move(reason));
-}
-
-HttpResponse method_not_allowed(std::string_view method, std::string_view allow) {
-    auto r = error_response(405, "method " + std::string(method) + " not allowed here");
-    r.headers.push_back({"Allow", std::string(allow)});
-    return r;
 }
 
 void add_validators(HttpResponse& r, const TitleInfo& title) {
@@ -189,127 +170,6 @@ HttpResponse serve_stream(const HttpRequest& req, std::shared_ptr<const TitleInf
     return r;
 }
 
-std::string format_duration(std::chrono::nanoseconds d) {
-    return std::to_string(d.count()) + "ns";
-}
-
-nlohmann::json fault_json(const DiskFault& f) {
-    return {{"stutter_pct", f.stutter_pct},
-            {"added_latency", format_duration(f.added_latency)},
-            {"offline", f.offline}};
-}
-
-nlohmann::json disk_json(const DiskStatus& d) {
-    return {{"index", d.index},
-            {"path", d.path},
-            {"fault", fault_json(d.fault)},
-            {"queue_depth", d.queue_depth},
-            {"service_seconds_per_mb", d.service_seconds_per_mb},
-            {"bytes_read", d.bytes_read},
-            {"reads", d.reads}};
-}
-
-HttpResponse json_response(const nlohmann::json& j) {
-    HttpResponse r;
-    r.status = 200;
-    r.headers.push_back({"Content-Type", "application/json"});
-    r.body = j.dump(2) + "\n";
-    return r;
-}
-
-std::optional<std::size_t> parse_index(std::string_view s) {
-    if (s.empty() || s.size() > 6) return std::nullopt;
-    std::size_t v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') return std::nullopt;
-        v = v * 10 + static_cast<std::size_t>(c - '0');
-    }
-    return v;
-}
-
-// Merges the JSON body into the disk's current fault: absent fields keep their value.
-HttpResponse set_disk_fault(const HttpRequest& req, HandlerContext& ctx, std::size_t disk) {
-    auto disks = ctx.disks.disk_status();
-    auto it = std::find_if(disks.begin(), disks.end(), [&](const DiskStatus& d) { return d.index == disk; });
-    if (it == disks.end()) return not_found("no disk " + std::to_string(disk));
-    auto json = nlohmann::json::parse(req.body, nullptr, false);
-    if (json.is_discarded() || !json.is_object()) {
-        return error_response(400, "fault body must be a JSON object like {\"offline\":true}");
-    }
-    DiskFault fault = it->fault;
-    try {
-        ConfigReader r(json, "fault");
-        read_disk_fault(r, fault);
-        r.finish();
-    } catch (const ConfigError& e) {
-        return error_response(400, e.what());
-    }
-    if (!ctx.disks.set_fault(disk, fault)) return not_found("no disk " + std::to_string(disk));
-    for (const auto& d : ctx.disks.disk_status()) {
-        if (d.index == disk) return json_response(disk_json(d));
-    }
-    return json_response({{"index", disk}, {"fault", fault_json(fault)}});
-}
-
-// A browser on the server's host can send a POST to a loopback address from any web page, and a form or a
-// text/plain fetch needs no CORS preflight. A change of state therefore needs a JSON body (which a page can
-// only send cross-origin after a preflight this server never grants) and no sign of another origin: an
-// `Origin` whose host[:port] is not the request's `Host`, or `Sec-Fetch-Site` other than same-origin/none.
-// Tools like curl send neither header.
-std::optional<HttpResponse> refuse_unsafe_admin_post(const HttpRequest& req) {
-    if (req.has_origin) {
-        const auto origin = trim(req.origin);
-        const auto scheme_end = origin.find("://");
-        const auto authority =
-            scheme_end == std::string_view::npos ? std::string_view{} : origin.substr(scheme_end + 3);
-        if (authority.empty() || req.host.empty() || !iequals(authority, trim(req.host))) {
-            return error_response(403, "cross-origin admin request refused: Origin " + std::string(origin) +
-                                           " is not this server (Host " + std::string(req.host) + ")");
-        }
-    }
-    const auto site = trim(req.sec_fetch_site);
-    if (!site.empty() && !iequals(site, "same-origin") && !iequals(site, "none")) {
-        return error_response(403, "cross-origin admin request refused: Sec-Fetch-Site " + std::string(site));
-    }
-    auto media_type = req.content_type.substr(0, req.content_type.find(';'));
-    if (!req.has_content_type || !iequals(trim(media_type), "application/json")) {
-        auto r = error_response(
-            415, req.has_content_type
-                     ? "admin POST needs Content-Type application/json, got " + std::string(req.content_type)
-                     : "admin POST needs Content-Type application/json");
-        r.headers.push_back({"Accept-Post", "application/json"});
-        return r;
-    }
-    return std::nullopt;
-}
-
-HttpResponse serve_admin(const HttpRequest& req, std::string_view path, HandlerContext& ctx) {
-    if (ctx.limits.admin_on_separate_listener && !req.on_admin_listener) {
-        return not_found("admin routes are served on admin_listen only");
-    }
-    if (!req.peer_is_loopback) return error_response(403, "admin routes answer loopback peers only");
-    if (path == "/admin/disks") {
-        if (req.method != "GET" && req.method != "HEAD") return method_not_allowed(req.method, "GET, HEAD");
-        auto j = nlohmann::json::array();
-        for (const auto& d : ctx.disks.disk_status())
-            j.push_back(disk_json(d));
-        auto r = json_response(j);
-        r.head_only = req.method == "HEAD";
-        return r;
-    }
-    constexpr std::string_view prefix = "/admin/disks/";
-    constexpr std::string_view suffix = "/fault";
-    if (path.size() > prefix.size() + suffix.size() && path.substr(0, prefix.size()) == prefix &&
-        path.substr(path.size() - suffix.size()) == suffix) {
-        auto index = parse_index(path.substr(prefix.size(), path.size() - prefix.size() - suffix.size()));
-        if (!index) return not_found("no such admin resource");
-        if (req.method != "POST") return method_not_allowed(req.method, "POST");
-        if (auto refused = refuse_unsafe_admin_post(req)) return *refused;
-        return set_disk_fault(req, ctx, *index);
-    }
-    return not_found("no such admin resource");
-}
-
 // The path of an origin-form or absolute-form target, without the query; nullopt if it is neither.
 std::optional<std::string_view> target_path(std::string_view target) {
     if (target.substr(0, 7) == "http://" || target.substr(0, 8) == "https://") {
@@ -357,14 +217,14 @@ std::optional<HttpResponse> evaluate_preconditions(const HttpRequest& req, std::
             return error_response(412, "If-Match does not match " + std::string(etag));
         }
     } else if (!req.if_unmodified_since.empty() && modified) {
-        auto date = parse_http_date(trim(req.if_unmodified_since));
+        auto date = parse_http_date(trim_ows(req.if_unmodified_since));
         if (date && *modified > *date) return error_response(412, "modified since If-Unmodified-Since");
     }
     bool not_modified = false;
     if (req.has_if_none_match) {
         not_modified = weak_match(req.if_none_match, etag);
     } else if (!req.if_modified_since.empty() && modified) {
-        auto date = parse_http_date(trim(req.if_modified_since));
+        auto date = parse_http_date(trim_ows(req.if_modified_since));
         not_modified = date && *modified <= *date;
     }
     if (not_modified) {
@@ -460,6 +320,12 @@ std::string_view reason_phrase(unsigned status) {
     return "Unknown";
 }
 
+HttpResponse method_not_allowed(std::string_view method, std::string_view allow) {
+    auto r = error_response(405, "method " + std::string(method) + " not allowed here");
+    r.headers.push_back({"Allow", std::string(allow)});
+    return r;
+}
+
 HttpResponse error_response(unsigned status, std::string reason) {
     HttpResponse r;
     r.status = status;
@@ -538,7 +404,7 @@ bool requests_no_cache(std::string_view cache_control, std::string_view pragma) 
     auto has_token = [](std::string_view list) {
         while (!list.empty()) {
             const auto comma = list.find(',');
-            auto item = trim(list.substr(0, comma));
+            auto item = trim_ows(list.substr(0, comma));
             if (iequals(item, "no-cache")) return true;
             if (comma == std::string_view::npos) break;
             list.remove_prefix(comma + 1);

@@ -108,6 +108,8 @@ void add_validators(HttpResponse& response, std::string_view etag, std::optional
 
 // A plain error answer whose body states the reason (also used by the adapter for 400/408/413/431/503).
 HttpResponse error_response(unsigned status, std::string reason);
+// 405 naming the method, with the Allow header.
+HttpResponse method_not_allowed(std::string_view method, std::string_view allow);
 
 // Status line and header block, ending with the blank line. `date` is an IMF-fixdate.
 std::string serialize_head(const HttpResponse& response, bool keep_alive, std::string_view date);

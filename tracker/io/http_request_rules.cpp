@@ -7,29 +7,13 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 
+#include "toast/common/text.hpp"
 #include "tracker/core/tracker_config.hpp"
 
 namespace toast::tracker {
 namespace {
 
 namespace http = boost::beast::http;
-
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-        if (lower(a[i]) != lower(b[i])) return false;
-    }
-    return true;
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-        s.remove_suffix(1);
-    return s;
-}
 
 // RFC 3986 uri-host [ ":" port ]: reg-name characters (unreserved, pct-encoded, sub-delims), an IP literal
 // in brackets, and digits after the last colon. An empty value is allowed (RFC 9112 §3.2: a target without
@@ -114,12 +98,12 @@ std::optional<HttpRefusal> check_request_head(const http::request_header<>& head
     if (hosts > 1) return HttpRefusal{400, "more than one Host header", "bad_host"};
     if (hosts == 0 && head.version() >= 11)
         return HttpRefusal{400, "HTTP/1.1 request without Host", "bad_host"};
-    if (hosts == 1 && !valid_host(trim(host))) return HttpRefusal{400, "invalid Host header", "bad_host"};
+    if (hosts == 1 && !valid_host(trim_ows(host))) return HttpRefusal{400, "invalid Host header", "bad_host"};
     if (codings > 0) {
         if (head.version() < 11) {
             return HttpRefusal{400, "Transfer-Encoding in an HTTP/1.0 request", "bad_transfer_encoding"};
         }
-        if (codings > 1 || !iequals(trim(coding), "chunked")) {
+        if (codings > 1 || !iequals(trim_ows(coding), "chunked")) {
             return HttpRefusal{400, "unsupported Transfer-Encoding (only chunked)", "bad_transfer_encoding"};
         }
     }
