@@ -6,8 +6,9 @@ namespace lt = libtorrent;
 
 namespace toast::client {
 
-SwarmReader::SwarmReader(lt::torrent_handle handle, TitleGeometry geometry)
-    : handle_(std::move(handle)), geometry_(geometry) {}
+SwarmReader::SwarmReader(lt::torrent_handle handle, TitleGeometry geometry,
+                         std::chrono::milliseconds peer_interval)
+    : handle_(std::move(handle)), geometry_(geometry), peer_interval_(peer_interval) {}
 
 bool SwarmReader::checking() const {
     auto st = handle_.status({});
@@ -49,8 +50,22 @@ SwarmSample SwarmReader::read(SteadyTime now, bool server_up, const std::set<lt:
         s.in_flight.push_back({piece, Bytes(static_cast<std::uint64_t>(size * (1.0 - std::min(done, 1.0))))});
     }
 
+    // libtorrent updates peer rates and request queues once a second, and get_peer_info copies every peer's
+    // piece bitfield: a tick in between reuses the last read unless peers came or went.
+    if (!peers_read_at_ || now - *peers_read_at_ >= peer_interval_ || status_.num_peers != peers_seen_) {
+        read_peers(operators);
+        peers_read_at_ = now;
+        peers_seen_ = status_.num_peers;
+    }
+    s.peers = peer_samples_;
+    return s;
+}
+
+void SwarmReader::read_peers(const std::set<lt::tcp::endpoint>& operators) {
+    const auto n = geometry_.piece_count().value();
     handle_.get_peer_info(peers_);
-    s.peers.reserve(peers_.size());
+    peer_samples_.clear();
+    peer_samples_.reserve(peers_.size());
     for (const auto& p : peers_) {
         if (p.connection_type != lt::peer_info::standard_bittorrent) continue;
         PeerSample ps;
@@ -63,9 +78,8 @@ SwarmSample SwarmReader::read(SteadyTime now, bool server_up, const std::set<lt:
         }
         ps.download_rate = p.payload_down_speed;
         ps.queue_length = p.download_queue_length;
-        s.peers.push_back(std::move(ps));
+        peer_samples_.push_back(std::move(ps));
     }
-    return s;
 }
 
 }  // namespace toast::client

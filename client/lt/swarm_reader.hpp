@@ -4,6 +4,8 @@
 // fills are kept between reads so a tick allocates little.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -18,7 +20,9 @@ namespace toast::client {
 
 class SwarmReader {
   public:
-    SwarmReader(libtorrent::torrent_handle handle, TitleGeometry geometry);
+    // Peers are read at most once per `peer_interval`, and whenever peers come or go.
+    SwarmReader(libtorrent::torrent_handle handle, TitleGeometry geometry,
+                std::chrono::milliseconds peer_interval);
 
     // The torrent is still checking its files (or resume data): there is nothing to decide yet.
     bool checking() const;
@@ -37,6 +41,11 @@ class SwarmReader {
     libtorrent::torrent_status status_;
     std::vector<libtorrent::partial_piece_info> queue_;
     std::vector<libtorrent::peer_info> peers_;
+    std::chrono::milliseconds peer_interval_;
+    std::vector<PeerSample> peer_samples_;  // the last peers read, reused until the next read
+    std::optional<SteadyTime> peers_read_at_;
+    int peers_seen_ = -1;  // status().num_peers when they were read
+    void read_peers(const std::set<libtorrent::tcp::endpoint>& operators);
 };
 
 }  // namespace toast::client

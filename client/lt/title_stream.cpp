@@ -121,7 +121,7 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
     handle_ = added.handle;
     registry_ = added.registry;
     piece_control_ = std::make_unique<LtPieceControl>(handle_);
-    reader_ = std::make_unique<SwarmReader>(handle_, geometry);
+    reader_ = std::make_unique<SwarmReader>(handle_, geometry, tuning_.peer_read_interval);
     if (play) {
         try {
             playback_ = std::make_unique<TitlePlayback>(
