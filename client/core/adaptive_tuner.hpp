@@ -11,11 +11,12 @@
 // sending them. With upload at the bitrate peers keep up with an in-order window and hybrid does best; below
 // it, an in-order frontier is caught by the playhead and every viewer asks every uploader for the same few
 // pieces, where beta(1,2), which spreads requests over the rest of the title, does best (thesis §5.3, and
-// this testbed's 48-viewer set; in its 12-viewer Fig. 5.3 beta leads at every upload). Which case holds depends on how many viewers share each uploader, which a client
-// cannot see; whether its own requests come back in time it can. Rule (additive increase, multiplicative
-// decrease, as TCP's window): the share starts at 1 (hybrid's whole window). A tick with late pieces
-// multiplies it by late_decrease, at most once per decrease_interval (a burst from one slow peer is one
-// event); ticks without grow it back linearly, from 0 to 1 in `recovery`.
+// this testbed's 48-viewer set; in its 12-viewer Fig. 5.3 beta leads at every upload). Which case holds
+// depends on how many viewers share each uploader, which a client cannot see; whether its own requests come
+// back in time it can. Rule (additive increase, multiplicative decrease, as TCP's window): the share starts
+// at 1 (hybrid's whole window). A tick with late pieces multiplies it by late_decrease, at most once per
+// decrease_interval (a burst from one slow peer is one event); ticks without grow it back linearly, from 0 to
+// 1 in `recovery`.
 //
 // Invariants: share() in [0, 1]; settings().inorder_window in [0, window]; settings().lead in [0, max_lead].
 #pragma once
