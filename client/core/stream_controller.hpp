@@ -178,7 +178,7 @@ class StreamController {
     std::uint64_t urgent_fetches_ = 0;
     std::uint64_t admission_dropped_ = 0;
     std::uint64_t late_pieces_ = 0;
-    PieceSet peer_owned_;  // last tick's: asked of peers, held by a viewer
+    PieceSet peer_owned_;                            // last tick's: asked of peers, held by a viewer
     std::map<PieceIndex, SteadyTime> peer_sending_;  // pieces peers are sending, since the tick they started
     std::optional<std::pair<std::int32_t, std::int32_t>> window_;
 };
