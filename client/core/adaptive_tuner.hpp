@@ -34,7 +34,7 @@ struct AdaptiveConfig {
     std::chrono::nanoseconds decrease_interval = std::chrono::seconds(1);
     std::chrono::nanoseconds recovery = std::chrono::seconds(60);
     // Pieces further ahead are held by fewer of the viewers ahead: a longer lead loses fewer pieces to the
-    // server but leaves peers less to deliver (at upload = bitrate / 2, 16 s did worse than 8 s).
+    // server but leaves peers less to deliver (testbed/README.md has the trade measured).
     std::chrono::nanoseconds max_lead = std::chrono::seconds(8);
     // The lead before the first piece from peers is measured.
     std::chrono::nanoseconds initial_lead = std::chrono::seconds(0);

@@ -49,7 +49,7 @@ struct ClientTuning {
     int saturated_queue = 4;
     std::chrono::milliseconds rate_sample_interval{1000};  // libtorrent updates its rates once a second
     // Connected peers are read this often (and whenever their number changes): their rates and queues change
-    // once a second, and reading them copies every peer's bitfield, which with 95 peers was most of a tick.
+    // once a second, and reading them copies every peer's bitfield and costs a getsockname per peer.
     std::chrono::milliseconds peer_read_interval{1000};
 
     // --- the server fallback's fetch-ahead (the frontier viewer) ---

@@ -184,16 +184,16 @@ class HybridPolicy final : public PiecePolicy {
     PickerKind kind() const override { return kind_; }
     PiecePlan plan(const SwarmSnapshot& s) override {
         auto r = ranges_of(s);
-        std::int32_t window_end = static_cast<std::int32_t>(std::clamp<std::int64_t>(
-            static_cast<std::int64_t>(r.playhead) + s.inorder_window.value(), r.start, r.end));
         std::int32_t lead_end = static_cast<std::int32_t>(
             std::clamp<std::int64_t>(static_cast<std::int64_t>(r.start) + s.lead.value(), r.start, r.end));
+        std::int32_t window_end = std::max(
+            lead_end, static_cast<std::int32_t>(std::clamp<std::int64_t>(
+                          static_cast<std::int64_t>(r.playhead) + s.inorder_window.value(), r.start, r.end)));
         std::vector<PieceIndex> order;
         for (auto p : eligible_in(s, r.start, lead_end))
             if (s.in_flight.contains_index(p) && s.in_flight.has(p)) order.push_back(p);
-        auto windowed = eligible_in(s, lead_end, std::max(window_end, lead_end));
+        auto windowed = eligible_in(s, lead_end, window_end);
         order.insert(order.end(), windowed.begin(), windowed.end());
-        window_end = std::max(window_end, lead_end);
         auto in_order = order.size();
         auto beyond = eligible_in(s, window_end, r.end);
         beta_order(beyond, window_end, r.end, keys_.for_pieces(r.n));

@@ -1,6 +1,7 @@
 #include "client/core/stats.hpp"
 
 #include <chrono>
+#include <limits>
 
 namespace toast::client {
 
@@ -62,24 +63,23 @@ nlohmann::ordered_json to_json(const StatsRecord& r) {
     j["stalls"] = r.stalls;
     j["stall_seconds"] = r.stall_seconds;
     j["longest_stall"] = r.longest_stall;
-    auto optional_ms = [](const std::optional<std::int64_t>& v) {
+    auto nullable = [](const auto& v) {
         return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
     };
-    j["startup_ms"] = optional_ms(r.startup_ms);
-    j["session_ms"] = optional_ms(r.session_ms);
-    j["tracker_ms"] = optional_ms(r.tracker_ms);
-    j["first_piece_ms"] = optional_ms(r.first_piece_ms);
+    j["startup_ms"] = nullable(r.startup_ms);
+    j["session_ms"] = nullable(r.session_ms);
+    j["tracker_ms"] = nullable(r.tracker_ms);
+    j["first_piece_ms"] = nullable(r.first_piece_ms);
     j["playhead"] = r.playhead;
     j["pieces_had"] = r.pieces_had;
     j["buffer_bytes"] = r.buffer_bytes;
     j["pieces_fetched_ahead"] = r.pieces_fetched_ahead;
-    j["fidelity"] = r.fidelity ? nlohmann::ordered_json(*r.fidelity) : nlohmann::ordered_json(nullptr);
+    j["fidelity"] = nullable(r.fidelity);
     j["completed"] = r.completed;
     j["peers"] = r.peers;
     j["buffer_ahead_s"] = r.buffer_ahead_s;
-    j["player_url"] = r.player_url ? nlohmann::ordered_json(*r.player_url) : nlohmann::ordered_json(nullptr);
-    j["first_byte_ms"] =
-        r.first_byte_ms ? nlohmann::ordered_json(*r.first_byte_ms) : nlohmann::ordered_json(nullptr);
+    j["player_url"] = nullable(r.player_url);
+    j["first_byte_ms"] = nullable(r.first_byte_ms);
     j["seeks"] = r.seeks;
     j["seek_ms"] = r.seek_ms;
     j["urgent_fetches"] = r.urgent_fetches;
@@ -88,10 +88,8 @@ nlohmann::ordered_json to_json(const StatsRecord& r) {
         r.inorder_window ? nlohmann::ordered_json::array({r.inorder_window->first, r.inorder_window->second})
                          : nlohmann::ordered_json(nullptr);
     j["late_pieces"] = r.late_pieces;
-    j["adaptive_share"] =
-        r.adaptive_share ? nlohmann::ordered_json(*r.adaptive_share) : nlohmann::ordered_json(nullptr);
-    j["adaptive_lead_s"] =
-        r.adaptive_lead_s ? nlohmann::ordered_json(*r.adaptive_lead_s) : nlohmann::ordered_json(nullptr);
+    j["adaptive_share"] = nullable(r.adaptive_share);
+    j["adaptive_lead_s"] = nullable(r.adaptive_lead_s);
     return j;
 }
 
@@ -127,6 +125,14 @@ std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string*
         out = v.get<double>();
         return true;
     };
+    // Null, or a number in [0, max].
+    auto optional_real = [&](std::string_view k, std::optional<double>& out, double max) {
+        const auto& v = j.at(k);
+        if (v.is_null()) return true;
+        if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > max) return false;
+        out = v.get<double>();
+        return true;
+    };
     const auto& event = j.at("event");
     if (!event.is_string() || (event != "stats" && event != "summary"))
         return fail("event", "not \"stats\" or \"summary\"");
@@ -158,12 +164,7 @@ std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string*
         if (!v.is_number_integer()) return fail(k, "not an integer or null");
         *field = v.get<std::int64_t>();
     }
-    const auto& fidelity = j.at("fidelity");
-    if (!fidelity.is_null()) {
-        if (!fidelity.is_number() || fidelity.get<double>() < 0 || fidelity.get<double>() > 1)
-            return fail("fidelity", "not a number in [0, 1] or null");
-        r.fidelity = fidelity.get<double>();
-    }
+    if (!optional_real("fidelity", r.fidelity, 1)) return fail("fidelity", "not a number in [0, 1] or null");
     if (!j.at("completed").is_boolean()) return fail("completed", "not a boolean");
     r.completed = j.at("completed").get<bool>();
     if (!uint("peers", small) || small > UINT32_MAX) return fail("peers", "not a non-negative integer");
@@ -202,18 +203,10 @@ std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string*
         r.inorder_window = std::pair{window[0].get<std::int32_t>(), window[1].get<std::int32_t>()};
     }
     if (!uint("late_pieces", r.late_pieces)) return fail("late_pieces", "not a non-negative integer");
-    const auto& share = j.at("adaptive_share");
-    if (!share.is_null()) {
-        if (!share.is_number() || share.get<double>() < 0 || share.get<double>() > 1)
-            return fail("adaptive_share", "not a number in [0, 1] or null");
-        r.adaptive_share = share.get<double>();
-    }
-    const auto& lead = j.at("adaptive_lead_s");
-    if (!lead.is_null()) {
-        if (!lead.is_number() || lead.get<double>() < 0)
-            return fail("adaptive_lead_s", "not a non-negative number or null");
-        r.adaptive_lead_s = lead.get<double>();
-    }
+    if (!optional_real("adaptive_share", r.adaptive_share, 1))
+        return fail("adaptive_share", "not a number in [0, 1] or null");
+    if (!optional_real("adaptive_lead_s", r.adaptive_lead_s, std::numeric_limits<double>::infinity()))
+        return fail("adaptive_lead_s", "not a non-negative number or null");
     return r;
 }
 

@@ -277,7 +277,7 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
         if (!geometry_.valid(f.piece)) continue;
         in_flight.set(f.piece);
         incoming += geometry_.piece_size(f.piece);
-        peer_sending_.try_emplace(f.piece, now);
+        if (adaptive_) peer_sending_.try_emplace(f.piece, now);
     }
     std::erase_if(peer_sending_, [&](const auto& e) { return !in_flight.has(e.first); });
 
