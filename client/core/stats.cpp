@@ -22,6 +22,7 @@ const std::vector<std::string_view>& stats_keys() {
                                                        "bytes_server_wasted",
                                                        "bytes_uploaded",
                                                        "bytes_redundant",
+                                                       "bytes_redundant_raced",
                                                        "stalls",
                                                        "stall_seconds",
                                                        "longest_stall",
@@ -60,6 +61,7 @@ nlohmann::ordered_json to_json(const StatsRecord& r) {
     j["bytes_server_wasted"] = r.bytes_server_wasted;
     j["bytes_uploaded"] = r.bytes_uploaded;
     j["bytes_redundant"] = r.bytes_redundant;
+    j["bytes_redundant_raced"] = r.bytes_redundant_raced;
     j["stalls"] = r.stalls;
     j["stall_seconds"] = r.stall_seconds;
     j["longest_stall"] = r.longest_stall;
@@ -145,7 +147,8 @@ std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string*
           std::pair{"bytes_server_useful", &r.bytes_server_useful},
           std::pair{"bytes_server_wasted", &r.bytes_server_wasted},
           std::pair{"bytes_uploaded", &r.bytes_uploaded}, std::pair{"bytes_redundant", &r.bytes_redundant},
-          std::pair{"playhead", &r.playhead}, std::pair{"buffer_bytes", &r.buffer_bytes},
+          std::pair{"bytes_redundant_raced", &r.bytes_redundant_raced}, std::pair{"playhead", &r.playhead},
+          std::pair{"buffer_bytes", &r.buffer_bytes},
           std::pair{"pieces_fetched_ahead", &r.pieces_fetched_ahead}})
         if (!uint(k, *field)) return fail(k, "not a non-negative integer");
     std::uint64_t small = 0;

@@ -17,7 +17,8 @@
 
 namespace toast::client {
 
-// Invariants: bytes_from_server == bytes_server_useful + bytes_server_wasted; longest_stall <= stall_seconds;
+// Invariants: bytes_from_server == bytes_server_useful + bytes_server_wasted; bytes_redundant_raced <=
+// bytes_redundant; longest_stall <= stall_seconds;
 // fidelity, when present, is in [0, 1]; event is "stats" or "summary".
 struct StatsRecord {
     std::string event = "stats";
@@ -28,6 +29,8 @@ struct StatsRecord {
     std::uint64_t bytes_server_wasted = 0;  // failed, corrupt, or already had from a peer by then
     std::uint64_t bytes_uploaded = 0;
     std::uint64_t bytes_redundant = 0;  // payload received for pieces already had (duplicate blocks)
+    // Of bytes_redundant: peers' blocks of pieces the server had already delivered (it raced the peers).
+    std::uint64_t bytes_redundant_raced = 0;
     std::uint32_t stalls = 0;
     double stall_seconds = 0;
     double longest_stall = 0;                // seconds

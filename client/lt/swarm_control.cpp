@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 #include <tuple>
+#include <unordered_set>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
@@ -39,14 +40,19 @@ BlockRef block_of(const lt::peer_request& r) {
     return {static_cast<std::int32_t>(r.piece), r.start, r.length};
 }
 
+// The pieces of one torrent the server delivered (network thread only): a peer's block of one arrived too
+// late to be of use.
+using ServerPieces = std::unordered_set<int>;
+
 // Tracks the block requests we have outstanding to one peer, learns the peer's lt_donthave id, and keeps
 // cancels from leaving requests hanging at a peer that does not answer them (CancelLedger).
 class ToastPeerPlugin final : public lt::peer_plugin {
   public:
     ToastPeerPlugin(lt::peer_connection_handle pc, std::shared_ptr<SwarmControl> control,
-                    lt::sha1_hash torrent)
+                    lt::sha1_hash torrent, std::shared_ptr<const ServerPieces> server_pieces)
         : pc_(std::move(pc)),
           control_(std::move(control)),
+          server_pieces_(std::move(server_pieces)),
           torrent_(torrent),
           id_(control_->next_peer_id()),
           remote_(pc_.remote()) {
@@ -84,6 +90,8 @@ class ToastPeerPlugin final : public lt::peer_plugin {
     }
     bool on_piece(const lt::peer_request& r, lt::span<char const>) override {
         outstanding_.erase(key_of(r));
+        if (server_pieces_->count(static_cast<int>(r.piece)) != 0)
+            control_->count_raced_bytes(torrent_, r.length);
         if (fast_) ledger_.on_block(block_of(r));
         return false;
     }
@@ -151,6 +159,7 @@ class ToastPeerPlugin final : public lt::peer_plugin {
 
     lt::peer_connection_handle pc_;
     std::shared_ptr<SwarmControl> control_;
+    std::shared_ptr<const ServerPieces> server_pieces_;
     lt::sha1_hash torrent_;
     std::uint64_t id_;
     lt::tcp::endpoint remote_;
@@ -174,7 +183,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
 
     std::shared_ptr<lt::peer_plugin> new_connection(const lt::peer_connection_handle& pc) override {
         if (pc.type() != lt::connection_type::bittorrent) return {};
-        auto plugin = std::make_shared<ToastPeerPlugin>(pc, control_, key_);
+        auto plugin = std::make_shared<ToastPeerPlugin>(pc, control_, key_, server_pieces_);
         prune();
         peers_.push_back(plugin);
         return plugin;
@@ -183,6 +192,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
     void on_piece_pass(lt::piece_index_t piece) override {
         int index = static_cast<int>(piece);
         if (!control_->take_server_piece(key_, PieceIndex(index))) return;
+        server_pieces_->insert(index);
         for_each_peer([index](ToastPeerPlugin& p) { p.cancel_piece(index); });
     }
 
@@ -214,6 +224,8 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
     }
 
     void send_dont_have(int piece) {
+        // Ejected: if peers send it again, it is wanted again.
+        server_pieces_->erase(piece);
         for_each_peer([piece](ToastPeerPlugin& p) { p.send_dont_have(piece); });
     }
 
@@ -231,6 +243,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
 
     std::shared_ptr<SwarmControl> control_;
     lt::sha1_hash key_;
+    std::shared_ptr<ServerPieces> server_pieces_ = std::make_shared<ServerPieces>();
     std::vector<std::weak_ptr<ToastPeerPlugin>> peers_;
     SeedChokerState choker_state_;
 };
@@ -289,9 +302,21 @@ std::set<lt::tcp::endpoint> SwarmControl::operator_connections(const lt::sha1_ha
     return it == operators_.end() ? std::set<lt::tcp::endpoint>{} : it->second.connections;
 }
 
+void SwarmControl::count_raced_bytes(const lt::sha1_hash& torrent, int bytes) {
+    std::lock_guard lock(mutex_);
+    raced_bytes_[torrent] += static_cast<std::uint64_t>(bytes);
+}
+
+std::uint64_t SwarmControl::raced_bytes(const lt::sha1_hash& torrent) const {
+    std::lock_guard lock(mutex_);
+    auto it = raced_bytes_.find(torrent);
+    return it == raced_bytes_.end() ? 0 : it->second;
+}
+
 void SwarmControl::forget_torrent(const lt::sha1_hash& torrent) {
     std::lock_guard lock(mutex_);
     operators_.erase(torrent);
+    raced_bytes_.erase(torrent);
     for (auto it = server_pieces_.begin(); it != server_pieces_.end();) {
         it = it->first == torrent ? server_pieces_.erase(it) : std::next(it);
     }

@@ -68,6 +68,9 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     std::uint64_t dont_haves_sent() const { return dont_haves_sent_.load(); }
     std::uint64_t choker_changes() const { return choker_changes_.load(); }
     std::uint64_t peers_seen() const { return peers_seen_.load(); }
+    // Title thread: payload peers sent of `torrent`'s pieces the server had already delivered
+    // (StatsRecord::bytes_redundant_raced).
+    std::uint64_t raced_bytes(const libtorrent::sha1_hash& torrent) const;
 
     // Network thread only.
     const Config& config() const { return config_; }
@@ -82,6 +85,7 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     void count_request_again() { ++requests_again_; }
     void count_dont_have() { ++dont_haves_sent_; }
     void count_choker_change() { ++choker_changes_; }
+    void count_raced_bytes(const libtorrent::sha1_hash& torrent, int bytes);
     std::uint64_t next_peer_id() { return ++peers_seen_; }
 
   private:
@@ -93,6 +97,7 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     mutable std::mutex mutex_;
     std::set<std::pair<libtorrent::sha1_hash, PieceIndex>> server_pieces_;  // guarded by mutex_
     std::map<libtorrent::sha1_hash, Operators> operators_;                  // guarded by mutex_
+    std::map<libtorrent::sha1_hash, std::uint64_t> raced_bytes_;            // guarded by mutex_
     libtorrent::io_context* network_ = nullptr;                             // guarded by mutex_
     std::vector<std::weak_ptr<ToastTorrentPlugin>> torrents_;               // network thread only
     std::atomic<std::uint64_t> cancels_sent_{0};

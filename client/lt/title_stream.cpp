@@ -357,6 +357,7 @@ StatsRecord TitleStream::make_record(const std::string& event, SteadyTime now) {
     r.bytes_from_peers = static_cast<std::uint64_t>(st.total_payload_download);
     r.bytes_uploaded = static_cast<std::uint64_t>(st.total_payload_upload);
     r.bytes_redundant = static_cast<std::uint64_t>(st.total_redundant_bytes);
+    r.bytes_redundant_raced = std::min(session_.control().raced_bytes(key_), r.bytes_redundant);
     // Malformed server answers are the transport's waste, on top of what the controller counted.
     r.bytes_server_wasted += fetcher_->stats().bytes_rejected;
     r.bytes_from_server = r.bytes_server_useful + r.bytes_server_wasted;

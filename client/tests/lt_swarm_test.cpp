@@ -191,6 +191,12 @@ TEST_CASE("a piece added from the server cancels the requests still outstanding 
     auto status = leech.handle.status();
     INFO("redundant " << status.total_redundant_bytes << " of " << status.total_payload_download << " bytes");
     CHECK(status.total_payload_download < kBig / 2);
+    // What the seed sent of piece 3 after the server's copy passed is counted as raced: whole blocks, part
+    // of the redundant bytes.
+    auto raced = leech.control->raced_bytes(leech.key);
+    CHECK(raced <= static_cast<std::uint64_t>(status.total_redundant_bytes));
+    CHECK(raced % (16 * 1024) == 0);
+    CHECK(seed.control->raced_bytes(seed.key) == 0);
     std::vector<lt::peer_info> peers;
     leech.handle.get_peer_info(peers);
     CHECK(peers.size() == 1);

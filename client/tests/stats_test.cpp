@@ -20,6 +20,7 @@ StatsRecord sample() {
     r.bytes_server_wasted = 250'000;
     r.bytes_uploaded = 8'000'000;
     r.bytes_redundant = 16'384;
+    r.bytes_redundant_raced = 8'192;
     r.stalls = 2;
     r.stall_seconds = 1.5;
     r.longest_stall = 1.25;
@@ -57,7 +58,8 @@ TEST_CASE("a stats record serialises to one JSON line with exactly the documente
         line ==
         R"({"event":"summary","t_ms":61000,"bytes_from_peers":9000000,"bytes_from_server":1250000,)"
         R"("bytes_server_useful":1000000,"bytes_server_wasted":250000,"bytes_uploaded":8000000,)"
-        R"("bytes_redundant":16384,"stalls":2,"stall_seconds":1.5,"longest_stall":1.25,"startup_ms":420,)"
+        R"("bytes_redundant":16384,"bytes_redundant_raced":8192,"stalls":2,"stall_seconds":1.5,)"
+        R"("longest_stall":1.25,"startup_ms":420,)"
         R"("session_ms":35,"tracker_ms":60,"first_piece_ms":410,)"
         R"("playhead":10000000,"pieces_had":40,"buffer_bytes":2500000,"pieces_fetched_ahead":3,)"
         R"("fidelity":0.75,"completed":true,"peers":3,"buffer_ahead_s":8.5,)"

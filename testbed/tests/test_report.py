@@ -142,8 +142,8 @@ class ReportTest(unittest.TestCase):
     def test_reduction_ceiling_and_shares(self):
         s = scenario.from_dict({"clients": 4, "behavior": "stream", "upload_limit": "1Mbps", "bitrate": "2Mbps"})
         summ = {"completed": True, "bytes_from_peers": 600, "bytes_from_server": 400, "bytes_uploaded": 500,
-                "bytes_redundant": 10, "stalls": 1, "stall_seconds": 0.5, "startup_ms": 200,
-                "bytes_server_wasted": 8}
+                "bytes_redundant": 10, "bytes_redundant_raced": 6, "stalls": 1, "stall_seconds": 0.5,
+                "startup_ms": 200, "bytes_server_wasted": 8}
         r = report.compute(s, 1000, [summ, summ, summ, None], vod_bytes=1000, seed_bytes=500, tracker_bytes=100)
         self.assertEqual(r["unicast_bytes"], 4000)
         self.assertEqual(r["server_bytes"], 1600)
@@ -156,6 +156,8 @@ class ReportTest(unittest.TestCase):
         self.assertFalse(r["per_client"][3]["summary_written"])
         self.assertEqual(r["total_traffic_bytes"], 1600 + 1500)
         self.assertEqual(r["server_wasted_bytes"], 24)
+        self.assertEqual(r["redundant_bytes"], 30)
+        self.assertEqual(r["redundant_raced_bytes"], 18)
         self.assertAlmostEqual(r["server_wasted_pct"], 2.0)  # of the 1200 bytes the viewers took from the server
 
     def test_ceiling_without_upload_cap_is_one_minus_one_over_n(self):

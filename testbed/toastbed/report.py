@@ -68,7 +68,7 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
     unicast = title_bytes * n
     server = vod_bytes + seed_bytes + tracker_bytes
     rows, startups = [], []
-    stall_count, stall_seconds, redundant, uploaded, from_server, wasted = 0, 0.0, 0, 0, 0, 0
+    stall_count, stall_seconds, redundant, raced, uploaded, from_server, wasted = 0, 0.0, 0, 0, 0, 0, 0
     for i, summ in enumerate(client_summaries):
         summ = summ or {}
         row = {
@@ -78,6 +78,7 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
             "bytes_from_server": int(summ.get("bytes_from_server", 0)),
             "bytes_uploaded": int(summ.get("bytes_uploaded", 0)),
             "bytes_redundant": int(summ.get("bytes_redundant", 0)),
+            "bytes_redundant_raced": int(summ.get("bytes_redundant_raced", 0)),
             "bytes_server_wasted": int(summ.get("bytes_server_wasted", 0)),
             "stalls": int(summ.get("stalls", 0)),
             "stall_seconds": float(summ.get("stall_seconds", 0.0)),
@@ -88,6 +89,7 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
         stall_count += row["stalls"]
         stall_seconds += row["stall_seconds"]
         redundant += row["bytes_redundant"]
+        raced += row["bytes_redundant_raced"]
         from_server += row["bytes_from_server"]
         wasted += row["bytes_server_wasted"]
         uploaded += row["bytes_uploaded"]
@@ -110,6 +112,8 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
         "ceiling_pct": ceiling_pct(s),
         "total_traffic_bytes": int(server + uploaded),
         "redundant_bytes": redundant,
+        # Of those, peers' blocks of pieces the server had already delivered: it raced peers sending them.
+        "redundant_raced_bytes": raced,
         # Server bytes that did not help: pieces a peer delivered first, failed or corrupt responses; a share
         # of what the viewers received from the VoD server.
         "server_wasted_bytes": wasted,
@@ -157,7 +161,8 @@ def render_markdown(report: dict, plots: list[str]) -> str:
         + (f"; not comparable: {r['clients'] - r['completed_clients']} viewers did not complete |"
            if r["completed_clients"] < r["clients"] else " |"),
         f"| total traffic | {_mb(r['total_traffic_bytes'])} |",
-        f"| redundant bytes | {_mb(r['redundant_bytes'])} |",
+        f"| redundant bytes (of pieces the server raced) | {_mb(r['redundant_bytes'])} "
+        f"({_mb(r.get('redundant_raced_bytes', 0))}) |",
         f"| wasted server bytes | {_mb(r.get('server_wasted_bytes', 0))} "
         f"({r.get('server_wasted_pct', 0.0):.1f}% of what viewers took from the server) |",
         f"| stalls | {r['stalls']['count']} ({r['stalls']['seconds']:.1f} s) |",
