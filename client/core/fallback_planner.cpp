@@ -14,6 +14,10 @@ nanoseconds time_until_needed(const FallbackInput& in, PieceIndex p) {
     return t.count() > 0 ? t : nanoseconds(0);
 }
 
+bool has(const PieceSet* set, PieceIndex p) {
+    return set != nullptr && set->has(p);
+}
+
 nanoseconds saturating_add(nanoseconds a, nanoseconds b) {
     if (b.count() > 0 && a > nanoseconds::max() - b) return nanoseconds::max();
     return a + b;
@@ -76,7 +80,6 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
     const auto window = need_window(input.horizon);
     std::size_t needed = count(FetchReason::needed);
     const auto lead = saturating_add(estimate_, config_.lead_margin);
-    double queued_bytes = 0;  // bytes peers still owe for in-progress pieces up to p, in index order
     for (PieceIndex p = std::max(input.playhead, PieceIndex(0)); p.value() < end; ++p) {
         auto due = time_until_needed(input, p);
         if (due > window) break;
@@ -87,17 +90,7 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
         if (input.suspended && p != input.playhead && !(input.request_end && p < *input.request_end)) break;
         if (needed >= config_.max_concurrent) break;
         if (!startable(p, input, now)) continue;
-        auto i = static_cast<std::size_t>(p.value());
-        if (input.peer_remaining && i < input.peer_remaining->size() && (*input.peer_remaining)[i] >= 0 &&
-            input.peer_rate > 0) {
-            queued_bytes += static_cast<double>((*input.peer_remaining)[i]);
-            double eta_s = queued_bytes / input.peer_rate;
-            if (eta_s < 1e6 &&
-                saturating_add(nanoseconds(static_cast<std::int64_t>(eta_s * 1e9)), lead) < due)
-                continue;
-        } else if (input.peer_owned && input.peer_owned->has(p) && due > lead) {
-            continue;
-        }
+        if (due > lead && (has(input.peer_sending, p) || has(input.peer_owned, p))) continue;
         start(p, FetchReason::needed);
         ++needed;
     }

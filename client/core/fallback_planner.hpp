@@ -47,17 +47,12 @@ struct FallbackInput {
     std::optional<PieceIndex> request_end = {};       // bounded buffer: nothing at or beyond this is fetched
     bool suspended = false;  // bounded buffer full: only urgent pieces, the playhead piece and needed pieces
                              // before request_end
-    // Pieces peers are already sending: bytes still missing per piece (negative: not in progress), and the
-    // rate peers deliver at together (bytes per second). A needed piece peers will finish, in index order at
-    // that rate, at least fetch estimate + margin before its deadline is left to them: fetching it too would
-    // cost the server a piece and make the peers' bytes redundant. The last fetch estimate + margin before a
-    // deadline stay the server's.
-    const std::vector<std::int64_t>* peer_remaining = nullptr;
-    double peer_rate = 0;
-    // Pieces peers are asked for that a viewer holds (or may hold: peers are still being found). Peers get
-    // until the server's last moment for them: such a piece not yet in progress is fetched only once its
-    // deadline is within the fetch estimate + margin. Fetching it at the need window would take from the
-    // server a piece peers were about to deliver (a newcomer took 6-8 such pieces in its first seconds).
+    // Pieces peers are sending now, and pieces peers are asked for that a viewer holds (or may hold: peers
+    // are still being found). Peers get until the server's last moment for them: such a piece is fetched
+    // only once its deadline is within the fetch estimate + margin. Fetched at the need window, it would be
+    // a piece peers were about to deliver, and the blocks they had already sent of it (a CANCEL cannot call
+    // back what is in their send buffers) would arrive as redundant bytes: upload spent for nothing.
+    const PieceSet* peer_sending = nullptr;
     const PieceSet* peer_owned = nullptr;
 };
 

@@ -359,7 +359,6 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
 
     // Server fallback. "No viewer has it" counts only viewers: the operator's peers hold every piece.
     const auto by_viewers = viewer_availability(sample);
-    const auto owed = owed_by_peers(sample, n);
     // Pieces left to peers until the server's last moment: those asked of peers that a viewer holds, and
     // while peers are still being found (the tracker has not answered, or named peers we are connecting to),
     // every piece asked of peers.
@@ -375,9 +374,7 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
                       watcher_.into_playhead_piece(), horizon_.horizon_time(), urgent_pieces(peer_owned),
                       // "No peer has it" means nothing until peers had time to send their bitfields, nor
                       // while no peer is connected: every piece would qualify.
-                      peers_settled ? &by_viewers : nullptr, request_end, suspend, &owed,
-                      // What peers delivered in the last second, not the horizon's smoothed estimate.
-                      peers_.rate, &peer_owned};
+                      peers_settled ? &by_viewers : nullptr, request_end, suspend, &in_flight, &peer_owned};
     if (setup_.has_server) {
         plan.fetches = fallback_.plan(fin, now);
         PieceSet fetched(n);

@@ -35,14 +35,4 @@ std::vector<int> viewer_availability(const SwarmSample& sample) {
     return out;
 }
 
-std::vector<std::int64_t> owed_by_peers(const SwarmSample& sample, PieceCount piece_count) {
-    std::vector<std::int64_t> out(static_cast<std::size_t>(piece_count.value()), -1);
-    for (const auto& f : sample.in_flight) {
-        auto i = f.piece.value();
-        if (i < 0 || i >= piece_count.value()) continue;
-        out[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(f.owed.value());
-    }
-    return out;
-}
-
 }  // namespace toast::client

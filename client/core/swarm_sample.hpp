@@ -78,7 +78,4 @@ PeerFigures peer_figures(const std::vector<PeerSample>& peers, int saturated_que
 // How many viewers hold each piece: the sample's availability without the operator's peers.
 std::vector<int> viewer_availability(const SwarmSample& sample);
 
-// Bytes peers still owe per piece (indexed by piece, piece_count entries), -1 where no peer is sending it.
-std::vector<std::int64_t> owed_by_peers(const SwarmSample& sample, PieceCount piece_count);
-
 }  // namespace toast::client

@@ -65,37 +65,26 @@ TEST_CASE("the fallback fires before the deadline: horizon plus fetch estimate p
     CHECK(f.fetched_ahead() == 0);
 }
 
-TEST_CASE("a needed piece peers will finish in time is left to them until the fetch lead before its deadline",
-          "[client][fallback]") {
+TEST_CASE("a needed piece peers are sending is theirs until the server's last moment", "[client][fallback]") {
     FallbackPlanner f(config());
     auto h = had(50, {0});
-    // Window 2 + 1 + 0.5 = 3.5 s; lead 1 + 0.5 = 1.5 s. Peers deliver 400 kB/s together and owe 100 kB for
-    // each of pieces 2, 3 and 4 (in index order: piece 2 in 0.25 s, 3 in 0.5 s, 4 in 0.75 s); nobody sends
+    // Window 2 + 1 + 0.5 = 3.5 s; lead 1 + 0.5 = 1.5 s. Peers are sending pieces 2 and 3; nobody sends
     // piece 1.
-    std::vector<std::int64_t> remaining(50, -1);
-    remaining[2] = 100'000;
-    remaining[3] = 100'000;
-    remaining[4] = 100'000;
-    FallbackInput in{.had = h,
-                     .playhead = PieceIndex(0),
-                     .piece_duration = 1s,
-                     .horizon = 2s,
-                     .peer_remaining = &remaining,
-                     .peer_rate = 400'000};
-    // Piece 1 (due 1 s) is the server's; piece 2 (due 2 s, done in 0.25 + 1.5 s) and 3 (due 3 s, done in
-    // 0.5 + 1.5 s) are left to the peers.
+    auto sending = had(50, {2, 3});
+    FallbackInput in{
+        .had = h, .playhead = PieceIndex(0), .piece_duration = 1s, .horizon = 2s, .peer_sending = &sending};
+    // Piece 1 (due 1 s) is the server's; pieces 2 (due 2 s) and 3 (due 3 s) are inside the need window but
+    // left to the peers.
     CHECK(pieces_of(f.plan(in, t0)) == idx({1}));
-    // 600 ms later piece 2 is due in 1.4 s, inside its lead: the server fires now whatever the peers
-    // promise; piece 3 (due in 2.4 s, done in 2 s) and 4 (due in 3.4 s, done in 2.25 s) still wait.
+    // 600 ms later piece 2 is due in 1.4 s, inside the lead: the server takes it whatever the peers have
+    // sent of it; piece 3 (due in 2.4 s) still waits; piece 4 (due in 3.4 s), which nobody sends, enters
+    // the need window.
     in.into_playhead_piece = 600ms;
-    CHECK(pieces_of(f.plan(in, t0 + 600ms)) == idx({2}));
-    // Peers that slow down lose pieces 3 and 4 too (done in 2 + 1.5 s and 4 + 1.5 s).
-    in.peer_rate = 50'000;
-    CHECK(pieces_of(f.plan(in, t0 + 700ms)) == idx({3, 4}));
-    // Without the peers' progress every needed piece is fetched as before.
+    CHECK(pieces_of(f.plan(in, t0 + 600ms)) == idx({2, 4}));
+    // Without the peers' progress every needed piece is fetched at the need window.
     FallbackPlanner g(config());
-    in.peer_remaining = nullptr;
-    CHECK(pieces_of(g.plan(in, t0)) == idx({1, 2, 3, 4}));
+    in.peer_sending = nullptr;
+    CHECK(pieces_of(g.plan(in, t0 + 600ms)) == idx({1, 2, 3, 4}));
 }
 
 TEST_CASE("the fallback never fetches a piece that is already being fetched", "[client][fallback]") {

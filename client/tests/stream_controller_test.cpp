@@ -232,24 +232,25 @@ TEST_CASE("pieces no viewer has are fetched ahead: the operator's seed does not 
     CHECK(fetched(d.tick(v), FetchReason::ahead).empty());
 }
 
-TEST_CASE("a needed piece peers are sending and will finish in time is left to them",
+TEST_CASE("a needed piece peers are sending is left to them until the server's last moment",
           "[client][controller]") {
     ClientTuning tuning;
-    StreamController c(geometry(), setup(), tuning, t0);
+    // Only the operator's seed is connected: no viewer holds a piece, so only what it is sending is left
+    // to it. Pieces 0-2 are due within the need window (horizon 1.5 s + lead 0.75 s); piece 0 is inside
+    // the lead.
     auto s = sample(t0, 1);
-    s.peers = {viewer(250'000, 0)};
-    // Piece 1 is due in 1 s; peers owe 200 kB of it at 250 kB/s: 0.8 s + the server's lead (0.75 s) does
-    // not fit, so the server takes it. Piece 2 is due in 2 s; in index order peers owe 210 kB up to it: 0.84
-    // s
-    // + 0.75 s fits.
+    s.peers = {operator_seed()};
+    StreamController plain(geometry(), setup(), tuning, t0);
+    CHECK(fetched(plain.tick(s)) == idx({0, 1, 2}));
+
+    StreamController c(geometry(), setup(), tuning, t0);
     s.in_flight = {{PieceIndex(1), Bytes(200'000)}, {PieceIndex(2), Bytes(10'000)}};
     auto plan = c.tick(s);
-    CHECK(fetched(plan) == idx({0, 1}));
-    // What the server fetches is no longer asked of peers.
-    for (auto p : idx({0, 1})) {
-        CHECK(std::count(plan.pieces.wanted.begin(), plan.pieces.wanted.end(), p) == 0);
-        CHECK(plan.pieces.priority[static_cast<std::size_t>(p.value())] == 0);
-    }
+    CHECK(fetched(plan) == idx({0}));
+    // What the server fetches is no longer asked of peers; what peers are sending still is.
+    CHECK(std::count(plan.pieces.wanted.begin(), plan.pieces.wanted.end(), PieceIndex(0)) == 0);
+    CHECK(plan.pieces.priority[0] == 0);
+    CHECK(std::count(plan.pieces.wanted.begin(), plan.pieces.wanted.end(), PieceIndex(1)) == 1);
 }
 
 TEST_CASE("a server that cannot be reached gives nothing up: peers may have the pieces near the playhead",
