@@ -393,7 +393,7 @@ Options:
   --upload-limit RATE         upload cap, also on loopback, 1kbps..100Gbps, e.g. 2Mbps (default: unlimited)
   --download-limit RATE       download cap, 1kbps..100Gbps (default: unlimited)
   --choker C                  tit-for-tat|seed (default: tit-for-tat)
-  --unchoke-slots N           peers uploaded to at once, 1..1000 (default: 16)
+  --unchoke-slots N           peers uploaded to at once, 1..1000 (default: 2)
   --max-connections N         peer connections at most, 2..10000; a full client swaps its
                               lowest-ranked peer for a newcomer (default: 40)
   --seed N                    seed for the picker's random choices (default: 1)

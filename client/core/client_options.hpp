@@ -56,9 +56,13 @@ struct ClientOptions {
     std::optional<BitRate> upload_limit;    // unlimited when absent
     std::optional<BitRate> download_limit;  // unlimited when absent
     ChokerOption choker = ChokerOption::tit_for_tat;
-    // Regular unchoke slots (both chokers). A swarm of set-top boxes does best serving every viewer that
-    // asks: with 12 viewers, 3 slots lost a quarter of the offload and 8 lost 3 points against 16+.
-    int unchoke_slots = 16;
+    // Unchoke slots (both chokers; libtorrent's tit-for-tat makes a fifth of them, at least one, optimistic).
+    // Few: an uploader's upload is split among the viewers it unchokes, and split many ways every piece
+    // arrives slowly, so pieces peers are sending reach the server's last moment unfinished. The server then
+    // takes them, and what peers had sent of them is upload spent for nothing (bytes_redundant_raced). Two
+    // slots (one regular, one optimistic) send each piece at half the uploader's rate; testbed/README.md has
+    // the measurements.
+    int unchoke_slots = 2;
     // Peer connections at most (SessionConfig::max_connections says why 40).
     int max_connections = 40;
     std::uint64_t seed = 1;

@@ -30,7 +30,7 @@ struct SessionConfig {
     std::optional<BitRate> upload_limit;    // payload + protocol bytes per second, all peers together
     std::optional<BitRate> download_limit;  // likewise for download
     ChokerKind choker = ChokerKind::tit_for_tat;
-    int unchoke_slots = 16;  // regular unchoke slots (both chokers); ClientOptions::unchoke_slots
+    int unchoke_slots = 2;  // regular unchoke slots (both chokers); ClientOptions::unchoke_slots
     // Peer connections at most. Every connection costs each side CPU for every piece (a HAVE message, its
     // share of libtorrent's per-peer work) whether or not data flows on it: in a swarm where everyone talks
     // to everyone the swarm's cost grows with the square of its size. Two and a half times the unchoke

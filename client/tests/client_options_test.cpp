@@ -37,7 +37,7 @@ TEST_CASE("the minimal stream command gets every documented default", "[client][
     CHECK(o.save_dir == "/tmp/c1");
     CHECK(o.listen_port == 6881);
     CHECK(o.listen_host.empty());
-    CHECK(o.unchoke_slots == 16);
+    CHECK(o.unchoke_slots == 2);
     CHECK(o.max_connections == 40);
     CHECK(o.stats_file == "c1.jsonl");
     CHECK(o.servers.empty());
@@ -162,7 +162,7 @@ TEST_CASE("help is recognised anywhere and documents every option with its defau
         CHECK(text.find(opt) != std::string::npos);
     for (auto def :
          {"(default: hybrid)", "(default: 15min)", "(default: stream)", "(default: tit-for-tat)",
-          "(default: 16)", "(default: 40)", "(default: 1)", "(default: info)", "(default: unlimited)"})
+          "(default: 2)", "(default: 40)", "(default: 1)", "(default: info)", "(default: unlimited)"})
         CHECK(text.find(def) != std::string::npos);
 }
 

@@ -69,7 +69,7 @@ TEST_CASE("session settings turn off everything that defeats streaming on a clos
     CHECK(s.get_int(lt::settings_pack::upload_rate_limit) == 400'000);
     CHECK(s.get_int(lt::settings_pack::download_rate_limit) == 0);
     CHECK(s.get_int(lt::settings_pack::tick_interval) == 50);
-    CHECK(s.get_int(lt::settings_pack::unchoke_slots_limit) == 16);
+    CHECK(s.get_int(lt::settings_pack::unchoke_slots_limit) == 2);
     CHECK(s.get_int(lt::settings_pack::connections_limit) == 40);
     CHECK(s.get_int(lt::settings_pack::aio_threads) == 2);
     CHECK_FALSE(s.get_bool(lt::settings_pack::send_redundant_have));
