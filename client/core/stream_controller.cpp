@@ -273,11 +273,11 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
 
     PieceSet in_flight(n);
     Bytes incoming{0};
-    for (const auto& f : sample.in_flight) {
-        if (!geometry_.valid(f.piece)) continue;
-        in_flight.set(f.piece);
-        incoming += geometry_.piece_size(f.piece);
-        if (adaptive_) peer_sending_.try_emplace(f.piece, now);
+    for (auto p : sample.in_flight) {
+        if (!geometry_.valid(p)) continue;
+        in_flight.set(p);
+        incoming += geometry_.piece_size(p);
+        if (adaptive_) peer_sending_.try_emplace(p, now);
     }
     std::erase_if(peer_sending_, [&](const auto& e) { return !in_flight.has(e.first); });
 

@@ -30,19 +30,13 @@ struct PeerSample {
     PieceSet pieces;
 };
 
-// A piece peers are sending us now: requested, not yet complete.
-struct PieceInFlight {
-    PieceIndex piece;
-    Bytes owed{0};  // bytes of it not yet received (nor being written)
-};
-
 // Invariants the adapter keeps: availability has piece_count entries (peers holding each piece, every
 // connected peer counted); every in-flight piece is a valid index.
 struct SwarmSample {
     SteadyTime now{};
     std::vector<int> availability;
     std::vector<PeerSample> peers;
-    std::vector<PieceInFlight> in_flight;
+    std::vector<PieceIndex> in_flight;  // pieces peers are sending us now: requested, not yet complete
     // Peers the tracker named that we know of, connected or not (libtorrent's list_peers).
     int known_peers = 0;
     // At least one server URL answers (its last request did not fail).

@@ -44,10 +44,7 @@ SwarmSample SwarmReader::read(SteadyTime now, bool server_up, const std::set<lt:
     s.in_flight.reserve(queue_.size());
     for (const auto& q : queue_) {
         PieceIndex piece(static_cast<int>(q.piece_index));
-        if (!geometry_.valid(piece) || q.blocks_in_piece <= 0) continue;
-        auto size = static_cast<double>(geometry_.piece_size(piece).value());
-        double done = static_cast<double>(q.finished + q.writing) / q.blocks_in_piece;
-        s.in_flight.push_back({piece, Bytes(static_cast<std::uint64_t>(size * (1.0 - std::min(done, 1.0))))});
+        if (geometry_.valid(piece)) s.in_flight.push_back(piece);
     }
 
     // libtorrent updates peer rates and request queues once a second, and get_peer_info copies every peer's

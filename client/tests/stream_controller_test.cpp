@@ -244,7 +244,7 @@ TEST_CASE("a needed piece peers are sending is left to them until the server's l
     CHECK(fetched(plain.tick(s)) == idx({0, 1, 2}));
 
     StreamController c(geometry(), setup(), tuning, t0);
-    s.in_flight = {{PieceIndex(1), Bytes(200'000)}, {PieceIndex(2), Bytes(10'000)}};
+    s.in_flight = idx({1, 2});
     auto plan = c.tick(s);
     CHECK(fetched(plan) == idx({0}));
     // What the server fetches is no longer asked of peers; what peers are sending still is.
@@ -477,10 +477,8 @@ struct Newcomer {
             auto s = sample(at, at >= t0 + 50ms ? 3 : 0);
             if (at >= t0 + 50ms) s.peers = {viewer(), viewer(), viewer()};
             double rate = 0;
-            for (const auto& [p, since] : asked) {
-                using secs = std::chrono::duration<double>;
-                double done = delivery.count() > 0 ? std::min(1.0, secs(at - since) / secs(delivery)) : 0.0;
-                s.in_flight.push_back({p, Bytes(static_cast<std::uint64_t>(250'000 * (1 - done)))});
+            for (const auto& entry : asked) {
+                s.in_flight.push_back(entry.first);
                 if (delivery.count() > 0) rate += 250'000.0 / std::chrono::duration<double>(delivery).count();
             }
             for (std::size_t i = 0; i < s.peers.size() && !asked.empty(); ++i) {
