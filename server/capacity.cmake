@@ -5,6 +5,8 @@ add_library(toast_server_capacity STATIC
   core/admission.cpp
   core/block_math.cpp
   core/demand_trace.cpp
+  core/demand_trace_mp4.cpp
+  core/demand_trace_ts.cpp
   core/disk_model.cpp
   core/disk_orders.cpp
   core/disk_scheduler.cpp
