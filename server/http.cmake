@@ -24,6 +24,7 @@ list(APPEND SERVER_TEST_SOURCES
   tests/catalog_test.cpp
   tests/pacer_test.cpp
   tests/reload_plan_test.cpp
+  tests/admin_routes_test.cpp
   tests/request_handler_test.cpp
   tests/response_transfer_test.cpp
   tests/send_chain_test.cpp
