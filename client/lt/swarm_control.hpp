@@ -2,7 +2,8 @@
 // outstanding for a piece the server just delivered (add_piece cancels nothing, torrent.cpp:1352 is dead
 // code in 2.0.8), an lt_donthave for a piece ejected from the bounded buffer, and the seed-style choker.
 // A CANCEL goes only to a peer that answers it: one that leaves cancelled requests unanswered (Transmission
-// 3.00) gets them requested again instead, or libtorrent would wait for them for good (CancelLedger).
+// 3.00) gets them requested again instead, or libtorrent would wait for them for good (CancelLedger). What
+// peers had already sent of such a piece still arrives, and is counted (raced_bytes).
 // It also learns which connections are the operator's peers: a peer is named by its listen address, which is
 // the remote end of a connection we opened, and the extension handshake's "p" (with the remote address) of
 // one it opened; libtorrent's peer_info knows only the connection's remote end.
