@@ -79,7 +79,7 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
     const auto end = input.request_end ? std::min(input.request_end->value(), n) : n;
     const auto window = need_window(input.horizon);
     std::size_t needed = count(FetchReason::needed);
-    const auto lead = saturating_add(estimate_, config_.lead_margin);
+    const auto last_moment = lead();
     for (PieceIndex p = std::max(input.playhead, PieceIndex(0)); p.value() < end; ++p) {
         auto due = time_until_needed(input, p);
         if (due > window) break;
@@ -90,7 +90,7 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
         if (input.suspended && p != input.playhead && !(input.request_end && p < *input.request_end)) break;
         if (needed >= config_.max_concurrent) break;
         if (!startable(p, input, now)) continue;
-        if (due > lead && (has(input.peer_sending, p) || has(input.peer_owned, p))) continue;
+        if (due > last_moment && (has(input.peer_sending, p) || has(input.peer_owned, p))) continue;
         start(p, FetchReason::needed);
         ++needed;
     }

@@ -41,18 +41,18 @@ BlockRef block_of(const lt::peer_request& r) {
 }
 
 // The pieces of one torrent the server delivered (network thread only): a peer's block of one arrived too
-// late to be of use.
-using ServerPieces = std::unordered_set<int>;
+// late to be of use. SwarmControl's own set holds the pieces expected from the server until they pass.
+using DeliveredPieces = std::unordered_set<int>;
 
 // Tracks the block requests we have outstanding to one peer, learns the peer's lt_donthave id, and keeps
 // cancels from leaving requests hanging at a peer that does not answer them (CancelLedger).
 class ToastPeerPlugin final : public lt::peer_plugin {
   public:
     ToastPeerPlugin(lt::peer_connection_handle pc, std::shared_ptr<SwarmControl> control,
-                    lt::sha1_hash torrent, std::shared_ptr<const ServerPieces> server_pieces)
+                    lt::sha1_hash torrent, std::shared_ptr<const DeliveredPieces> delivered)
         : pc_(std::move(pc)),
           control_(std::move(control)),
-          server_pieces_(std::move(server_pieces)),
+          delivered_(std::move(delivered)),
           torrent_(torrent),
           id_(control_->next_peer_id()),
           remote_(pc_.remote()) {
@@ -90,7 +90,7 @@ class ToastPeerPlugin final : public lt::peer_plugin {
     }
     bool on_piece(const lt::peer_request& r, lt::span<char const>) override {
         outstanding_.erase(key_of(r));
-        if (server_pieces_->count(static_cast<int>(r.piece)) != 0)
+        if (delivered_->count(static_cast<int>(r.piece)) != 0)
             control_->count_raced_bytes(torrent_, r.length);
         if (fast_) ledger_.on_block(block_of(r));
         return false;
@@ -159,7 +159,7 @@ class ToastPeerPlugin final : public lt::peer_plugin {
 
     lt::peer_connection_handle pc_;
     std::shared_ptr<SwarmControl> control_;
-    std::shared_ptr<const ServerPieces> server_pieces_;
+    std::shared_ptr<const DeliveredPieces> delivered_;
     lt::sha1_hash torrent_;
     std::uint64_t id_;
     lt::tcp::endpoint remote_;
@@ -183,7 +183,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
 
     std::shared_ptr<lt::peer_plugin> new_connection(const lt::peer_connection_handle& pc) override {
         if (pc.type() != lt::connection_type::bittorrent) return {};
-        auto plugin = std::make_shared<ToastPeerPlugin>(pc, control_, key_, server_pieces_);
+        auto plugin = std::make_shared<ToastPeerPlugin>(pc, control_, key_, delivered_);
         prune();
         peers_.push_back(plugin);
         return plugin;
@@ -192,7 +192,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
     void on_piece_pass(lt::piece_index_t piece) override {
         int index = static_cast<int>(piece);
         if (!control_->take_server_piece(key_, PieceIndex(index))) return;
-        server_pieces_->insert(index);
+        delivered_->insert(index);
         for_each_peer([index](ToastPeerPlugin& p) { p.cancel_piece(index); });
     }
 
@@ -225,7 +225,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
 
     void send_dont_have(int piece) {
         // Ejected: if peers send it again, it is wanted again.
-        server_pieces_->erase(piece);
+        delivered_->erase(piece);
         for_each_peer([piece](ToastPeerPlugin& p) { p.send_dont_have(piece); });
     }
 
@@ -243,7 +243,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
 
     std::shared_ptr<SwarmControl> control_;
     lt::sha1_hash key_;
-    std::shared_ptr<ServerPieces> server_pieces_ = std::make_shared<ServerPieces>();
+    std::shared_ptr<DeliveredPieces> delivered_ = std::make_shared<DeliveredPieces>();
     std::vector<std::weak_ptr<ToastPeerPlugin>> peers_;
     SeedChokerState choker_state_;
 };
