@@ -2,6 +2,7 @@
 add_library(toast_client_core STATIC
   core/adaptive_tuner.cpp
   core/buffer_planner.cpp
+  core/choker.cpp
   core/cancel_ledger.cpp
   core/client_options.cpp
   core/fallback_planner.cpp
@@ -27,6 +28,7 @@ if(BUILD_TESTING)
     tests/adaptive_tuner_test.cpp
     tests/buffer_planner_test.cpp
     tests/cancel_ledger_test.cpp
+    tests/choker_test.cpp
     tests/client_options_test.cpp
     tests/fallback_planner_test.cpp
     tests/fidelity_test.cpp

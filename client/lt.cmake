@@ -5,7 +5,6 @@ add_library(toast_client_lt STATIC
   lt/http_fetcher.cpp
   lt/lt_events.cpp
   lt/plan_applier.cpp
-  lt/seed_choker.cpp
   lt/server_pool.cpp
   lt/session_factory.cpp
   lt/stats_file.cpp
@@ -45,7 +44,6 @@ if(BUILD_TESTING)
     tests/lt_http_fetcher_test.cpp
     tests/lt_plan_applier_test.cpp
     tests/lt_range_server.cpp
-    tests/lt_seed_choker_test.cpp
     tests/lt_session_test.cpp
     tests/lt_swarm_test.cpp
     tests/lt_test_support.cpp

@@ -30,7 +30,15 @@ std::string_view to_string(Behavior b) {
 }
 
 std::string_view to_string(ChokerOption c) {
-    return c == ChokerOption::tit_for_tat ? "tit-for-tat" : "seed";
+    switch (c) {
+        case ChokerOption::tit_for_tat:
+            return "tit-for-tat";
+        case ChokerOption::seed:
+            return "seed";
+        case ChokerOption::nearest:
+            return "nearest";
+    }
+    return "tit-for-tat";
 }
 
 std::string_view to_string(PlayerKind p) {
@@ -197,8 +205,10 @@ const std::vector<OptionSpec>& specs() {
                  o.choker = ChokerOption::tit_for_tat;
              else if (v == "seed")
                  o.choker = ChokerOption::seed;
+             else if (v == "nearest")
+                 o.choker = ChokerOption::nearest;
              else
-                 return "unknown choker " + quoted(v) + " (expected tit-for-tat|seed)";
+                 return "unknown choker " + quoted(v) + " (expected tit-for-tat|seed|nearest)";
              return "";
          }},
         {"--unchoke-slots", true, false,
@@ -392,7 +402,7 @@ Options:
                               ends; seed: stay until stopped (default: stream)
   --upload-limit RATE         upload cap, also on loopback, 1kbps..100Gbps, e.g. 2Mbps (default: unlimited)
   --download-limit RATE       download cap, 1kbps..100Gbps (default: unlimited)
-  --choker C                  tit-for-tat|seed (default: tit-for-tat)
+  --choker C                  tit-for-tat|seed|nearest (default: tit-for-tat)
   --unchoke-slots N           peers uploaded to at once, 1..1000 (default: 2)
   --max-connections N         peer connections at most, 2..10000; a full client swaps its
                               lowest-ranked peer for a newcomer (default: 40)

@@ -30,7 +30,7 @@ enum class Behavior {
 };
 
 // Named apart from the adapter's ChokerKind (client/lt/session_factory.hpp), which it maps onto.
-enum class ChokerOption { tit_for_tat, seed };
+enum class ChokerOption { tit_for_tat, seed, nearest };
 
 enum class PlayerKind { mpv, vlc, ffplay, none };
 

@@ -1,5 +1,7 @@
 #include "client/core/piece_types.hpp"
 
+#include <algorithm>
+
 namespace toast::client {
 
 bool PieceSet::set(PieceIndex p) {
@@ -23,6 +25,11 @@ bool PieceSet::clear(PieceIndex p) {
 void PieceSet::set_all() {
     bits_.assign(bits_.size(), true);
     count_ = static_cast<std::int32_t>(bits_.size());
+}
+
+PieceIndex PieceSet::first_missing() const {
+    auto it = std::find(bits_.begin(), bits_.end(), false);
+    return PieceIndex(static_cast<std::int32_t>(it - bits_.begin()));
 }
 
 std::vector<PieceIndex> PieceSet::pieces() const {

@@ -82,6 +82,8 @@ class PieceSet {
     bool all() const { return static_cast<std::size_t>(count_) == bits_.size(); }
     // Set pieces in ascending order.
     std::vector<PieceIndex> pieces() const;
+    // The lowest piece not set; size() when every piece is.
+    PieceIndex first_missing() const;
     bool operator==(const PieceSet& o) const { return bits_ == o.bits_; }
 
   private:

@@ -22,7 +22,9 @@ SessionConfig session_config(const ClientOptions& o, const ClientTuning& tuning)
     sc.listen_port = o.listen_port;
     sc.upload_limit = o.upload_limit;
     sc.download_limit = o.download_limit;
-    sc.choker = o.choker == ChokerOption::seed ? ChokerKind::seed : ChokerKind::tit_for_tat;
+    sc.choker = o.choker == ChokerOption::seed      ? ChokerKind::seed
+                : o.choker == ChokerOption::nearest ? ChokerKind::nearest
+                                                    : ChokerKind::tit_for_tat;
     sc.enable_dht = o.enable_dht;
     sc.unchoke_slots = o.unchoke_slots;
     sc.max_connections = o.max_connections;

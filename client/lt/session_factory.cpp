@@ -75,10 +75,12 @@ lt::session_params make_session_params(const SessionConfig& c) {
     s.set_bool(lt::settings_pack::rate_limit_ip_overhead, false);
 
     s.set_int(lt::settings_pack::choking_algorithm, lt::settings_pack::fixed_slots_choker);
-    if (c.choker == ChokerKind::seed) {
+    if (c.choker != ChokerKind::tit_for_tat) {
         // libtorrent's choker always ranks by bytes received from the peer; with unlimited slots it never
-        // chokes and the Toast plugin decides by upload rate instead.
+        // chokes and the Toast plugin decides instead (and chokes again at once whom libtorrent unchokes).
+        // No allowed-fast pieces (BEP 6): a peer may request those while choked, around the plugin's choice.
         s.set_int(lt::settings_pack::unchoke_slots_limit, -1);
+        s.set_int(lt::settings_pack::allowed_fast_set_size, 0);
     } else {
         s.set_int(lt::settings_pack::unchoke_slots_limit, c.unchoke_slots);
     }

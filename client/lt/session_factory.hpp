@@ -21,7 +21,8 @@ class SwarmControl;
 
 enum class ChokerKind {
     tit_for_tat,  // libtorrent's fixed-slots choker: unchoke the peers we download from fastest
-    seed,         // seed-style while downloading: unchoke the peers we upload to fastest (SeedChoker)
+    seed,         // seed-style while downloading: unchoke the peers we upload to fastest (core/choker.hpp)
+    nearest,      // unchoke the peers nearest behind us in the title (core/choker.hpp)
 };
 
 struct SessionConfig {
@@ -51,7 +52,7 @@ libtorrent::session_params make_session_params(const SessionConfig& config);
 
 // A running session with the testbed settings, every address mapped to the global peer class (so upload and
 // download limits also hold between peers on 127.0.0.1) and, when `control` is given, the Toast plugin
-// (CANCEL on add_piece, lt_donthave on ejection, the seed choker) installed.
+// (CANCEL on add_piece, lt_donthave on ejection, the seed and nearest chokers) installed.
 std::unique_ptr<libtorrent::session> make_session(libtorrent::session_params params,
                                                   std::shared_ptr<SwarmControl> control);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <unordered_set>
@@ -14,7 +15,7 @@
 #include <libtorrent/peer_request.hpp>
 
 #include "client/core/cancel_ledger.hpp"
-#include "client/lt/seed_choker.hpp"
+#include "client/core/choker.hpp"
 
 namespace lt = libtorrent;
 using Clock = std::chrono::steady_clock;
@@ -44,15 +45,29 @@ BlockRef block_of(const lt::peer_request& r) {
 // late to be of use. SwarmControl's own set holds the pieces expected from the server until they pass.
 using DeliveredPieces = std::unordered_set<int>;
 
+PieceIndex first_clear(const lt::typed_bitfield<lt::piece_index_t>& pieces) {
+    int n = pieces.size();
+    int i = 0;
+    while (i < n && pieces.get_bit(lt::piece_index_t(i)))
+        ++i;
+    return PieceIndex(i);
+}
+
+// The peers a Toast choker keeps unchoked, by peer id (network thread only). Absent while libtorrent's
+// tit-for-tat decides.
+using ChokerAnswer = std::optional<std::set<std::uint64_t>>;
+
 // Tracks the block requests we have outstanding to one peer, learns the peer's lt_donthave id, and keeps
 // cancels from leaving requests hanging at a peer that does not answer them (CancelLedger).
-class ToastPeerPlugin final : public lt::peer_plugin {
+class ToastPeerPlugin final : public lt::peer_plugin, public std::enable_shared_from_this<ToastPeerPlugin> {
   public:
     ToastPeerPlugin(lt::peer_connection_handle pc, std::shared_ptr<SwarmControl> control,
-                    lt::sha1_hash torrent, std::shared_ptr<const DeliveredPieces> delivered)
+                    lt::sha1_hash torrent, std::shared_ptr<const DeliveredPieces> delivered,
+                    std::shared_ptr<const ChokerAnswer> choker)
         : pc_(std::move(pc)),
           control_(std::move(control)),
           delivered_(std::move(delivered)),
+          choker_(std::move(choker)),
           torrent_(torrent),
           id_(control_->next_peer_id()),
           remote_(pc_.remote()) {
@@ -82,6 +97,21 @@ class ToastPeerPlugin final : public lt::peer_plugin {
         return true;
     }
     void on_disconnect(const lt::error_code&) override { control_->on_peer_gone(torrent_, remote_); }
+    // With a Toast choker libtorrent still unchokes a peer the moment it becomes interested, and every
+    // interested peer at its own unchoke rounds. Left until the choker's next tick, such a peer would take a
+    // second of upload the choker meant for another. It is choked again right after: not from inside this
+    // callback, as libtorrent marks the peer unchoked only once it returns.
+    void sent_unchoke() override {
+        if (!choker_->has_value() || (*choker_)->count(id_) != 0) return;
+        control_->post([weak = weak_from_this()] {
+            auto self = weak.lock();
+            if (!self || !self->choker_->has_value() || (*self->choker_)->count(self->id_) != 0) return;
+            auto& pc = self->pc_;
+            if (pc.is_disconnecting() || pc.is_choked()) return;
+            pc.choke_this_peer();
+            self->control_->count_choker_change();
+        });
+    }
     void sent_request(const lt::peer_request& r) override { outstanding_.insert(key_of(r)); }
     void sent_cancel(const lt::peer_request& r) override {
         // libtorrent's own cancel (a deadline, end-game): it waits for the peer's answer.
@@ -160,6 +190,7 @@ class ToastPeerPlugin final : public lt::peer_plugin {
     lt::peer_connection_handle pc_;
     std::shared_ptr<SwarmControl> control_;
     std::shared_ptr<const DeliveredPieces> delivered_;
+    std::shared_ptr<const ChokerAnswer> choker_;
     lt::sha1_hash torrent_;
     std::uint64_t id_;
     lt::tcp::endpoint remote_;
@@ -173,7 +204,7 @@ class ToastPeerPlugin final : public lt::peer_plugin {
 
 }  // namespace
 
-// One per torrent: knows its live peers, cancels on server pieces, runs the seed choker each second.
+// One per torrent: knows its live peers, cancels on server pieces, runs the Toast choker each second.
 class ToastTorrentPlugin final : public lt::torrent_plugin {
   public:
     ToastTorrentPlugin(std::shared_ptr<SwarmControl> control, lt::sha1_hash key)
@@ -183,7 +214,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
 
     std::shared_ptr<lt::peer_plugin> new_connection(const lt::peer_connection_handle& pc) override {
         if (pc.type() != lt::connection_type::bittorrent) return {};
-        auto plugin = std::make_shared<ToastPeerPlugin>(pc, control_, key_, delivered_);
+        auto plugin = std::make_shared<ToastPeerPlugin>(pc, control_, key_, delivered_, choker_answer_);
         prune();
         peers_.push_back(plugin);
         return plugin;
@@ -197,18 +228,25 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
     }
 
     void tick() override {
-        if (control_->config().choker != ChokerKind::seed) return;
+        auto kind = control_->config().choker;
+        if (kind == ChokerKind::tit_for_tat) return;
+        int slots = control_->config().unchoke_slots;
+        auto split = kind == ChokerKind::seed ? ChokerSlots{slots, true} : nearest_behind_slots(slots);
+        PieceIndex ours = control_->first_missing(key_);
         std::vector<ChokeCandidate> candidates;
-        std::vector<std::shared_ptr<ToastPeerPlugin>> live;
         for_each_peer([&](ToastPeerPlugin& p) {
             auto& pc = p.handle();
             if (pc.is_disconnecting() || pc.is_connecting() || pc.in_handshake()) return;
             lt::peer_info info;
             pc.get_peer_info(info);
-            candidates.push_back({p.id(), info.payload_up_speed, pc.is_peer_interested()});
+            std::int64_t rank = kind == ChokerKind::seed
+                                    ? seed_rank(info.payload_up_speed)
+                                    : nearest_behind_rank(first_clear(info.pieces), ours);
+            candidates.push_back({p.id(), rank, pc.is_peer_interested()});
         });
-        auto unchoke = seed_choker_unchoke_set(candidates, control_->config().unchoke_slots,
-                                               control_->config().optimistic_rotate_ticks, choker_state_);
+        auto unchoke = choker_unchoke_set(candidates, split.regular, split.optimistic,
+                                          control_->config().optimistic_rotate_ticks, choker_state_);
+        *choker_answer_ = unchoke;
         for_each_peer([&](ToastPeerPlugin& p) {
             auto& pc = p.handle();
             if (pc.is_disconnecting() || pc.is_connecting() || pc.in_handshake()) return;
@@ -244,8 +282,12 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
     std::shared_ptr<SwarmControl> control_;
     lt::sha1_hash key_;
     std::shared_ptr<DeliveredPieces> delivered_ = std::make_shared<DeliveredPieces>();
+    // Empty (every peer choked) until the first tick ranks them.
+    std::shared_ptr<ChokerAnswer> choker_answer_ = std::make_shared<ChokerAnswer>(
+        control_->config().choker == ChokerKind::tit_for_tat ? ChokerAnswer{}
+                                                             : ChokerAnswer{std::set<std::uint64_t>{}});
     std::vector<std::weak_ptr<ToastPeerPlugin>> peers_;
-    SeedChokerState choker_state_;
+    ChokerState choker_state_;
 };
 
 namespace {
@@ -307,6 +349,17 @@ void SwarmControl::count_raced_bytes(const lt::sha1_hash& torrent, int bytes) {
     raced_bytes_[torrent] += static_cast<std::uint64_t>(bytes);
 }
 
+void SwarmControl::set_first_missing(const lt::sha1_hash& torrent, PieceIndex piece) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    first_missing_[torrent] = piece;
+}
+
+PieceIndex SwarmControl::first_missing(const lt::sha1_hash& torrent) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = first_missing_.find(torrent);
+    return it == first_missing_.end() ? PieceIndex(0) : it->second;
+}
+
 std::uint64_t SwarmControl::raced_bytes(const lt::sha1_hash& torrent) const {
     std::lock_guard lock(mutex_);
     auto it = raced_bytes_.find(torrent);
@@ -317,6 +370,7 @@ void SwarmControl::forget_torrent(const lt::sha1_hash& torrent) {
     std::lock_guard lock(mutex_);
     operators_.erase(torrent);
     raced_bytes_.erase(torrent);
+    first_missing_.erase(torrent);
     for (auto it = server_pieces_.begin(); it != server_pieces_.end();) {
         it = it->first == torrent ? server_pieces_.erase(it) : std::next(it);
     }
@@ -341,6 +395,12 @@ void SwarmControl::on_peer_gone(const lt::sha1_hash& torrent, const lt::tcp::end
 void SwarmControl::add_torrent_plugin(std::weak_ptr<ToastTorrentPlugin> plugin) {
     std::erase_if(torrents_, [](const auto& w) { return w.expired(); });  // removed torrents
     torrents_.push_back(std::move(plugin));
+}
+
+void SwarmControl::post(std::function<void()> work) {
+    std::lock_guard lock(mutex_);
+    if (network_ == nullptr) return;
+    boost::asio::post(*network_, std::move(work));
 }
 
 void SwarmControl::announce_dont_have(const lt::sha1_hash& torrent, PieceIndex piece) {

@@ -1,6 +1,7 @@
 // What Toast needs to say to peers that libtorrent's public API cannot: a raw CANCEL for requests still
 // outstanding for a piece the server just delivered (add_piece cancels nothing, torrent.cpp:1352 is dead
-// code in 2.0.8), an lt_donthave for a piece ejected from the bounded buffer, and the seed-style choker.
+// code in 2.0.8), an lt_donthave for a piece ejected from the bounded buffer, and the chokers that replace
+// libtorrent's (core/choker.hpp).
 // A CANCEL goes only to a peer that answers it: one that leaves cancelled requests unanswered (Transmission
 // 3.00) gets them requested again instead, or libtorrent would wait for them for good (CancelLedger). What
 // peers had already sent of such a piece still arrives, and is counted (raced_bytes).
@@ -14,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,7 +41,7 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     struct Config {
         ChokerKind choker = ChokerKind::tit_for_tat;
         int unchoke_slots = 8;
-        int optimistic_rotate_ticks = 3;  // seed choker: ticks (seconds) per optimistic unchoke
+        int optimistic_rotate_ticks = 3;  // Toast chokers: ticks (seconds) per optimistic unchoke
     };
     explicit SwarmControl(Config config) : config_(config) {}
 
@@ -59,6 +61,8 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
                             std::vector<libtorrent::tcp::endpoint> peers);
     // Title thread: the remote ends of the connections to `torrent`'s operator peers now.
     std::set<libtorrent::tcp::endpoint> operator_connections(const libtorrent::sha1_hash& torrent) const;
+    // Title thread: the lowest piece of `torrent` we lack (the nearest-behind choker ranks peers by it).
+    void set_first_missing(const libtorrent::sha1_hash& torrent, PieceIndex piece);
     // Title thread: the torrent is gone; forget what was known about it.
     void forget_torrent(const libtorrent::sha1_hash& torrent);
 
@@ -75,12 +79,15 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
 
     // Network thread only.
     const Config& config() const { return config_; }
+    PieceIndex first_missing(const libtorrent::sha1_hash& torrent) const;
     bool take_server_piece(const libtorrent::sha1_hash& torrent, PieceIndex piece);
     // A connection's peer listens at `listen`; `remote` is the connection's remote end.
     void on_peer_listen(const libtorrent::sha1_hash& torrent, const libtorrent::tcp::endpoint& remote,
                         const libtorrent::tcp::endpoint& listen);
     void on_peer_gone(const libtorrent::sha1_hash& torrent, const libtorrent::tcp::endpoint& remote);
     void add_torrent_plugin(std::weak_ptr<ToastTorrentPlugin> plugin);
+    // Runs `work` on the network thread after the current callback (dropped once detached).
+    void post(std::function<void()> work);
     void count_cancel() { ++cancels_sent_; }
     void count_cancel_ignorer() { ++cancel_ignorers_; }
     void count_request_again() { ++requests_again_; }
@@ -99,6 +106,7 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     std::set<std::pair<libtorrent::sha1_hash, PieceIndex>> server_pieces_;  // guarded by mutex_
     std::map<libtorrent::sha1_hash, Operators> operators_;                  // guarded by mutex_
     std::map<libtorrent::sha1_hash, std::uint64_t> raced_bytes_;            // guarded by mutex_
+    std::map<libtorrent::sha1_hash, PieceIndex> first_missing_;             // guarded by mutex_
     libtorrent::io_context* network_ = nullptr;                             // guarded by mutex_
     std::vector<std::weak_ptr<ToastTorrentPlugin>> torrents_;               // network thread only
     std::atomic<std::uint64_t> cancels_sent_{0};

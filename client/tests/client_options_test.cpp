@@ -213,7 +213,7 @@ TEST_CASE("each invalid command line gets an error naming the option and value",
     CHECK(error_of(with({"--upload-limit", "lots"})) == "--upload-limit: invalid rate 'lots' (e.g. 2Mbps)");
     CHECK(error_of(with({"--download-limit", "-1"})) == "--download-limit: invalid rate '-1' (e.g. 8Mbps)");
     CHECK(error_of(with({"--choker", "optimistic"})) ==
-          "--choker: unknown choker 'optimistic' (expected tit-for-tat|seed)");
+          "--choker: unknown choker 'optimistic' (expected tit-for-tat|seed|nearest)");
     CHECK(error_of(with({"--seed", "-3"})) == "--seed: invalid seed '-3' (expected a non-negative integer)");
     CHECK(error_of(with({"--startup-buffer", "soon"})) ==
           "--startup-buffer: invalid duration 'soon' (e.g. 2s)");

@@ -48,11 +48,11 @@ struct Client {
     lt::torrent_handle handle;
     std::vector<LtEvent> events;
 
-    Client(std::shared_ptr<lt::torrent_info> ti, const std::filesystem::path& dir,
-           SessionConfig config = {}) {
+    Client(std::shared_ptr<lt::torrent_info> ti, const std::filesystem::path& dir, SessionConfig config = {},
+           SwarmControl::Config control_config = {}) {
         key = ti->info_hashes().get_best();
         registry = registries->add(key);
-        control = std::make_shared<SwarmControl>(SwarmControl::Config{});
+        control = std::make_shared<SwarmControl>(control_config);
         auto params = toast::client::make_session_params(config);
         params.disk_io_constructor = toast::client::make_ejecting_disk_io(registries);
         session = toast::client::make_session(std::move(params), control);
@@ -200,4 +200,66 @@ TEST_CASE("a piece added from the server cancels the requests still outstanding 
     std::vector<lt::peer_info> peers;
     leech.handle.get_peer_info(peers);
     CHECK(peers.size() == 1);
+}
+
+namespace {
+
+// A copy of `from` with only its first `pieces` pieces intact (the rest zeros), so a torrent added on it has
+// exactly those pieces.
+void write_prefix_copy(const std::filesystem::path& from, const std::filesystem::path& to, int pieces) {
+    std::ifstream in(from, std::ios::binary);
+    std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::fill(data.begin() + static_cast<std::ptrdiff_t>(pieces) * kPieceSize, data.end(), 0);
+    std::filesystem::create_directories(to.parent_path());
+    std::ofstream out(to, std::ios::binary);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+}
+
+}  // namespace
+
+TEST_CASE("the nearest-behind choker serves the viewer furthest along first, then the next",
+          "[client][swarm][choker]") {
+    toast::testing::TempDir dir;
+    constexpr int kPieces = 16;
+    std::filesystem::create_directories(dir / "hub");
+    toast::testing::write_random_file(dir / "hub" / "t.bin", kPieces * kPieceSize, 23);
+    auto ti = tt::make_torrent(dir / "hub" / "t.bin", kPieceSize);
+
+    // The hub seeds with one slot (no optimistic one) at 512 kB/s: 8 pieces a second, one viewer at a time.
+    // libtorrent would unchoke each viewer as it becomes interested and let it take allowed-fast pieces
+    // while choked: either would hand the others pieces before their turn.
+    SessionConfig hub_config;
+    hub_config.upload_limit = toast::BitRate(512'000 * 8);
+    hub_config.choker = toast::client::ChokerKind::nearest;
+    hub_config.unchoke_slots = 1;
+    Client hub(ti, dir / "hub", hub_config, SwarmControl::Config{toast::client::ChokerKind::nearest, 1, 3});
+    REQUIRE(tt::wait_until([&] { return hub.handle.status().is_seeding; }, 10s));
+    hub.control->set_first_missing(hub.key, PieceIndex(kPieces));
+
+    // Three viewers holding the first 12, 6 and 0 pieces. Their own upload is a trickle (1 kB/s), too
+    // slow to hand each other a whole piece while this runs, so what they get comes from the hub.
+    const int held[] = {12, 6, 0};
+    SessionConfig viewer_config;
+    viewer_config.upload_limit = toast::BitRate(1'000 * 8);
+    std::vector<std::unique_ptr<Client>> viewers;
+    for (int i = 0; i < 3; ++i) {
+        auto d = dir / ("v" + std::to_string(i));
+        write_prefix_copy(dir / "hub" / "t.bin", d / "t.bin", held[i]);
+        viewers.push_back(std::make_unique<Client>(ti, d, viewer_config));
+        auto& v = *viewers.back();
+        REQUIRE(tt::wait_until([&] { return v.handle.status().num_pieces == held[i]; }, 10s));
+    }
+    for (auto& v : viewers)
+        v->connect_to(hub);
+
+    auto pieces = [&](int i) { return viewers[static_cast<std::size_t>(i)]->handle.status().num_pieces; };
+    // A viewer stops being interested once it holds every block, a moment before its last pieces pass
+    // their hash check and show in its status: the hub may turn to the next one meanwhile.
+    REQUIRE(tt::wait_until([&] { return pieces(0) == kPieces; }, 10s));
+    CHECK(pieces(1) <= 6 + 3);
+    CHECK(pieces(2) == 0);
+    REQUIRE(tt::wait_until([&] { return pieces(1) == kPieces; }, 10s));
+    CHECK(pieces(2) <= 3);
+    CHECK(tt::wait_until([&] { return pieces(2) == kPieces; }, 15s));
+    CHECK(hub.control->choker_changes() >= 3);
 }

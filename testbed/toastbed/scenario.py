@@ -13,7 +13,7 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|min|m|h)?\s*$", re.I)
 
 PICKERS = ("rarest", "inorder", "beta", "hybrid", "adaptive")
 BEHAVIORS = ("download", "stream", "seed")
-CHOKERS = ("tit-for-tat", "seed")
+CHOKERS = ("tit-for-tat", "seed", "nearest")
 ARRIVALS = ("uniform", "poisson", "all-at-once")
 
 

@@ -1,30 +1,30 @@
-#include "client/lt/seed_choker.hpp"
+#include "client/core/choker.hpp"
 
 #include <algorithm>
 
 namespace toast::client {
 
-std::set<std::uint64_t> seed_choker_unchoke_set(const std::vector<ChokeCandidate>& peers, int slots,
-                                                int rotate_every, SeedChokerState& state) {
+std::set<std::uint64_t> choker_unchoke_set(const std::vector<ChokeCandidate>& peers, int regular,
+                                           bool optimistic, int rotate_every, ChokerState& state) {
     std::vector<ChokeCandidate> interested;
     for (const auto& p : peers) {
         if (p.interested) interested.push_back(p);
     }
     std::sort(interested.begin(), interested.end(), [](const ChokeCandidate& a, const ChokeCandidate& b) {
-        if (a.upload_rate != b.upload_rate) return a.upload_rate > b.upload_rate;
+        if (a.rank != b.rank) return a.rank > b.rank;
         return a.id < b.id;
     });
     std::set<std::uint64_t> unchoke;
-    std::size_t regular = static_cast<std::size_t>(std::max(slots, 0));
-    for (std::size_t i = 0; i < interested.size() && i < regular; ++i)
+    std::size_t slots = static_cast<std::size_t>(std::max(regular, 0));
+    for (std::size_t i = 0; i < interested.size() && i < slots; ++i)
         unchoke.insert(interested[i].id);
 
     // The rest, by id, are the candidates for the optimistic slot.
     std::vector<std::uint64_t> rest;
-    for (std::size_t i = regular; i < interested.size(); ++i)
+    for (std::size_t i = slots; i < interested.size(); ++i)
         rest.push_back(interested[i].id);
     std::sort(rest.begin(), rest.end());
-    if (rest.empty()) {
+    if (rest.empty() || !optimistic) {
         state = {};
         return unchoke;
     }
@@ -38,6 +38,19 @@ std::set<std::uint64_t> seed_choker_unchoke_set(const std::vector<ChokeCandidate
     --state.ticks_left;
     unchoke.insert(state.optimistic_id);
     return unchoke;
+}
+
+std::int64_t nearest_behind_rank(PieceIndex peer_first_missing, PieceIndex our_first_missing) {
+    std::int64_t peer = peer_first_missing.value();
+    std::int64_t ours = our_first_missing.value();
+    // Behind: 0 .. ours-1, the nearest highest. Level with us or ahead: -1, -2, ... the nearest highest.
+    if (peer < ours) return peer;
+    return ours - peer - 1;
+}
+
+ChokerSlots nearest_behind_slots(int slots) {
+    if (slots <= 1) return {1, false};
+    return {slots - 1, true};
 }
 
 }  // namespace toast::client

@@ -1,0 +1,59 @@
+// Chokers the Toast plugin runs instead of libtorrent's (which always ranks peers by the bytes they sent us).
+// Pure: the plugin feeds one snapshot of its peers per tick and applies the answer with choke_this_peer /
+// maybe_unchoke_this_peer.
+//
+// Both keep the best-ranked interested peers unchoked and rotate one optimistic slot through the rest, so a
+// peer the ranking overlooks still gets a chance. They differ in the ranking:
+// - seed-style (thesis §5.3, Fig. 5.7): by how fast we upload to the peer, not how fast it uploads to us.
+// - nearest-behind: by where the peer is in the title. A viewer is served by the viewers ahead of it, and
+//   the one just behind us has the fewest of those; a viewer far behind has many. So each viewer's regular
+//   slot goes to the peer nearest behind it, and the swarm's upload forms a chain from the oldest viewer to
+//   the newest instead of piling onto whoever libtorrent ranks first. A newcomer is at once its
+//   predecessor's nearest. A seed has every peer behind it and serves the one furthest along, the one
+//   nobody else can serve.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "client/core/piece_types.hpp"
+
+namespace toast::client {
+
+struct ChokeCandidate {
+    std::uint64_t id = 0;   // stable per connection, assigned by the plugin
+    std::int64_t rank = 0;  // higher first: seed_rank or nearest_behind_rank
+    bool interested = false;
+};
+
+struct ChokerState {
+    std::uint64_t optimistic_id = 0;  // the peer holding the optimistic slot (0: none)
+    int ticks_left = 0;               // ticks until the optimistic slot rotates
+};
+
+// Returns the ids to keep unchoked: the `regular` best-ranked interested peers and, if `optimistic`, one
+// more. Ties in rank are broken by id so the result is deterministic. Every `rotate_every` ticks the
+// optimistic slot moves to the next choked interested peer (by id, wrapping).
+std::set<std::uint64_t> choker_unchoke_set(const std::vector<ChokeCandidate>& peers, int regular,
+                                           bool optimistic, int rotate_every, ChokerState& state);
+
+// Seed-style rank: payload bytes per second we send the peer.
+inline std::int64_t seed_rank(std::int64_t upload_rate) {
+    return upload_rate;
+}
+
+// Nearest-behind rank, from the first piece the peer lacks and the first piece we lack. Peers behind us
+// (their first missing piece is one we have) come first, nearest first; then the others (interested in
+// pieces we fetched ahead), nearest first.
+std::int64_t nearest_behind_rank(PieceIndex peer_first_missing, PieceIndex our_first_missing);
+
+// Slots of the nearest-behind choker: `slots` in all, one of them optimistic (as libtorrent's tit-for-tat,
+// so the two compare at equal slots), except that a single slot is a regular one.
+struct ChokerSlots {
+    int regular = 1;
+    bool optimistic = true;
+};
+ChokerSlots nearest_behind_slots(int slots);
+
+}  // namespace toast::client

@@ -1,0 +1,122 @@
+#include <catch2/catch.hpp>
+
+#include "client/core/choker.hpp"
+
+using toast::client::ChokeCandidate;
+using toast::client::choker_unchoke_set;
+using toast::client::ChokerState;
+
+TEST_CASE("the seed choker keeps the peers we upload to fastest", "[client][choker]") {
+    std::vector<ChokeCandidate> peers{{1, 100, true}, {2, 900, true}, {3, 500, true}, {4, 700, false}};
+    ChokerState state;
+    auto unchoke = choker_unchoke_set(peers, 2, true, 3, state);
+    // Slots go to 2 and 3 (fastest interested); the only other interested peer gets the optimistic slot.
+    CHECK(unchoke == std::set<std::uint64_t>{1, 2, 3});
+    CHECK(state.optimistic_id == 1);
+}
+
+TEST_CASE("the seed choker never unchokes a peer that is not interested", "[client][choker]") {
+    std::vector<ChokeCandidate> peers{{1, 100, false}, {2, 900, false}};
+    ChokerState state;
+    CHECK(choker_unchoke_set(peers, 4, true, 3, state).empty());
+}
+
+TEST_CASE("the seed choker rotates the optimistic slot among choked peers", "[client][choker]") {
+    std::vector<ChokeCandidate> peers{{1, 1000, true}, {5, 10, true}, {7, 20, true}, {9, 30, true}};
+    ChokerState state;
+    std::vector<std::uint64_t> holders;
+    for (int tick = 0; tick < 6; ++tick) {
+        auto unchoke = choker_unchoke_set(peers, 1, true, 2, state);
+        REQUIRE(unchoke.size() == 2);
+        REQUIRE(unchoke.count(1) == 1);
+        holders.push_back(state.optimistic_id);
+    }
+    CHECK(holders == std::vector<std::uint64_t>{5, 5, 7, 7, 9, 9});
+}
+
+TEST_CASE("ties in upload rate are broken by peer id", "[client][choker]") {
+    std::vector<ChokeCandidate> peers{{4, 50, true}, {2, 50, true}, {3, 50, true}};
+    ChokerState state;
+    auto unchoke = choker_unchoke_set(peers, 1, true, 1, state);
+    CHECK(unchoke.count(2) == 1);
+    CHECK(unchoke.size() == 2);
+}
+
+TEST_CASE("the nearest-behind rank puts the peer just behind us first", "[client][choker]") {
+    using toast::client::nearest_behind_rank;
+    using toast::client::PieceIndex;
+    PieceIndex ours(100);
+    // Behind us: nearer ranks higher.
+    CHECK(nearest_behind_rank(PieceIndex(99), ours) > nearest_behind_rank(PieceIndex(60), ours));
+    CHECK(nearest_behind_rank(PieceIndex(60), ours) > nearest_behind_rank(PieceIndex(0), ours));
+    // Level with us or ahead (interested in pieces we fetched ahead): after every peer behind, nearer first.
+    CHECK(nearest_behind_rank(PieceIndex(0), ours) > nearest_behind_rank(PieceIndex(100), ours));
+    CHECK(nearest_behind_rank(PieceIndex(100), ours) > nearest_behind_rank(PieceIndex(101), ours));
+    CHECK(nearest_behind_rank(PieceIndex(101), ours) > nearest_behind_rank(PieceIndex(400), ours));
+}
+
+TEST_CASE("a viewer's regular slot goes to the peer just behind it, the rest rotate", "[client][choker]") {
+    using toast::client::nearest_behind_rank;
+    using toast::client::nearest_behind_slots;
+    using toast::client::PieceIndex;
+    // We lack piece 50. Peers: 1 at 10, 2 at 45 (just behind), 3 at 30, 4 ahead at 70, 5 at 48 but not
+    // interested.
+    PieceIndex ours(50);
+    auto c = [&](std::uint64_t id, int fm, bool interested) {
+        return ChokeCandidate{id, nearest_behind_rank(PieceIndex(fm), ours), interested};
+    };
+    std::vector<ChokeCandidate> peers{c(1, 10, true), c(2, 45, true), c(3, 30, true), c(4, 70, true),
+                                      c(5, 48, false)};
+    ChokerState state;
+    auto split = nearest_behind_slots(2);
+    CHECK(split.regular == 1);
+    CHECK(split.optimistic);
+    CHECK(nearest_behind_slots(4).regular == 3);
+    std::vector<std::uint64_t> optimistic;
+    for (int tick = 0; tick < 3; ++tick) {
+        auto unchoke = choker_unchoke_set(peers, split.regular, split.optimistic, 1, state);
+        REQUIRE(unchoke.size() == 2);
+        CHECK(unchoke.count(2) == 1);
+        CHECK(unchoke.count(5) == 0);
+        optimistic.push_back(state.optimistic_id);
+    }
+    CHECK(optimistic == std::vector<std::uint64_t>{1, 3, 4});
+}
+
+TEST_CASE("a seed's regular slot goes to the viewer furthest along", "[client][choker]") {
+    using toast::client::nearest_behind_rank;
+    using toast::client::PieceIndex;
+    PieceIndex ours(200);  // a 200-piece title, complete
+    std::vector<ChokeCandidate> peers{{1, nearest_behind_rank(PieceIndex(20), ours), true},
+                                      {2, nearest_behind_rank(PieceIndex(180), ours), true},
+                                      {3, nearest_behind_rank(PieceIndex(90), ours), true}};
+    ChokerState state;
+    auto unchoke = choker_unchoke_set(peers, 1, true, 3, state);
+    CHECK(unchoke.count(2) == 1);
+    CHECK(unchoke.size() == 2);
+}
+
+TEST_CASE("a piece set's first missing piece", "[client][choker]") {
+    using toast::client::PieceCount;
+    using toast::client::PieceIndex;
+    using toast::client::PieceSet;
+    PieceSet s(PieceCount(4));
+    CHECK(s.first_missing() == PieceIndex(0));
+    s.set(PieceIndex(0));
+    s.set(PieceIndex(2));
+    CHECK(s.first_missing() == PieceIndex(1));
+    s.set(PieceIndex(1));
+    s.set(PieceIndex(3));
+    CHECK(s.first_missing() == PieceIndex(4));
+}
+
+TEST_CASE("a single nearest-behind slot is a regular one: no optimistic unchoke", "[client][choker]") {
+    using toast::client::nearest_behind_slots;
+    auto split = nearest_behind_slots(1);
+    CHECK(split.regular == 1);
+    CHECK_FALSE(split.optimistic);
+    std::vector<ChokeCandidate> peers{{1, 10, true}, {2, 40, true}, {3, 20, true}};
+    ChokerState state;
+    CHECK(choker_unchoke_set(peers, split.regular, split.optimistic, 3, state) == std::set<std::uint64_t>{2});
+    CHECK(state.optimistic_id == 0);
+}
