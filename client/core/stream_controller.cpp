@@ -239,11 +239,25 @@ bool StreamController::should_leave() const {
 }
 
 ControllerPlan StreamController::tick(const SwarmSample& sample) {
-    const auto now = sample.now;
-    const auto n = geometry_.piece_count();
     ControllerPlan plan;
-    watcher_.tick(now);
+    watcher_.tick(sample.now);
+    const int known = observe_peers(sample, plan);
+    Bytes incoming{0};
+    const PieceSet in_flight = observe_in_flight(sample, incoming);
+    const auto buffer = plan_buffer_room(incoming, sample.now, plan);
+    // Peer policy first: which pieces peers are asked for decides which ones the server leaves to them.
+    plan_peer_pieces(sample, in_flight, buffer.request_end, plan);
+    plan_server_fetches(sample, in_flight, known, buffer, plan);
+    fidelity_.on_plan(plan.pieces.wanted);
+    plan.apply_pieces = !buffer.suspend;
 
+    max_buffer_ = std::max(max_buffer_, stored_bytes().value());
+    plan.leave = should_leave();
+    return plan;
+}
+
+int StreamController::observe_peers(const SwarmSample& sample, ControllerPlan& plan) {
+    const auto now = sample.now;
     // Discovery: an empty tracker answer is asked again while nobody is connected.
     peers_ = peer_figures(sample.peers, tuning_.saturated_queue);
     if (reannounce_at_ && now >= *reannounce_at_) {
@@ -270,42 +284,49 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
     const bool discovering =
         !tracker_answered_ && setup_.has_trackers && now - started_ < tuning_.discovery_grace;
     horizon_.set_peer_count(std::max(known, discovering ? 1 : 0));
+    return known;
+}
 
-    PieceSet in_flight(n);
-    Bytes incoming{0};
+PieceSet StreamController::observe_in_flight(const SwarmSample& sample, Bytes& incoming) {
+    PieceSet in_flight(geometry_.piece_count());
     for (auto p : sample.in_flight) {
         if (!geometry_.valid(p)) continue;
         in_flight.set(p);
         incoming += geometry_.piece_size(p);
-        if (adaptive_) peer_sending_.try_emplace(p, now);
+        if (adaptive_) peer_sending_.try_emplace(p, sample.now);
     }
     std::erase_if(peer_sending_, [&](const auto& e) { return !in_flight.has(e.first); });
+    return in_flight;
+}
 
+StreamController::BufferRoom StreamController::plan_buffer_room(Bytes incoming, SteadyTime now,
+                                                                ControllerPlan& plan) {
     // Bounded buffer: stored pieces plus every piece on its way must fit.
-    std::optional<PieceIndex> request_end;
-    bool suspend = false;
-    if (setup_.buffer_limit) {
-        for (const auto& [p, at] : writing_)
-            incoming += geometry_.piece_size(p);
-        for (auto p : fallback_.in_flight_pieces())
-            incoming += geometry_.piece_size(p);
-        auto bp =
-            plan_buffer({geometry_, stored_, watcher_.playhead_piece(), *setup_.buffer_limit, incoming});
-        for (auto p : bp.eject) {
-            if (!stored_.clear(p)) continue;
-            watcher_.on_piece_lost(p, now);
-            ++ejected_;
-            plan.eject.push_back(p);
-        }
-        suspend = bp.suspend;
-        request_end = bp.request_end;
-        if (suspend != suspended_) {
-            plan.upload_mode = suspend;
-            suspended_ = suspend;
-        }
+    BufferRoom room;
+    if (!setup_.buffer_limit) return room;
+    for (const auto& [p, at] : writing_)
+        incoming += geometry_.piece_size(p);
+    for (auto p : fallback_.in_flight_pieces())
+        incoming += geometry_.piece_size(p);
+    auto bp = plan_buffer({geometry_, stored_, watcher_.playhead_piece(), *setup_.buffer_limit, incoming});
+    for (auto p : bp.eject) {
+        if (!stored_.clear(p)) continue;
+        watcher_.on_piece_lost(p, now);
+        ++ejected_;
+        plan.eject.push_back(p);
     }
+    room.suspend = bp.suspend;
+    room.request_end = bp.request_end;
+    if (room.suspend != suspended_) {
+        plan.upload_mode = room.suspend;
+        suspended_ = room.suspend;
+    }
+    return room;
+}
 
-    // Peer policy first: which pieces peers are asked for decides which ones the server leaves to them.
+void StreamController::plan_peer_pieces(const SwarmSample& sample, const PieceSet& in_flight,
+                                        std::optional<PieceIndex> request_end, ControllerPlan& plan) {
+    const auto n = geometry_.piece_count();
     SwarmSnapshot snap;
     snap.piece_count = n;
     snap.had = had_;
@@ -356,8 +377,13 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
         admission_dropped_ +=
             drop_undeliverable(plan.pieces, snap, zone, horizon_.peer_delivery_time()).dropped;
     }
+}
 
-    // Server fallback. "No viewer has it" counts only viewers: the operator's peers hold every piece.
+void StreamController::plan_server_fetches(const SwarmSample& sample, const PieceSet& in_flight, int known,
+                                           const BufferRoom& buffer, ControllerPlan& plan) {
+    const auto now = sample.now;
+    const auto n = geometry_.piece_count();
+    // "No viewer has it" counts only viewers: the operator's peers hold every piece.
     const auto by_viewers = viewer_availability(sample);
     // Pieces left to peers until the server's last moment: those asked of peers that a viewer holds, and
     // while peers are still being found (the tracker has not answered, or named peers we are connecting to),
@@ -374,7 +400,8 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
                       watcher_.into_playhead_piece(), horizon_.horizon_time(), urgent_pieces(peer_owned),
                       // "No peer has it" means nothing until peers had time to send their bitfields, nor
                       // while no peer is connected: every piece would qualify.
-                      peers_settled ? &by_viewers : nullptr, request_end, suspend, &in_flight, &peer_owned};
+                      peers_settled ? &by_viewers : nullptr, buffer.request_end, buffer.suspend, &in_flight,
+                      &peer_owned};
     if (setup_.has_server) {
         plan.fetches = fallback_.plan(fin, now);
         PieceSet fetched(n);
@@ -399,12 +426,6 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
         if (adaptive_) adaptive_->on_tick(late, now);
     }
     peer_owned_ = std::move(peer_owned);
-    fidelity_.on_plan(plan.pieces.wanted);
-    plan.apply_pieces = !suspend;
-
-    max_buffer_ = std::max(max_buffer_, stored_bytes().value());
-    plan.leave = should_leave();
-    return plan;
 }
 
 void StreamController::fill_record(StatsRecord& r, SteadyTime now) const {

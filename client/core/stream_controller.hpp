@@ -130,6 +130,25 @@ class StreamController {
     void fill_record(StatsRecord& r, SteadyTime now) const;
 
   private:
+    // The tick's steps, in order. Each adds its part to `plan`.
+    // Peer figures, discovery (re-announce, completion), the horizon's rate and peer count; returns the
+    // peers known (connected, or named and being connected to).
+    int observe_peers(const SwarmSample& sample, ControllerPlan& plan);
+    // The pieces peers are sending; adds their sizes to `incoming`.
+    PieceSet observe_in_flight(const SwarmSample& sample, Bytes& incoming);
+    // The bounded buffer's ejections and suspension, given the bytes on their way.
+    struct BufferRoom {
+        std::optional<PieceIndex> request_end;  // nothing at or beyond it is requested
+        bool suspend = false;                   // downloading suspended (the buffer is full)
+    };
+    BufferRoom plan_buffer_room(Bytes incoming, SteadyTime now, ControllerPlan& plan);
+    // What peers are asked for: the policy's plan, less what they cannot deliver in time.
+    void plan_peer_pieces(const SwarmSample& sample, const PieceSet& in_flight,
+                          std::optional<PieceIndex> request_end, ControllerPlan& plan);
+    // What the server fetches now, taken out of the peers' plan.
+    void plan_server_fetches(const SwarmSample& sample, const PieceSet& in_flight, int known,
+                             const BufferRoom& buffer, ControllerPlan& plan);
+
     void mark_had(PieceIndex p, SteadyTime now, bool from_peer);
     std::vector<PieceIndex> urgent_pieces(const PieceSet& peer_owned) const;
     bool want_past_pieces() const;
