@@ -45,7 +45,7 @@ BlockRef block_of(const lt::peer_request& r) {
 // late to be of use. SwarmControl's own set holds the pieces expected from the server until they pass.
 using DeliveredPieces = std::unordered_set<int>;
 
-PieceIndex first_clear(const lt::typed_bitfield<lt::piece_index_t>& pieces) {
+PieceIndex first_missing_piece(const lt::typed_bitfield<lt::piece_index_t>& pieces) {
     int n = pieces.size();
     int i = 0;
     while (i < n && pieces.get_bit(lt::piece_index_t(i)))
@@ -97,10 +97,10 @@ class ToastPeerPlugin final : public lt::peer_plugin, public std::enable_shared_
         return true;
     }
     void on_disconnect(const lt::error_code&) override { control_->on_peer_gone(torrent_, remote_); }
-    // With a Toast choker libtorrent still unchokes a peer the moment it becomes interested, and every
-    // interested peer at its own unchoke rounds. Left until the choker's next tick, such a peer would take a
-    // second of upload the choker meant for another. It is choked again right after: not from inside this
-    // callback, as libtorrent marks the peer unchoked only once it returns.
+    // With a Toast choker libtorrent still unchokes a peer the moment it becomes interested (its slots are
+    // unlimited). Left until the choker's next tick, such a peer would take a second of upload the choker
+    // meant for another. It is choked again right after: not from inside this callback, as libtorrent marks
+    // the peer unchoked only once it returns.
     void sent_unchoke() override {
         if (!choker_->has_value() || (*choker_)->count(id_) != 0) return;
         control_->post([weak = weak_from_this()] {
@@ -241,7 +241,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
             pc.get_peer_info(info);
             std::int64_t rank = kind == ChokerKind::seed
                                     ? seed_rank(info.payload_up_speed)
-                                    : nearest_behind_rank(first_clear(info.pieces), ours);
+                                    : nearest_behind_rank(first_missing_piece(info.pieces), ours);
             candidates.push_back({p.id(), rank, pc.is_peer_interested()});
         });
         auto unchoke = choker_unchoke_set(candidates, split.regular, split.optimistic,
