@@ -112,7 +112,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         return true;
     }
 
-    bool cancel_queued(int piece) {
+    bool cancel_queued(PieceIndex piece) {
         auto it = std::find_if(queue_.begin(), queue_.end(),
                                [&](const Job& j) { return j.request.piece == piece; });
         if (it == queue_.end()) return false;
@@ -121,7 +121,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         return true;
     }
 
-    bool busy(int piece) const { return busy_.count(piece) > 0; }
+    bool busy(PieceIndex piece) const { return busy_.count(piece) > 0; }
     std::size_t in_flight() const { return busy_.size() - queue_.size(); }
     std::size_t queued() const { return queue_.size(); }
 
@@ -148,7 +148,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
     asio::steady_timer timer_;
     std::vector<std::vector<std::shared_ptr<Connection>>> conns_;
     std::deque<Job> queue_;
-    std::set<int> busy_;  // queued or in flight
+    std::set<PieceIndex> busy_;  // queued or in flight
     FetcherStats stats_;
     bool stopped_ = false;
 
@@ -339,7 +339,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         if (!response["Toast-Late"].empty()) {
             ++stats_.late_answers;
             pool_.on_late(c->server, now);
-            spdlog::debug("fallback: piece {} from {} came {} ms after its deadline", r.piece,
+            spdlog::debug("fallback: piece {} from {} came {} ms after its deadline", r.piece.value(),
                           urls_[c->server].text, std::string(response["Toast-Late"]));
         }
         c->busy = false;
@@ -368,7 +368,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         // Another server may take it at once; with none left the piece itself backs off.
         auto other = pool_.choose(now);
         job.ready = other ? now : now + backoff_delay(job.attempt, config_.retry_initial, config_.retry_max);
-        spdlog::warn("fallback: piece {} from {} failed ({}); retry {} in {} ms", job.request.piece,
+        spdlog::warn("fallback: piece {} from {} failed ({}); retry {} in {} ms", job.request.piece.value(),
                      urls_[c->server].text, what, job.attempt,
                      std::chrono::duration_cast<std::chrono::milliseconds>(job.ready - now).count());
         queue_.push_back(job);
@@ -387,10 +387,10 @@ HttpFetcher::~HttpFetcher() {
 bool HttpFetcher::fetch(const PieceRequest& request, std::chrono::milliseconds delay) {
     return impl_->fetch(request, delay);
 }
-bool HttpFetcher::cancel_queued(int piece) {
+bool HttpFetcher::cancel_queued(PieceIndex piece) {
     return impl_->cancel_queued(piece);
 }
-bool HttpFetcher::busy(int piece) const {
+bool HttpFetcher::busy(PieceIndex piece) const {
     return impl_->busy(piece);
 }
 std::size_t HttpFetcher::in_flight() const {

@@ -19,6 +19,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "client/core/piece_types.hpp"
 #include "client/lt/server_pool.hpp"
 
 namespace toast::client {
@@ -34,7 +35,7 @@ struct ServerUrl {
 std::optional<ServerUrl> parse_http_url(std::string_view url);
 
 struct PieceRequest {
-    int piece = 0;
+    PieceIndex piece{0};
     std::uint64_t offset = 0;  // of the piece in the title
     std::uint32_t length = 0;
     bool revalidate = false;  // sent with Cache-Control: no-cache (FallbackFetch::revalidate)
@@ -69,7 +70,7 @@ struct FetcherStats {
 class HttpFetcher {
   public:
     // `server` is the index into the URL list the piece came from.
-    using OnPiece = std::function<void(int piece, std::vector<char> data, std::size_t server)>;
+    using OnPiece = std::function<void(PieceIndex piece, std::vector<char> data, std::size_t server)>;
 
     HttpFetcher(boost::asio::io_context& io, std::vector<ServerUrl> servers, FetcherConfig config,
                 OnPiece on_piece);
@@ -82,8 +83,8 @@ class HttpFetcher {
     bool fetch(const PieceRequest& request, std::chrono::milliseconds delay = std::chrono::milliseconds(0));
     // Drops a queued piece that has not been sent yet; true if it was dropped. An in-flight request
     // completes.
-    bool cancel_queued(int piece);
-    bool busy(int piece) const;
+    bool cancel_queued(PieceIndex piece);
+    bool busy(PieceIndex piece) const;
     std::size_t in_flight() const;
     std::size_t queued() const;
     const FetcherStats& stats() const;

@@ -87,8 +87,8 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
     from_server_ = PieceSet(geometry.piece_count());
 
     fetcher_ = std::make_unique<HttpFetcher>(session_.io(), std::move(urls), FetcherConfig{},
-                                             [this](int piece, std::vector<char> data, std::size_t) {
-                                                 on_server_piece(PieceIndex(piece), std::move(data));
+                                             [this](PieceIndex piece, std::vector<char> data, std::size_t) {
+                                                 on_server_piece(piece, std::move(data));
                                              });
     std::filesystem::create_directories(options_.save_dir);
     stats_ = std::make_unique<StatsFile>(options_.stats_file);
@@ -281,7 +281,7 @@ void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
 void TitleStream::start_fetch(const FallbackFetch& f, SteadyTime now) {
     const auto& g = controller_->geometry();
     const auto p = f.piece;
-    PieceRequest r{p.value(), g.piece_start(p).value(), static_cast<std::uint32_t>(g.piece_size(p).value()),
+    PieceRequest r{p, g.piece_start(p).value(), static_cast<std::uint32_t>(g.piece_size(p).value()),
                    f.revalidate, now + f.due};
     if (!fetcher_->fetch(r)) controller_->on_fetch_refused(p);
 }
@@ -296,7 +296,7 @@ void TitleStream::on_server_piece(PieceIndex p, std::vector<char> data) {
 void TitleStream::on_piece_finished(PieceIndex p, SteadyTime now) {
     auto a = controller_->on_piece_finished(p, now);
     spdlog::trace("piece {} finished ({})", p.value(), a.from_server ? "server" : "peers");
-    if (a.cancel_fetch) fetcher_->cancel_queued(p.value());
+    if (a.cancel_fetch) fetcher_->cancel_queued(p);
     // Every piece_finished is an arrival of this session, even one the first check already counted as on
     // disk (its alert can come after the check read the bitfield).
     if (!from_server_.has(p) && !from_peers_.has(p)) (a.from_server ? from_server_ : from_peers_).set(p);

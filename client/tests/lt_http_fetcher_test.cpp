@@ -13,6 +13,7 @@
 using namespace std::chrono_literals;
 using toast::client::FetcherConfig;
 using toast::client::HttpFetcher;
+using toast::client::PieceIndex;
 using toast::client::PieceRequest;
 using toast::client::ServerPool;
 using toast::client::testing::RangeServer;
@@ -31,7 +32,10 @@ std::vector<char> title_bytes(std::size_t size) {
 
 PieceRequest piece(int i, std::size_t size) {
     auto offset = static_cast<std::uint64_t>(i) * kPiece;
-    return {i, offset, static_cast<std::uint32_t>(std::min<std::uint64_t>(kPiece, size - offset)), {}};
+    return {PieceIndex(i),
+            offset,
+            static_cast<std::uint32_t>(std::min<std::uint64_t>(kPiece, size - offset)),
+            {}};
 }
 
 std::vector<toast::client::ServerUrl> urls(const std::vector<std::string>& texts) {
@@ -133,9 +137,10 @@ TEST_CASE("the fetcher gets exactly each piece's bytes over kept-alive connectio
     auto data = title_bytes(20 * kPiece + 1234);
     RangeServer server("/titles/t.bin", data);
     boost::asio::io_context io;
-    std::map<int, std::vector<char>> got;
-    HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
-                        [&](int p, std::vector<char> bytes, std::size_t) { got[p] = std::move(bytes); });
+    std::map<PieceIndex, std::vector<char>> got;
+    HttpFetcher fetcher(
+        io, urls({server.url()}), fast_retries(),
+        [&](PieceIndex p, std::vector<char> bytes, std::size_t) { got[p] = std::move(bytes); });
     for (int i = 0; i <= 20; ++i)
         REQUIRE(fetcher.fetch(piece(i, data.size())));
     REQUIRE(run_until(
@@ -144,9 +149,9 @@ TEST_CASE("the fetcher gets exactly each piece's bytes over kept-alive connectio
         auto r = piece(i, data.size());
         std::vector<char> expected(data.begin() + static_cast<long>(r.offset),
                                    data.begin() + static_cast<long>(r.offset + r.length));
-        CHECK(got[i] == expected);
+        CHECK(got[PieceIndex(i)] == expected);
     }
-    CHECK(got[20].size() == 1234);
+    CHECK(got[PieceIndex(20)].size() == 1234);
     CHECK(server.requests == 21);
     CHECK(server.connections <= 2);  // two connections per server, reused
     CHECK(fetcher.stats().failures == 0);
@@ -159,13 +164,13 @@ TEST_CASE("the fetcher never has the same piece queued or in flight twice", "[cl
     boost::asio::io_context io;
     int delivered = 0;
     HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
-                        [&](int, std::vector<char>, std::size_t) { ++delivered; });
+                        [&](PieceIndex, std::vector<char>, std::size_t) { ++delivered; });
     CHECK(fetcher.fetch(piece(1, data.size())));
     CHECK_FALSE(fetcher.fetch(piece(1, data.size())));
-    CHECK(fetcher.busy(1));
+    CHECK(fetcher.busy(PieceIndex(1)));
     REQUIRE(run_until(
         io, [&] { return delivered == 1; }, 5s));
-    CHECK_FALSE(fetcher.busy(1));
+    CHECK_FALSE(fetcher.busy(PieceIndex(1)));
     CHECK(fetcher.fetch(piece(1, data.size())));  // done: may be asked again
     REQUIRE(run_until(
         io, [&] { return delivered == 2; }, 5s));
@@ -179,7 +184,7 @@ TEST_CASE("HTTP errors are retried with backoff until the piece arrives", "[clie
     boost::asio::io_context io;
     std::vector<char> got;
     HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
-                        [&](int, std::vector<char> bytes, std::size_t) { got = std::move(bytes); });
+                        [&](PieceIndex, std::vector<char> bytes, std::size_t) { got = std::move(bytes); });
     auto start = std::chrono::steady_clock::now();
     REQUIRE(fetcher.fetch(piece(2, data.size())));
     REQUIRE(run_until(
@@ -199,13 +204,13 @@ TEST_CASE("malformed answers are rejected: wrong status or a body that is not th
     int delivered = 0;
     // The wrong path gets 404 every time; the request is retried but never delivered.
     HttpFetcher fetcher(io, urls({"http://127.0.0.1:" + std::to_string(server.port()) + "/missing"}),
-                        fast_retries(), [&](int, std::vector<char>, std::size_t) { ++delivered; });
+                        fast_retries(), [&](PieceIndex, std::vector<char>, std::size_t) { ++delivered; });
     REQUIRE(fetcher.fetch(piece(0, data.size())));
     run_until(
         io, [&] { return fetcher.stats().failures >= 3; }, 5s);
     CHECK(fetcher.stats().failures >= 3);
     CHECK(delivered == 0);
-    CHECK(fetcher.busy(0));
+    CHECK(fetcher.busy(PieceIndex(0)));
 }
 
 TEST_CASE("the fetcher retries after the server comes back", "[client][fetcher]") {
@@ -216,7 +221,7 @@ TEST_CASE("the fetcher retries after the server comes back", "[client][fetcher]"
     boost::asio::io_context io;
     std::vector<char> got;
     HttpFetcher fetcher(io, urls({url}), fast_retries(),
-                        [&](int, std::vector<char> bytes, std::size_t) { got = std::move(bytes); });
+                        [&](PieceIndex, std::vector<char> bytes, std::size_t) { got = std::move(bytes); });
     REQUIRE(fetcher.fetch(piece(3, data.size())));
     run_until(
         io, [] { return false; }, 600ms);
@@ -236,7 +241,7 @@ TEST_CASE("a kept-alive connection the server dropped is replaced without a fail
     FetcherConfig config = fast_retries();
     config.connections_per_server = 1;
     HttpFetcher fetcher(io, urls({server.url()}), config,
-                        [&](int, std::vector<char>, std::size_t) { ++delivered; });
+                        [&](PieceIndex, std::vector<char>, std::size_t) { ++delivered; });
     REQUIRE(fetcher.fetch(piece(0, data.size())));
     REQUIRE(run_until(
         io, [&] { return delivered == 1; }, 5s));
@@ -258,7 +263,7 @@ TEST_CASE("with two servers the fetcher moves to the live one and prefers the fa
     FetcherConfig config = fast_retries();
     config.connections_per_server = 1;
     HttpFetcher fetcher(io, urls({"http://127.0.0.1:1/t", slow.url(), fast.url()}), config,
-                        [&](int, std::vector<char>, std::size_t) { ++delivered; });
+                        [&](PieceIndex, std::vector<char>, std::size_t) { ++delivered; });
     // One at a time, so each choice is made with what has been measured so far.
     for (int i = 0; i < 20; ++i) {
         REQUIRE(fetcher.fetch(piece(i, data.size())));
@@ -277,10 +282,10 @@ TEST_CASE("an exception thrown inside a completion handler never leaves the io_c
     auto data = title_bytes(4 * kPiece);
     RangeServer server("/t", data);
     boost::asio::io_context io;
-    std::map<int, std::vector<char>> got;
+    std::map<PieceIndex, std::vector<char>> got;
     HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
-                        [&](int p, std::vector<char> bytes, std::size_t) {
-                            if (p == 0) throw std::runtime_error("torrent gone");
+                        [&](PieceIndex p, std::vector<char> bytes, std::size_t) {
+                            if (p == PieceIndex(0)) throw std::runtime_error("torrent gone");
                             got[p] = std::move(bytes);
                         });
     for (int i = 0; i < 4; ++i)
@@ -291,12 +296,12 @@ TEST_CASE("an exception thrown inside a completion handler never leaves the io_c
     CHECK(ok);
     CHECK(fetcher.stats().handler_errors == 1);
     CHECK(fetcher.stats().delivered == 4);
-    CHECK_FALSE(fetcher.busy(0));
+    CHECK_FALSE(fetcher.busy(PieceIndex(0)));
     CHECK(fetcher.in_flight() == 0);
     for (int i = 1; i < 4; ++i) {
         auto r = piece(i, data.size());
-        CHECK(got[i] == std::vector<char>(data.begin() + static_cast<long>(r.offset),
-                                          data.begin() + static_cast<long>(r.offset + r.length)));
+        CHECK(got[PieceIndex(i)] == std::vector<char>(data.begin() + static_cast<long>(r.offset),
+                                                      data.begin() + static_cast<long>(r.offset + r.length)));
     }
 }
 
@@ -314,7 +319,7 @@ TEST_CASE("a piece with a deadline carries Toast-Deadline: the milliseconds left
     boost::asio::io_context io;
     int delivered = 0;
     HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
-                        [&](int, std::vector<char>, std::size_t) { ++delivered; });
+                        [&](PieceIndex, std::vector<char>, std::size_t) { ++delivered; });
     auto soon = piece(0, data.size());
     soon.deadline = std::chrono::steady_clock::now() + 5s;
     auto best_effort = piece(1, data.size());
@@ -337,21 +342,21 @@ TEST_CASE("after a Toast-Late answer the fetcher asks the other server", "[clien
     RangeServer on_time("/t", data);
     behind.late_first = 1;
     boost::asio::io_context io;
-    std::map<int, std::size_t> from;
+    std::map<PieceIndex, std::size_t> from;
     auto config = fast_retries();
     config.server_backoff.max = 10s;  // how long a late server is passed over: longer than the test
     HttpFetcher fetcher(io, urls({behind.url(), on_time.url()}), config,
-                        [&](int p, std::vector<char>, std::size_t server) { from[p] = server; });
+                        [&](PieceIndex p, std::vector<char>, std::size_t server) { from[p] = server; });
     // One at a time, so each choice sees the previous answer.
     for (int i = 0; i < 4; ++i) {
         REQUIRE(fetcher.fetch(piece(i, data.size())));
         REQUIRE(run_until(
-            io, [&] { return from.count(i) == 1; }, 10s));
+            io, [&] { return from.count(PieceIndex(i)) == 1; }, 10s));
     }
-    CHECK(from[0] == 0u);  // the first URL first; its answer is late
-    CHECK(from[1] == 1u);
-    CHECK(from[2] == 1u);
-    CHECK(from[3] == 1u);
+    CHECK(from[PieceIndex(0)] == 0u);  // the first URL first; its answer is late
+    CHECK(from[PieceIndex(1)] == 1u);
+    CHECK(from[PieceIndex(2)] == 1u);
+    CHECK(from[PieceIndex(3)] == 1u);
     CHECK(fetcher.stats().late_answers == 1);
     CHECK(fetcher.stats().failures == 0);
     CHECK(fetcher.stats().delivered == 4);
