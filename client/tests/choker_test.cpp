@@ -5,6 +5,11 @@
 using toast::client::ChokeCandidate;
 using toast::client::choker_unchoke_set;
 using toast::client::ChokerState;
+using toast::client::nearest_behind_rank;
+using toast::client::nearest_behind_slots;
+using toast::client::PieceCount;
+using toast::client::PieceIndex;
+using toast::client::PieceSet;
 
 TEST_CASE("the seed choker keeps the peers we upload to fastest", "[client][choker]") {
     std::vector<ChokeCandidate> peers{{1, 100, true}, {2, 900, true}, {3, 500, true}, {4, 700, false}};
@@ -43,8 +48,6 @@ TEST_CASE("ties in upload rate are broken by peer id", "[client][choker]") {
 }
 
 TEST_CASE("the nearest-behind rank puts the peer just behind us first", "[client][choker]") {
-    using toast::client::nearest_behind_rank;
-    using toast::client::PieceIndex;
     PieceIndex ours(100);
     // Behind us: nearer ranks higher.
     CHECK(nearest_behind_rank(PieceIndex(99), ours) > nearest_behind_rank(PieceIndex(60), ours));
@@ -56,9 +59,6 @@ TEST_CASE("the nearest-behind rank puts the peer just behind us first", "[client
 }
 
 TEST_CASE("a viewer's regular slot goes to the peer just behind it, the rest rotate", "[client][choker]") {
-    using toast::client::nearest_behind_rank;
-    using toast::client::nearest_behind_slots;
-    using toast::client::PieceIndex;
     // We lack piece 50. Peers: 1 at 10, 2 at 45 (just behind), 3 at 30, 4 ahead at 70, 5 at 48 but not
     // interested.
     PieceIndex ours(50);
@@ -84,8 +84,6 @@ TEST_CASE("a viewer's regular slot goes to the peer just behind it, the rest rot
 }
 
 TEST_CASE("a seed's regular slot goes to the viewer furthest along", "[client][choker]") {
-    using toast::client::nearest_behind_rank;
-    using toast::client::PieceIndex;
     PieceIndex ours(200);  // a 200-piece title, complete
     std::vector<ChokeCandidate> peers{{1, nearest_behind_rank(PieceIndex(20), ours), true},
                                       {2, nearest_behind_rank(PieceIndex(180), ours), true},
@@ -97,9 +95,6 @@ TEST_CASE("a seed's regular slot goes to the viewer furthest along", "[client][c
 }
 
 TEST_CASE("a piece set's first missing piece", "[client][choker]") {
-    using toast::client::PieceCount;
-    using toast::client::PieceIndex;
-    using toast::client::PieceSet;
     PieceSet s(PieceCount(4));
     CHECK(s.first_missing() == PieceIndex(0));
     s.set(PieceIndex(0));
@@ -111,7 +106,6 @@ TEST_CASE("a piece set's first missing piece", "[client][choker]") {
 }
 
 TEST_CASE("a single nearest-behind slot is a regular one: no optimistic unchoke", "[client][choker]") {
-    using toast::client::nearest_behind_slots;
     auto split = nearest_behind_slots(1);
     CHECK(split.regular == 1);
     CHECK_FALSE(split.optimistic);
