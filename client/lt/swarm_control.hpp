@@ -8,6 +8,7 @@
 // It also learns which connections are the operator's peers: a peer is named by its listen address, which is
 // the remote end of a connection we opened, and the extension handshake's "p" (with the remote address) of
 // one it opened; libtorrent's peer_info knows only the connection's remote end.
+// The libtorrent plugins that do the talking are in toast_plugin.cpp; this is what titles and plugins share.
 // One per session, for all its torrents (a torrent is named by info_hash_t::get_best()). Titles call in from
 // their thread; everything that touches a peer runs on libtorrent's network thread (inside plugin callbacks
 // or posted to the session's io_context).

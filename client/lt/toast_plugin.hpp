@@ -1,0 +1,24 @@
+// The libtorrent plugins SwarmControl installs: one per session; one per torrent (CANCEL for the requests
+// still outstanding when a server piece passes, lt_donthave on ejection, the Toast chokers); one per peer
+// connection (its outstanding requests, the CANCEL ledger, the raced bytes, the re-choke after libtorrent's
+// unchoke). They run on libtorrent's network thread and share what they learn through SwarmControl.
+#pragma once
+
+#include <memory>
+
+#include <libtorrent/extensions.hpp>
+#include <libtorrent/sha1_hash.hpp>
+
+#include "client/core/piece_types.hpp"
+
+namespace toast::client {
+
+class SwarmControl;
+class ToastTorrentPlugin;
+
+std::shared_ptr<libtorrent::plugin> make_toast_plugin(std::shared_ptr<SwarmControl> control);
+
+// Network thread: sends lt_donthave for `piece` to the peers of `plugin` if it is `torrent`'s plugin.
+void send_dont_have(ToastTorrentPlugin& plugin, const libtorrent::sha1_hash& torrent, PieceIndex piece);
+
+}  // namespace toast::client
