@@ -21,10 +21,10 @@ std::set<std::uint64_t> choker_unchoke_set(const std::vector<ChokeCandidate>& pe
 
     // The rest, by id, are the candidates for the optimistic slot.
     std::vector<std::uint64_t> rest;
-    for (std::size_t i = slots; i < interested.size(); ++i)
+    for (std::size_t i = slots; optimistic && i < interested.size(); ++i)
         rest.push_back(interested[i].id);
     std::sort(rest.begin(), rest.end());
-    if (rest.empty() || !optimistic) {
+    if (rest.empty()) {
         state = {};
         return unchoke;
     }

@@ -62,6 +62,8 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
                             std::vector<libtorrent::tcp::endpoint> peers);
     // Title thread: the remote ends of the connections to `torrent`'s operator peers now.
     std::set<libtorrent::tcp::endpoint> operator_connections(const libtorrent::sha1_hash& torrent) const;
+    // Any thread: whether the choker ranks peers by where we are in the title (set_first_missing).
+    bool ranks_by_position() const { return config_.choker == ChokerKind::nearest; }
     // Title thread: the lowest piece of `torrent` we lack (the nearest-behind choker ranks peers by it).
     void set_first_missing(const libtorrent::sha1_hash& torrent, PieceIndex piece);
     // Title thread: the torrent is gone; forget what was known about it.

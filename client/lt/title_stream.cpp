@@ -215,7 +215,8 @@ void TitleStream::tick() {
     auto plan =
         controller_->tick(reader_->read(now, server_up(), session_.control().operator_connections(key_)));
     apply(plan, now);
-    session_.control().set_first_missing(key_, controller_->had().first_missing());
+    if (session_.control().ranks_by_position())
+        session_.control().set_first_missing(key_, controller_->had().first_missing());
 
     if (now - last_stats_ >= tuning_.stats_interval) {
         last_stats_ = now;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -48,9 +47,9 @@ PieceIndex first_missing_piece(const lt::typed_bitfield<lt::piece_index_t>& piec
     return PieceIndex(i);
 }
 
-// The peers a Toast choker keeps unchoked, by peer id (network thread only). Absent while libtorrent's
+// The peers a Toast choker keeps unchoked, by peer id (network thread only). Unused while libtorrent's
 // tit-for-tat decides.
-using ChokerAnswer = std::optional<std::set<std::uint64_t>>;
+using ChokerAnswer = std::set<std::uint64_t>;
 
 // Tracks the block requests we have outstanding to one peer, learns the peer's lt_donthave id, and keeps
 // cancels from leaving requests hanging at a peer that does not answer them (CancelLedger).
@@ -97,16 +96,17 @@ class ToastPeerPlugin final : public lt::peer_plugin, public std::enable_shared_
     // meant for another. It is choked again right after: not from inside this callback, as libtorrent marks
     // the peer unchoked only once it returns.
     void sent_unchoke() override {
-        if (!choker_->has_value() || (*choker_)->count(id_) != 0) return;
+        if (control_->config().choker == ChokerKind::tit_for_tat || wanted_unchoked()) return;
         control_->post([weak = weak_from_this()] {
             auto self = weak.lock();
-            if (!self || !self->choker_->has_value() || (*self->choker_)->count(self->id_) != 0) return;
+            if (!self || self->wanted_unchoked()) return;
             auto& pc = self->pc_;
             if (pc.is_disconnecting() || pc.is_choked()) return;
             pc.choke_this_peer();
             self->control_->count_choker_change();
         });
     }
+    bool wanted_unchoked() const { return choker_->count(id_) != 0; }
     void sent_request(const lt::peer_request& r) override { outstanding_.insert(key_of(r)); }
     void sent_cancel(const lt::peer_request& r) override {
         // libtorrent's own cancel (a deadline, end-game): it waits for the peer's answer.
@@ -278,9 +278,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
     lt::sha1_hash key_;
     std::shared_ptr<DeliveredPieces> delivered_ = std::make_shared<DeliveredPieces>();
     // Empty (every peer choked) until the first tick ranks them.
-    std::shared_ptr<ChokerAnswer> choker_answer_ = std::make_shared<ChokerAnswer>(
-        control_->config().choker == ChokerKind::tit_for_tat ? ChokerAnswer{}
-                                                             : ChokerAnswer{std::set<std::uint64_t>{}});
+    std::shared_ptr<ChokerAnswer> choker_answer_ = std::make_shared<ChokerAnswer>();
     std::vector<std::weak_ptr<ToastPeerPlugin>> peers_;
     ChokerState choker_state_;
 };
