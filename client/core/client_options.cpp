@@ -72,13 +72,15 @@ std::string quoted(const std::string& v) {
 
 // Bounds of the quantities on the command line, so that no value can reach arithmetic that overflows or a
 // setting that makes streaming impossible: bitrates from audio to far beyond 8K video, limits on the same
-// scale, an in-order window of at least a second (it is converted to pieces) and a start-up buffer that a
-// viewer would wait for.
+// scale, an in-order window and a lookahead of at least a second (they are converted to pieces) and a
+// start-up buffer that a viewer would wait for.
 constexpr BitRate kMinRate{1'000};
 constexpr BitRate kMaxRate{100'000'000'000};
 constexpr std::chrono::nanoseconds kMinInorderWindow = std::chrono::seconds(1);
 constexpr std::chrono::nanoseconds kMaxInorderWindow = std::chrono::hours(24);
 constexpr std::chrono::nanoseconds kMaxStartupBuffer = std::chrono::hours(1);
+constexpr std::chrono::nanoseconds kMinLookahead = std::chrono::seconds(1);
+constexpr std::chrono::nanoseconds kMaxLookahead = std::chrono::hours(24);
 
 std::string rate_outside(const std::string& v) {
     return quoted(v) + " is outside [" + format_bitrate(kMinRate) + ", " + format_bitrate(kMaxRate) + "]";
@@ -161,6 +163,19 @@ const std::vector<OptionSpec>& specs() {
              if (*d < kMinInorderWindow || *d > kMaxInorderWindow)
                  return duration_outside(v, kMinInorderWindow, kMaxInorderWindow);
              o.inorder_window = *d;
+             return "";
+         }},
+        {"--lookahead", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v == "none") {
+                 o.lookahead.reset();
+                 return "";
+             }
+             auto d = parse_duration(v);
+             if (!d) return "invalid duration " + quoted(v) + " (e.g. 60s, or none)";
+             if (*d < kMinLookahead || *d > kMaxLookahead)
+                 return duration_outside(v, kMinLookahead, kMaxLookahead);
+             o.lookahead = *d;
              return "";
          }},
         {"--buffer-limit", true, false,
@@ -397,6 +412,8 @@ Options:
                               late, and widens it back while they keep up
   --inorder-window DURATION   hybrid, adaptive: pick in order within this much video ahead, 1s..24h
                               (default: 15min)
+  --lookahead DURATION|none   ask peers only for pieces within this much video past the first missing
+                              one, 1s..24h, or none for the whole title (default: 60s)
   --buffer-limit BYTES|PCT    bound local storage, e.g. 512MiB or 25% of the title (default: unlimited)
   --behavior B                download: leave once every piece is had; stream: leave when playback
                               ends; seed: stay until stopped (default: stream)

@@ -51,6 +51,10 @@ struct ClientOptions {
     std::filesystem::path stats_file;  // required
     PickerKind picker = PickerKind::hybrid;
     std::chrono::nanoseconds inorder_window = std::chrono::minutes(15);
+    // How far past the first missing piece peers are asked for pieces (SwarmSnapshot::lookahead says why);
+    // absent: the whole title. A minute keeps a viewer's peers busy with the pieces it needs next while
+    // still fetching well ahead.
+    std::optional<std::chrono::nanoseconds> lookahead = std::chrono::minutes(1);
     std::optional<BufferLimit> buffer_limit;  // unlimited when absent
     Behavior behavior = Behavior::stream;
     std::optional<BitRate> upload_limit;    // unlimited when absent

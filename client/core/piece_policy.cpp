@@ -28,6 +28,10 @@ struct Ranges {
     std::int32_t end = 0;    // one past the last piece that may be wanted
 };
 
+bool eligible(const SwarmSnapshot& s, PieceIndex p) {
+    return !s.had.has(p) && !s.server_fetching.has(p);
+}
+
 Ranges ranges_of(const SwarmSnapshot& s) {
     Ranges r;
     r.n = s.piece_count.value();
@@ -35,11 +39,17 @@ Ranges ranges_of(const SwarmSnapshot& s) {
     r.start = std::min<std::int64_t>(static_cast<std::int64_t>(r.playhead) + s.horizon.value(), r.n);
     r.end = s.request_end ? std::clamp(s.request_end->value(), 0, r.n) : r.n;
     r.end = std::max(r.end, r.start);  // a request end inside the horizon wants nothing: [start, start)
+    if (s.lookahead) {
+        // Counted from the first piece peers are asked for anew: what is had or with the server moves the
+        // lookahead on, so a viewer whose peers keep up keeps fetching ahead.
+        auto from = std::min<std::int64_t>(static_cast<std::int64_t>(r.start) + s.lead.value(), r.end);
+        auto anchor = static_cast<std::int32_t>(from);
+        while (anchor < r.end && !eligible(s, PieceIndex(anchor)))
+            ++anchor;
+        r.end = static_cast<std::int32_t>(
+            std::min<std::int64_t>(r.end, static_cast<std::int64_t>(anchor) + s.lookahead->value()));
+    }
     return r;
-}
-
-bool eligible(const SwarmSnapshot& s, PieceIndex p) {
-    return !s.had.has(p) && !s.server_fetching.has(p);
 }
 
 std::vector<PieceIndex> eligible_in(const SwarmSnapshot& s, std::int32_t from, std::int32_t to) {

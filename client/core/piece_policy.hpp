@@ -40,7 +40,13 @@ struct SwarmSnapshot {
     // peers are asked for new pieces from beyond them.
     PieceCount lead;
     std::optional<PieceIndex> request_end;  // bounded buffer: nothing at or beyond this piece is wanted
-    bool want_past_pieces = false;          // also want missing pieces behind the playhead (lowest priority)
+    // Peers are asked only for pieces within this many of the first one still to ask for (the first missing
+    // piece past the horizon and the adaptive lead); absent: the whole title. libtorrent's picker puts a
+    // rare low-priority piece before a common high-priority one, and in a streaming swarm the pieces further
+    // ahead are held by fewer viewers: wanted to the end of the title, peers' upload goes to pieces needed
+    // minutes from now while the next seconds' pieces fall to the server.
+    std::optional<PieceCount> lookahead;
+    bool want_past_pieces = false;  // also want missing pieces behind the playhead (lowest priority)
     std::chrono::milliseconds piece_duration{0};       // media time of one full piece
     std::chrono::milliseconds into_playhead_piece{0};  // media time already played inside the playhead piece
 

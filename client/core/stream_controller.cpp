@@ -33,6 +33,7 @@ ControllerSetup controller_setup_for(const ClientOptions& options, std::optional
     s.picker = options.picker;
     s.behavior = options.behavior;
     s.inorder_window = options.inorder_window;
+    s.lookahead = options.lookahead;
     s.buffer_limit = buffer_limit;
     s.has_server = has_server;
     s.has_trackers = has_trackers;
@@ -77,6 +78,11 @@ StreamController::StreamController(TitleGeometry geometry, ControllerSetup setup
         adaptive_.emplace(setup_.inorder_window, tuning.adaptive, start);
 }
 
+std::optional<PieceCount> StreamController::lookahead_pieces() const {
+    if (!setup_.lookahead) return std::nullopt;
+    return geometry_.pieces_in(*setup_.lookahead);
+}
+
 bool StreamController::want_past_pieces() const {
     return setup_.behavior != Behavior::stream && !setup_.buffer_limit;
 }
@@ -89,6 +95,7 @@ PiecePlan StreamController::initial_plan() {
     snap.horizon =
         setup_.has_server ? horizon_.pieces_within(fallback_.lead(), nanoseconds(0)) : PieceCount(0);
     snap.inorder_window = geometry_.pieces_in(setup_.inorder_window);
+    snap.lookahead = lookahead_pieces();
     snap.want_past_pieces = want_past_pieces();
     snap.piece_duration = duration_cast<milliseconds>(geometry_.piece_duration());
     if (setup_.buffer_limit) {
@@ -355,6 +362,7 @@ void StreamController::plan_peer_pieces(const SwarmSample& sample, const PieceSe
     }
     snap.inorder_window = geometry_.pieces_in(tuned.inorder_window);
     snap.request_end = request_end;
+    snap.lookahead = lookahead_pieces();
     snap.want_past_pieces = want_past_pieces();
     snap.piece_duration = duration_cast<milliseconds>(geometry_.piece_duration());
     snap.into_playhead_piece = duration_cast<milliseconds>(watcher_.into_playhead_piece());

@@ -38,6 +38,7 @@ struct ControllerSetup {
     PickerKind picker = PickerKind::hybrid;
     Behavior behavior = Behavior::stream;
     std::chrono::nanoseconds inorder_window = std::chrono::minutes(15);
+    std::optional<std::chrono::nanoseconds> lookahead;  // absent: peers are asked for the whole title
     std::optional<Bytes> buffer_limit;  // resolved and checked (check_buffer_limit); absent: unbounded
     bool has_server = true;             // at least one server URL: without one the client is plain BitTorrent
     bool has_trackers = true;           // a tracker will answer: until it does, one peer is assumed
@@ -152,6 +153,7 @@ class StreamController {
     void mark_had(PieceIndex p, SteadyTime now, bool from_peer);
     std::vector<PieceIndex> urgent_pieces(const PieceSet& peer_owned) const;
     bool want_past_pieces() const;
+    std::optional<PieceCount> lookahead_pieces() const;  // the setup's lookahead in pieces, rounded up
     bool should_leave() const;
 
     TitleGeometry geometry_;

@@ -299,6 +299,41 @@ TEST_CASE("with a 25% buffer limit stored bytes never exceed the limit and playb
     CHECK(max_allocated > 0);
 }
 
+TEST_CASE("with a lookahead a client holds no piece further than it past its first missing one",
+          "[client][integration]") {
+    // 64 pieces of 0.3125 s. The seed sends at twice the bitrate, so it takes a while to hand out the title,
+    // and the clients upload slowly to each other, so each takes its pieces from the seed in its own order:
+    // the beta picker's, which without a lookahead scatters what a client holds over the title.
+    Testbed bed(2 * kTitle, "6710886");
+    auto seed = bed.seed("seed", {"--upload-limit", "13421772"});
+    REQUIRE(bed.wait_for_seeders(1, 15s));
+    auto near = bed.client("c1", {"--picker", "beta", "--lookahead", "1s", "--upload-limit", "256kbps"});
+    auto whole = bed.client("c2", {"--picker", "beta", "--lookahead", "none", "--upload-limit", "256kbps"});
+    require_exit_ok(*near, 60s);
+    require_exit_ok(*whole, 60s);
+    // The most pieces held past the playhead's contiguous run.
+    auto most_scattered = [&](const std::string& who) {
+        int most = 0;
+        for (const auto& r : read_stats(bed.stats(who))) {
+            if (r.event == "summary") continue;
+            auto playing = static_cast<int>(r.playhead / (256 * 1024));
+            auto contiguous = static_cast<int>(r.buffer_ahead_s / 0.3125);
+            most = std::max(most, static_cast<int>(r.pieces_had) - playing - contiguous);
+        }
+        return most;
+    };
+    // 1 s is 4 pieces, counted from the first missing piece past the server's zone (at most 3 pieces here).
+    CHECK(most_scattered("c1") <= 3 + 4 + 1);
+    CHECK(most_scattered("c2") >= 10);
+    for (auto who : {"c1", "c2"}) {
+        INFO(who);
+        auto s = summary_of(bed.stats(who));
+        CHECK(s.completed);
+        CHECK(s.stalls == 0);
+        CHECK(same_bytes(bed.data(who), bed.media()));
+    }
+}
+
 TEST_CASE("a corrupted server response is rejected by the hash check and fetched again",
           "[client][integration]") {
     TempDir dir;

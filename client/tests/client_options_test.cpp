@@ -44,6 +44,7 @@ TEST_CASE("the minimal stream command gets every documented default", "[client][
     CHECK_FALSE(o.bitrate);
     CHECK(o.picker == PickerKind::hybrid);
     CHECK(o.inorder_window == 15min);
+    CHECK(o.lookahead == 60s);
     CHECK_FALSE(o.buffer_limit);
     CHECK(o.behavior == Behavior::stream);
     CHECK_FALSE(o.upload_limit);
@@ -67,6 +68,7 @@ TEST_CASE("every option is parsed, in both spellings", "[client][options]") {
                                      "--picker=beta",
                                      "--inorder-window",
                                      "90s",
+                                     "--lookahead=2min",
                                      "--buffer-limit",
                                      "25%",
                                      "--behavior",
@@ -100,6 +102,7 @@ TEST_CASE("every option is parsed, in both spellings", "[client][options]") {
     CHECK(o.bitrate == BitRate(2'000'000));
     CHECK(o.picker == PickerKind::beta);
     CHECK(o.inorder_window == 90s);
+    CHECK(o.lookahead == 2min);
     REQUIRE(o.buffer_limit);
     CHECK(o.buffer_limit->is_percent());
     CHECK(o.buffer_limit->percent() == 25.0);
@@ -154,15 +157,15 @@ TEST_CASE("help is recognised anywhere and documents every option with its defau
     CHECK(parse_client_args({"stream", "--bogus", "--help"}).help);
     auto text = client_help_text();
     for (auto opt :
-         {"--save-dir",       "--listen",         "--server",        "--bitrate",         "--stats",
-          "--picker",         "--inorder-window", "--buffer-limit",  "--behavior",        "--upload-limit",
-          "--download-limit", "--choker",         "--unchoke-slots", "--max-connections", "--seed",
-          "--startup-buffer", "--tracker",        "--enable-dht",    "--log-level",       "--http",
-          "--player",         "--operator-peer"})
+         {"--save-dir",     "--listen",         "--server",       "--bitrate",       "--stats",
+          "--picker",       "--inorder-window", "--lookahead",    "--buffer-limit",  "--behavior",
+          "--upload-limit", "--download-limit", "--choker",       "--unchoke-slots", "--max-connections",
+          "--seed",         "--startup-buffer", "--tracker",      "--enable-dht",    "--log-level",
+          "--http",         "--player",         "--operator-peer"})
         CHECK(text.find(opt) != std::string::npos);
-    for (auto def :
-         {"(default: hybrid)", "(default: 15min)", "(default: stream)", "(default: tit-for-tat)",
-          "(default: 2)", "(default: 40)", "(default: 1)", "(default: info)", "(default: unlimited)"})
+    for (auto def : {"(default: hybrid)", "(default: 15min)", "(default: 60s)", "(default: stream)",
+                     "(default: tit-for-tat)", "(default: 2)", "(default: 40)", "(default: 1)",
+                     "(default: info)", "(default: unlimited)"})
         CHECK(text.find(def) != std::string::npos);
 }
 
@@ -269,6 +272,10 @@ TEST_CASE("every rate and duration on the command line is bounded, naming the op
     CHECK(error_of({"--inorder-window", "25h"}) == "--inorder-window: '25h' is outside [1s, 24h]");
     CHECK(with({"--inorder-window", "1s"}).options->inorder_window == std::chrono::seconds(1));
     CHECK(with({"--inorder-window", "24h"}).options);
+    CHECK(error_of({"--lookahead", "999ms"}) == "--lookahead: '999ms' is outside [1s, 24h]");
+    CHECK(error_of({"--lookahead", "soon"}) == "--lookahead: invalid duration 'soon' (e.g. 60s, or none)");
+    CHECK(with({"--lookahead", "1s"}).options->lookahead == std::chrono::seconds(1));
+    CHECK_FALSE(with({"--lookahead", "none"}).options->lookahead);
     CHECK(error_of({"--startup-buffer", "61min"}) == "--startup-buffer: '61min' is outside [0s, 1h]");
     // A duration too large for nanoseconds is refused instead of wrapping to a negative time.
     CHECK(error_of({"--startup-buffer", "9999999999h"}) ==

@@ -328,3 +328,37 @@ TEST_CASE("a buffer window that ends inside the horizon wants nothing from peers
         CHECK(std::count(plan.priority.begin(), plan.priority.end(), 0) == 40);
     }
 }
+
+TEST_CASE("peers are asked only within the lookahead of the first piece still to ask for",
+          "[client][policy]") {
+    auto s = SwarmSnapshot::empty(PieceCount(100));
+    s.playhead = PieceIndex(10);
+    s.horizon = PieceCount(2);  // 10, 11 are the server's
+    s.inorder_window = PieceCount(30);
+    s.lookahead = PieceCount(5);
+    for (auto k : {PickerKind::rarest, PickerKind::inorder, PickerKind::beta, PickerKind::hybrid,
+                   PickerKind::adaptive}) {
+        INFO(to_string(k));
+        auto plan = make_policy(k, {.seed = 4})->plan(s);
+        auto wanted = plan.wanted;
+        std::sort(wanted.begin(), wanted.end());
+        CHECK(wanted == idx({12, 13, 14, 15, 16}));
+        CHECK(std::count(plan.priority.begin(), plan.priority.end(), 0) == 95);
+    }
+    // Pieces had or with the server move the lookahead on; a missing piece inside it holds it.
+    s.had.set(PieceIndex(12));
+    s.server_fetching.set(PieceIndex(13));
+    s.had.set(PieceIndex(15));
+    auto plan = make_policy(PickerKind::inorder, {})->plan(s);
+    CHECK(plan.wanted == idx({14, 16, 17, 18}));
+    // The adaptive lead's pieces are wanted only while peers send them: the lookahead counts past the lead.
+    s.lead = PieceCount(4);  // 12..15
+    s.in_flight.set(PieceIndex(14));
+    plan = make_policy(PickerKind::adaptive, {.seed = 4})->plan(s);
+    CHECK(plan.wanted == idx({14, 16, 17, 18, 19, 20}));
+    // A bounded buffer still bounds it.
+    s.lead = PieceCount(0);
+    s.request_end = PieceIndex(17);
+    plan = make_policy(PickerKind::inorder, {})->plan(s);
+    CHECK(plan.wanted == idx({14, 16}));
+}

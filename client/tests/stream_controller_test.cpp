@@ -587,3 +587,25 @@ TEST_CASE("peers that keep up leave the adaptive picker as hybrid with its whole
     CHECK(adaptive.server_pieces == hybrid.server_pieces);
     CHECK(a.bytes_from_server == h.bytes_from_server);
 }
+
+TEST_CASE("the lookahead is counted in the title's pieces, past the server's zone", "[client][controller]") {
+    ClientTuning tuning;
+    auto st = setup();
+    st.lookahead = 4500ms;  // five pieces of one second, rounded up
+    StreamController c(geometry(), st, tuning, t0);
+    auto first = c.initial_plan();
+    REQUIRE_FALSE(first.wanted.empty());
+    auto [lo, hi] = std::minmax_element(first.wanted.begin(), first.wanted.end());
+    CHECK(hi->value() - lo->value() == 4);
+    CHECK(first.wanted.size() == 5);
+    c.on_ready(pieces(40, {0, 1, 2, 3, 4, 5, 6, 7}), t0);
+    auto plan = c.tick(sample(t0, 1));
+    REQUIRE(plan.pieces.wanted.size() == 5);
+    for (auto p : plan.pieces.wanted)
+        CHECK(p.value() >= 8);
+    CHECK(*std::max_element(plan.pieces.wanted.begin(), plan.pieces.wanted.end()) == PieceIndex(12));
+    // Without one, the whole title is asked for.
+    st.lookahead.reset();
+    StreamController whole(geometry(), st, tuning, t0);
+    CHECK(whole.initial_plan().wanted.size() > 30);
+}

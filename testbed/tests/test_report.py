@@ -25,7 +25,8 @@ class ScenarioTest(unittest.TestCase):
         cases = [({"clients": 0}, "'clients'"), ({"picker": "fastest"}, "'picker'"),
                  ({"upload_limit": "lots"}, "'upload_limit'"), ({"colour": 1}, "'colour': unknown field"),
                  ({"piece_size": "100KiB"}, "'piece_size'"), ({"buffer_limit": "150%"}, "'buffer_limit'"),
-                 ({"baselines": ["multicast"]}, "'baselines'")]
+                 ({"baselines": ["multicast"]}, "'baselines'"), ({"lookahead": "500ms"}, "'lookahead'"),
+                 ({"lookahead": "far"}, "'lookahead'")]
         for data, needle in cases:
             with self.assertRaises(scenario.ScenarioError) as cm:
                 scenario.from_dict(data)
@@ -341,6 +342,12 @@ class LauncherTest(unittest.TestCase):
             self.assertNotIn("--operator-peer", run.client_argv("toast", s, stack, {"client": old}, Path(d), 0))
             stack.seed_endpoint = ""  # no seed in the scenario
             self.assertNotIn("--operator-peer", run.client_argv("toast", s, stack, {"client": new}, Path(d), 0))
+            # The lookahead is passed only when the scenario sets one, in seconds or as "none".
+            self.assertNotIn("--lookahead", argv)
+            for value, passed in (("7.5s", "7.5s"), ("2min", "120.0s"), ("none", "none")):
+                s = scenario.from_dict({"clients": 1, "lookahead": value})
+                argv = run.client_argv("toast", s, stack, {"client": new}, Path(d), 0)
+                self.assertEqual(argv[argv.index("--lookahead") + 1], passed)
 
 
 class DiskTest(unittest.TestCase):

@@ -257,6 +257,9 @@ def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Pat
             argv += ["--download-limit", str(s.download_limit)]
         if s.buffer_limit:
             argv += ["--buffer-limit", s.buffer_limit]
+        if s.lookahead:
+            value = s.lookahead if s.lookahead == "none" else f"{scen.parse_duration(s.lookahead)}s"
+            argv += ["--lookahead", value]
         return argv + list(s.extra_client_args)
     if kind == "stock":
         return [PY, str(STOCK_PEER), "stream", str(stack.torrent), "--save-dir", str(cdir / "data"), "--listen",

@@ -64,6 +64,7 @@ class Scenario:
     behavior: str = "stream"
     picker: str = "hybrid"
     inorder_window: float = 30.0          # seconds of video
+    lookahead: str = ""                   # "" = the client's default, "none" = the whole title, or a duration
     upload_limit: int = 2_000_000         # bits/s per client
     download_limit: int = 0               # bits/s per client, 0 = unlimited
     buffer_limit: str = ""                # "" = unlimited, "50%" or a size
@@ -145,6 +146,13 @@ def from_dict(data: dict, default_name: str = "scenario") -> Scenario:
         parse_size(s)
         return s
 
+    def lookahead(v):
+        if v in ("", "none"):
+            return v
+        if parse_duration(v) < 1:
+            raise ValueError
+        return str(v)
+
     def str_list(v):
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
             raise TypeError
@@ -157,6 +165,7 @@ def from_dict(data: dict, default_name: str = "scenario") -> Scenario:
     s.behavior = choice("behavior", BEHAVIORS)
     s.picker = choice("picker", PICKERS)
     s.inorder_window = get("inorder_window", parse_duration, None, "a duration such as \"30s\"")
+    s.lookahead = get("lookahead", lookahead, None, "a duration of at least 1s such as \"60s\", or \"none\"")
     s.upload_limit = get("upload_limit", parse_bitrate, lambda v: v > 0, "a bitrate such as \"2Mbps\"")
     s.download_limit = get("download_limit", parse_bitrate, None, "a bitrate such as \"8Mbps\" or 0")
     s.buffer_limit = get("buffer_limit", buffer, None, "a percentage such as \"50%\" or a size")
