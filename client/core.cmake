@@ -14,6 +14,8 @@ add_library(toast_client_core STATIC
   core/piece_policy.cpp
   core/piece_types.cpp
   core/resume_point.cpp
+  core/server_pool.cpp
+  core/server_request.cpp
   core/stats.cpp
   core/status_line.cpp
   core/stream_controller.cpp
@@ -36,6 +38,7 @@ if(BUILD_TESTING)
     tests/mpv_messages_test.cpp
     tests/peer_admission_test.cpp
     tests/piece_policy_test.cpp
+    tests/server_request_test.cpp
     tests/stats_test.cpp
     tests/stream_controller_test.cpp
     tests/stream_watcher_test.cpp)

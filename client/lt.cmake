@@ -5,7 +5,6 @@ add_library(toast_client_lt STATIC
   lt/http_fetcher.cpp
   lt/lt_events.cpp
   lt/plan_applier.cpp
-  lt/server_pool.cpp
   lt/session_factory.cpp
   lt/stats_file.cpp
   lt/stream_session.cpp

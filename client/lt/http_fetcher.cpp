@@ -17,42 +17,6 @@ using tcp = boost::asio::ip::tcp;
 
 namespace toast::client {
 
-std::string deadline_header(std::chrono::steady_clock::time_point deadline,
-                            std::chrono::steady_clock::time_point now) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
-    return std::to_string(std::clamp<std::int64_t>(left, 0, 600'000));
-}
-
-std::optional<ServerUrl> parse_http_url(std::string_view url) {
-    constexpr std::string_view scheme = "http://";
-    if (url.substr(0, scheme.size()) != scheme) return std::nullopt;
-    std::string_view rest = url.substr(scheme.size());
-    auto slash = rest.find('/');
-    std::string_view authority = rest.substr(0, slash);
-    ServerUrl out;
-    out.text = std::string(url);
-    out.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
-    if (authority.empty()) return std::nullopt;
-    if (authority.front() == '[') {
-        auto close = authority.find(']');
-        if (close == std::string_view::npos) return std::nullopt;
-        out.host = std::string(authority.substr(1, close - 1));
-        authority = authority.substr(close + 1);
-        if (!authority.empty() && authority.front() != ':') return std::nullopt;
-        out.port = authority.empty() ? "80" : std::string(authority.substr(1));
-    } else {
-        auto colon = authority.rfind(':');
-        out.host = std::string(authority.substr(0, colon));
-        out.port = colon == std::string_view::npos ? "80" : std::string(authority.substr(colon + 1));
-    }
-    if (out.host.empty() || out.port.empty() || out.port.size() > 5 ||
-        !std::all_of(out.port.begin(), out.port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-        std::stoi(out.port) == 0 || std::stoi(out.port) > 65535) {
-        return std::nullopt;
-    }
-    return out;
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -62,13 +26,6 @@ struct Job {
     int attempt = 0;
     Clock::time_point ready{};
 };
-
-// The Content-Range a correct answer carries for `r`: "bytes FIRST-LAST/..." (the total is not checked).
-bool content_range_matches(std::string_view value, const PieceRequest& r) {
-    std::string expected =
-        "bytes " + std::to_string(r.offset) + "-" + std::to_string(r.offset + r.length - 1) + "/";
-    return value.substr(0, expected.size()) == expected && value.size() > expected.size();
-}
 
 }  // namespace
 
@@ -234,8 +191,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         c->request.version(11);
         c->request.set(http::field::host, url.host + ":" + url.port);
         c->request.set(http::field::user_agent, "toast-client/0.1");
-        c->request.set(http::field::range,
-                       "bytes=" + std::to_string(r.offset) + "-" + std::to_string(r.offset + r.length - 1));
+        c->request.set(http::field::range, range_header(r));
         if (r.revalidate) c->request.set(http::field::cache_control, "no-cache");
         if (r.deadline) c->request.set("Toast-Deadline", deadline_header(*r.deadline, c->started));
         c->request.keep_alive(true);
@@ -319,16 +275,8 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         const auto& r = c->job.request;
         auto body = std::move(response.body());
         stats_.bytes_received += body.size();
-        std::string problem;
-        if (response.result() != http::status::partial_content) {
-            problem = "status " + std::to_string(response.result_int()) + " (expected 206)";
-        } else if (!content_range_matches(response[http::field::content_range], r)) {
-            problem =
-                "Content-Range '" + std::string(response[http::field::content_range]) + "' does not match";
-        } else if (body.size() != r.length) {
-            problem = "body of " + std::to_string(body.size()) + " bytes (expected " +
-                      std::to_string(r.length) + ")";
-        }
+        auto problem = answer_problem(r, static_cast<int>(response.result_int()),
+                                      response[http::field::content_range], body.size());
         if (!response.keep_alive()) close(c);
         if (!problem.empty()) {
             stats_.bytes_rejected += body.size();

@@ -20,34 +20,10 @@
 #include <boost/asio/io_context.hpp>
 
 #include "client/core/piece_types.hpp"
-#include "client/lt/server_pool.hpp"
+#include "client/core/server_pool.hpp"
+#include "client/core/server_request.hpp"
 
 namespace toast::client {
-
-struct ServerUrl {
-    std::string text;    // as given
-    std::string host;    // without brackets
-    std::string port;    // "80" when absent
-    std::string target;  // path and query, "/" when absent
-};
-
-// "http://host[:port][/path]"; nullopt for anything else (https is not spoken here).
-std::optional<ServerUrl> parse_http_url(std::string_view url);
-
-struct PieceRequest {
-    PieceIndex piece{0};
-    std::uint64_t offset = 0;  // of the piece in the title
-    std::uint32_t length = 0;
-    bool revalidate = false;  // sent with Cache-Control: no-cache (FallbackFetch::revalidate)
-    // When the playhead needs the piece: sent as Toast-Deadline (milliseconds left when the request goes
-    // out, 0 once passed) so a server ordering its reads by deadline serves it in time; none: best effort.
-    std::optional<std::chrono::steady_clock::time_point> deadline;
-};
-
-// The Toast-Deadline value for a request sent at `now`: whole milliseconds until `deadline`, 0 once it has
-// passed, at most 600000 (what the server accepts).
-std::string deadline_header(std::chrono::steady_clock::time_point deadline,
-                            std::chrono::steady_clock::time_point now);
 
 struct FetcherConfig {
     int connections_per_server = 2;

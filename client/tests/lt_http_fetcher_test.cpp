@@ -7,7 +7,6 @@
 #include <boost/asio/io_context.hpp>
 
 #include "client/lt/http_fetcher.hpp"
-#include "client/lt/server_pool.hpp"
 #include "lt_range_server.hpp"
 
 using namespace std::chrono_literals;
@@ -15,7 +14,6 @@ using toast::client::FetcherConfig;
 using toast::client::HttpFetcher;
 using toast::client::PieceIndex;
 using toast::client::PieceRequest;
-using toast::client::ServerPool;
 using toast::client::testing::RangeServer;
 
 namespace {
@@ -35,6 +33,7 @@ PieceRequest piece(int i, std::size_t size) {
     return {PieceIndex(i),
             offset,
             static_cast<std::uint32_t>(std::min<std::uint64_t>(kPiece, size - offset)),
+            false,
             {}};
 }
 
@@ -66,72 +65,6 @@ FetcherConfig fast_retries() {
 }
 
 }  // namespace
-
-TEST_CASE("server URLs parse into host, port and target", "[client][fetcher]") {
-    auto u = toast::client::parse_http_url("http://127.0.0.1:8080/titles/movie.mp4");
-    REQUIRE(u);
-    CHECK(u->host == "127.0.0.1");
-    CHECK(u->port == "8080");
-    CHECK(u->target == "/titles/movie.mp4");
-    auto v6 = toast::client::parse_http_url("http://[::1]:81");
-    REQUIRE(v6);
-    CHECK(v6->host == "::1");
-    CHECK(v6->target == "/");
-    CHECK(toast::client::parse_http_url("http://example.org")->port == "80");
-    CHECK_FALSE(toast::client::parse_http_url("https://127.0.0.1/x"));
-    CHECK_FALSE(toast::client::parse_http_url("http://127.0.0.1:0/x"));
-    CHECK_FALSE(toast::client::parse_http_url("http://127.0.0.1:99999/x"));
-    CHECK_FALSE(toast::client::parse_http_url("http://:80/x"));
-}
-
-TEST_CASE("backoff doubles from the initial delay up to the cap", "[client][fetcher]") {
-    using toast::client::backoff_delay;
-    CHECK(backoff_delay(0, 100ms, 1s) == 0ms);
-    CHECK(backoff_delay(1, 100ms, 1s) == 100ms);
-    CHECK(backoff_delay(3, 100ms, 1s) == 400ms);
-    CHECK(backoff_delay(30, 100ms, 1s) == 1000ms);
-}
-
-TEST_CASE("the server pool prefers the fastest server and rests failing ones", "[client][fetcher]") {
-    ServerPool pool(3, {100ms, 1s});
-    auto t0 = std::chrono::steady_clock::now();
-    CHECK(pool.choose(t0) == 0u);  // nothing measured: the first URL
-    pool.on_success(0, 1'000'000, 1s);
-    CHECK(pool.choose(t0) == 1u);  // unmeasured servers are tried
-    pool.on_success(1, 4'000'000, 1s);
-    pool.on_success(2, 2'000'000, 1s);
-    CHECK(pool.choose(t0) == 1u);
-    pool.on_failure(1, t0);
-    CHECK(pool.choose(t0) == 2u);
-    CHECK(pool.choose(t0 + 150ms) == 2u);  // rested, but a healthy server still comes first
-    pool.on_success(1, 4'000'000, 1s);
-    CHECK(pool.choose(t0) == 1u);  // a success clears the failure
-    pool.on_failure(0, t0);
-    pool.on_failure(1, t0);  // second failure: 200 ms
-    pool.on_failure(2, t0);
-    CHECK_FALSE(pool.choose(t0 + 50ms));
-    CHECK(pool.next_ready() == t0 + 100ms);
-}
-
-TEST_CASE("a server that answered after the deadline is passed over while another is usable",
-          "[client][fetcher]") {
-    ServerPool pool(2, {100ms, 1s});
-    auto t0 = std::chrono::steady_clock::now();
-    pool.on_success(0, 4'000'000, 1s);
-    pool.on_success(1, 1'000'000, 1s);
-    CHECK(pool.choose(t0) == 0u);  // the faster one
-    pool.on_late(0, t0);
-    CHECK(pool.late(0, t0));
-    CHECK(pool.choose(t0) == 1u);           // on time beats fast
-    CHECK(pool.choose(t0 + 1001ms) == 0u);  // backoff.max later it is trusted again
-    // A late server is still better than one that failed, and than none.
-    pool.on_late(0, t0);
-    pool.on_failure(1, t0);
-    CHECK(pool.choose(t0 + 150ms) == 0u);
-    ServerPool lone(1, {100ms, 1s});
-    lone.on_late(0, t0);
-    CHECK(lone.choose(t0) == 0u);
-}
 
 TEST_CASE("the fetcher gets exactly each piece's bytes over kept-alive connections", "[client][fetcher]") {
     auto data = title_bytes(20 * kPiece + 1234);

@@ -1,4 +1,4 @@
-#include "client/lt/server_pool.hpp"
+#include "client/core/server_pool.hpp"
 
 #include <algorithm>
 

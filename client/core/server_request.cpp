@@ -1,0 +1,68 @@
+#include "client/core/server_request.hpp"
+
+#include <algorithm>
+
+namespace toast::client {
+
+std::string deadline_header(std::chrono::steady_clock::time_point deadline,
+                            std::chrono::steady_clock::time_point now) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+    return std::to_string(std::clamp<std::int64_t>(left, 0, 600'000));
+}
+
+std::optional<ServerUrl> parse_http_url(std::string_view url) {
+    constexpr std::string_view scheme = "http://";
+    if (url.substr(0, scheme.size()) != scheme) return std::nullopt;
+    std::string_view rest = url.substr(scheme.size());
+    auto slash = rest.find('/');
+    std::string_view authority = rest.substr(0, slash);
+    ServerUrl out;
+    out.text = std::string(url);
+    out.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+    if (authority.empty()) return std::nullopt;
+    if (authority.front() == '[') {
+        auto close = authority.find(']');
+        if (close == std::string_view::npos) return std::nullopt;
+        out.host = std::string(authority.substr(1, close - 1));
+        authority = authority.substr(close + 1);
+        if (!authority.empty() && authority.front() != ':') return std::nullopt;
+        out.port = authority.empty() ? "80" : std::string(authority.substr(1));
+    } else {
+        auto colon = authority.rfind(':');
+        out.host = std::string(authority.substr(0, colon));
+        out.port = colon == std::string_view::npos ? "80" : std::string(authority.substr(colon + 1));
+    }
+    if (out.host.empty() || out.port.empty() || out.port.size() > 5 ||
+        !std::all_of(out.port.begin(), out.port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+        std::stoi(out.port) == 0 || std::stoi(out.port) > 65535) {
+        return std::nullopt;
+    }
+    return out;
+}
+
+std::string range_header(const PieceRequest& r) {
+    return "bytes=" + std::to_string(r.offset) + "-" + std::to_string(r.offset + r.length - 1);
+}
+
+namespace {
+
+// The Content-Range a correct answer carries for `r`: "bytes FIRST-LAST/..." (the total is not checked).
+bool content_range_matches(std::string_view value, const PieceRequest& r) {
+    std::string expected =
+        "bytes " + std::to_string(r.offset) + "-" + std::to_string(r.offset + r.length - 1) + "/";
+    return value.substr(0, expected.size()) == expected && value.size() > expected.size();
+}
+
+}  // namespace
+
+std::string answer_problem(const PieceRequest& r, int status, std::string_view content_range,
+                           std::uint64_t body_size) {
+    if (status != 206) return "status " + std::to_string(status) + " (expected 206)";
+    if (!content_range_matches(content_range, r))
+        return "Content-Range '" + std::string(content_range) + "' does not match";
+    if (body_size != r.length)
+        return "body of " + std::to_string(body_size) + " bytes (expected " + std::to_string(r.length) + ")";
+    return "";
+}
+
+}  // namespace toast::client

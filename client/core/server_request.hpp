@@ -1,0 +1,51 @@
+// What the server fallback sends and what it accepts, apart from the transport (client/lt/http_fetcher):
+// the server's URL, one piece's Range request with its headers, and the checks an answer must pass before
+// its bytes go to the torrent. Pure: the caller passes the time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "client/core/piece_types.hpp"
+
+namespace toast::client {
+
+struct ServerUrl {
+    std::string text;    // as given
+    std::string host;    // without brackets
+    std::string port;    // "80" when absent
+    std::string target;  // path and query, "/" when absent
+};
+
+// "http://host[:port][/path]"; nullopt for anything else (https is not spoken here).
+std::optional<ServerUrl> parse_http_url(std::string_view url);
+
+struct PieceRequest {
+    PieceIndex piece{0};
+    std::uint64_t offset = 0;  // of the piece in the title
+    std::uint32_t length = 0;
+    bool revalidate = false;  // sent with Cache-Control: no-cache (FallbackFetch::revalidate)
+    // When the playhead needs the piece: sent as Toast-Deadline (milliseconds left when the request goes
+    // out, 0 once passed) so a server ordering its reads by deadline serves it in time; none: best effort.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+};
+
+// The Range header of `r`: "bytes=FIRST-LAST". `r.length` is at least 1.
+std::string range_header(const PieceRequest& r);
+
+// The Toast-Deadline value for a request sent at `now`: whole milliseconds until `deadline`, 0 once it has
+// passed, at most 600000 (what the server accepts).
+std::string deadline_header(std::chrono::steady_clock::time_point deadline,
+                            std::chrono::steady_clock::time_point now);
+
+// What is wrong with an answer to `r`, or empty when its body is exactly the piece: status 206, a
+// Content-Range "bytes FIRST-LAST/TOTAL" naming the requested range (the total is not checked), a body of
+// the piece's length. A server that ignores Range (200 and the whole file) or answers another range must
+// not have its bytes written as the piece: they would fail the hash check at best.
+std::string answer_problem(const PieceRequest& r, int status, std::string_view content_range,
+                           std::uint64_t body_size);
+
+}  // namespace toast::client

@@ -1,0 +1,106 @@
+#include <catch2/catch.hpp>
+
+#include "client/core/server_pool.hpp"
+#include "client/core/server_request.hpp"
+
+using namespace std::chrono_literals;
+using toast::client::answer_problem;
+using toast::client::PieceIndex;
+using toast::client::PieceRequest;
+using toast::client::ServerPool;
+
+TEST_CASE("server URLs parse into host, port and target", "[client][server-request]") {
+    auto u = toast::client::parse_http_url("http://127.0.0.1:8080/titles/movie.mp4");
+    REQUIRE(u);
+    CHECK(u->host == "127.0.0.1");
+    CHECK(u->port == "8080");
+    CHECK(u->target == "/titles/movie.mp4");
+    auto v6 = toast::client::parse_http_url("http://[::1]:81");
+    REQUIRE(v6);
+    CHECK(v6->host == "::1");
+    CHECK(v6->target == "/");
+    CHECK(toast::client::parse_http_url("http://example.org")->port == "80");
+    CHECK_FALSE(toast::client::parse_http_url("https://127.0.0.1/x"));
+    CHECK_FALSE(toast::client::parse_http_url("http://127.0.0.1:0/x"));
+    CHECK_FALSE(toast::client::parse_http_url("http://127.0.0.1:99999/x"));
+    CHECK_FALSE(toast::client::parse_http_url("http://:80/x"));
+}
+
+TEST_CASE("backoff doubles from the initial delay up to the cap", "[client][server-request]") {
+    using toast::client::backoff_delay;
+    CHECK(backoff_delay(0, 100ms, 1s) == 0ms);
+    CHECK(backoff_delay(1, 100ms, 1s) == 100ms);
+    CHECK(backoff_delay(3, 100ms, 1s) == 400ms);
+    CHECK(backoff_delay(30, 100ms, 1s) == 1000ms);
+}
+
+TEST_CASE("the server pool prefers the fastest server and rests failing ones", "[client][server-request]") {
+    ServerPool pool(3, {100ms, 1s});
+    auto t0 = std::chrono::steady_clock::now();
+    CHECK(pool.choose(t0) == 0u);  // nothing measured: the first URL
+    pool.on_success(0, 1'000'000, 1s);
+    CHECK(pool.choose(t0) == 1u);  // unmeasured servers are tried
+    pool.on_success(1, 4'000'000, 1s);
+    pool.on_success(2, 2'000'000, 1s);
+    CHECK(pool.choose(t0) == 1u);
+    pool.on_failure(1, t0);
+    CHECK(pool.choose(t0) == 2u);
+    CHECK(pool.choose(t0 + 150ms) == 2u);  // rested, but a healthy server still comes first
+    pool.on_success(1, 4'000'000, 1s);
+    CHECK(pool.choose(t0) == 1u);  // a success clears the failure
+    pool.on_failure(0, t0);
+    pool.on_failure(1, t0);  // second failure: 200 ms
+    pool.on_failure(2, t0);
+    CHECK_FALSE(pool.choose(t0 + 50ms));
+    CHECK(pool.next_ready() == t0 + 100ms);
+}
+
+TEST_CASE("a server that answered after the deadline is passed over while another is usable",
+          "[client][server-request]") {
+    ServerPool pool(2, {100ms, 1s});
+    auto t0 = std::chrono::steady_clock::now();
+    pool.on_success(0, 4'000'000, 1s);
+    pool.on_success(1, 1'000'000, 1s);
+    CHECK(pool.choose(t0) == 0u);  // the faster one
+    pool.on_late(0, t0);
+    CHECK(pool.late(0, t0));
+    CHECK(pool.choose(t0) == 1u);           // on time beats fast
+    CHECK(pool.choose(t0 + 1001ms) == 0u);  // backoff.max later it is trusted again
+    // A late server is still better than one that failed, and than none.
+    pool.on_late(0, t0);
+    pool.on_failure(1, t0);
+    CHECK(pool.choose(t0 + 150ms) == 0u);
+    ServerPool lone(1, {100ms, 1s});
+    lone.on_late(0, t0);
+    CHECK(lone.choose(t0) == 0u);
+}
+
+TEST_CASE("a piece's request asks for exactly its bytes", "[client][server-request]") {
+    PieceRequest r{PieceIndex(3), 3 * 262'144, 262'144, false, {}};
+    CHECK(toast::client::range_header(r) == "bytes=786432-1048575");
+    r.length = 1;
+    CHECK(toast::client::range_header(r) == "bytes=786432-786432");
+    auto t0 = std::chrono::steady_clock::now();
+    CHECK(toast::client::deadline_header(t0 + 1500ms, t0) == "1500");
+    CHECK(toast::client::deadline_header(t0 + 1001us, t0) == "2");  // whole milliseconds, rounded up
+    CHECK(toast::client::deadline_header(t0 - 1s, t0) == "0");
+    CHECK(toast::client::deadline_header(t0 + 1h, t0) == "600000");
+}
+
+TEST_CASE("only an answer that is exactly the piece is accepted, and the others are named",
+          "[client][server-request]") {
+    PieceRequest r{PieceIndex(1), 1000, 500, false, {}};
+    CHECK(answer_problem(r, 206, "bytes 1000-1499/4000", 500).empty());
+    CHECK(answer_problem(r, 206, "bytes 1000-1499/*", 500).empty());
+    CHECK(answer_problem(r, 200, "", 4000) == "status 200 (expected 206)");
+    CHECK(answer_problem(r, 416, "bytes */4000", 0) == "status 416 (expected 206)");
+    CHECK(answer_problem(r, 206, "bytes 1000-1498/4000", 499) ==
+          "Content-Range 'bytes 1000-1498/4000' does not match");
+    CHECK(answer_problem(r, 206, "bytes 0-499/4000", 500) ==
+          "Content-Range 'bytes 0-499/4000' does not match");
+    CHECK(answer_problem(r, 206, "bytes 1000-1499/", 500) ==
+          "Content-Range 'bytes 1000-1499/' does not match");
+    CHECK(answer_problem(r, 206, "", 500) == "Content-Range '' does not match");
+    CHECK(answer_problem(r, 206, "bytes 1000-1499/4000", 499) == "body of 499 bytes (expected 500)");
+    CHECK(answer_problem(r, 206, "bytes 1000-1499/4000", 501) == "body of 501 bytes (expected 500)");
+}
