@@ -70,6 +70,12 @@ lt::session_params make_session_params(const SessionConfig& c) {
     // would send nothing for 1.5 s, and the server would take the pieces due meanwhile. Between ticks
     // libtorrent only refills quotas (its per-second work stays once a second), so a short tick costs little.
     s.set_int(lt::settings_pack::tick_interval, 50);
+    // A block in an uploader's send buffer goes out whatever CANCEL follows it: when the server takes a piece
+    // at its last moment, the blocks of it that peers have buffered still arrive, and their upload is lost.
+    // libtorrent buffers half a second of each connection's upload rate; a tenth still keeps the socket fed
+    // between 50 ms ticks. With sends this small libtorrent's limiter (a token bucket three seconds deep)
+    // may at first pass a few seconds' worth of extra bytes; on average it holds the limit.
+    s.set_int(lt::settings_pack::send_buffer_watermark_factor, 10);
     // Limit what peers actually receive: libtorrent estimates TCP/IP overhead for 1500-byte frames, which
     // on loopback (64 KiB MTU) would cost about 10% of the configured rate.
     s.set_bool(lt::settings_pack::rate_limit_ip_overhead, false);
