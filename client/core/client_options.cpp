@@ -91,6 +91,29 @@ std::string duration_outside(const std::string& v, std::chrono::nanoseconds min,
     return quoted(v) + " is outside [" + format_duration(min) + ", " + format_duration(max) + "]";
 }
 
+// Reads `v` into `out` if it is a duration within [min, max]; otherwise says what is wrong with it, giving
+// `examples` of valid values (the caller adds the option name).
+std::string duration_within(const std::string& v, std::chrono::nanoseconds min, std::chrono::nanoseconds max,
+                            std::string_view examples, std::chrono::nanoseconds& out) {
+    auto d = parse_duration(v);
+    if (!d) return "invalid duration " + quoted(v) + " (e.g. " + std::string(examples) + ")";
+    if (*d < min || *d > max) return duration_outside(v, min, max);
+    out = *d;
+    return "";
+}
+
+// --lookahead: a duration, or "none" for the whole title.
+std::string apply_lookahead(ClientOptions& o, const std::string& v) {
+    if (v == "none") {
+        o.lookahead.reset();
+        return "";
+    }
+    std::chrono::nanoseconds d{0};
+    auto problem = duration_within(v, kMinLookahead, kMaxLookahead, "60s, or none", d);
+    if (problem.empty()) o.lookahead = d;
+    return problem;
+}
+
 bool is_http_url(const std::string& v) {
     auto rest = [&](std::string_view scheme) {
         return v.size() > scheme.size() && std::string_view(v).substr(0, scheme.size()) == scheme;
@@ -157,27 +180,10 @@ const std::vector<OptionSpec>& specs() {
              return "";
          }},
         {"--inorder-window", true, false,
-         [](ClientOptions& o, const std::string& v) -> std::string {
-             auto d = parse_duration(v);
-             if (!d) return "invalid duration " + quoted(v) + " (e.g. 15min, 90s)";
-             if (*d < kMinInorderWindow || *d > kMaxInorderWindow)
-                 return duration_outside(v, kMinInorderWindow, kMaxInorderWindow);
-             o.inorder_window = *d;
-             return "";
+         [](ClientOptions& o, const std::string& v) {
+             return duration_within(v, kMinInorderWindow, kMaxInorderWindow, "15min, 90s", o.inorder_window);
          }},
-        {"--lookahead", true, false,
-         [](ClientOptions& o, const std::string& v) -> std::string {
-             if (v == "none") {
-                 o.lookahead.reset();
-                 return "";
-             }
-             auto d = parse_duration(v);
-             if (!d) return "invalid duration " + quoted(v) + " (e.g. 60s, or none)";
-             if (*d < kMinLookahead || *d > kMaxLookahead)
-                 return duration_outside(v, kMinLookahead, kMaxLookahead);
-             o.lookahead = *d;
-             return "";
-         }},
+        {"--lookahead", true, false, apply_lookahead},
         {"--buffer-limit", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              auto l = BufferLimit::parse(v);
