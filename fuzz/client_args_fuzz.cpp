@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         TOAST_FUZZ_CHECK(r.options->inorder_window.count() > 0);
         TOAST_FUZZ_CHECK(r.options->startup_buffer.count() >= 0);
         TOAST_FUZZ_CHECK(!r.options->bitrate || r.options->bitrate->value() > 0);
-        TOAST_FUZZ_CHECK(r.options->unchoke_slots >= 1);
+        TOAST_FUZZ_CHECK(unchoke_slots_of(*r.options) >= 1);
     }
     return 0;
 }

@@ -48,6 +48,17 @@ std::int64_t nearest_behind_rank(PieceIndex peer_first_missing, PieceIndex our_f
     return ours - peer - 1;
 }
 
+PieceIndex estimated_first_missing(const PeerSighting& first, PieceIndex told,
+                                   std::chrono::steady_clock::time_point now,
+                                   std::optional<std::chrono::nanoseconds> piece_time, PieceCount pieces) {
+    std::int64_t at = told.value();
+    if (piece_time && piece_time->count() > 0 && now > first.at) {
+        std::int64_t moved = (now - first.at) / *piece_time;
+        at = std::max(at, static_cast<std::int64_t>(first.first_missing.value()) + moved);
+    }
+    return PieceIndex(static_cast<std::int32_t>(std::min<std::int64_t>(at, pieces.value())));
+}
+
 ChokerSlots nearest_behind_slots(int slots) {
     if (slots <= 1) return {1, false};
     return {slots - 1, true};

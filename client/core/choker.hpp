@@ -13,7 +13,9 @@
 //   nobody else can serve.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -47,6 +49,20 @@ inline std::int64_t seed_rank(std::int64_t upload_rate) {
 // (their first missing piece is one we have) come first, nearest first; then the others (interested in
 // pieces we fetched ahead), nearest first.
 std::int64_t nearest_behind_rank(PieceIndex peer_first_missing, PieceIndex our_first_missing);
+
+// Where a peer behind us is now, for the nearest-behind rank. Such a peer never tells us of the pieces it
+// gets: they are all pieces we have, and a HAVE for a piece the receiver has is not sent. Its bitfield stays
+// the one it had when we met, so every peer behind would look as far back as when it connected, and the
+// latest to connect (with a few pieces already) would outrank the one just behind us. A viewer plays a piece
+// per piece-time, so from where it was when we first saw it, it has moved on that many pieces since; what it
+// has told us is a floor. Without a piece-time (a peer of a title we do not play), the bitfield alone.
+struct PeerSighting {
+    PieceIndex first_missing;  // the peer's first missing piece when first seen
+    std::chrono::steady_clock::time_point at;
+};
+PieceIndex estimated_first_missing(const PeerSighting& first, PieceIndex told,
+                                   std::chrono::steady_clock::time_point now,
+                                   std::optional<std::chrono::nanoseconds> piece_time, PieceCount pieces);
 
 // Slots of the nearest-behind choker: `slots` in all, one of them optimistic (as libtorrent's tit-for-tat,
 // so the two compare at equal slots), except that a single slot is a regular one.

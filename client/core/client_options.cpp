@@ -29,6 +29,11 @@ std::string_view to_string(Behavior b) {
     return "unknown";
 }
 
+int unchoke_slots_of(const ClientOptions& o) {
+    if (o.unchoke_slots) return *o.unchoke_slots;
+    return o.choker == ChokerOption::nearest ? 1 : 2;
+}
+
 std::string_view to_string(ChokerOption c) {
     switch (c) {
         case ChokerOption::tit_for_tat:
@@ -425,8 +430,9 @@ Options:
                               ends; seed: stay until stopped (default: stream)
   --upload-limit RATE         upload cap, also on loopback, 1kbps..100Gbps, e.g. 2Mbps (default: unlimited)
   --download-limit RATE       download cap, 1kbps..100Gbps (default: unlimited)
-  --choker C                  tit-for-tat|seed|nearest (default: tit-for-tat)
-  --unchoke-slots N           peers uploaded to at once, 1..1000 (default: 2)
+  --choker C                  nearest: upload to the viewer just behind us in the title; tit-for-tat:
+                              to those sending us most; seed: to those we send fastest (default: nearest)
+  --unchoke-slots N           peers uploaded to at once, 1..1000 (default: 1 for nearest, else 2)
   --max-connections N         peer connections at most, 2..10000; a full client swaps its
                               lowest-ranked peer for a newcomer (default: 40)
   --seed N                    seed for the picker's random choices (default: 1)

@@ -39,6 +39,11 @@ std::string_view to_string(Behavior b);
 std::string_view to_string(ChokerOption c);
 std::string_view to_string(PlayerKind p);
 
+struct ClientOptions;
+// The unchoke slots in force: --unchoke-slots, else one for the nearest-behind choker (its whole upload to
+// the viewer just behind) and two for the others (libtorrent's tit-for-tat makes one of them optimistic).
+int unchoke_slots_of(const ClientOptions& o);
+
 // Defaults are the values written here; the help text states them.
 struct ClientOptions {
     ClientCommand command = ClientCommand::stream;
@@ -59,15 +64,18 @@ struct ClientOptions {
     Behavior behavior = Behavior::stream;
     std::optional<BitRate> upload_limit;    // unlimited when absent
     std::optional<BitRate> download_limit;  // unlimited when absent
-    ChokerOption choker = ChokerOption::tit_for_tat;
-    // Unchoke slots (both chokers; libtorrent's tit-for-tat makes a fifth of them, at least one, optimistic).
-    // Few: an uploader's upload is split among the viewers it unchokes, and split many ways every piece
-    // arrives slowly, so pieces peers are sending reach the server's last moment unfinished. The server then
-    // takes them, and what peers had sent of them is upload spent for nothing (bytes_redundant_raced). Two
-    // slots (one regular, one optimistic) send each piece at half the uploader's rate; testbed/README.md has
-    // the measurements.
-    int unchoke_slots = 2;
-    // Peer connections at most (SessionConfig::max_connections says why 40).
+    // Nearest-behind: at upload = bitrate a streaming swarm has no upload to spare, since each viewer's
+    // pieces come only from the viewers ahead of it, and the one just behind us has the fewest of those.
+    // Served by whoever libtorrent ranks first, the front viewers spent their upload on viewers far behind
+    // (who had many sources) and took from the server themselves; a chain from each viewer to the next
+    // leaves the server the first viewer's bytes and little more. testbed/README.md has the measurements.
+    ChokerOption choker = ChokerOption::nearest;
+    // Unchoke slots; absent, the choker's own default (unchoke_slots_of). Few: an uploader's upload is split
+    // among the viewers it unchokes, and split many ways every piece arrives slowly, so pieces peers are
+    // sending reach the server's last moment unfinished. The server then takes them, and what peers had
+    // sent of them is upload spent for nothing (bytes_redundant_raced).
+    std::optional<int>
+        unchoke_slots;  // Peer connections at most (SessionConfig::max_connections says why 40).
     int max_connections = 40;
     std::uint64_t seed = 1;
     std::chrono::nanoseconds startup_buffer{0};  // 0: the first piece is enough

@@ -26,7 +26,7 @@ SessionConfig session_config(const ClientOptions& o, const ClientTuning& tuning)
                 : o.choker == ChokerOption::nearest ? ChokerKind::nearest
                                                     : ChokerKind::tit_for_tat;
     sc.enable_dht = o.enable_dht;
-    sc.unchoke_slots = o.unchoke_slots;
+    sc.unchoke_slots = unchoke_slots_of(o);
     sc.max_connections = o.max_connections;
     return sc;
 }

@@ -48,15 +48,15 @@ void SwarmControl::count_raced_bytes(const lt::sha1_hash& torrent, int bytes) {
     raced_bytes_[torrent] += static_cast<std::uint64_t>(bytes);
 }
 
-void SwarmControl::set_first_missing(const lt::sha1_hash& torrent, PieceIndex piece) {
+void SwarmControl::set_position(const lt::sha1_hash& torrent, Position position) {
     std::lock_guard<std::mutex> lock(mutex_);
-    first_missing_[torrent] = piece;
+    positions_[torrent] = position;
 }
 
-PieceIndex SwarmControl::first_missing(const lt::sha1_hash& torrent) const {
+SwarmControl::Position SwarmControl::position(const lt::sha1_hash& torrent) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = first_missing_.find(torrent);
-    return it == first_missing_.end() ? PieceIndex(0) : it->second;
+    auto it = positions_.find(torrent);
+    return it == positions_.end() ? Position{} : it->second;
 }
 
 std::uint64_t SwarmControl::raced_bytes(const lt::sha1_hash& torrent) const {
@@ -69,7 +69,7 @@ void SwarmControl::forget_torrent(const lt::sha1_hash& torrent) {
     std::lock_guard lock(mutex_);
     operators_.erase(torrent);
     raced_bytes_.erase(torrent);
-    first_missing_.erase(torrent);
+    positions_.erase(torrent);
     for (auto it = server_pieces_.begin(); it != server_pieces_.end();) {
         it = it->first == torrent ? server_pieces_.erase(it) : std::next(it);
     }

@@ -15,11 +15,13 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -64,8 +66,13 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     std::set<libtorrent::tcp::endpoint> operator_connections(const libtorrent::sha1_hash& torrent) const;
     // Any thread: whether the choker ranks peers by where we are in the title (set_first_missing).
     bool ranks_by_position() const { return config_.choker == ChokerKind::nearest; }
-    // Title thread: the lowest piece of `torrent` we lack (the nearest-behind choker ranks peers by it).
-    void set_first_missing(const libtorrent::sha1_hash& torrent, PieceIndex piece);
+    // Title thread: where we are in `torrent`, for the nearest-behind choker: the lowest piece we lack and,
+    // when we play it, the media time of a piece (peers are taken to play at that pace too).
+    struct Position {
+        PieceIndex first_missing;
+        std::optional<std::chrono::nanoseconds> piece_time;
+    };
+    void set_position(const libtorrent::sha1_hash& torrent, Position position);
     // Title thread: the torrent is gone; forget what was known about it.
     void forget_torrent(const libtorrent::sha1_hash& torrent);
 
@@ -82,7 +89,7 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
 
     // Network thread only.
     const Config& config() const { return config_; }
-    PieceIndex first_missing(const libtorrent::sha1_hash& torrent) const;
+    Position position(const libtorrent::sha1_hash& torrent) const;
     bool take_server_piece(const libtorrent::sha1_hash& torrent, PieceIndex piece);
     // A connection's peer listens at `listen`; `remote` is the connection's remote end.
     void on_peer_listen(const libtorrent::sha1_hash& torrent, const libtorrent::tcp::endpoint& remote,
@@ -109,7 +116,7 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     std::set<std::pair<libtorrent::sha1_hash, PieceIndex>> server_pieces_;  // guarded by mutex_
     std::map<libtorrent::sha1_hash, Operators> operators_;                  // guarded by mutex_
     std::map<libtorrent::sha1_hash, std::uint64_t> raced_bytes_;            // guarded by mutex_
-    std::map<libtorrent::sha1_hash, PieceIndex> first_missing_;             // guarded by mutex_
+    std::map<libtorrent::sha1_hash, Position> positions_;                   // guarded by mutex_
     libtorrent::io_context* network_ = nullptr;                             // guarded by mutex_
     std::vector<std::weak_ptr<ToastTorrentPlugin>> torrents_;               // network thread only
     std::atomic<std::uint64_t> cancels_sent_{0};

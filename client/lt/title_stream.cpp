@@ -216,7 +216,8 @@ void TitleStream::tick() {
         controller_->tick(reader_->read(now, server_up(), session_.control().operator_connections(key_)));
     apply(plan, now);
     if (session_.control().ranks_by_position())
-        session_.control().set_first_missing(key_, controller_->had().first_missing());
+        session_.control().set_position(
+            key_, {controller_->had().first_missing(), controller_->geometry().piece_duration()});
 
     if (now - last_stats_ >= tuning_.stats_interval) {
         last_stats_ = now;
@@ -398,10 +399,14 @@ void TitleStream::finish() {
     result_.http_failures = fetcher_->stats().failures;
     result_.hash_failures = controller_->hash_failures();
     result_.max_buffer_bytes = controller_->max_buffer_bytes();
+    const auto& st = reader_->status();
     spdlog::info(
-        "summary: {} from peers, {} from server ({} wasted), {} uploaded, {} stalls, fidelity {}",
+        "summary: {} from peers, {} from server ({} wasted), {} uploaded (and {} of protocol messages), {} "
+        "stalls, fidelity {}",
         format_bytes(Bytes(summary.bytes_from_peers)), format_bytes(Bytes(summary.bytes_from_server)),
         format_bytes(Bytes(summary.bytes_server_wasted)), format_bytes(Bytes(summary.bytes_uploaded)),
+        format_bytes(Bytes(static_cast<std::uint64_t>(
+            std::max<std::int64_t>(st.total_upload - st.total_payload_upload, 0)))),
         summary.stalls, summary.fidelity ? std::to_string(*summary.fidelity) : "n/a");
     finished_ = true;
     tick_timer_.cancel();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -107,6 +108,11 @@ class ToastPeerPlugin final : public lt::peer_plugin, public std::enable_shared_
         });
     }
     bool wanted_unchoked() const { return choker_->count(id_) != 0; }
+    // Where the peer was when the choker first saw it (`told` and `now` then).
+    const PeerSighting& sighting(PieceIndex told, Clock::time_point now) {
+        if (!sighting_) sighting_ = PeerSighting{told, now};
+        return *sighting_;
+    }
     void sent_request(const lt::peer_request& r) override { outstanding_.insert(key_of(r)); }
     void sent_cancel(const lt::peer_request& r) override {
         // libtorrent's own cancel (a deadline, end-game): it waits for the peer's answer.
@@ -186,6 +192,7 @@ class ToastPeerPlugin final : public lt::peer_plugin, public std::enable_shared_
     std::shared_ptr<SwarmControl> control_;
     std::shared_ptr<const DeliveredPieces> delivered_;
     std::shared_ptr<const ChokerAnswer> choker_;
+    std::optional<PeerSighting> sighting_;  // network thread only
     lt::sha1_hash torrent_;
     std::uint64_t id_;
     lt::tcp::endpoint remote_;
@@ -227,16 +234,23 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
         if (kind == ChokerKind::tit_for_tat) return;
         int slots = control_->config().unchoke_slots;
         auto split = kind == ChokerKind::seed ? ChokerSlots{slots, true} : nearest_behind_slots(slots);
-        PieceIndex ours = control_->first_missing(key_);
+        auto ours = control_->position(key_);
+        auto now = Clock::now();
         std::vector<ChokeCandidate> candidates;
         for_each_peer([&](ToastPeerPlugin& p) {
             auto& pc = p.handle();
             if (pc.is_disconnecting() || pc.is_connecting() || pc.in_handshake()) return;
             lt::peer_info info;
             pc.get_peer_info(info);
-            std::int64_t rank = kind == ChokerKind::seed
-                                    ? seed_rank(info.payload_up_speed)
-                                    : nearest_behind_rank(first_missing_piece(info.pieces), ours);
+            std::int64_t rank = 0;
+            if (kind == ChokerKind::seed) {
+                rank = seed_rank(info.payload_up_speed);
+            } else {
+                PieceIndex told = first_missing_piece(info.pieces);
+                auto at = estimated_first_missing(p.sighting(told, now), told, now, ours.piece_time,
+                                                  PieceCount(info.pieces.size()));
+                rank = nearest_behind_rank(at, ours.first_missing);
+            }
             candidates.push_back({p.id(), rank, pc.is_peer_interested()});
         });
         auto unchoke = choker_unchoke_set(candidates, split.regular, split.optimistic,

@@ -86,6 +86,9 @@ TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTun
     sc.upload_limit = options_.upload_limit;
     sc.download_limit = options_.download_limit;
     sc.max_connections = options_.max_connections;
+    // As the standalone client's defaults (ClientOptions::choker): the viewer just behind us gets our upload.
+    sc.choker = ChokerKind::nearest;
+    sc.unchoke_slots = 1;
     session_ = std::make_unique<StreamSession>(io_, sc);
     session_->on_session_event([](const LtEvent& e) {
         if (e.kind == LtEventKind::listen_failed)
@@ -204,6 +207,10 @@ void TitleService::start_seeding(ServiceTitle& t) {
     atp.piece_priorities.assign(static_cast<std::size_t>(t.geometry.piece_count().value()),
                                 lt::dont_download);
     t.seed_events = std::make_unique<TitleSeedEvents>(t);
+    // Every piece had: every peer is behind us, and the one furthest along goes first.
+    session_->control().set_position(
+        t.torrent.params.ti->info_hashes().get_best(),
+        {PieceIndex(t.geometry.piece_count().value()), t.geometry.piece_duration()});
     t.seed = session_->add(std::move(atp), *t.seed_events).handle;
 }
 

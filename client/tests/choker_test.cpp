@@ -114,3 +114,47 @@ TEST_CASE("a single nearest-behind slot is a regular one: no optimistic unchoke"
     CHECK(choker_unchoke_set(peers, split.regular, split.optimistic, 3, state) == std::set<std::uint64_t>{2});
     CHECK(state.optimistic_id == 0);
 }
+
+TEST_CASE("a peer behind us is estimated to move on a piece per piece-time from where it was first seen",
+          "[client][choker]") {
+    using namespace std::chrono_literals;
+    using toast::client::estimated_first_missing;
+    using toast::client::PeerSighting;
+    auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+    PieceCount pieces(1000);
+    // Seen at piece 40; its bitfield still says 40 (it never tells us of pieces we have) 10 s later: at
+    // 128 ms a piece it has moved on 78 pieces.
+    PeerSighting seen{PieceIndex(40), t0};
+    CHECK(estimated_first_missing(seen, PieceIndex(40), t0, 128ms, pieces) == PieceIndex(40));
+    CHECK(estimated_first_missing(seen, PieceIndex(40), t0 + 10s, 128ms, pieces) == PieceIndex(118));
+    // What it told us is a floor: a peer that got further than its pace (it fetched ahead) is where it says.
+    CHECK(estimated_first_missing(seen, PieceIndex(300), t0 + 10s, 128ms, pieces) == PieceIndex(300));
+    // Never past the title's end.
+    CHECK(estimated_first_missing(seen, PieceIndex(40), t0 + 1h, 128ms, pieces) == PieceIndex(1000));
+    // Without a piece-time (a title we do not play), only what it told us.
+    CHECK(estimated_first_missing(seen, PieceIndex(55), t0 + 10s, std::nullopt, pieces) == PieceIndex(55));
+}
+
+TEST_CASE("with estimated positions the peer just behind us outranks a later one that came with pieces",
+          "[client][choker]") {
+    using namespace std::chrono_literals;
+    using toast::client::estimated_first_missing;
+    using toast::client::PeerSighting;
+    auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+    PieceCount pieces(3000);
+    auto piece_time = 128ms;
+    // We are at piece 900. Peer 1 arrived 60 s ago with nothing and has told us nothing since; peer 2
+    // connected 5 s ago already holding 30 pieces. By their bitfields peer 2 would be nearer (30 > 0); by
+    // where they play, peer 1 is (about 468 against 69).
+    PieceIndex ours(900);
+    auto now = t0 + 60s;
+    auto p1 = estimated_first_missing({PieceIndex(0), t0}, PieceIndex(0), now, piece_time, pieces);
+    auto p2 = estimated_first_missing({PieceIndex(30), t0 + 55s}, PieceIndex(30), now, piece_time, pieces);
+    CHECK(p1 == PieceIndex(468));
+    CHECK(p2 == PieceIndex(69));
+    std::vector<ChokeCandidate> peers{{2, nearest_behind_rank(p2, ours), true},
+                                      {1, nearest_behind_rank(p1, ours), true}};
+    ChokerState state;
+    auto split = nearest_behind_slots(1);
+    CHECK(choker_unchoke_set(peers, split.regular, split.optimistic, 3, state) == std::set<std::uint64_t>{1});
+}

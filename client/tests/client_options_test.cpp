@@ -37,7 +37,8 @@ TEST_CASE("the minimal stream command gets every documented default", "[client][
     CHECK(o.save_dir == "/tmp/c1");
     CHECK(o.listen_port == 6881);
     CHECK(o.listen_host.empty());
-    CHECK(o.unchoke_slots == 2);
+    CHECK_FALSE(o.unchoke_slots);
+    CHECK(unchoke_slots_of(o) == 1);
     CHECK(o.max_connections == 40);
     CHECK(o.stats_file == "c1.jsonl");
     CHECK(o.servers.empty());
@@ -49,7 +50,7 @@ TEST_CASE("the minimal stream command gets every documented default", "[client][
     CHECK(o.behavior == Behavior::stream);
     CHECK_FALSE(o.upload_limit);
     CHECK_FALSE(o.download_limit);
-    CHECK(o.choker == ChokerOption::tit_for_tat);
+    CHECK(o.choker == ChokerOption::nearest);
     CHECK(o.seed == 1);
     CHECK(o.startup_buffer == 0s);
     CHECK(o.trackers.empty());
@@ -111,6 +112,7 @@ TEST_CASE("every option is parsed, in both spellings", "[client][options]") {
     CHECK(o.download_limit == BitRate(8'000'000));
     CHECK(o.choker == ChokerOption::seed);
     CHECK(o.unchoke_slots == 4);
+    CHECK(unchoke_slots_of(o) == 4);
     CHECK(o.max_connections == 24);
     CHECK(o.seed == 77);
     CHECK(o.startup_buffer == 2s);
@@ -164,8 +166,8 @@ TEST_CASE("help is recognised anywhere and documents every option with its defau
           "--http",         "--player",         "--operator-peer"})
         CHECK(text.find(opt) != std::string::npos);
     for (auto def : {"(default: hybrid)", "(default: 15min)", "(default: 60s)", "(default: stream)",
-                     "(default: tit-for-tat)", "(default: 2)", "(default: 40)", "(default: 1)",
-                     "(default: info)", "(default: unlimited)"})
+                     "(default: nearest)", "(default: 1 for nearest, else 2)", "(default: 40)",
+                     "(default: 1)", "(default: info)", "(default: unlimited)"})
         CHECK(text.find(def) != std::string::npos);
 }
 
@@ -282,4 +284,18 @@ TEST_CASE("every rate and duration on the command line is bounded, naming the op
           "--startup-buffer: invalid duration '9999999999h' (e.g. 2s)");
     CHECK(with({"--startup-buffer", "0s"}).options->startup_buffer == std::chrono::nanoseconds(0));
     CHECK(with({"--startup-buffer", "1h"}).options);
+}
+
+TEST_CASE("the unchoke slots follow the choker unless given", "[client][options]") {
+    auto slots = [](std::vector<std::string> extra) {
+        auto r = parse_client_args(with(std::move(extra)));
+        REQUIRE(r.options);
+        return unchoke_slots_of(*r.options);
+    };
+    CHECK(slots({}) == 1);
+    CHECK(slots({"--choker", "nearest"}) == 1);
+    CHECK(slots({"--choker", "tit-for-tat"}) == 2);
+    CHECK(slots({"--choker", "seed"}) == 2);
+    CHECK(slots({"--choker", "tit-for-tat", "--unchoke-slots", "5"}) == 5);
+    CHECK(slots({"--unchoke-slots", "3"}) == 3);
 }

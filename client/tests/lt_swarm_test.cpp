@@ -234,7 +234,7 @@ TEST_CASE("the nearest-behind choker serves the viewer furthest along first, the
     hub_config.unchoke_slots = 1;
     Client hub(ti, dir / "hub", hub_config, SwarmControl::Config{toast::client::ChokerKind::nearest, 1, 3});
     REQUIRE(tt::wait_until([&] { return hub.handle.status().is_seeding; }, 10s));
-    hub.control->set_first_missing(hub.key, PieceIndex(kPieces));
+    hub.control->set_position(hub.key, {PieceIndex(kPieces), std::nullopt});
 
     // Three viewers holding the first 12, 6 and 0 pieces. Their own upload is a trickle (1 kB/s), too
     // slow to hand each other a whole piece while this runs, so what they get comes from the hub.

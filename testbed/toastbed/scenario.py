@@ -71,7 +71,7 @@ class Scenario:
     title_seconds: float = 60.0
     bitrate: int = 2_000_000
     piece_size: int = 256 * 1024
-    choker: str = "tit-for-tat"
+    choker: str = "nearest"
     delay_ms: float = 0.0                 # added one-way delay (needs netem)
     shaping: bool = False                 # clients in network namespaces with tbf
     seed: bool = True                     # a seed beside the server (server host)
