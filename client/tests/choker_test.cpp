@@ -2,14 +2,21 @@
 
 #include "client/core/choker.hpp"
 
+using namespace std::chrono_literals;
 using toast::client::ChokeCandidate;
 using toast::client::choker_unchoke_set;
 using toast::client::ChokerState;
+using toast::client::estimated_first_missing;
 using toast::client::nearest_behind_rank;
 using toast::client::nearest_behind_slots;
+using toast::client::PeerSighting;
 using toast::client::PieceCount;
 using toast::client::PieceIndex;
 using toast::client::PieceSet;
+
+namespace {
+const auto kSomeTime = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+}  // namespace
 
 TEST_CASE("the seed choker keeps the peers we upload to fastest", "[client][choker]") {
     std::vector<ChokeCandidate> peers{{1, 100, true}, {2, 900, true}, {3, 500, true}, {4, 700, false}};
@@ -117,10 +124,7 @@ TEST_CASE("a single nearest-behind slot is a regular one: no optimistic unchoke"
 
 TEST_CASE("a peer behind us is estimated to move on a piece per piece-time from where it was first seen",
           "[client][choker]") {
-    using namespace std::chrono_literals;
-    using toast::client::estimated_first_missing;
-    using toast::client::PeerSighting;
-    auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+    auto t0 = kSomeTime;
     PieceCount pieces(1000);
     // Seen at piece 40; its bitfield still says 40 (it never tells us of pieces we have) 10 s later: at
     // 128 ms a piece it has moved on 78 pieces.
@@ -137,10 +141,7 @@ TEST_CASE("a peer behind us is estimated to move on a piece per piece-time from 
 
 TEST_CASE("with estimated positions the peer just behind us outranks a later one that came with pieces",
           "[client][choker]") {
-    using namespace std::chrono_literals;
-    using toast::client::estimated_first_missing;
-    using toast::client::PeerSighting;
-    auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+    auto t0 = kSomeTime;
     PieceCount pieces(3000);
     auto piece_time = 128ms;
     // We are at piece 900. Peer 1 arrived 60 s ago with nothing and has told us nothing since; peer 2
