@@ -4,6 +4,8 @@
 #include <limits>
 
 #include <libtorrent/alert.hpp>
+#include <libtorrent/extensions/smart_ban.hpp>
+#include <libtorrent/extensions/ut_metadata.hpp>
 #include <libtorrent/ip_filter.hpp>
 #include <libtorrent/settings_pack.hpp>
 #include <libtorrent/torrent_flags.hpp>
@@ -28,6 +30,10 @@ std::string listen_interface(const SessionConfig& c) {
 }
 
 }  // namespace
+
+int tracker_num_want(int max_connections) {
+    return std::max(max_connections * 3 / 8, 1);
+}
 
 lt::session_params make_session_params(const SessionConfig& c) {
     lt::settings_pack s;
@@ -95,6 +101,12 @@ lt::session_params make_session_params(const SessionConfig& c) {
     // per-torrent limit (prepare_add_torrent_params) makes a full torrent swap its lowest-ranked peer for a
     // newcomer instead, so late arrivals still find peers in a swarm where everyone is full.
     s.set_int(lt::settings_pack::connections_limit, c.max_connections);
+    // Peers asked of the tracker. Toast's tracker answers a viewer with the viewers that joined just before
+    // and after it, its neighbours in the title, whom the nearest-behind choker chains. Asked for more than
+    // its cap, a client connects to a random share of them (libtorrent picks by BEP 40 rank); asked for
+    // about a third, it connects to all of them, about as many newcomers connect to it, and it stays below
+    // its cap, where a newcomer would take the place of a random peer, perhaps a neighbour.
+    s.set_int(lt::settings_pack::num_want, tracker_num_want(c.max_connections));
     s.set_int(lt::settings_pack::aio_threads, c.disk_threads);
     // A HAVE goes to every connected peer for every piece, the most frequent message in a streaming swarm
     // (a piece a second per viewer at 2 Mbps and 256 KiB, more with smaller pieces). Peers ahead of us in
@@ -107,7 +119,11 @@ lt::session_params make_session_params(const SessionConfig& c) {
                   lt::alert_category::connect | lt::alert_category::piece_progress |
                   lt::alert_category::storage | lt::alert_category::tracker)));
     s.set_int(lt::settings_pack::alert_queue_size, 10000);
-    lt::session_params params(std::move(s));
+    // No peer exchange (ut_pex): a client under its cap connects to every peer it hears of, so PEX would
+    // fill its slots with random peers, and each newcomer past the cap would then take the place of a
+    // random one, perhaps the neighbour the chain runs through. The tracker names the neighbours.
+    // ut_metadata and smart_ban, libtorrent's other default plugins, are added with the session.
+    lt::session_params params(std::move(s), std::vector<std::shared_ptr<lt::plugin>>{});
     return params;
 }
 
@@ -123,6 +139,8 @@ void map_all_peers_to_global_class(lt::session& session) {
 std::unique_ptr<lt::session> make_session(lt::session_params params, std::shared_ptr<SwarmControl> control) {
     if (control) params.extensions.push_back(control->make_plugin());
     auto session = std::make_unique<lt::session>(std::move(params));
+    session->add_extension(&lt::create_ut_metadata_plugin);
+    session->add_extension(&lt::create_smart_ban_plugin);
     map_all_peers_to_global_class(*session);
     if (control) control->attach(session->get_context());
     return session;

@@ -47,7 +47,11 @@ struct SessionConfig {
     std::string user_agent = "toast-client/0.1";
 };
 
+// Peers to ask the tracker for with a cap of `max_connections` (three eighths of it, at least one).
+int tracker_num_want(int max_connections);
+
 // The settings for `config`; the caller may still set session_params::disk_io_constructor.
+
 libtorrent::session_params make_session_params(const SessionConfig& config);
 
 // A running session with the testbed settings, every address mapped to the global peer class (so upload and

@@ -303,9 +303,10 @@ TEST_CASE("with a lookahead a client holds no piece further than it past its fir
           "[client][integration]") {
     // 64 pieces of 0.3125 s. The seed sends at twice the bitrate, so it takes a while to hand out the title,
     // and the clients upload slowly to each other, so each takes its pieces from the seed in its own order:
-    // the beta picker's, which without a lookahead scatters what a client holds over the title.
+    // the beta picker's, which without a lookahead scatters what a client holds over the title. The seed
+    // unchokes both at once (with one slot it would serve only the one further along).
     Testbed bed(2 * kTitle, "6710886");
-    auto seed = bed.seed("seed", {"--upload-limit", "13421772"});
+    auto seed = bed.seed("seed", {"--upload-limit", "13421772", "--unchoke-slots", "2"});
     REQUIRE(bed.wait_for_seeders(1, 15s));
     auto near = bed.client("c1", {"--picker", "beta", "--lookahead", "1s", "--upload-limit", "256kbps"});
     auto whole = bed.client("c2", {"--picker", "beta", "--lookahead", "none", "--upload-limit", "256kbps"});

@@ -15,6 +15,7 @@ namespace lt = libtorrent;
 using namespace std::chrono_literals;
 using toast::client::ChokerKind;
 using toast::client::SessionConfig;
+using toast::client::tracker_num_want;
 
 namespace {
 
@@ -72,6 +73,9 @@ TEST_CASE("session settings turn off everything that defeats streaming on a clos
     CHECK(s.get_int(lt::settings_pack::send_buffer_watermark_factor) == 10);
     CHECK(s.get_int(lt::settings_pack::unchoke_slots_limit) == 2);
     CHECK(s.get_int(lt::settings_pack::connections_limit) == 40);
+    CHECK(s.get_int(lt::settings_pack::num_want) == 15);
+    CHECK(tracker_num_want(2) == 1);
+    CHECK(tracker_num_want(100) == 37);
     CHECK(s.get_int(lt::settings_pack::aio_threads) == 2);
     CHECK_FALSE(s.get_bool(lt::settings_pack::send_redundant_have));
 }

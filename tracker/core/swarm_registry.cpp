@@ -62,12 +62,11 @@ void SwarmRegistry::remove_peer(Swarm& swarm, const PeerKey& key) {
     Slot slot = it->second;
     swarm.slots.erase(it);
     auto& list = slot.seeder ? swarm.seeders : swarm.leechers;
-    // Swap-remove keeps removal O(1); the moved record's slot follows it.
-    if (slot.index + 1 != list.peers.size()) {
-        list.peers[slot.index] = std::move(list.peers.back());
-        swarm.slots[list.peers[slot.index].key].index = slot.index;
-    }
-    list.peers.pop_back();
+    // Removal keeps the list in the order peers joined (take_neighbours relies on it); the records after
+    // the removed one move up a place, and their slots with them.
+    list.peers.erase(list.peers.begin() + static_cast<std::ptrdiff_t>(slot.index));
+    for (std::size_t i = slot.index; i < list.peers.size(); ++i)
+        swarm.slots[list.peers[i].key].index = i;
     (slot.seeder ? total_seeders_ : total_leechers_)--;
 }
 
@@ -79,15 +78,31 @@ void SwarmRegistry::take(PeerList& list, std::size_t limit, const PeerKey& self,
     std::size_t taken = 0;
     std::size_t steps = 0;
     for (; steps < n && taken < limit; ++steps) {
-        const auto& p = list.peers[(start + steps) % n];
-        if (p.key == self) continue;
-        if (p.key.ip == self_ep.ip && p.port == self_ep.port) continue;
-        if (families == Families::v4_only && p.key.ip.v6) continue;
-        if (families == Families::v6_only && !p.key.ip.v6) continue;
-        out.push_back(PeerInfo{p.key.id, PeerEndpoint{p.key.ip, p.port}});
-        ++taken;
+        if (take_one(list.peers[(start + steps) % n], self, self_ep, families, out)) ++taken;
     }
     list.cursor = (start + steps) % n;
+}
+
+bool SwarmRegistry::take_one(const PeerRecord& p, const PeerKey& self, const PeerEndpoint& self_ep,
+                             Families families, std::vector<PeerInfo>& out) {
+    if (p.key == self) return false;
+    if (p.key.ip == self_ep.ip && p.port == self_ep.port) return false;
+    if (families == Families::v4_only && p.key.ip.v6) return false;
+    if (families == Families::v6_only && !p.key.ip.v6) return false;
+    out.push_back(PeerInfo{p.key.id, PeerEndpoint{p.key.ip, p.port}});
+    return true;
+}
+
+void SwarmRegistry::take_neighbours(const PeerList& list, std::size_t at, std::size_t limit,
+                                    const PeerKey& self, const PeerEndpoint& self_ep, Families families,
+                                    std::vector<PeerInfo>& out) {
+    const std::size_t n = list.peers.size();
+    std::size_t taken = 0;
+    for (std::size_t d = 1; taken < limit && (d <= at || at + d < n); ++d) {
+        if (d <= at && take_one(list.peers[at - d], self, self_ep, families, out)) ++taken;
+        if (taken < limit && at + d < n && take_one(list.peers[at + d], self, self_ep, families, out))
+            ++taken;
+    }
 }
 
 Result<AnnounceReply, AnnounceRefusal> SwarmRegistry::announce(const AnnounceRequest& request,
@@ -152,7 +167,8 @@ Result<AnnounceReply, AnnounceRefusal> SwarmRegistry::announce(const AnnounceReq
             std::size_t seed_quota = (want + 1) / 2;
             if (want > other_leechers) seed_quota = std::max<std::size_t>(seed_quota, want - other_leechers);
             take(swarm.seeders, seed_quota, key, self_ep, options.families, reply.peers);
-            take(swarm.leechers, want - reply.peers.size(), key, self_ep, options.families, reply.peers);
+            take_neighbours(swarm.leechers, swarm.slots.at(key).index, want - reply.peers.size(), key,
+                            self_ep, options.families, reply.peers);
         }
     }
     reply.counts = counts_of(swarm);
@@ -174,7 +190,7 @@ std::size_t SwarmRegistry::expire(TimePoint now) {
             for (std::size_t i = 0; i < list->peers.size();) {
                 if (list->peers[i].last_seen + policy_.peer_expiry <= now) {
                     PeerKey key = list->peers[i].key;
-                    remove_peer(swarm, key);  // moves the last record into slot i
+                    remove_peer(swarm, key);  // the next record moves up into slot i
                     ++removed;
                 } else {
                     ++i;

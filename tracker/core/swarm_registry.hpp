@@ -10,7 +10,12 @@
 //    A swarm without peers for `peer_expiry` is forgotten, together with its completed count.
 //  - The announcing peer never receives itself, nor any entry at its own IP and port. A seeder is only
 //    given leechers (seeds have nothing to gain from each other); a leecher gets up to half seeders and the
-//    rest leechers. Peers are handed out round-robin per list, so every peer gets advertised in turn.
+//    rest leechers. Seeders are handed out round-robin, so every one gets advertised in turn. A leecher
+//    gets the leechers that joined nearest before and after it, alternately: in a video swarm viewers
+//    who joined one after the other are one after the other in the title, each serving the next (the
+//    client's nearest-behind choker), so the chain needs each connected to its neighbours, and a client
+//    that caps its connections would otherwise meet only a random share of them. Leechers stay listed in
+//    the order they joined (removal is linear in the swarm's size).
 //  - "completed" counts a completion when a peer announces event=completed while not already a seeder.
 //  - Under a whitelist, unknown info-hashes are refused and not created; replacing the whitelist keeps
 //    every swarm (a swarm that left the list gets no more announces and empties by expiry).
@@ -166,6 +171,11 @@ class SwarmRegistry {
     void add_peer(Swarm& swarm, PeerRecord record, bool seeder);
     static void take(PeerList& list, std::size_t limit, const PeerKey& self, const PeerEndpoint& self_ep,
                      Families families, std::vector<PeerInfo>& out);
+    // Up to `limit` peers of `list` nearest to index `at` (the announcer's own place): at-1, at+1, at-2, ...
+    static void take_neighbours(const PeerList& list, std::size_t at, std::size_t limit, const PeerKey& self,
+                                const PeerEndpoint& self_ep, Families families, std::vector<PeerInfo>& out);
+    static bool take_one(const PeerRecord& p, const PeerKey& self, const PeerEndpoint& self_ep,
+                         Families families, std::vector<PeerInfo>& out);
     static SwarmCounts counts_of(const Swarm& s);
 
     RegistryPolicy policy_;

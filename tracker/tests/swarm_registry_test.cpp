@@ -365,3 +365,39 @@ TEST_CASE("many peers joining and leaving keep the counts consistent", "[tracker
     everyone.numwant = 1000;
     CHECK(reg.announce(everyone, ip("10.0.0.9"), t0)->peers.size() == 75);
 }
+
+TEST_CASE("a leecher is given the leechers that joined nearest before and after it, in that order",
+          "[tracker][registry]") {
+    auto reg = make();
+    // Ten viewers join one after the other (ports 6000..6009), and a seed.
+    for (int i = 0; i < 10; ++i)
+        reg.announce(req(hash('v'), i, static_cast<std::uint16_t>(6000 + i), 100), ip("10.0.0.1"), t0);
+    reg.announce(req(hash('v'), 50, 7000, 0), ip("10.0.0.1"), t0);
+    auto order = [](const AnnounceReply& r) {
+        std::vector<std::uint16_t> out;
+        for (const auto& p : r.peers)
+            out.push_back(p.endpoint.port);
+        return out;
+    };
+    // Viewer 5 asks for 5: the seed first (up to half are seeders), then 4, 6, 3, 5's other neighbours.
+    auto five = req(hash('v'), 5, 6005, 100);
+    five.numwant = 5;
+    CHECK(order(reg.announce(five, ip("10.0.0.1"), t0).value()) ==
+          std::vector<std::uint16_t>{7000, 6004, 6006, 6003, 6007});
+    // A newcomer (it joins last) gets those who joined just before it, nearest first.
+    auto newcomer = req(hash('v'), 10, 6010, 100);
+    newcomer.numwant = 4;
+    CHECK(order(reg.announce(newcomer, ip("10.0.0.1"), t0).value()) ==
+          std::vector<std::uint16_t>{7000, 6009, 6008, 6007});
+    // The first viewer gets those after it.
+    auto first = req(hash('v'), 0, 6000, 100);
+    first.numwant = 3;
+    CHECK(order(reg.announce(first, ip("10.0.0.1"), t0).value()) ==
+          std::vector<std::uint16_t>{7000, 6001, 6002});
+    // A viewer that stops leaves the order of the others as it was: 6's neighbours are now 4 and 7.
+    reg.announce(req(hash('v'), 5, 6005, 100, AnnounceEvent::stopped), ip("10.0.0.1"), t0);
+    auto six = req(hash('v'), 6, 6006, 100);
+    six.numwant = 5;
+    CHECK(order(reg.announce(six, ip("10.0.0.1"), t0).value()) ==
+          std::vector<std::uint16_t>{7000, 6004, 6007, 6003, 6008});
+}
