@@ -64,4 +64,17 @@ ChokerSlots nearest_behind_slots(int slots) {
     return {slots - 1, true};
 }
 
+std::int64_t rotating_rank(std::uint64_t id, std::uint64_t epoch) {
+    // splitmix64's finaliser: a different order of the ids for every epoch.
+    std::uint64_t z = id + 0x9e3779b97f4a7c15ULL * (epoch + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return static_cast<std::int64_t>(z >> 1);
+}
+
+ChokerSlots complete_slots(int slots) {
+    return {std::max(slots, 2), false};
+}
+
 }  // namespace toast::client

@@ -72,4 +72,12 @@ struct ChokerSlots {
 };
 ChokerSlots nearest_behind_slots(int slots);
 
+// Once we hold the whole title every peer is behind us, and every seed of the swarm would rank the same
+// viewer (the one furthest along) first: they would all serve it, more than it can take, and nobody else.
+// A complete client instead spreads its upload: at least two regular slots, ranked by a pseudo-random
+// order of the peers that changes every `epoch` (ticks / rotate_every), so the swarm's seeds each serve
+// different viewers and each viewer gets its turn. Deterministic for a given id and epoch.
+std::int64_t rotating_rank(std::uint64_t id, std::uint64_t epoch);
+ChokerSlots complete_slots(int slots);
+
 }  // namespace toast::client

@@ -71,6 +71,7 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     struct Position {
         PieceIndex first_missing;
         std::optional<std::chrono::nanoseconds> piece_time;
+        PieceCount pieces;  // the title's; first_missing == pieces: we hold it all (core/choker.hpp)
     };
     void set_position(const libtorrent::sha1_hash& torrent, Position position);
     // Title thread: the torrent is gone; forget what was known about it.

@@ -217,7 +217,8 @@ void TitleStream::tick() {
     apply(plan, now);
     if (session_.control().ranks_by_position())
         session_.control().set_position(
-            key_, {controller_->had().first_missing(), controller_->geometry().piece_duration()});
+            key_, {controller_->had().first_missing(), controller_->geometry().piece_duration(),
+                   controller_->geometry().piece_count()});
 
     if (now - last_stats_ >= tuning_.stats_interval) {
         last_stats_ = now;

@@ -233,8 +233,14 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
         auto kind = control_->config().choker;
         if (kind == ChokerKind::tit_for_tat) return;
         int slots = control_->config().unchoke_slots;
-        auto split = kind == ChokerKind::seed ? ChokerSlots{slots, true} : nearest_behind_slots(slots);
         auto ours = control_->position(key_);
+        bool complete = kind == ChokerKind::nearest && ours.pieces.value() > 0 &&
+                        ours.first_missing.value() >= ours.pieces.value();
+        auto split = kind == ChokerKind::seed ? ChokerSlots{slots, true}
+                     : complete               ? complete_slots(slots)
+                                              : nearest_behind_slots(slots);
+        auto epoch =
+            ticks_++ / static_cast<std::uint64_t>(std::max(control_->config().optimistic_rotate_ticks, 1));
         auto now = Clock::now();
         std::vector<ChokeCandidate> candidates;
         for_each_peer([&](ToastPeerPlugin& p) {
@@ -245,6 +251,8 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
             std::int64_t rank = 0;
             if (kind == ChokerKind::seed) {
                 rank = seed_rank(info.payload_up_speed);
+            } else if (complete) {
+                rank = rotating_rank(p.id(), epoch);
             } else {
                 PieceIndex told = first_missing_piece(info.pieces);
                 auto at = estimated_first_missing(p.sighting(told, now), told, now, ours.piece_time,
@@ -295,6 +303,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
     std::shared_ptr<ChokerAnswer> choker_answer_ = std::make_shared<ChokerAnswer>();
     std::vector<std::weak_ptr<ToastPeerPlugin>> peers_;
     ChokerState choker_state_;
+    std::uint64_t ticks_ = 0;
 };
 
 namespace {

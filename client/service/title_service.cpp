@@ -208,9 +208,9 @@ void TitleService::start_seeding(ServiceTitle& t) {
                                 lt::dont_download);
     t.seed_events = std::make_unique<TitleSeedEvents>(t);
     // Every piece had: every peer is behind us, and the one furthest along goes first.
-    session_->control().set_position(
-        t.torrent.params.ti->info_hashes().get_best(),
-        {PieceIndex(t.geometry.piece_count().value()), t.geometry.piece_duration()});
+    session_->control().set_position(t.torrent.params.ti->info_hashes().get_best(),
+                                     {PieceIndex(t.geometry.piece_count().value()),
+                                      t.geometry.piece_duration(), t.geometry.piece_count()});
     t.seed = session_->add(std::move(atp), *t.seed_events).handle;
 }
 

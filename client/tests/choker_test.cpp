@@ -1,3 +1,5 @@
+#include <map>
+
 #include <catch2/catch.hpp>
 
 #include "client/core/choker.hpp"
@@ -158,4 +160,32 @@ TEST_CASE("with estimated positions the peer just behind us outranks a later one
     ChokerState state;
     auto split = nearest_behind_slots(1);
     CHECK(choker_unchoke_set(peers, split.regular, split.optimistic, 3, state) == std::set<std::uint64_t>{1});
+}
+
+TEST_CASE("a client holding the whole title spreads its upload over every peer, in turns",
+          "[client][choker]") {
+    using toast::client::complete_slots;
+    using toast::client::rotating_rank;
+    auto split = complete_slots(1);
+    CHECK(split.regular == 2);
+    CHECK_FALSE(split.optimistic);
+    CHECK(complete_slots(4).regular == 4);
+    // Ten interested peers; over 50 epochs every one of them is unchoked, none in more than half of them,
+    // and the order is the same for the same epoch.
+    std::map<std::uint64_t, int> turns;
+    for (std::uint64_t epoch = 0; epoch < 50; ++epoch) {
+        std::vector<ChokeCandidate> peers;
+        for (std::uint64_t id = 1; id <= 10; ++id)
+            peers.push_back({id, rotating_rank(id, epoch), true});
+        ChokerState state;
+        auto unchoke = choker_unchoke_set(peers, split.regular, split.optimistic, 3, state);
+        REQUIRE(unchoke.size() == 2);
+        for (auto id : unchoke)
+            ++turns[id];
+    }
+    CHECK(turns.size() == 10);
+    for (auto [id, n] : turns)
+        CHECK(n <= 25);
+    CHECK(rotating_rank(7, 3) == rotating_rank(7, 3));
+    CHECK(rotating_rank(7, 3) != rotating_rank(7, 4));
 }

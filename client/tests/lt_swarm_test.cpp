@@ -23,6 +23,7 @@ using toast::client::EjectionRegistries;
 using toast::client::EjectionRegistry;
 using toast::client::LtEvent;
 using toast::client::LtEventKind;
+using toast::client::PieceCount;
 using toast::client::PieceIndex;
 using toast::client::SessionConfig;
 using toast::client::SwarmControl;
@@ -217,7 +218,7 @@ void write_prefix_copy(const std::filesystem::path& from, const std::filesystem:
 
 }  // namespace
 
-TEST_CASE("the nearest-behind choker serves the viewer furthest along first, then the next",
+TEST_CASE("the nearest-behind choker serves the viewer just behind it first, then the next",
           "[client][swarm][choker]") {
     toast::testing::TempDir dir;
     constexpr int kPieces = 16;
@@ -225,16 +226,18 @@ TEST_CASE("the nearest-behind choker serves the viewer furthest along first, the
     toast::testing::write_random_file(dir / "hub" / "t.bin", kPieces * kPieceSize, 23);
     auto ti = tt::make_torrent(dir / "hub" / "t.bin", kPieceSize);
 
-    // The hub seeds with one slot (no optimistic one) at 512 kB/s: 8 pieces a second, one viewer at a time.
-    // libtorrent would unchoke each viewer as it becomes interested and let it take allowed-fast pieces
-    // while choked: either would hand the others pieces before their turn.
+    // The hub uploads with one slot (no optimistic one) at 512 kB/s: 8 pieces a second, one viewer at a
+    // time. libtorrent would unchoke each viewer as it becomes interested and let it take allowed-fast
+    // pieces while choked: either would hand the others pieces before their turn. It is not told the
+    // title's size, so it ranks as a viewer at its end would (told, it would know it holds the whole title
+    // and spread its upload instead: the next test).
     SessionConfig hub_config;
     hub_config.upload_limit = toast::BitRate(512'000 * 8);
     hub_config.choker = toast::client::ChokerKind::nearest;
     hub_config.unchoke_slots = 1;
     Client hub(ti, dir / "hub", hub_config, SwarmControl::Config{toast::client::ChokerKind::nearest, 1, 3});
     REQUIRE(tt::wait_until([&] { return hub.handle.status().is_seeding; }, 10s));
-    hub.control->set_position(hub.key, {PieceIndex(kPieces), std::nullopt});
+    hub.control->set_position(hub.key, {PieceIndex(kPieces), std::nullopt, PieceCount()});
 
     // Three viewers holding the first 12, 6 and 0 pieces. Their own upload is a trickle (1 kB/s), too
     // slow to hand each other a whole piece while this runs, so what they get comes from the hub.
@@ -254,12 +257,63 @@ TEST_CASE("the nearest-behind choker serves the viewer furthest along first, the
 
     auto pieces = [&](int i) { return viewers[static_cast<std::size_t>(i)]->handle.status().num_pieces; };
     // A viewer stops being interested once it holds every block, a moment before its last pieces pass
-    // their hash check and show in its status: the hub may turn to the next one meanwhile.
+    // their hash check and show in its status: the hub may turn to the next one meanwhile. And libtorrent
+    // unchokes a peer the moment it becomes interested, until the plugin chokes it again right after: on a
+    // busy machine a block or two may go out then.
     REQUIRE(tt::wait_until([&] { return pieces(0) == kPieces; }, 10s));
     CHECK(pieces(1) <= 6 + 3);
-    CHECK(pieces(2) == 0);
+    CHECK(pieces(2) <= 3);
     REQUIRE(tt::wait_until([&] { return pieces(1) == kPieces; }, 10s));
     CHECK(pieces(2) <= 3);
     CHECK(tt::wait_until([&] { return pieces(2) == kPieces; }, 15s));
+    CHECK(hub.control->choker_changes() >= 3);
+}
+
+TEST_CASE("a client holding the whole title serves two viewers at once and takes turns",
+          "[client][swarm][choker]") {
+    toast::testing::TempDir dir;
+    constexpr int kPieces = 32;
+    std::filesystem::create_directories(dir / "hub");
+    toast::testing::write_random_file(dir / "hub" / "t.bin", kPieces * kPieceSize, 29);
+    auto ti = tt::make_torrent(dir / "hub" / "t.bin", kPieceSize);
+
+    // Given one slot, as the viewers have. Ranked nearest-behind, it would serve only the viewer furthest
+    // along, as would every other seed of a swarm. 512 kB/s: 8 pieces a second.
+    SessionConfig hub_config;
+    hub_config.upload_limit = toast::BitRate(512'000 * 8);
+    hub_config.choker = toast::client::ChokerKind::nearest;
+    hub_config.unchoke_slots = 1;
+    Client hub(ti, dir / "hub", hub_config, SwarmControl::Config{toast::client::ChokerKind::nearest, 1, 3});
+    REQUIRE(tt::wait_until([&] { return hub.handle.status().is_seeding; }, 10s));
+    hub.control->set_position(hub.key, {PieceIndex(kPieces), std::nullopt, PieceCount(kPieces)});
+
+    const int held[] = {16, 8, 0};
+    SessionConfig viewer_config;
+    viewer_config.upload_limit = toast::BitRate(1'000 * 8);
+    std::vector<std::unique_ptr<Client>> viewers;
+    for (int i = 0; i < 3; ++i) {
+        auto d = dir / ("v" + std::to_string(i));
+        write_prefix_copy(dir / "hub" / "t.bin", d / "t.bin", held[i]);
+        viewers.push_back(std::make_unique<Client>(ti, d, viewer_config));
+        auto& v = *viewers.back();
+        REQUIRE(tt::wait_until([&] { return v.handle.status().num_pieces == held[i]; }, 10s));
+    }
+    for (auto& v : viewers)
+        v->connect_to(hub);
+
+    auto pieces = [&](int i) { return viewers[static_cast<std::size_t>(i)]->handle.status().num_pieces; };
+    auto progressed = [&] {
+        int n = 0;
+        for (int i = 0; i < 3; ++i)
+            n += pieces(i) > held[i] ? 1 : 0;
+        return n;
+    };
+    // Whoever finishes first, another one has had pieces meanwhile (one slot ranked nearest-behind would
+    // have left both others where they were), and in the end all three have the title.
+    REQUIRE(tt::wait_until(
+        [&] { return pieces(0) == kPieces || pieces(1) == kPieces || pieces(2) == kPieces; }, 15s));
+    CHECK(progressed() >= 2);
+    CHECK(tt::wait_until([&] { return pieces(0) == kPieces && pieces(1) == kPieces && pieces(2) == kPieces; },
+                         20s));
     CHECK(hub.control->choker_changes() >= 3);
 }
