@@ -9,8 +9,7 @@
 //   the one just behind us has the fewest of those; a viewer far behind has many. So each viewer's regular
 //   slot goes to the peer nearest behind it, and the swarm's upload forms a chain from the oldest viewer to
 //   the newest instead of piling onto whoever libtorrent ranks first. A newcomer is at once its
-//   predecessor's nearest. A seed has every peer behind it and serves the one furthest along, the one
-//   nobody else can serve.
+//   predecessor's nearest. A client holding the whole title spreads its upload instead (rotating_rank).
 #pragma once
 
 #include <chrono>
