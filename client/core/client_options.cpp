@@ -29,9 +29,12 @@ std::string_view to_string(Behavior b) {
     return "unknown";
 }
 
+int default_unchoke_slots(ChokerOption c) {
+    return c == ChokerOption::nearest ? 1 : 2;
+}
+
 int unchoke_slots_of(const ClientOptions& o) {
-    if (o.unchoke_slots) return *o.unchoke_slots;
-    return o.choker == ChokerOption::nearest ? 1 : 2;
+    return o.unchoke_slots ? *o.unchoke_slots : default_unchoke_slots(o.choker);
 }
 
 std::string_view to_string(ChokerOption c) {

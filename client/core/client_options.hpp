@@ -39,9 +39,11 @@ std::string_view to_string(Behavior b);
 std::string_view to_string(ChokerOption c);
 std::string_view to_string(PlayerKind p);
 
+// A choker's own unchoke slots: one for the nearest-behind choker (its whole upload to the viewer just
+// behind) and two for the others (libtorrent's tit-for-tat makes one of them optimistic).
+int default_unchoke_slots(ChokerOption c);
 struct ClientOptions;
-// The unchoke slots in force: --unchoke-slots, else one for the nearest-behind choker (its whole upload to
-// the viewer just behind) and two for the others (libtorrent's tit-for-tat makes one of them optimistic).
+// The unchoke slots in force: --unchoke-slots, else the choker's own.
 int unchoke_slots_of(const ClientOptions& o);
 
 // Defaults are the values written here; the help text states them.
@@ -74,8 +76,8 @@ struct ClientOptions {
     // among the viewers it unchokes, and split many ways every piece arrives slowly, so pieces peers are
     // sending reach the server's last moment unfinished. The server then takes them, and what peers had
     // sent of them is upload spent for nothing (bytes_redundant_raced).
-    std::optional<int>
-        unchoke_slots;  // Peer connections at most (SessionConfig::max_connections says why 40).
+    std::optional<int> unchoke_slots;
+    // Peer connections at most (SessionConfig::max_connections says why 40).
     int max_connections = 40;
     std::uint64_t seed = 1;
     std::chrono::nanoseconds startup_buffer{0};  // 0: the first piece is enough

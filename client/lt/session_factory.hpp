@@ -51,7 +51,6 @@ struct SessionConfig {
 int tracker_num_want(int max_connections);
 
 // The settings for `config`; the caller may still set session_params::disk_io_constructor.
-
 libtorrent::session_params make_session_params(const SessionConfig& config);
 
 // A running session with the testbed settings, every address mapped to the global peer class (so upload and

@@ -9,6 +9,7 @@
 #include <boost/asio/post.hpp>
 #include <libtorrent/torrent_status.hpp>
 
+#include "client/core/client_options.hpp"
 #include "client/lt/torrent_file.hpp"
 #include "client/service/piece_map.hpp"
 #include "client/service/service_title.hpp"
@@ -88,7 +89,7 @@ TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTun
     sc.max_connections = options_.max_connections;
     // As the standalone client's defaults (ClientOptions::choker): the viewer just behind us gets our upload.
     sc.choker = ChokerKind::nearest;
-    sc.unchoke_slots = 1;
+    sc.unchoke_slots = default_unchoke_slots(ChokerOption::nearest);
     session_ = std::make_unique<StreamSession>(io_, sc);
     session_->on_session_event([](const LtEvent& e) {
         if (e.kind == LtEventKind::listen_failed)
@@ -207,7 +208,7 @@ void TitleService::start_seeding(ServiceTitle& t) {
     atp.piece_priorities.assign(static_cast<std::size_t>(t.geometry.piece_count().value()),
                                 lt::dont_download);
     t.seed_events = std::make_unique<TitleSeedEvents>(t);
-    // Every piece had: every peer is behind us, and the one furthest along goes first.
+    // Every piece had: the choker spreads the upload over the peers (core/choker.hpp, complete_slots).
     session_->control().set_position(t.torrent.params.ti->info_hashes().get_best(),
                                      {PieceIndex(t.geometry.piece_count().value()),
                                       t.geometry.piece_duration(), t.geometry.piece_count()});

@@ -216,44 +216,64 @@ void write_prefix_copy(const std::filesystem::path& from, const std::filesystem:
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
 }
 
+// A random title of `pieces` pieces at `dir/hub/t.bin`, and its torrent.
+std::shared_ptr<lt::torrent_info> hub_title(const std::filesystem::path& dir, int pieces, int seed) {
+    std::filesystem::create_directories(dir / "hub");
+    toast::testing::write_random_file(dir / "hub" / "t.bin", static_cast<std::uint64_t>(pieces) * kPieceSize,
+                                      seed);
+    return tt::make_torrent(dir / "hub" / "t.bin", kPieceSize);
+}
+
+// A hub seeding `dir/hub/t.bin` with the nearest-behind choker and one slot (no optimistic one) at 512 kB/s:
+// 8 pieces a second. libtorrent would unchoke each viewer as it becomes interested and let it take
+// allowed-fast pieces while choked: either would hand the others pieces before their turn.
+std::unique_ptr<Client> nearest_hub(const std::shared_ptr<lt::torrent_info>& ti,
+                                    const std::filesystem::path& dir) {
+    SessionConfig config;
+    config.upload_limit = toast::BitRate(512'000 * 8);
+    config.choker = toast::client::ChokerKind::nearest;
+    config.unchoke_slots = 1;
+    auto hub = std::make_unique<Client>(ti, dir / "hub", config,
+                                        SwarmControl::Config{toast::client::ChokerKind::nearest, 1, 3});
+    REQUIRE(tt::wait_until([&] { return hub->handle.status().is_seeding; }, 10s));
+    return hub;
+}
+
+// Viewers holding the first held[i] pieces of the hub's title, connected to the hub. Their own upload is a
+// trickle (1 kB/s), too slow to hand each other a whole piece while a test runs, so what they get comes from
+// the hub.
+std::vector<std::unique_ptr<Client>> viewers_of(Client& hub, const std::shared_ptr<lt::torrent_info>& ti,
+                                                const std::filesystem::path& dir,
+                                                const std::vector<int>& held) {
+    SessionConfig config;
+    config.upload_limit = toast::BitRate(1'000 * 8);
+    std::vector<std::unique_ptr<Client>> viewers;
+    for (std::size_t i = 0; i < held.size(); ++i) {
+        auto d = dir / ("v" + std::to_string(i));
+        write_prefix_copy(dir / "hub" / "t.bin", d / "t.bin", held[i]);
+        viewers.push_back(std::make_unique<Client>(ti, d, config));
+        auto& v = *viewers.back();
+        REQUIRE(tt::wait_until([&] { return v.handle.status().num_pieces == held[i]; }, 10s));
+    }
+    for (auto& v : viewers)
+        v->connect_to(hub);
+    return viewers;
+}
+
 }  // namespace
 
 TEST_CASE("the nearest-behind choker serves the viewer just behind it first, then the next",
           "[client][swarm][choker]") {
     toast::testing::TempDir dir;
     constexpr int kPieces = 16;
-    std::filesystem::create_directories(dir / "hub");
-    toast::testing::write_random_file(dir / "hub" / "t.bin", kPieces * kPieceSize, 23);
-    auto ti = tt::make_torrent(dir / "hub" / "t.bin", kPieceSize);
+    auto ti = hub_title(dir.path(), kPieces, 23);
 
-    // The hub uploads with one slot (no optimistic one) at 512 kB/s: 8 pieces a second, one viewer at a
-    // time. libtorrent would unchoke each viewer as it becomes interested and let it take allowed-fast
-    // pieces while choked: either would hand the others pieces before their turn. It is not told the
-    // title's size, so it ranks as a viewer at its end would (told, it would know it holds the whole title
-    // and spread its upload instead: the next test).
-    SessionConfig hub_config;
-    hub_config.upload_limit = toast::BitRate(512'000 * 8);
-    hub_config.choker = toast::client::ChokerKind::nearest;
-    hub_config.unchoke_slots = 1;
-    Client hub(ti, dir / "hub", hub_config, SwarmControl::Config{toast::client::ChokerKind::nearest, 1, 3});
-    REQUIRE(tt::wait_until([&] { return hub.handle.status().is_seeding; }, 10s));
-    hub.control->set_position(hub.key, {PieceIndex(kPieces), std::nullopt, PieceCount()});
-
-    // Three viewers holding the first 12, 6 and 0 pieces. Their own upload is a trickle (1 kB/s), too
-    // slow to hand each other a whole piece while this runs, so what they get comes from the hub.
-    const int held[] = {12, 6, 0};
-    SessionConfig viewer_config;
-    viewer_config.upload_limit = toast::BitRate(1'000 * 8);
-    std::vector<std::unique_ptr<Client>> viewers;
-    for (int i = 0; i < 3; ++i) {
-        auto d = dir / ("v" + std::to_string(i));
-        write_prefix_copy(dir / "hub" / "t.bin", d / "t.bin", held[i]);
-        viewers.push_back(std::make_unique<Client>(ti, d, viewer_config));
-        auto& v = *viewers.back();
-        REQUIRE(tt::wait_until([&] { return v.handle.status().num_pieces == held[i]; }, 10s));
-    }
-    for (auto& v : viewers)
-        v->connect_to(hub);
+    // One viewer at a time. The hub is not told the title's size, so it ranks as a viewer at its end would
+    // (told, it would know it holds the whole title and spread its upload instead: the next test).
+    auto hub = nearest_hub(ti, dir.path());
+    hub->control->set_position(hub->key, {PieceIndex(kPieces), std::nullopt, PieceCount()});
+    // Three viewers holding the first 12, 6 and 0 pieces.
+    auto viewers = viewers_of(*hub, ti, dir.path(), {12, 6, 0});
 
     auto pieces = [&](int i) { return viewers[static_cast<std::size_t>(i)]->handle.status().num_pieces; };
     // A viewer stops being interested once it holds every block, a moment before its last pieces pass
@@ -266,46 +286,27 @@ TEST_CASE("the nearest-behind choker serves the viewer just behind it first, the
     REQUIRE(tt::wait_until([&] { return pieces(1) == kPieces; }, 10s));
     CHECK(pieces(2) <= 3);
     CHECK(tt::wait_until([&] { return pieces(2) == kPieces; }, 15s));
-    CHECK(hub.control->choker_changes() >= 3);
+    CHECK(hub->control->choker_changes() >= 3);
 }
 
 TEST_CASE("a client holding the whole title serves two viewers at once and takes turns",
           "[client][swarm][choker]") {
     toast::testing::TempDir dir;
     constexpr int kPieces = 32;
-    std::filesystem::create_directories(dir / "hub");
-    toast::testing::write_random_file(dir / "hub" / "t.bin", kPieces * kPieceSize, 29);
-    auto ti = tt::make_torrent(dir / "hub" / "t.bin", kPieceSize);
+    auto ti = hub_title(dir.path(), kPieces, 29);
 
     // Given one slot, as the viewers have. Ranked nearest-behind, it would serve only the viewer furthest
-    // along, as would every other seed of a swarm. 512 kB/s: 8 pieces a second.
-    SessionConfig hub_config;
-    hub_config.upload_limit = toast::BitRate(512'000 * 8);
-    hub_config.choker = toast::client::ChokerKind::nearest;
-    hub_config.unchoke_slots = 1;
-    Client hub(ti, dir / "hub", hub_config, SwarmControl::Config{toast::client::ChokerKind::nearest, 1, 3});
-    REQUIRE(tt::wait_until([&] { return hub.handle.status().is_seeding; }, 10s));
-    hub.control->set_position(hub.key, {PieceIndex(kPieces), std::nullopt, PieceCount(kPieces)});
-
-    const int held[] = {16, 8, 0};
-    SessionConfig viewer_config;
-    viewer_config.upload_limit = toast::BitRate(1'000 * 8);
-    std::vector<std::unique_ptr<Client>> viewers;
-    for (int i = 0; i < 3; ++i) {
-        auto d = dir / ("v" + std::to_string(i));
-        write_prefix_copy(dir / "hub" / "t.bin", d / "t.bin", held[i]);
-        viewers.push_back(std::make_unique<Client>(ti, d, viewer_config));
-        auto& v = *viewers.back();
-        REQUIRE(tt::wait_until([&] { return v.handle.status().num_pieces == held[i]; }, 10s));
-    }
-    for (auto& v : viewers)
-        v->connect_to(hub);
+    // along, as would every other seed of a swarm.
+    auto hub = nearest_hub(ti, dir.path());
+    hub->control->set_position(hub->key, {PieceIndex(kPieces), std::nullopt, PieceCount(kPieces)});
+    const std::vector<int> held = {16, 8, 0};
+    auto viewers = viewers_of(*hub, ti, dir.path(), held);
 
     auto pieces = [&](int i) { return viewers[static_cast<std::size_t>(i)]->handle.status().num_pieces; };
     auto progressed = [&] {
         int n = 0;
         for (int i = 0; i < 3; ++i)
-            n += pieces(i) > held[i] ? 1 : 0;
+            n += pieces(i) > held[static_cast<std::size_t>(i)] ? 1 : 0;
         return n;
     };
     // Whoever finishes first, another one has had pieces meanwhile (one slot ranked nearest-behind would
@@ -315,5 +316,5 @@ TEST_CASE("a client holding the whole title serves two viewers at once and takes
     CHECK(progressed() >= 2);
     CHECK(tt::wait_until([&] { return pieces(0) == kPieces && pieces(1) == kPieces && pieces(2) == kPieces; },
                          20s));
-    CHECK(hub.control->choker_changes() >= 3);
+    CHECK(hub->control->choker_changes() >= 3);
 }
