@@ -60,7 +60,7 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
         in_flight_.emplace(p, why);
         const auto due = why == FetchReason::urgent ? nanoseconds(0)
                                                     : std::max(nanoseconds(0), time_until_needed(input, p));
-        out.push_back({p, why, failures_.count(p) != 0, due});
+        out.push_back({p, why, failures_.count(p) != 0, due, std::nullopt});
         ++started_;
         if (why == FetchReason::ahead) ++fetched_ahead_;
     };
@@ -160,6 +160,24 @@ std::optional<SteadyTime> FallbackPlanner::retry_at(PieceIndex p) const {
     auto f = failures_.find(p);
     if (f == failures_.end()) return std::nullopt;
     return f->second.retry_at;
+}
+
+PiecePart server_part(Bytes piece_size, Bytes block_size, const std::vector<bool>& delivered) {
+    const auto size = piece_size.value();
+    const auto block = block_size.value();
+    if (block == 0 || size == 0) return {Bytes(0), piece_size};
+    const auto blocks = static_cast<std::size_t>((size + block - 1) / block);
+    auto held = [&](std::size_t b) { return b < delivered.size() && delivered[b]; };
+    std::size_t first = 0;
+    while (first < blocks && held(first))
+        ++first;
+    if (first == blocks) first = blocks - 1;
+    std::size_t last = blocks - 1;
+    while (last > first && held(last))
+        --last;
+    auto begin = static_cast<std::uint64_t>(first) * block;
+    auto end = std::min<std::uint64_t>(static_cast<std::uint64_t>(last + 1) * block, size);
+    return {Bytes(begin), Bytes(end - begin)};
 }
 
 }  // namespace toast::client

@@ -63,6 +63,21 @@ enum class FetchReason {
 };
 std::string_view to_string(FetchReason r);
 
+// A byte range inside one piece.
+struct PiecePart {
+    Bytes offset;  // from the piece's first byte
+    Bytes length;
+    bool operator==(const PiecePart&) const = default;
+};
+
+// What of a piece the server is asked for, given which of its blocks (of `block_size` bytes, the last one
+// shorter) peers have already delivered: from the first block they have not delivered to the last one. The
+// blocks before and after stay the peers' (libtorrent's add_piece skips the blocks it holds), so a piece the
+// server takes from peers at its last moment costs the server only what they had not sent yet, and what they
+// sent is not wasted. The whole piece when no block is delivered (or `delivered` is empty); the last block
+// when every block is (the piece is being checked: it passes, or fails and is fetched whole).
+PiecePart server_part(Bytes piece_size, Bytes block_size, const std::vector<bool>& delivered);
+
 struct FallbackFetch {
     PieceIndex piece;
     FetchReason reason = FetchReason::needed;
@@ -73,6 +88,8 @@ struct FallbackFetch {
     // Media time until the playhead needs the piece (0 for urgent ones): the server is told it (the
     // Toast-Deadline header) so it can serve the swarm's safety net earliest deadline first.
     std::chrono::nanoseconds due{0};
+    // What of it to fetch (server_part); none: the whole piece.
+    std::optional<PiecePart> part;
     bool operator==(const FallbackFetch&) const = default;
 };
 

@@ -131,8 +131,8 @@ PieceArrival StreamController::on_piece_finished(PieceIndex p, SteadyTime now) {
     auto written = writing_.find(p);
     if (written != writing_.end()) {
         a.from_server = true;
-        bytes_server_useful_ += geometry_.piece_size(p).value();
-        fallback_.on_fetch_succeeded(p, now - written->second);
+        bytes_server_useful_ += written->second.bytes.value();
+        fallback_.on_fetch_succeeded(p, now - written->second.started);
         writing_.erase(written);
         mark_had(p, now, false);
         return a;
@@ -154,7 +154,7 @@ bool StreamController::on_hash_failed(PieceIndex p, SteadyTime now) {
     auto written = writing_.find(p);
     if (written == writing_.end()) return false;
     ++hash_failures_;
-    bytes_server_wasted_ += geometry_.piece_size(p).value();
+    bytes_server_wasted_ += written->second.bytes.value();
     writing_.erase(written);
     fallback_.on_fetch_failed(p, now);
     return true;
@@ -170,7 +170,7 @@ bool StreamController::on_server_data(PieceIndex p, Bytes size, SteadyTime now) 
         if (fallback_.in_flight(p)) fallback_.on_fetch_abandoned(p);
         return false;
     }
-    writing_[p] = at;
+    writing_[p] = {at, size};
     return true;
 }
 
@@ -311,7 +311,7 @@ StreamController::BufferRoom StreamController::plan_buffer_room(Bytes incoming, 
     // Bounded buffer: stored pieces plus every piece on its way must fit.
     BufferRoom room;
     if (!setup_.buffer_limit) return room;
-    for (const auto& [p, at] : writing_)
+    for (const auto& [p, written] : writing_)
         incoming += geometry_.piece_size(p);
     for (auto p : fallback_.in_flight_pieces())
         incoming += geometry_.piece_size(p);
@@ -428,12 +428,25 @@ void StreamController::plan_server_fetches(const SwarmSample& sample, const Piec
             fetching_[f.piece] = now;
             fetched.set(f.piece);
         }
+        take_part_only(sample, plan.fetches);
         // What the server fetches now is no longer asked of peers (unless the server does not answer).
         if (!plan.fetches.empty() && sample.server_up) drop_from_plan(plan.pieces, fetched);
         late_pieces_ += static_cast<std::uint64_t>(late);
         if (adaptive_) adaptive_->on_tick(late, now);
     }
     peer_owned_ = std::move(peer_owned);
+}
+
+void StreamController::take_part_only(const SwarmSample& sample, std::vector<FallbackFetch>& fetches) const {
+    // A retry after a failure (perhaps a peer's block failed the check with the server's) is fetched whole.
+    for (auto& f : fetches) {
+        if (f.revalidate) continue;
+        auto it = std::find_if(sample.progress.begin(), sample.progress.end(),
+                               [&](const PieceProgress& pp) { return pp.piece == f.piece; });
+        if (it == sample.progress.end()) continue;
+        auto part = server_part(geometry_.piece_size(f.piece), block_size, it->delivered);
+        if (part.length < geometry_.piece_size(f.piece)) f.part = part;
+    }
 }
 
 void StreamController::fill_record(StatsRecord& r, SteadyTime now) const {

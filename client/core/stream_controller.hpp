@@ -147,6 +147,8 @@ class StreamController {
     void plan_peer_pieces(const SwarmSample& sample, const PieceSet& in_flight,
                           std::optional<PieceIndex> request_end, ControllerPlan& plan);
     // What the server fetches now, taken out of the peers' plan.
+    // Fetches of pieces peers have sent blocks of ask the server only for the rest (server_part).
+    void take_part_only(const SwarmSample& sample, std::vector<FallbackFetch>& fetches) const;
     void plan_server_fetches(const SwarmSample& sample, const PieceSet& in_flight, int known,
                              const BufferRoom& buffer, ControllerPlan& plan);
 
@@ -185,9 +187,13 @@ class StreamController {
     SteadyTime last_rate_sample_{};
 
     // Server fetches: started (request queued or running) and written (add_piece done, hash check pending),
-    // each with the time the fetch started.
+    // each with the time the fetch started; written ones with the bytes the server sent.
+    struct Written {
+        SteadyTime started;
+        Bytes bytes;
+    };
     std::map<PieceIndex, SteadyTime> fetching_;
-    std::map<PieceIndex, SteadyTime> writing_;
+    std::map<PieceIndex, Written> writing_;
     std::vector<PieceIndex> urgent_extra_;
 
     // Counters.

@@ -30,13 +30,25 @@ struct PeerSample {
     PieceSet pieces;
 };
 
+// BitTorrent peers send pieces in blocks of 16 KiB (the last block of a piece may be shorter); libtorrent
+// tracks each block of a piece it is downloading.
+inline constexpr Bytes block_size{16 * 1024};
+
+// A piece peers have delivered some blocks of: which ones libtorrent holds (written to disk or being
+// written). Block b covers bytes [b * block_size, (b + 1) * block_size) of the piece.
+struct PieceProgress {
+    PieceIndex piece;
+    std::vector<bool> delivered;
+};
+
 // Invariants the adapter keeps: availability has piece_count entries (peers holding each piece, every
 // connected peer counted); every in-flight piece is a valid index.
 struct SwarmSample {
     SteadyTime now{};
     std::vector<int> availability;
     std::vector<PeerSample> peers;
-    std::vector<PieceIndex> in_flight;  // pieces peers are sending us now: requested, not yet complete
+    std::vector<PieceIndex> in_flight;    // pieces peers are sending us now: requested, not yet complete
+    std::vector<PieceProgress> progress;  // in-flight pieces with at least one block delivered
     // Peers the tracker named that we know of, connected or not (libtorrent's list_peers).
     int known_peers = 0;
     // At least one server URL answers (its last request did not fail).

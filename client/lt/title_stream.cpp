@@ -284,14 +284,32 @@ void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
 void TitleStream::start_fetch(const FallbackFetch& f, SteadyTime now) {
     const auto& g = controller_->geometry();
     const auto p = f.piece;
-    PieceRequest r{p, g.piece_start(p).value(), static_cast<std::uint32_t>(g.piece_size(p).value()),
-                   f.revalidate, now + f.due};
-    if (!fetcher_->fetch(r)) controller_->on_fetch_refused(p);
+    auto part = f.part.value_or(PiecePart{Bytes(0), g.piece_size(p)});
+    PieceRequest r{p, (g.piece_start(p) + part.offset).value(),
+                   static_cast<std::uint32_t>(part.length.value()), f.revalidate, now + f.due};
+    if (!fetcher_->fetch(r)) {
+        controller_->on_fetch_refused(p);
+        return;
+    }
+    part_offsets_[p] = part.offset;
 }
 
 void TitleStream::on_server_piece(PieceIndex p, std::vector<char> data) {
     if (finished_) return;
+    auto offset = Bytes(0);
+    if (auto it = part_offsets_.find(p); it != part_offsets_.end()) {
+        offset = it->second;
+        part_offsets_.erase(it);
+    }
     if (!controller_->on_server_data(p, Bytes(data.size()), Clock::now())) return;
+    const auto size = controller_->geometry().piece_size(p).value();
+    if (data.size() < size) {
+        // Part of the piece: add_piece skips the blocks libtorrent holds, which are the rest. Should one of
+        // them be gone by now (it failed a check), the zeros fail this one and the piece is fetched whole.
+        std::vector<char> piece(size, 0);
+        std::copy(data.begin(), data.end(), piece.begin() + static_cast<std::ptrdiff_t>(offset.value()));
+        data = std::move(piece);
+    }
     session_.control().expect_server_piece(key_, p);
     handle_.add_piece(lt::piece_index_t(p.value()), std::move(data));
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,6 +107,8 @@ class TitleStream final : public TitleEvents {
     ByteOffset resume_{0};
     std::unique_ptr<StreamController> controller_;
     std::unique_ptr<HttpFetcher> fetcher_;
+    // Where in its piece each running fetch's bytes go (a fetch may ask for part of a piece).
+    std::map<PieceIndex, Bytes> part_offsets_;
     std::unique_ptr<StatsFile> stats_;
     libtorrent::sha1_hash key_;  // the torrent as the session's plugin and disk wrapper know it
     libtorrent::torrent_handle handle_;

@@ -12,6 +12,7 @@
 #include <libtorrent/bdecode.hpp>
 #include <libtorrent/bencode.hpp>
 #include <libtorrent/entry.hpp>
+#include <libtorrent/torrent_info.hpp>
 
 #include "client/core/stats.hpp"
 #include "lt_range_server.hpp"
@@ -121,6 +122,33 @@ TEST_CASE(
     REQUIRE(seed->stop(SIGTERM, 10s) == 0);
     auto seed_summary = summary_of(bed.stats("seed"));  // written on SIGTERM
     CHECK(seed_summary.bytes_uploaded > 0);
+}
+
+TEST_CASE("a piece a slow peer has sent part of is completed with the rest from the server",
+          "[client][integration]") {
+    Testbed bed;
+    // The seed uploads at half the bitrate, so the client's server fallback keeps taking pieces the seed
+    // has begun to send.
+    auto seed = bed.seed("seed", {"--upload-limit", "1677721"});
+    REQUIRE(bed.wait_for_seeders(1, 15s));
+    auto c = bed.client("c1");
+    require_exit_ok(*c, 60s);
+    auto s = summary_of(bed.stats("c1"));
+    CHECK(s.completed);
+    CHECK(s.stalls == 0);
+    CHECK(same_bytes(bed.data("c1"), bed.media()));
+    const auto piece = static_cast<std::uint64_t>(lt::torrent_info(bed.torrent().string()).piece_length());
+    const auto from_peers = s.bytes_from_peers - s.bytes_redundant;
+    INFO("server " << s.bytes_server_useful << " (wasted " << s.bytes_server_wasted << "), peers "
+                   << from_peers << " (redundant " << s.bytes_redundant << "), piece " << piece);
+    CHECK(from_peers > kTitle / 4);
+    // The server sent the rest of some pieces, not whole ones, and what it sent and what the seed sent
+    // add up to the title: the seed's blocks of those pieces were kept, and the server did not send them
+    // again. (A block may arrive from the seed while the server's answer is on its way: a few blocks over.)
+    CHECK(s.bytes_server_useful % piece != 0);
+    CHECK(s.bytes_server_useful + from_peers >= kTitle);
+    CHECK(s.bytes_server_useful + from_peers <= kTitle + 8 * 16 * 1024);
+    REQUIRE(seed->stop(SIGTERM, 10s) == 0);
 }
 
 TEST_CASE("the --max-connections option bounds a client's peers while the others connect to everyone",

@@ -253,6 +253,60 @@ TEST_CASE("a needed piece peers are sending is left to them until the server's l
     CHECK(std::count(plan.pieces.wanted.begin(), plan.pieces.wanted.end(), PieceIndex(1)) == 1);
 }
 
+TEST_CASE("a piece peers have sent part of costs the server only the rest", "[client][controller]") {
+    ClientTuning tuning;
+    StreamController c(geometry(), setup(), tuning, t0);
+    // Piece 0 (250,000 bytes: 15 blocks of 16 KiB and one of 4,240) is inside the server's last moment;
+    // peers have delivered its first five blocks and the eighth.
+    auto s = sample(t0, 1);
+    s.peers = {operator_seed()};
+    s.in_flight = idx({0});
+    std::vector<bool> delivered(16, false);
+    for (int b : {0, 1, 2, 3, 4, 7})
+        delivered[static_cast<std::size_t>(b)] = true;
+    s.progress = {PieceProgress{PieceIndex(0), delivered}};
+    auto plan = c.tick(s);
+    REQUIRE(fetched(plan) == idx({0, 1, 2}));
+    CHECK_FALSE(plan.fetches[1].part);  // nothing of it delivered
+    REQUIRE(plan.fetches[0].part);
+    CHECK(*plan.fetches[0].part == PiecePart{Bytes(5 * 16'384), Bytes(250'000 - 5 * 16'384)});
+    // The server's bytes are what it sent, not the piece.
+    REQUIRE(c.on_server_data(PieceIndex(0), Bytes(250'000 - 5 * 16'384), t0 + 30ms));
+    CHECK(c.on_hash_failed(PieceIndex(0), t0 + 40ms));
+    StatsRecord r;
+    c.fill_record(r, t0 + 50ms);
+    CHECK(r.bytes_server_wasted == 250'000 - 5 * 16'384);
+    // A retry is fetched whole: one of the peers' blocks may be what failed the check.
+    auto retry = c.tick(sample(t0 + 40ms + tuning.fallback.backoff_initial, 1));
+    REQUIRE(fetched(retry) == idx({0}));
+    CHECK(retry.fetches[0].revalidate);
+    CHECK_FALSE(retry.fetches[0].part);
+    REQUIRE(c.on_server_data(PieceIndex(0), Bytes(250'000), t0 + 600ms));
+    c.on_piece_finished(PieceIndex(0), t0 + 610ms);
+    c.fill_record(r, t0 + 700ms);
+    CHECK(r.bytes_server_useful == 250'000);
+    CHECK(r.bytes_from_server == 250'000 + 250'000 - 5 * 16'384);
+}
+
+TEST_CASE("the server is asked for a piece from the first block peers have not delivered to the last",
+          "[client][fallback]") {
+    const Bytes k(16'384);
+    auto part = [&](Bytes size, std::vector<bool> delivered) { return server_part(size, k, delivered); };
+    // Nothing delivered (or nothing known): the whole piece.
+    CHECK(part(Bytes(65'536), {}) == PiecePart{Bytes(0), Bytes(65'536)});
+    CHECK(part(Bytes(65'536), {false, false, false, false}) == PiecePart{Bytes(0), Bytes(65'536)});
+    // Peers sent the first blocks in order: the rest.
+    CHECK(part(Bytes(65'536), {true, true, false, false}) == PiecePart{Bytes(32'768), Bytes(32'768)});
+    // Blocks at both ends delivered: the middle, including a block delivered inside it.
+    CHECK(part(Bytes(65'536), {true, false, true, false}) == PiecePart{Bytes(16'384), Bytes(49'152)});
+    CHECK(part(Bytes(65'536), {false, true, true, true}) == PiecePart{Bytes(0), Bytes(16'384)});
+    // A short last block ends the part at the piece's end.
+    CHECK(part(Bytes(40'000), {true, false, false}) == PiecePart{Bytes(16'384), Bytes(23'616)});
+    // Every block delivered (the piece is being checked): its last block.
+    CHECK(part(Bytes(40'000), {true, true, true}) == PiecePart{Bytes(32'768), Bytes(7'232)});
+    CHECK(part(Bytes(10'000), {true}) == PiecePart{Bytes(0), Bytes(10'000)});
+}
+
 TEST_CASE("a server that cannot be reached gives nothing up: peers may have the pieces near the playhead",
           "[client][controller]") {
     ClientTuning tuning;
