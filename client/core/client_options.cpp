@@ -422,8 +422,8 @@ Options:
   --bitrate RATE              title bitrate, 1kbps..100Gbps, e.g. 2Mbps (default: the bitrate recorded in
                               the torrent)
   --picker P                  rarest|inorder|beta|hybrid|adaptive (default: hybrid); adaptive is hybrid
-                              that narrows its window and asks peers from further ahead while they are
-                              late, and widens it back while they keep up
+                              whose in-order window follows the share of the bitrate its peers deliver:
+                              whole from 0.7, none (beta) at 0.6 or less
   --inorder-window DURATION   hybrid, adaptive: pick in order within this much video ahead, 1s..24h
                               (default: 15min)
   --lookahead DURATION|none   ask peers only for pieces within this much video past the first missing

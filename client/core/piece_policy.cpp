@@ -42,8 +42,7 @@ Ranges ranges_of(const SwarmSnapshot& s) {
     if (s.lookahead) {
         // Counted from the first piece peers are asked for anew: what is had or with the server moves the
         // lookahead on, so a viewer whose peers keep up keeps fetching ahead.
-        auto from = std::min<std::int64_t>(static_cast<std::int64_t>(r.start) + s.lead.value(), r.end);
-        auto anchor = static_cast<std::int32_t>(from);
+        auto anchor = r.start;
         while (anchor < r.end && !eligible(s, PieceIndex(anchor)))
             ++anchor;
         r.end = static_cast<std::int32_t>(
@@ -187,23 +186,16 @@ class BetaPolicy final : public PiecePolicy {
     RandomKeys keys_;
 };
 
-// Also the adaptive policy: the same order, with the window and horizon the controller tuned.
+// Also the adaptive policy: the same order, with the window the controller tuned.
 class HybridPolicy final : public PiecePolicy {
   public:
     HybridPolicy(PolicyConfig c, PickerKind kind) : config_(c), keys_(c.seed), kind_(kind) {}
     PickerKind kind() const override { return kind_; }
     PiecePlan plan(const SwarmSnapshot& s) override {
         auto r = ranges_of(s);
-        std::int32_t lead_end = static_cast<std::int32_t>(
-            std::clamp<std::int64_t>(static_cast<std::int64_t>(r.start) + s.lead.value(), r.start, r.end));
-        std::int32_t window_end = std::max(
-            lead_end, static_cast<std::int32_t>(std::clamp<std::int64_t>(
-                          static_cast<std::int64_t>(r.playhead) + s.inorder_window.value(), r.start, r.end)));
-        std::vector<PieceIndex> order;
-        for (auto p : eligible_in(s, r.start, lead_end))
-            if (s.in_flight.contains_index(p) && s.in_flight.has(p)) order.push_back(p);
-        auto windowed = eligible_in(s, lead_end, window_end);
-        order.insert(order.end(), windowed.begin(), windowed.end());
+        auto window_end = static_cast<std::int32_t>(std::clamp<std::int64_t>(
+            static_cast<std::int64_t>(r.playhead) + s.inorder_window.value(), r.start, r.end));
+        auto order = eligible_in(s, r.start, window_end);
         auto in_order = order.size();
         auto beyond = eligible_in(s, window_end, r.end);
         beta_order(beyond, window_end, r.end, keys_.for_pieces(r.n));

@@ -17,8 +17,8 @@
 
 namespace toast::client {
 
-// adaptive orders as hybrid does; the stream controller tunes its in-order window and where peers start
-// (AdaptiveTuner) from what it observes.
+// adaptive orders as hybrid does; the stream controller tunes its in-order window from what its peers
+// deliver (AdaptiveTuner).
 enum class PickerKind { rarest, inorder, beta, hybrid, adaptive };
 std::optional<PickerKind> parse_picker_kind(std::string_view text);
 std::string_view to_string(PickerKind k);
@@ -36,12 +36,9 @@ struct SwarmSnapshot {
     PieceIndex playhead;            // the piece playing now
     PieceCount horizon;  // give-up horizon: pieces [playhead, playhead + horizon) are left to the server
     PieceCount inorder_window;  // hybrid, adaptive: pieces [playhead, playhead + window) are picked in order
-    // adaptive: of the pieces [playhead + horizon, + lead) only those peers are already sending are wanted;
-    // peers are asked for new pieces from beyond them.
-    PieceCount lead;
     std::optional<PieceIndex> request_end;  // bounded buffer: nothing at or beyond this piece is wanted
     // Peers are asked only for pieces within this many of the first one still to ask for (the first missing
-    // piece past the horizon and the adaptive lead); absent: the whole title. libtorrent's picker puts a
+    // piece past the horizon); absent: the whole title. libtorrent's picker puts a
     // rare low-priority piece before a common high-priority one, and in a streaming swarm the pieces further
     // ahead are held by fewer viewers: wanted to the end of the title, peers' upload goes to pieces needed
     // minutes from now while the next seconds' pieces fall to the server.

@@ -47,7 +47,7 @@ const std::vector<std::string_view>& stats_keys() {
                                                        "inorder_window",
                                                        "late_pieces",
                                                        "adaptive_share",
-                                                       "adaptive_lead_s"};
+                                                       "adaptive_peer_ratio"};
     return keys;
 }
 
@@ -91,7 +91,7 @@ nlohmann::ordered_json to_json(const StatsRecord& r) {
                          : nlohmann::ordered_json(nullptr);
     j["late_pieces"] = r.late_pieces;
     j["adaptive_share"] = nullable(r.adaptive_share);
-    j["adaptive_lead_s"] = nullable(r.adaptive_lead_s);
+    j["adaptive_peer_ratio"] = nullable(r.adaptive_peer_ratio);
     return j;
 }
 
@@ -208,8 +208,8 @@ std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string*
     if (!uint("late_pieces", r.late_pieces)) return fail("late_pieces", "not a non-negative integer");
     if (!optional_real("adaptive_share", r.adaptive_share, 1))
         return fail("adaptive_share", "not a number in [0, 1] or null");
-    if (!optional_real("adaptive_lead_s", r.adaptive_lead_s, std::numeric_limits<double>::infinity()))
-        return fail("adaptive_lead_s", "not a non-negative number or null");
+    if (!optional_real("adaptive_peer_ratio", r.adaptive_peer_ratio, std::numeric_limits<double>::infinity()))
+        return fail("adaptive_peer_ratio", "not a non-negative number or null");
     return r;
 }
 

@@ -60,7 +60,8 @@ struct StatsRecord {
     std::uint64_t late_pieces = 0;  // the server took them at their last moment: peers asked were too slow
     std::optional<double>
         adaptive_share;  // the adaptive picker's share of its window (AdaptiveTuner), else null
-    std::optional<double> adaptive_lead_s;  // the adaptive picker's lead past the give-up zone, else null
+    // The adaptive picker's smoothed peer rate over the bitrate (AdaptiveTuner), else null.
+    std::optional<double> adaptive_peer_ratio;
     bool operator==(const StatsRecord&) const = default;
 };
 

@@ -74,8 +74,7 @@ StreamController::StreamController(TitleGeometry geometry, ControllerSetup setup
       had_(geometry_.piece_count()),
       stored_(geometry_.piece_count()),
       peer_owned_(geometry_.piece_count()) {
-    if (setup_.picker == PickerKind::adaptive)
-        adaptive_.emplace(setup_.inorder_window, tuning.adaptive, start);
+    if (setup_.picker == PickerKind::adaptive) adaptive_.emplace(setup_.inorder_window, tuning.adaptive);
 }
 
 std::optional<PieceCount> StreamController::lookahead_pieces() const {
@@ -141,10 +140,6 @@ PieceArrival StreamController::on_piece_finished(PieceIndex p, SteadyTime now) {
     if (fallback_.in_flight(p)) {
         fallback_.on_fetch_abandoned(p);
         a.cancel_fetch = true;
-    }
-    if (auto since = peer_sending_.find(p); since != peer_sending_.end()) {
-        if (adaptive_) adaptive_->on_peer_piece(now - since->second);
-        peer_sending_.erase(since);
     }
     mark_had(p, now, true);
     return a;
@@ -281,7 +276,10 @@ int StreamController::observe_peers(const SwarmSample& sample, ControllerPlan& p
     // deadline piece's blocks to several peers at once. Taking one rate-limited peer's share (a seed shared
     // by every viewer) made the horizon grow to the whole title.
     if (now - last_rate_sample_ >= tuning_.rate_sample_interval) {
-        if (peers_.saturated && peers_.rate > 0) horizon_.on_peer_rate(peers_.rate);
+        if (peers_.saturated && peers_.rate > 0) {
+            horizon_.on_peer_rate(peers_.rate);
+            if (adaptive_) adaptive_->on_peer_ratio(peers_.rate / bytes_per_second(geometry_.bitrate()));
+        }
         last_rate_sample_ = now;
     }
     // Peers the tracker named but we are still connecting to count as peers, and until the first tracker
@@ -300,9 +298,7 @@ PieceSet StreamController::observe_in_flight(const SwarmSample& sample, Bytes& i
         if (!geometry_.valid(p)) continue;
         in_flight.set(p);
         incoming += geometry_.piece_size(p);
-        if (adaptive_) peer_sending_.try_emplace(p, sample.now);
     }
-    std::erase_if(peer_sending_, [&](const auto& e) { return !in_flight.has(e.first); });
     return in_flight;
 }
 
@@ -350,17 +346,11 @@ void StreamController::plan_peer_pieces(const SwarmSample& sample, const PieceSe
     // those only at their last moment, unless peers sending them fall behind. A server that cannot be reached
     // cannot take the pieces near the playhead: peers may have them.
     const auto zone = fallback_.lead();
-    // The adaptive picker asks peers for new pieces only `lead` past that zone (it keeps those they are
-    // sending), and keeps part of the in-order window.
-    const auto tuned =
-        adaptive_ ? adaptive_->settings() : AdaptiveSettings{setup_.inorder_window, nanoseconds(0)};
     snap.horizon =
         sample.server_up ? horizon_.pieces_within(zone, watcher_.into_playhead_piece()) : PieceCount(0);
-    if (sample.server_up && tuned.lead.count() > 0) {
-        auto to = horizon_.pieces_within(zone + tuned.lead, watcher_.into_playhead_piece());
-        snap.lead = PieceCount(to.value() - snap.horizon.value());
-    }
-    snap.inorder_window = geometry_.pieces_in(tuned.inorder_window);
+    // The adaptive picker keeps the share of the in-order window its tuner chose.
+    snap.inorder_window =
+        geometry_.pieces_in(adaptive_ ? adaptive_->inorder_window() : setup_.inorder_window);
     snap.request_end = request_end;
     snap.lookahead = lookahead_pieces();
     snap.want_past_pieces = want_past_pieces();
@@ -416,15 +406,9 @@ void StreamController::plan_server_fetches(const SwarmSample& sample, const Piec
         int late = 0;
         for (const auto& f : plan.fetches) {
             if (f.reason == FetchReason::urgent) ++urgent_fetches_;
-            // Left to peers until the server's last moment, or started by them, and they did not make it:
-            // whatever they sent of it is lost upload.
-            if (f.reason != FetchReason::ahead && (peer_owned_.has(f.piece) || in_flight.has(f.piece))) {
+            // Left to peers until the server's last moment, or started by them, and they did not make it.
+            if (f.reason != FetchReason::ahead && (peer_owned_.has(f.piece) || in_flight.has(f.piece)))
                 ++late;
-                // Peers took at least this long over it: a piece the server races never completes from
-                // peers, and measuring only the pieces that did would take the slow ones out of the lead.
-                auto since = peer_sending_.find(f.piece);
-                if (adaptive_ && since != peer_sending_.end()) adaptive_->on_peer_piece(now - since->second);
-            }
             fetching_[f.piece] = now;
             fetched.set(f.piece);
         }
@@ -432,7 +416,6 @@ void StreamController::plan_server_fetches(const SwarmSample& sample, const Piec
         // What the server fetches now is no longer asked of peers (unless the server does not answer).
         if (!plan.fetches.empty() && sample.server_up) drop_from_plan(plan.pieces, fetched);
         late_pieces_ += static_cast<std::uint64_t>(late);
-        if (adaptive_) adaptive_->on_tick(late, now);
     }
     peer_owned_ = std::move(peer_owned);
 }
@@ -472,7 +455,7 @@ void StreamController::fill_record(StatsRecord& r, SteadyTime now) const {
     r.late_pieces = late_pieces_;
     if (adaptive_) {
         r.adaptive_share = adaptive_->share();
-        r.adaptive_lead_s = std::chrono::duration<double>(adaptive_->settings().lead).count();
+        r.adaptive_peer_ratio = adaptive_->peer_ratio();
     }
 }
 

@@ -207,7 +207,6 @@ class StreamController {
     std::uint64_t late_pieces_ = 0;
     PieceSet peer_owned_;  // last tick's: asked of peers, held by a viewer
     // Adaptive picker: pieces peers are sending, since the tick they started (the tuner's lead).
-    std::map<PieceIndex, SteadyTime> peer_sending_;
     std::optional<std::pair<std::int32_t, std::int32_t>> window_;
 };
 

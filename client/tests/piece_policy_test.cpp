@@ -144,35 +144,24 @@ TEST_CASE("hybrid picks in order inside the window and beta beyond it", "[client
     CHECK(early > 55);
 }
 
-TEST_CASE("past the horizon, the lead's pieces are wanted only while peers are sending them, first",
+TEST_CASE("the adaptive policy orders as hybrid does with the window it is given",
           "[client][policy][adaptive]") {
     auto s = SwarmSnapshot::empty(PieceCount(100));
     s.playhead = PieceIndex(10);
-    s.horizon = PieceCount(2);          // 10, 11 are the server's
-    s.lead = PieceCount(6);             // 12..17: only what peers already send
-    s.inorder_window = PieceCount(15);  // in order up to 24
-    s.in_flight.set(PieceIndex(16));
-    s.in_flight.set(PieceIndex(13));
-    s.in_flight.set(PieceIndex(30));
-    for (auto k : {PickerKind::hybrid, PickerKind::adaptive}) {
-        INFO(to_string(k));
-        auto plan = make_policy(k, {.seed = 9})->plan(s);
-        CHECK(plan.give_up == idx({10, 11}));
-        CHECK(first(plan.wanted, 9) == idx({13, 16, 18, 19, 20, 21, 22, 23, 24}));
-        for (int p : {12, 14, 15, 17}) {
-            CHECK(std::find(plan.wanted.begin(), plan.wanted.end(), PieceIndex(p)) == plan.wanted.end());
-            CHECK(plan.priority[static_cast<std::size_t>(p)] == 0);
-        }
-        // Beyond the window: every remaining piece, in beta order.
-        CHECK(plan.wanted.size() == 9 + (100 - 25));
+    s.horizon = PieceCount(2);
+    for (int window : {15, 0}) {
+        INFO("window " << window);
+        s.inorder_window = PieceCount(window);
+        auto hybrid = make_policy(PickerKind::hybrid, {.seed = 9})->plan(s);
+        auto adaptive = make_policy(PickerKind::adaptive, {.seed = 9})->plan(s);
+        CHECK(adaptive == hybrid);
+        CHECK(adaptive.give_up == idx({10, 11}));
     }
-    // A lead that covers the window leaves the in-order part empty: beta from the lead's end.
-    s.lead = PieceCount(20);
-    s.in_flight = PieceSet(PieceCount(100));
-    auto plan = make_policy(PickerKind::adaptive, {.seed = 9})->plan(s);
-    REQUIRE(plan.wanted.size() == 100 - 32);
-    CHECK(plan.wanted.front() >= PieceIndex(32));
-    CHECK(plan.deadlines.empty());
+    // No window: beta(1,2) from the give-up zone on, no deadlines.
+    auto beta = make_policy(PickerKind::beta, {.seed = 9})->plan(s);
+    auto adaptive = make_policy(PickerKind::adaptive, {.seed = 9})->plan(s);
+    CHECK(adaptive.wanted == beta.wanted);
+    CHECK(adaptive.deadlines.empty());
 }
 
 TEST_CASE("hybrid falls back to beta when the horizon covers the window", "[client][policy]") {
@@ -351,13 +340,7 @@ TEST_CASE("peers are asked only within the lookahead of the first piece still to
     s.had.set(PieceIndex(15));
     auto plan = make_policy(PickerKind::inorder, {})->plan(s);
     CHECK(plan.wanted == idx({14, 16, 17, 18}));
-    // The adaptive lead's pieces are wanted only while peers send them: the lookahead counts past the lead.
-    s.lead = PieceCount(4);  // 12..15
-    s.in_flight.set(PieceIndex(14));
-    plan = make_policy(PickerKind::adaptive, {.seed = 4})->plan(s);
-    CHECK(plan.wanted == idx({14, 16, 17, 18, 19, 20}));
     // A bounded buffer still bounds it.
-    s.lead = PieceCount(0);
     s.request_end = PieceIndex(17);
     plan = make_policy(PickerKind::inorder, {})->plan(s);
     CHECK(plan.wanted == idx({14, 16}));
