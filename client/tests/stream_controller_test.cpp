@@ -561,6 +561,21 @@ struct Newcomer {
     }
 };
 
+// The same newcomer with hybrid and with the adaptive picker, each run for `length`.
+struct HybridAndAdaptive {
+    Newcomer hybrid;
+    Newcomer adaptive;
+    StatsRecord h;
+    StatsRecord a;
+    HybridAndAdaptive(std::chrono::milliseconds delivery, int parallel, std::chrono::milliseconds length)
+        : hybrid(delivery, parallel, PickerKind::hybrid), adaptive(delivery, parallel, PickerKind::adaptive) {
+        hybrid.run(length);
+        adaptive.run(length);
+        h = hybrid.record(t0 + length);
+        a = adaptive.record(t0 + length);
+    }
+};
+
 }  // namespace
 
 TEST_CASE("a newcomer whose peers hold its first pieces takes only the first one from the server",
@@ -596,12 +611,9 @@ TEST_CASE("peers that never deliver leave every piece to the server at its last 
 TEST_CASE("peers carrying half the bitrate turn the adaptive picker into beta",
           "[client][controller][adaptive]") {
     // Two pieces at a time, 4 s each: peers carry half the bitrate.
-    Newcomer hybrid(4000ms, 2, PickerKind::hybrid);
-    Newcomer adaptive(4000ms, 2, PickerKind::adaptive);
-    hybrid.run(30s);
-    adaptive.run(30s);
-    auto h = hybrid.record(t0 + 30s);
-    auto a = adaptive.record(t0 + 30s);
+    HybridAndAdaptive run(4000ms, 2, 30s);
+    const auto& h = run.h;
+    const auto& a = run.a;
     CHECK(h.stalls == 0);
     CHECK(a.stalls == 0);
     CHECK_FALSE(h.adaptive_share);
@@ -618,17 +630,14 @@ TEST_CASE("peers carrying half the bitrate turn the adaptive picker into beta",
 
 TEST_CASE("peers that keep up leave the adaptive picker as hybrid with its whole window",
           "[client][controller][adaptive]") {
-    Newcomer hybrid(300ms, 2, PickerKind::hybrid);
-    Newcomer adaptive(300ms, 2, PickerKind::adaptive);
-    hybrid.run(20s);
-    adaptive.run(20s);
-    auto h = hybrid.record(t0 + 20s);
-    auto a = adaptive.record(t0 + 20s);
+    HybridAndAdaptive run(300ms, 2, 20s);
+    const auto& h = run.h;
+    const auto& a = run.a;
     CHECK(a.late_pieces == 0);
     REQUIRE(a.adaptive_share);
     CHECK(*a.adaptive_share == 1.0);
     CHECK(a.inorder_window == h.inorder_window);
-    CHECK(adaptive.server_pieces == hybrid.server_pieces);
+    CHECK(run.adaptive.server_pieces == run.hybrid.server_pieces);
     CHECK(a.bytes_from_server == h.bytes_from_server);
 }
 
