@@ -65,6 +65,13 @@ class Testbed : public toast::client::testing::SwarmFixture {
     }
 };
 
+// "c1", "c2", ... built by appending: for "c" + std::to_string(i) GCC 12 gives a false -Wrestrict warning.
+std::string viewer_name(int i) {
+    std::string name = "c";
+    name += std::to_string(i);
+    return name;
+}
+
 void require_exit_ok(ChildProcess& p, std::chrono::milliseconds limit) {
     auto status = p.wait(limit);
     INFO(p.stderr_text());
@@ -102,14 +109,13 @@ TEST_CASE(
     REQUIRE(bed.wait_for_seeders(1, 15s));
     std::vector<std::unique_ptr<ChildProcess>> clients;
     for (int i = 1; i <= 4; ++i) {
-        clients.push_back(
-            bed.client("c" + std::to_string(i), {"--picker", "hybrid", "--upload-limit", kBitrate}));
+        clients.push_back(bed.client(viewer_name(i), {"--picker", "hybrid", "--upload-limit", kBitrate}));
     }
     for (auto& c : clients)
         require_exit_ok(*c, 60s);
     std::uint64_t server_bytes = 0;
     for (int i = 1; i <= 4; ++i) {
-        auto name = "c" + std::to_string(i);
+        auto name = viewer_name(i);
         auto s = summary_of(bed.stats(name));
         INFO(name);
         CHECK(s.completed);
@@ -159,7 +165,7 @@ TEST_CASE("the --max-connections option bounds a client's peers while the others
     std::vector<std::unique_ptr<ChildProcess>> clients;
     clients.push_back(bed.client("c1", {"--max-connections", "2"}));
     for (int i = 2; i <= 4; ++i)
-        clients.push_back(bed.client("c" + std::to_string(i)));
+        clients.push_back(bed.client(viewer_name(i)));
     for (auto& c : clients)
         require_exit_ok(*c, 60s);
     auto most_peers = [&](const std::string& name) {
@@ -241,14 +247,14 @@ TEST_CASE(
     REQUIRE(bed.wait_for_seeders(1, 15s));
     std::vector<std::unique_ptr<ChildProcess>> clients;
     for (int i = 1; i <= 4; ++i) {
-        clients.push_back(bed.client("c" + std::to_string(i), {"--upload-limit", kBitrate}));
+        clients.push_back(bed.client(viewer_name(i), {"--upload-limit", kBitrate}));
         std::this_thread::sleep_for(1s);
     }
     for (auto& c : clients)
         require_exit_ok(*c, 60s);
     std::uint64_t server_bytes = 0;
     for (int i = 1; i <= 4; ++i) {
-        auto name = "c" + std::to_string(i);
+        auto name = viewer_name(i);
         auto s = summary_of(bed.stats(name));
         INFO(name << ": " << s.bytes_from_server << " bytes from the server, " << s.bytes_from_peers
                   << " from peers");
