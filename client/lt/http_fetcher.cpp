@@ -293,7 +293,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         c->busy = false;
         busy_.erase(r.piece);
         ++stats_.delivered;
-        on_piece_(r.piece, std::move(body), c->server);
+        on_piece_(r, std::move(body), c->server);
         pump();
     }
 

@@ -45,8 +45,10 @@ struct FetcherStats {
 
 class HttpFetcher {
   public:
-    // `server` is the index into the URL list the piece came from.
-    using OnPiece = std::function<void(PieceIndex piece, std::vector<char> data, std::size_t server)>;
+    // `data` answers `request` (a piece or part of one); `server` is the index into the URL list it came
+    // from.
+    using OnPiece =
+        std::function<void(const PieceRequest& request, std::vector<char> data, std::size_t server)>;
 
     HttpFetcher(boost::asio::io_context& io, std::vector<ServerUrl> servers, FetcherConfig config,
                 OnPiece on_piece);

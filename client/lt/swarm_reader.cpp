@@ -46,15 +46,14 @@ SwarmSample SwarmReader::read(SteadyTime now, bool server_up, const std::set<lt:
         PieceIndex piece(static_cast<int>(q.piece_index));
         if (!geometry_.valid(piece)) continue;
         s.in_flight.push_back(piece);
+        if (q.writing + q.finished == 0) continue;  // nothing delivered yet: most in-flight pieces
         PieceProgress progress{piece, std::vector<bool>(static_cast<std::size_t>(q.blocks_in_piece), false)};
-        bool any = false;
         for (int b = 0; b < q.blocks_in_piece; ++b) {
             auto state = q.blocks[b].state;
-            bool held = state == lt::block_info::writing || state == lt::block_info::finished;
-            progress.delivered[static_cast<std::size_t>(b)] = held;
-            any = any || held;
+            progress.delivered[static_cast<std::size_t>(b)] =
+                state == lt::block_info::writing || state == lt::block_info::finished;
         }
-        if (any) s.progress.push_back(std::move(progress));
+        s.progress.push_back(std::move(progress));
     }
 
     // libtorrent updates peer rates and request queues once a second, and get_peer_info copies every peer's

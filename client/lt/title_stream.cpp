@@ -87,9 +87,8 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
     from_server_ = PieceSet(geometry.piece_count());
 
     fetcher_ = std::make_unique<HttpFetcher>(session_.io(), std::move(urls), FetcherConfig{},
-                                             [this](PieceIndex piece, std::vector<char> data, std::size_t) {
-                                                 on_server_piece(piece, std::move(data));
-                                             });
+                                             [this](const PieceRequest& r, std::vector<char> data,
+                                                    std::size_t) { on_server_piece(r, std::move(data)); });
     std::filesystem::create_directories(options_.save_dir);
     stats_ = std::make_unique<StatsFile>(options_.stats_file);
 
@@ -287,23 +286,17 @@ void TitleStream::start_fetch(const FallbackFetch& f, SteadyTime now) {
     auto part = f.part.value_or(PiecePart{Bytes(0), g.piece_size(p)});
     PieceRequest r{p, (g.piece_start(p) + part.offset).value(),
                    static_cast<std::uint32_t>(part.length.value()), f.revalidate, now + f.due};
-    if (!fetcher_->fetch(r)) {
-        controller_->on_fetch_refused(p);
-        return;
-    }
-    part_offsets_[p] = part.offset;
+    if (!fetcher_->fetch(r)) controller_->on_fetch_refused(p);
 }
 
-void TitleStream::on_server_piece(PieceIndex p, std::vector<char> data) {
+void TitleStream::on_server_piece(const PieceRequest& r, std::vector<char> data) {
     if (finished_) return;
-    auto offset = Bytes(0);
-    if (auto it = part_offsets_.find(p); it != part_offsets_.end()) {
-        offset = it->second;
-        part_offsets_.erase(it);
-    }
+    const auto p = r.piece;
     if (!controller_->on_server_data(p, Bytes(data.size()), Clock::now())) return;
-    const auto size = controller_->geometry().piece_size(p).value();
+    const auto& g = controller_->geometry();
+    const auto size = g.piece_size(p).value();
     if (data.size() < size) {
+        const auto offset = ByteOffset(r.offset) - g.piece_start(p);
         // Part of the piece: add_piece skips the blocks libtorrent holds, which are the rest. Should one of
         // them be gone by now (it failed a check), the zeros fail this one and the piece is fetched whole.
         std::vector<char> piece(size, 0);

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +18,7 @@
 
 #include "client/core/client_options.hpp"
 #include "client/core/client_tuning.hpp"
+#include "client/core/server_request.hpp"
 #include "client/core/stats.hpp"
 #include "client/core/stream_controller.hpp"
 #include "client/lt/stream_session.hpp"
@@ -93,7 +93,7 @@ class TitleStream final : public TitleEvents {
     void kick();
     void apply(const ControllerPlan& plan, SteadyTime now);
     void start_fetch(const FallbackFetch& f, SteadyTime now);
-    void on_server_piece(PieceIndex p, std::vector<char> data);
+    void on_server_piece(const PieceRequest& r, std::vector<char> data);
     void on_piece_finished(PieceIndex p, SteadyTime now);
     bool server_up() const;
     StatsRecord make_record(const std::string& event, SteadyTime now);
@@ -107,8 +107,6 @@ class TitleStream final : public TitleEvents {
     ByteOffset resume_{0};
     std::unique_ptr<StreamController> controller_;
     std::unique_ptr<HttpFetcher> fetcher_;
-    // Where in its piece each running fetch's bytes go (a fetch may ask for part of a piece).
-    std::map<PieceIndex, Bytes> part_offsets_;
     std::unique_ptr<StatsFile> stats_;
     libtorrent::sha1_hash key_;  // the torrent as the session's plugin and disk wrapper know it
     libtorrent::torrent_handle handle_;

@@ -71,9 +71,10 @@ TEST_CASE("the fetcher gets exactly each piece's bytes over kept-alive connectio
     RangeServer server("/titles/t.bin", data);
     boost::asio::io_context io;
     std::map<PieceIndex, std::vector<char>> got;
-    HttpFetcher fetcher(
-        io, urls({server.url()}), fast_retries(),
-        [&](PieceIndex p, std::vector<char> bytes, std::size_t) { got[p] = std::move(bytes); });
+    HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
+                        [&](const PieceRequest& r, std::vector<char> bytes, std::size_t) {
+                            got[r.piece] = std::move(bytes);
+                        });
     for (int i = 0; i <= 20; ++i)
         REQUIRE(fetcher.fetch(piece(i, data.size())));
     REQUIRE(run_until(
@@ -97,7 +98,7 @@ TEST_CASE("the fetcher never has the same piece queued or in flight twice", "[cl
     boost::asio::io_context io;
     int delivered = 0;
     HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
-                        [&](PieceIndex, std::vector<char>, std::size_t) { ++delivered; });
+                        [&](const PieceRequest&, std::vector<char>, std::size_t) { ++delivered; });
     CHECK(fetcher.fetch(piece(1, data.size())));
     CHECK_FALSE(fetcher.fetch(piece(1, data.size())));
     CHECK(fetcher.busy(PieceIndex(1)));
@@ -116,8 +117,9 @@ TEST_CASE("HTTP errors are retried with backoff until the piece arrives", "[clie
     server.fail_first = 3;
     boost::asio::io_context io;
     std::vector<char> got;
-    HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
-                        [&](PieceIndex, std::vector<char> bytes, std::size_t) { got = std::move(bytes); });
+    HttpFetcher fetcher(
+        io, urls({server.url()}), fast_retries(),
+        [&](const PieceRequest&, std::vector<char> bytes, std::size_t) { got = std::move(bytes); });
     auto start = std::chrono::steady_clock::now();
     REQUIRE(fetcher.fetch(piece(2, data.size())));
     REQUIRE(run_until(
@@ -137,7 +139,8 @@ TEST_CASE("malformed answers are rejected: wrong status or a body that is not th
     int delivered = 0;
     // The wrong path gets 404 every time; the request is retried but never delivered.
     HttpFetcher fetcher(io, urls({"http://127.0.0.1:" + std::to_string(server.port()) + "/missing"}),
-                        fast_retries(), [&](PieceIndex, std::vector<char>, std::size_t) { ++delivered; });
+                        fast_retries(),
+                        [&](const PieceRequest&, std::vector<char>, std::size_t) { ++delivered; });
     REQUIRE(fetcher.fetch(piece(0, data.size())));
     run_until(
         io, [&] { return fetcher.stats().failures >= 3; }, 5s);
@@ -153,8 +156,9 @@ TEST_CASE("the fetcher retries after the server comes back", "[client][fetcher]"
     server.stop();
     boost::asio::io_context io;
     std::vector<char> got;
-    HttpFetcher fetcher(io, urls({url}), fast_retries(),
-                        [&](PieceIndex, std::vector<char> bytes, std::size_t) { got = std::move(bytes); });
+    HttpFetcher fetcher(
+        io, urls({url}), fast_retries(),
+        [&](const PieceRequest&, std::vector<char> bytes, std::size_t) { got = std::move(bytes); });
     REQUIRE(fetcher.fetch(piece(3, data.size())));
     run_until(
         io, [] { return false; }, 600ms);
@@ -174,7 +178,7 @@ TEST_CASE("a kept-alive connection the server dropped is replaced without a fail
     FetcherConfig config = fast_retries();
     config.connections_per_server = 1;
     HttpFetcher fetcher(io, urls({server.url()}), config,
-                        [&](PieceIndex, std::vector<char>, std::size_t) { ++delivered; });
+                        [&](const PieceRequest&, std::vector<char>, std::size_t) { ++delivered; });
     REQUIRE(fetcher.fetch(piece(0, data.size())));
     REQUIRE(run_until(
         io, [&] { return delivered == 1; }, 5s));
@@ -196,7 +200,7 @@ TEST_CASE("with two servers the fetcher moves to the live one and prefers the fa
     FetcherConfig config = fast_retries();
     config.connections_per_server = 1;
     HttpFetcher fetcher(io, urls({"http://127.0.0.1:1/t", slow.url(), fast.url()}), config,
-                        [&](PieceIndex, std::vector<char>, std::size_t) { ++delivered; });
+                        [&](const PieceRequest&, std::vector<char>, std::size_t) { ++delivered; });
     // One at a time, so each choice is made with what has been measured so far.
     for (int i = 0; i < 20; ++i) {
         REQUIRE(fetcher.fetch(piece(i, data.size())));
@@ -217,9 +221,9 @@ TEST_CASE("an exception thrown inside a completion handler never leaves the io_c
     boost::asio::io_context io;
     std::map<PieceIndex, std::vector<char>> got;
     HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
-                        [&](PieceIndex p, std::vector<char> bytes, std::size_t) {
-                            if (p == PieceIndex(0)) throw std::runtime_error("torrent gone");
-                            got[p] = std::move(bytes);
+                        [&](const PieceRequest& r, std::vector<char> bytes, std::size_t) {
+                            if (r.piece == PieceIndex(0)) throw std::runtime_error("torrent gone");
+                            got[r.piece] = std::move(bytes);
                         });
     for (int i = 0; i < 4; ++i)
         REQUIRE(fetcher.fetch(piece(i, data.size())));
@@ -252,7 +256,7 @@ TEST_CASE("a piece with a deadline carries Toast-Deadline: the milliseconds left
     boost::asio::io_context io;
     int delivered = 0;
     HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
-                        [&](PieceIndex, std::vector<char>, std::size_t) { ++delivered; });
+                        [&](const PieceRequest&, std::vector<char>, std::size_t) { ++delivered; });
     auto soon = piece(0, data.size());
     soon.deadline = std::chrono::steady_clock::now() + 5s;
     auto best_effort = piece(1, data.size());
@@ -278,8 +282,9 @@ TEST_CASE("after a Toast-Late answer the fetcher asks the other server", "[clien
     std::map<PieceIndex, std::size_t> from;
     auto config = fast_retries();
     config.server_backoff.max = 10s;  // how long a late server is passed over: longer than the test
-    HttpFetcher fetcher(io, urls({behind.url(), on_time.url()}), config,
-                        [&](PieceIndex p, std::vector<char>, std::size_t server) { from[p] = server; });
+    HttpFetcher fetcher(
+        io, urls({behind.url(), on_time.url()}), config,
+        [&](const PieceRequest& r, std::vector<char>, std::size_t server) { from[r.piece] = server; });
     // One at a time, so each choice sees the previous answer.
     for (int i = 0; i < 4; ++i) {
         REQUIRE(fetcher.fetch(piece(i, data.size())));

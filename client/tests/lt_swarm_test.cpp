@@ -260,22 +260,34 @@ std::vector<std::unique_ptr<Client>> viewers_of(Client& hub, const std::shared_p
     return viewers;
 }
 
+// A nearest_hub seeding a random title of `pieces` pieces, and viewers_of it holding the first held[i]
+// pieces. `told_size`: the hub knows the title's size, so it knows it holds the whole title.
+struct ChokerBed {
+    toast::testing::TempDir dir;
+    std::shared_ptr<lt::torrent_info> ti;
+    std::unique_ptr<Client> hub;
+    std::vector<std::unique_ptr<Client>> viewers;
+
+    ChokerBed(int pieces, int seed, bool told_size, const std::vector<int>& held)
+        : ti(hub_title(dir.path(), pieces, seed)), hub(nearest_hub(ti, dir.path())) {
+        hub->control->set_position(hub->key,
+                                   {PieceIndex(pieces), std::nullopt, PieceCount(told_size ? pieces : 0)});
+        viewers = viewers_of(*hub, ti, dir.path(), held);
+    }
+    int pieces(int i) const { return viewers[static_cast<std::size_t>(i)]->handle.status().num_pieces; }
+};
+
 }  // namespace
 
 TEST_CASE("the nearest-behind choker serves the viewer just behind it first, then the next",
           "[client][swarm][choker]") {
-    toast::testing::TempDir dir;
     constexpr int kPieces = 16;
-    auto ti = hub_title(dir.path(), kPieces, 23);
-
     // One viewer at a time. The hub is not told the title's size, so it ranks as a viewer at its end would
-    // (told, it would know it holds the whole title and spread its upload instead: the next test).
-    auto hub = nearest_hub(ti, dir.path());
-    hub->control->set_position(hub->key, {PieceIndex(kPieces), std::nullopt, PieceCount()});
-    // Three viewers holding the first 12, 6 and 0 pieces.
-    auto viewers = viewers_of(*hub, ti, dir.path(), {12, 6, 0});
-
-    auto pieces = [&](int i) { return viewers[static_cast<std::size_t>(i)]->handle.status().num_pieces; };
+    // (told, it would know it holds the whole title and spread its upload instead: the next test). Three
+    // viewers holding the first 12, 6 and 0 pieces.
+    ChokerBed bed(kPieces, 23, false, {12, 6, 0});
+    auto& hub = bed.hub;
+    auto pieces = [&](int i) { return bed.pieces(i); };
     // A viewer stops being interested once it holds every block, a moment before its last pieces pass
     // their hash check and show in its status: the hub may turn to the next one meanwhile. And libtorrent
     // unchokes a peer the moment it becomes interested, until the plugin chokes it again right after: on a
@@ -291,18 +303,13 @@ TEST_CASE("the nearest-behind choker serves the viewer just behind it first, the
 
 TEST_CASE("a client holding the whole title serves two viewers at once and takes turns",
           "[client][swarm][choker]") {
-    toast::testing::TempDir dir;
     constexpr int kPieces = 32;
-    auto ti = hub_title(dir.path(), kPieces, 29);
-
     // Given one slot, as the viewers have. Ranked nearest-behind, it would serve only the viewer furthest
     // along, as would every other seed of a swarm.
-    auto hub = nearest_hub(ti, dir.path());
-    hub->control->set_position(hub->key, {PieceIndex(kPieces), std::nullopt, PieceCount(kPieces)});
     const std::vector<int> held = {16, 8, 0};
-    auto viewers = viewers_of(*hub, ti, dir.path(), held);
-
-    auto pieces = [&](int i) { return viewers[static_cast<std::size_t>(i)]->handle.status().num_pieces; };
+    ChokerBed bed(kPieces, 29, true, held);
+    auto& hub = bed.hub;
+    auto pieces = [&](int i) { return bed.pieces(i); };
     auto progressed = [&] {
         int n = 0;
         for (int i = 0; i < 3; ++i)

@@ -182,21 +182,32 @@ std::optional<SwarmCounts> SwarmRegistry::scrape(const InfoHash& info_hash) cons
     return counts_of(it->second);
 }
 
+std::size_t SwarmRegistry::remove_expired(Swarm& swarm, PeerList& list, bool seeder, TimePoint now) {
+    // One pass that keeps the join order: removing peers one by one would move the rest up each time.
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < list.peers.size(); ++i) {
+        if (list.peers[i].last_seen + policy_.peer_expiry <= now) {
+            swarm.slots.erase(list.peers[i].key);
+            continue;
+        }
+        if (kept != i) {
+            list.peers[kept] = std::move(list.peers[i]);
+            swarm.slots[list.peers[kept].key].index = kept;
+        }
+        ++kept;
+    }
+    const std::size_t removed = list.peers.size() - kept;
+    list.peers.erase(list.peers.begin() + static_cast<std::ptrdiff_t>(kept), list.peers.end());
+    (seeder ? total_seeders_ : total_leechers_) -= removed;
+    return removed;
+}
+
 std::size_t SwarmRegistry::expire(TimePoint now) {
     std::size_t removed = 0;
     for (auto it = swarms_.begin(); it != swarms_.end();) {
         Swarm& swarm = it->second;
-        for (PeerList* list : {&swarm.seeders, &swarm.leechers}) {
-            for (std::size_t i = 0; i < list->peers.size();) {
-                if (list->peers[i].last_seen + policy_.peer_expiry <= now) {
-                    PeerKey key = list->peers[i].key;
-                    remove_peer(swarm, key);  // the next record moves up into slot i
-                    ++removed;
-                } else {
-                    ++i;
-                }
-            }
-        }
+        removed += remove_expired(swarm, swarm.seeders, true, now);
+        removed += remove_expired(swarm, swarm.leechers, false, now);
         if (swarm.slots.empty() && swarm.last_active + policy_.peer_expiry <= now) {
             order_.erase(it->first);
             it = swarms_.erase(it);

@@ -176,6 +176,8 @@ class SwarmRegistry {
                                 const PeerEndpoint& self_ep, Families families, std::vector<PeerInfo>& out);
     static bool take_one(const PeerRecord& p, const PeerKey& self, const PeerEndpoint& self_ep,
                          Families families, std::vector<PeerInfo>& out);
+    // Drops the peers of `list` not seen for peer_expiry; returns how many.
+    std::size_t remove_expired(Swarm& swarm, PeerList& list, bool seeder, TimePoint now);
     static SwarmCounts counts_of(const Swarm& s);
 
     RegistryPolicy policy_;

@@ -400,4 +400,13 @@ TEST_CASE("a leecher is given the leechers that joined nearest before and after 
     six.numwant = 5;
     CHECK(order(reg.announce(six, ip("10.0.0.1"), t0).value()) ==
           std::vector<std::uint16_t>{7000, 6004, 6007, 6003, 6008});
+    // Viewers that expire leave it as it was too: all but 3 and 7 announce again, then 3 and 7 expire.
+    const auto expiry = RegistryPolicy{}.peer_expiry;
+    const auto later = t0 + expiry / 2;
+    for (int i : {0, 1, 2, 4, 6, 8, 9, 10})
+        reg.announce(req(hash('v'), i, static_cast<std::uint16_t>(6000 + i), 100), ip("10.0.0.1"), later);
+    reg.announce(req(hash('v'), 50, 7000, 0), ip("10.0.0.1"), later);
+    CHECK(reg.expire(t0 + expiry) == 2);
+    CHECK(order(reg.announce(six, ip("10.0.0.1"), later).value()) ==
+          std::vector<std::uint16_t>{7000, 6004, 6008, 6002, 6009});
 }
