@@ -5,11 +5,11 @@
 // to the viewer behind); with half of it beta(1,2) does (thesis §5.3). Below the bitrate an in-order frontier
 // is caught by the playhead, and the peers' upload goes to pieces the server takes at their last moment;
 // beta spreads the requests over the pieces ahead. The testbed's Fig. 5.3 finds the same (testbed/README.md).
-// How many viewers share each uploader a client cannot see; what its peers deliver it can: the rate all of
-// them deliver together while some peer has a full request pipeline (so the rate is what they can give, not
-// what we asked for), over the bitrate. The tuner smooths that ratio and keeps the whole window at or above
-// `hybrid_ratio`, none at or below `beta_ratio` (beta from the give-up zone on), and a share in proportion
-// in between.
+// How many viewers share each uploader a client cannot see; what its peers deliver it can: the bytes all of
+// them delivered over the last second, taken while some peer has a full request pipeline (so the rate is
+// what they can give, not what we asked for), over the bitrate. The tuner smooths that ratio and keeps the
+// whole window at or above `hybrid_ratio`, none at or below `beta_ratio` (beta from the give-up zone on), and
+// a share in proportion in between.
 //
 // Invariants: share() in [0, 1]; inorder_window() in [0, window].
 #pragma once
@@ -20,11 +20,12 @@
 namespace toast::client {
 
 struct AdaptiveConfig {
-    // The peers' share of the bitrate at which the window is kept whole / dropped. Measured on the testbed's
-    // 12-viewer Fig. 5.3: at upload = bitrate / 2 peers carry about 0.5 of it and beta does best; at 3/4 of
-    // it they carry about 0.78 and hybrid does.
-    double beta_ratio = 0.6;
-    double hybrid_ratio = 0.7;
+    // The peers' share of the bitrate at which the window is dropped / kept whole. Measured on the testbed's
+    // 12-viewer Fig. 5.3 (the operator's seed counts among the peers): at upload = bitrate / 2 a viewer's
+    // peers deliver 0.4-0.8 of it (median about 0.6) and beta does best, 3-4 points above hybrid; at 3/4 of
+    // it they deliver 0.55-1.1 (median about 0.86) and hybrid or in-order does, about a point above beta.
+    double beta_ratio = 0.7;
+    double hybrid_ratio = 0.8;
     // Weight of each new sample (one a second) in the smoothed ratio.
     double gain = 0.2;
 };
@@ -34,8 +35,8 @@ class AdaptiveTuner {
     // `window` is the in-order window the user chose (--inorder-window): the most the tuner keeps.
     AdaptiveTuner(std::chrono::nanoseconds window, AdaptiveConfig config);
 
-    // One sample: the rate all peers deliver together over the bitrate, taken while some peer has a full
-    // request pipeline. Negative or non-finite samples are ignored.
+    // One sample: the rate all peers delivered at together since the last sample, over the bitrate, taken
+    // while some peer has a full request pipeline. Negative or non-finite samples are ignored.
     void on_peer_ratio(double ratio);
 
     // The smoothed ratio; none before the first sample.

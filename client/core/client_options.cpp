@@ -423,7 +423,7 @@ Options:
                               the torrent)
   --picker P                  rarest|inorder|beta|hybrid|adaptive (default: hybrid); adaptive is hybrid
                               whose in-order window follows the share of the bitrate its peers deliver:
-                              whole from 0.7, none (beta) at 0.6 or less
+                              whole from 0.8, none (beta) at 0.7 or less
   --inorder-window DURATION   hybrid, adaptive: pick in order within this much video ahead, 1s..24h
                               (default: 15min)
   --lookahead DURATION|none   ask peers only for pieces within this much video past the first missing

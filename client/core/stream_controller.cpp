@@ -276,11 +276,20 @@ int StreamController::observe_peers(const SwarmSample& sample, ControllerPlan& p
     // deadline piece's blocks to several peers at once. Taking one rate-limited peer's share (a seed shared
     // by every viewer) made the horizon grow to the whole title.
     if (now - last_rate_sample_ >= tuning_.rate_sample_interval) {
-        if (peers_.saturated && peers_.rate > 0) {
-            horizon_.on_peer_rate(peers_.rate);
-            if (adaptive_) adaptive_->on_peer_ratio(peers_.rate / bytes_per_second(geometry_.bitrate()));
+        if (peers_.saturated && peers_.rate > 0) horizon_.on_peer_rate(peers_.rate);
+        // The tuner takes what peers delivered since the last sample, not libtorrent's per-peer rates: those
+        // are five-second averages that start at zero for each new connection, so a newcomer read a
+        // fraction of what its peers sent and took them for too slow for the in-order window for about ten
+        // seconds.
+        if (adaptive_ && peers_.saturated && last_delivered_ &&
+            sample.from_peers >= last_delivered_->second) {
+            const double seconds = std::chrono::duration<double>(now - last_delivered_->first).count();
+            const double delivered =
+                static_cast<double>((sample.from_peers - last_delivered_->second).value());
+            adaptive_->on_peer_ratio(delivered / seconds / bytes_per_second(geometry_.bitrate()));
         }
         last_rate_sample_ = now;
+        last_delivered_ = std::pair{now, sample.from_peers};
     }
     // Peers the tracker named but we are still connecting to count as peers, and until the first tracker
     // answer (at most discovery_grace) one peer is assumed: the policy keeps asking for pieces beyond the

@@ -49,6 +49,8 @@ struct SwarmSample {
     std::vector<PeerSample> peers;
     std::vector<PieceIndex> in_flight;    // pieces peers are sending us now: requested, not yet complete
     std::vector<PieceProgress> progress;  // in-flight pieces with at least one block delivered
+    // Payload bytes received from peers since the torrent started (pieces the server sent are not counted).
+    Bytes from_peers{0};
     // Peers the tracker named that we know of, connected or not (libtorrent's list_peers).
     int known_peers = 0;
     // At least one server URL answers (its last request did not fail).

@@ -35,6 +35,8 @@ SwarmSample SwarmReader::read(SteadyTime now, bool server_up, const std::set<lt:
     s.server_up = server_up;
     refresh_status();
     s.known_peers = status_.list_peers;
+    s.from_peers =
+        Bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(status_.total_payload_download, 0)));
 
     const auto n = geometry_.piece_count().value();
     handle_.piece_availability(s.availability);

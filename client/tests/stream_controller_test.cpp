@@ -494,6 +494,13 @@ struct Newcomer {
     std::map<PieceIndex, SteadyTime> asked;  // piece -> when peers were asked for it
     std::vector<std::pair<PieceIndex, SteadyTime>> from_server;
     int server_pieces = 0;
+    double peer_bytes = 0;  // of pieces peers finished, or stopped sending when the server took them
+
+    // What peers have sent of a piece asked for at `asked_at`: its blocks arrive evenly over `delivery`.
+    double sent(SteadyTime asked_at, SteadyTime at) const {
+        if (delivery.count() <= 0) return 0;
+        return 250'000.0 * std::min(1.0, std::chrono::duration<double>(at - asked_at) / delivery);
+    }
 
     Newcomer(std::chrono::milliseconds d, int par, PickerKind picker = PickerKind::hybrid)
         : c(geometry(), with_picker(setup(Behavior::stream, true), picker), tuning, t0),
@@ -520,6 +527,7 @@ struct Newcomer {
             for (auto it = asked.begin(); it != asked.end();) {
                 if (delivery.count() > 0 && it->second + delivery <= at) {
                     c.on_piece_finished(it->first, it->second + delivery);
+                    peer_bytes += 250'000;
                     it = asked.erase(it);
                 } else {
                     ++it;
@@ -528,21 +536,27 @@ struct Newcomer {
             auto s = sample(at, at >= t0 + 50ms ? 3 : 0);
             if (at >= t0 + 50ms) s.peers = {viewer(), viewer(), viewer()};
             double rate = 0;
+            double in_flight_sent = 0;
             for (const auto& entry : asked) {
                 s.in_flight.push_back(entry.first);
+                in_flight_sent += sent(entry.second, at);
                 if (delivery.count() > 0) rate += 250'000.0 / std::chrono::duration<double>(delivery).count();
             }
             for (std::size_t i = 0; i < s.peers.size() && !asked.empty(); ++i) {
                 s.peers[i].download_rate = rate / static_cast<double>(s.peers.size());
                 s.peers[i].queue_length = 8;
             }
+            s.from_peers = Bytes(static_cast<std::uint64_t>(peer_bytes + in_flight_sent));
             auto plan = c.tick(s);
             for (const auto& f : plan.fetches) {
                 UNSCOPED_INFO("server fetch of piece " << f.piece.value() << " at " << (at - t0) / 1ms
                                                        << " ms, playhead "
                                                        << c.watcher().playhead_piece().value());
                 ++server_pieces;
-                asked.erase(f.piece);
+                if (auto a = asked.find(f.piece); a != asked.end()) {
+                    peer_bytes += sent(a->second, at);
+                    asked.erase(a);
+                }
                 from_server.emplace_back(f.piece, at + 30ms);
             }
             // Peers take the plan's most wanted pieces they are not sending yet.
@@ -639,6 +653,42 @@ TEST_CASE("peers that keep up leave the adaptive picker as hybrid with its whole
     CHECK(a.inorder_window == h.inorder_window);
     CHECK(run.adaptive.server_pieces == run.hybrid.server_pieces);
     CHECK(a.bytes_from_server == h.bytes_from_server);
+}
+
+TEST_CASE("the adaptive picker measures its peers by the bytes they delivered, not by libtorrent's rates",
+          "[client][controller][adaptive]") {
+    ClientTuning tuning;
+    auto s = setup(Behavior::stream, true);
+    s.picker = PickerKind::adaptive;
+    StreamController c(geometry(), s, tuning, t0);
+    // New connections: libtorrent's five-second averages still read a tenth of what arrives, while the
+    // bytes received grow at the bitrate (250 kB/s) with a full request pipeline.
+    for (int second = 0; second <= 3; ++second) {
+        auto sample_at = sample(t0 + std::chrono::seconds(second), 3);
+        sample_at.peers = {viewer(8'000, 8), viewer(8'000, 8), viewer(8'000, 8)};
+        sample_at.from_peers = Bytes(static_cast<std::uint64_t>(second) * 250'000);
+        c.tick(sample_at);
+    }
+    StatsRecord r;
+    c.fill_record(r, t0 + 3s);
+    REQUIRE(r.adaptive_peer_ratio);
+    CHECK(*r.adaptive_peer_ratio == Approx(1.0));
+    REQUIRE(r.adaptive_share);
+    CHECK(*r.adaptive_share == 1.0);
+    // Not saturated (no peer has a full pipeline): what arrived is what was asked for, not a measure.
+    auto idle = sample(t0 + 4s, 3);
+    idle.peers = {viewer(8'000, 1)};
+    idle.from_peers = Bytes(800'000);
+    c.tick(idle);
+    c.fill_record(r, t0 + 4s);
+    CHECK(*r.adaptive_peer_ratio == Approx(1.0));
+    // The next saturated sample counts the second since the last one: 50 kB, 0.2 of the bitrate.
+    auto busy = sample(t0 + 5s, 3);
+    busy.peers = {viewer(8'000, 8)};
+    busy.from_peers = Bytes(850'000);
+    c.tick(busy);
+    c.fill_record(r, t0 + 5s);
+    CHECK(*r.adaptive_peer_ratio == Approx(0.8 + 0.2 * 0.2));
 }
 
 TEST_CASE("the lookahead is counted in the title's pieces, past the server's zone", "[client][controller]") {
