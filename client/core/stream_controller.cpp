@@ -281,15 +281,13 @@ int StreamController::observe_peers(const SwarmSample& sample, ControllerPlan& p
         // are five-second averages that start at zero for each new connection, so a newcomer read a
         // fraction of what its peers sent and took them for too slow for the in-order window for about ten
         // seconds.
-        if (adaptive_ && peers_.saturated && last_delivered_ &&
-            sample.from_peers >= last_delivered_->second) {
-            const double seconds = std::chrono::duration<double>(now - last_delivered_->first).count();
-            const double delivered =
-                static_cast<double>((sample.from_peers - last_delivered_->second).value());
+        if (adaptive_ && peers_.saturated && last_delivered_ && sample.from_peers >= *last_delivered_) {
+            const double seconds = std::chrono::duration<double>(now - last_rate_sample_).count();
+            const double delivered = static_cast<double>((sample.from_peers - *last_delivered_).value());
             adaptive_->on_peer_ratio(delivered / seconds / bytes_per_second(geometry_.bitrate()));
         }
         last_rate_sample_ = now;
-        last_delivered_ = std::pair{now, sample.from_peers};
+        last_delivered_ = sample.from_peers;
     }
     // Peers the tracker named but we are still connecting to count as peers, and until the first tracker
     // answer (at most discovery_grace) one peer is assumed: the policy keeps asking for pieces beyond the

@@ -185,8 +185,8 @@ class StreamController {
     // Peer rate sampling.
     PeerFigures peers_;
     SteadyTime last_rate_sample_{};
-    // What peers had delivered at the last rate sample.
-    std::optional<std::pair<SteadyTime, Bytes>> last_delivered_;
+    // What peers had delivered at the last rate sample (taken at last_rate_sample_).
+    std::optional<Bytes> last_delivered_;
 
     // Server fetches: started (request queued or running) and written (add_piece done, hash check pending),
     // each with the time the fetch started; written ones with the bytes the server sent.
