@@ -11,6 +11,11 @@ AdaptiveTuner::AdaptiveTuner(nanoseconds window, AdaptiveConfig config)
     : window_(std::max(window, nanoseconds(0))), config_(config) {
     config_.gain = std::clamp(config_.gain, 0.0, 1.0);
     config_.hybrid_ratio = std::max(config_.hybrid_ratio, config_.beta_ratio);
+    config_.inorder_ratio = std::max(config_.inorder_ratio, config_.hybrid_ratio);
+}
+
+bool AdaptiveTuner::whole_title() const {
+    return ratio_ && *ratio_ >= config_.inorder_ratio;
 }
 
 void AdaptiveTuner::on_peer_ratio(double ratio) {

@@ -1,17 +1,20 @@
-// The adaptive picker's tuning, learnt online: how much of the hybrid picker's in-order window to keep.
+// The adaptive picker's tuning, learnt online: how much of the title to pick in order.
 //
 // Which fixed picker does best depends on how much of the stream the swarm can carry: with upload at the
-// bitrate hybrid does (peers keep up with an in-order window, and each piece they deliver is soon passed on
-// to the viewer behind); with half of it beta(1,2) does (thesis §5.3). Below the bitrate an in-order frontier
-// is caught by the playhead, and the peers' upload goes to pieces the server takes at their last moment;
-// beta spreads the requests over the pieces ahead. The testbed's Fig. 5.3 finds the same (testbed/README.md).
-// How many viewers share each uploader a client cannot see; what its peers deliver it can: the bytes all of
-// them delivered over the last second, taken while some peer has a full request pipeline (so the rate is
-// what they can give, not what we asked for), over the bitrate. The tuner smooths that ratio and keeps the
-// whole window at or above `hybrid_ratio`, none at or below `beta_ratio` (beta from the give-up zone on), and
-// a share in proportion in between.
+// bitrate in-order and hybrid do (peers keep up with an in-order frontier, and each piece they deliver is
+// soon passed on to the viewer behind); with half of it beta(1,2) does (thesis §5.3). Below the bitrate an
+// in-order frontier is caught by the playhead, and the peers' upload goes to pieces the server takes at their
+// last moment; beta spreads the requests over the pieces ahead. The testbed's Fig. 5.3 finds the same
+// (testbed/README.md). How many viewers share each uploader a client cannot see; what its peers deliver it
+// can: the bytes all of them delivered over the last second, taken while some peer has a full request
+// pipeline (so the rate is what they can give, not what we asked for), over the bitrate. The tuner smooths
+// that ratio and picks
+//   - at or above `inorder_ratio`: the whole title in order (the in-order picker);
+//   - at or above `hybrid_ratio`: the whole in-order window, beta beyond it (hybrid);
+//   - at or below `beta_ratio`: no window (beta from the give-up zone on);
+//   - in between: a share of the window in proportion.
 //
-// Invariants: share() in [0, 1]; inorder_window() in [0, window].
+// Invariants: share() in [0, 1]; inorder_window() in [0, window]; whole_title() implies share() == 1.
 #pragma once
 
 #include <chrono>
@@ -26,6 +29,9 @@ struct AdaptiveConfig {
     // it they deliver 0.55-1.1 (median about 0.86) and hybrid or in-order does, about a point above beta.
     double beta_ratio = 0.7;
     double hybrid_ratio = 0.8;
+    // At or above this share the whole title is picked in order. At upload = bitrate a viewer's peers deliver
+    // 0.6-1.75 of it, and in-order does about 0.7 points better than hybrid there (6 seeds each).
+    double inorder_ratio = 0.95;
     // Weight of each new sample (one a second) in the smoothed ratio.
     double gain = 0.2;
 };
@@ -43,6 +49,8 @@ class AdaptiveTuner {
     std::optional<double> peer_ratio() const { return ratio_; }
     // 1 (hybrid) until the first sample.
     double share() const;
+    // The whole title is picked in order now, not only inorder_window().
+    bool whole_title() const;
     std::chrono::nanoseconds inorder_window() const;
 
   private:

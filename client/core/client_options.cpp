@@ -421,9 +421,10 @@ Options:
                               fastest first (default: the torrent's url-list only)
   --bitrate RATE              title bitrate, 1kbps..100Gbps, e.g. 2Mbps (default: the bitrate recorded in
                               the torrent)
-  --picker P                  rarest|inorder|beta|hybrid|adaptive (default: hybrid); adaptive is hybrid
-                              whose in-order window follows the share of the bitrate its peers deliver:
-                              whole from 0.8, none (beta) at 0.7 or less
+  --picker P                  rarest|inorder|beta|hybrid|adaptive (default: hybrid); adaptive follows
+                              the share of the bitrate its peers deliver: the whole title in order
+                              from 0.95, hybrid from 0.8, beta at 0.7 or less, a part of the window
+                              between
   --inorder-window DURATION   hybrid, adaptive: pick in order within this much video ahead, 1s..24h
                               (default: 15min)
   --lookahead DURATION|none   ask peers only for pieces within this much video past the first missing

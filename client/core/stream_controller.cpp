@@ -355,9 +355,11 @@ void StreamController::plan_peer_pieces(const SwarmSample& sample, const PieceSe
     const auto zone = fallback_.lead();
     snap.horizon =
         sample.server_up ? horizon_.pieces_within(zone, watcher_.into_playhead_piece()) : PieceCount(0);
-    // The adaptive picker keeps the share of the in-order window its tuner chose.
+    // The adaptive picker keeps the share of the in-order window its tuner chose, or the whole title.
     snap.inorder_window =
-        geometry_.pieces_in(adaptive_ ? adaptive_->inorder_window() : setup_.inorder_window);
+        adaptive_ && adaptive_->whole_title()
+            ? n
+            : geometry_.pieces_in(adaptive_ ? adaptive_->inorder_window() : setup_.inorder_window);
     snap.request_end = request_end;
     snap.lookahead = lookahead_pieces();
     snap.want_past_pieces = want_past_pieces();

@@ -13,6 +13,7 @@ AdaptiveConfig config() {
     AdaptiveConfig c;
     c.beta_ratio = 0.6;
     c.hybrid_ratio = 0.7;
+    c.inorder_ratio = 0.9;
     c.gain = 0.2;
     return c;
 }
@@ -25,6 +26,7 @@ TEST_CASE("the adaptive tuner is hybrid with its whole window until peers are me
     CHECK_FALSE(t.peer_ratio());
     CHECK(t.share() == 1.0);
     CHECK(t.inorder_window() == 20s);
+    CHECK_FALSE(t.whole_title());
 }
 
 TEST_CASE("peers carrying the bitrate keep the window, peers carrying half of it drop it",
@@ -46,6 +48,29 @@ TEST_CASE("peers carrying the bitrate keep the window, peers carrying half of it
     half.on_peer_ratio(0.65);
     CHECK(half.share() == Approx(0.5));
     CHECK(half.inorder_window() == 10s);
+}
+
+TEST_CASE("peers that carry the stream turn the whole title in order", "[client][adaptive]") {
+    AdaptiveTuner t(20s, config());
+    t.on_peer_ratio(0.85);
+    CHECK_FALSE(t.whole_title());  // hybrid: the whole window, beta beyond it
+    CHECK(t.share() == 1.0);
+    t.on_peer_ratio(1.4);  // 0.8 x 0.85 + 0.2 x 1.4 = 0.96
+    CHECK(*t.peer_ratio() == Approx(0.96));
+    CHECK(t.whole_title());
+    CHECK(t.share() == 1.0);
+    // Back to hybrid as soon as the smoothed ratio falls below the in-order ratio.
+    t.on_peer_ratio(0.5);  // 0.868
+    CHECK_FALSE(t.whole_title());
+    CHECK(t.inorder_window() == 20s);
+
+    // The in-order ratio is never below the hybrid ratio: the window is whole before the title is.
+    auto low = config();
+    low.inorder_ratio = 0.5;
+    AdaptiveTuner clamped(20s, low);
+    clamped.on_peer_ratio(0.65);
+    CHECK_FALSE(clamped.whole_title());
+    CHECK(clamped.share() == Approx(0.5));
 }
 
 TEST_CASE("the ratio is smoothed: one slow second does not drop the window", "[client][adaptive]") {
@@ -76,4 +101,5 @@ TEST_CASE("samples that are not a rate are ignored", "[client][adaptive]") {
     t.on_peer_ratio(std::numeric_limits<double>::infinity());
     CHECK_FALSE(t.peer_ratio());
     CHECK(t.share() == 1.0);
+    CHECK_FALSE(t.whole_title());
 }

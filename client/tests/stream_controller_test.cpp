@@ -575,17 +575,18 @@ struct Newcomer {
     }
 };
 
-// The same newcomer with hybrid and with the adaptive picker, each run for `length`.
-struct HybridAndAdaptive {
-    Newcomer hybrid;
+// The same newcomer with a fixed picker and with the adaptive picker, each run for `length`.
+struct FixedAndAdaptive {
+    Newcomer fixed;
     Newcomer adaptive;
-    StatsRecord h;
+    StatsRecord f;
     StatsRecord a;
-    HybridAndAdaptive(std::chrono::milliseconds delivery, int parallel, std::chrono::milliseconds length)
-        : hybrid(delivery, parallel, PickerKind::hybrid), adaptive(delivery, parallel, PickerKind::adaptive) {
-        hybrid.run(length);
+    FixedAndAdaptive(PickerKind picker, std::chrono::milliseconds delivery, int parallel,
+                     std::chrono::milliseconds length)
+        : fixed(delivery, parallel, picker), adaptive(delivery, parallel, PickerKind::adaptive) {
+        fixed.run(length);
         adaptive.run(length);
-        h = hybrid.record(t0 + length);
+        f = fixed.record(t0 + length);
         a = adaptive.record(t0 + length);
     }
 };
@@ -625,8 +626,8 @@ TEST_CASE("peers that never deliver leave every piece to the server at its last 
 TEST_CASE("peers carrying half the bitrate turn the adaptive picker into beta",
           "[client][controller][adaptive]") {
     // Two pieces at a time, 4 s each: peers carry half the bitrate.
-    HybridAndAdaptive run(4000ms, 2, 30s);
-    const auto& h = run.h;
+    FixedAndAdaptive run(PickerKind::hybrid, 4000ms, 2, 30s);
+    const auto& h = run.f;
     const auto& a = run.a;
     CHECK(h.stalls == 0);
     CHECK(a.stalls == 0);
@@ -642,17 +643,41 @@ TEST_CASE("peers carrying half the bitrate turn the adaptive picker into beta",
     // Whether beta does better there is the testbed's to measure (testbed/README.md, Fig. 5.3).
 }
 
-TEST_CASE("peers that keep up leave the adaptive picker as hybrid with its whole window",
+TEST_CASE("peers carrying most of the bitrate keep the adaptive picker hybrid with its whole window",
           "[client][controller][adaptive]") {
-    HybridAndAdaptive run(300ms, 2, 20s);
-    const auto& h = run.h;
+    // Seven pieces at a time, 8 s each: peers carry 7/8 of the bitrate, the server the rest.
+    FixedAndAdaptive run(PickerKind::hybrid, 8000ms, 7, 20s);
+    const auto& h = run.f;
     const auto& a = run.a;
-    CHECK(a.late_pieces == 0);
+    CHECK(a.stalls == 0);
+    const AdaptiveConfig tuning = ClientTuning{}.adaptive;
+    REQUIRE(a.adaptive_peer_ratio);
+    CHECK(*a.adaptive_peer_ratio > tuning.hybrid_ratio);
+    CHECK(*a.adaptive_peer_ratio < tuning.inorder_ratio);
     REQUIRE(a.adaptive_share);
     CHECK(*a.adaptive_share == 1.0);
+    REQUIRE(a.inorder_window);
     CHECK(a.inorder_window == h.inorder_window);
-    CHECK(run.adaptive.server_pieces == run.hybrid.server_pieces);
-    CHECK(a.bytes_from_server == h.bytes_from_server);
+    CHECK(a.inorder_window->second - a.inorder_window->first == 9);  // 10 s, beta beyond it
+}
+
+TEST_CASE("peers that carry more than the stream turn the adaptive picker into in-order",
+          "[client][controller][adaptive]") {
+    // Two pieces at a time, 300 ms each: peers could carry several times the bitrate.
+    FixedAndAdaptive run(PickerKind::inorder, 300ms, 2, 20s);
+    const auto& i = run.f;
+    const auto& a = run.a;
+    CHECK(a.late_pieces == 0);
+    REQUIRE(a.adaptive_peer_ratio);
+    CHECK(*a.adaptive_peer_ratio >= ClientTuning{}.adaptive.inorder_ratio);
+    REQUIRE(a.adaptive_share);
+    CHECK(*a.adaptive_share == 1.0);
+    // The whole rest of the title in order, as the in-order picker keeps it, and the same server pieces.
+    REQUIRE(a.inorder_window);
+    CHECK(a.inorder_window->second == 39);
+    CHECK(a.inorder_window == i.inorder_window);
+    CHECK(run.adaptive.server_pieces == run.fixed.server_pieces);
+    CHECK(a.bytes_from_server == i.bytes_from_server);
 }
 
 TEST_CASE("the adaptive picker measures its peers by the bytes they delivered, not by libtorrent's rates",
