@@ -201,7 +201,7 @@ class RunAllPlanTest(unittest.TestCase):
         self.assertEqual(targets, {"stream_full_upload", "seed_span3", "stream_half_upload", "seed_half_upload"})
 
     def test_sweeps_expand_to_every_combination_plus_the_extra_rows(self):
-        uploads, pickers, seeds = 3, 5, 3
+        uploads, pickers, seeds = 3, 5, 5
         self.assertEqual(len(self.plans["fig5_3_pickers_upload"]), uploads * pickers * seeds)
         self.assertEqual(len(self.plans["fig5_8_buffer"]), 16)
         window = self.plans["fig5_4_window"]
