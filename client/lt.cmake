@@ -9,6 +9,7 @@ add_library(toast_client_lt STATIC
   lt/stats_file.cpp
   lt/stream_session.cpp
   lt/swarm_control.cpp
+  lt/toast_peer_plugin.cpp
   lt/toast_plugin.cpp
   lt/swarm_reader.cpp
   lt/title_playback.cpp

@@ -2,22 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
-#include <set>
-#include <string>
-#include <tuple>
-#include <unordered_set>
+#include <vector>
 
-#include <spdlog/spdlog.h>
-#include <libtorrent/bdecode.hpp>
 #include <libtorrent/peer_connection_handle.hpp>
 #include <libtorrent/peer_info.hpp>
-#include <libtorrent/peer_request.hpp>
 #include <libtorrent/torrent_handle.hpp>
 
-#include "client/core/cancel_ledger.hpp"
 #include "client/core/choker.hpp"
 #include "client/lt/swarm_control.hpp"
+#include "client/lt/toast_peer_plugin.hpp"
 
 namespace lt = libtorrent;
 using Clock = std::chrono::steady_clock;
@@ -26,20 +19,6 @@ namespace toast::client {
 
 namespace {
 
-using RequestKey = std::tuple<int, int, int>;  // piece, start, length
-
-RequestKey key_of(const lt::peer_request& r) {
-    return {static_cast<int>(r.piece), r.start, r.length};
-}
-
-BlockRef block_of(const lt::peer_request& r) {
-    return {static_cast<std::int32_t>(r.piece), r.start, r.length};
-}
-
-// The pieces of one torrent the server delivered (network thread only): a peer's block of one arrived too
-// late to be of use. SwarmControl's own set holds the pieces expected from the server until they pass.
-using DeliveredPieces = std::unordered_set<int>;
-
 PieceIndex first_missing_piece(const lt::typed_bitfield<lt::piece_index_t>& pieces) {
     int n = pieces.size();
     int i = 0;
@@ -47,162 +26,6 @@ PieceIndex first_missing_piece(const lt::typed_bitfield<lt::piece_index_t>& piec
         ++i;
     return PieceIndex(i);
 }
-
-// The peers a Toast choker keeps unchoked, by peer id (network thread only). Unused while libtorrent's
-// tit-for-tat decides.
-using ChokerAnswer = std::set<std::uint64_t>;
-
-// Tracks the block requests we have outstanding to one peer, learns the peer's lt_donthave id, and keeps
-// cancels from leaving requests hanging at a peer that does not answer them (CancelLedger).
-class ToastPeerPlugin final : public lt::peer_plugin, public std::enable_shared_from_this<ToastPeerPlugin> {
-  public:
-    ToastPeerPlugin(lt::peer_connection_handle pc, std::shared_ptr<SwarmControl> control,
-                    lt::sha1_hash torrent, std::shared_ptr<const DeliveredPieces> delivered,
-                    std::shared_ptr<const ChokerAnswer> choker)
-        : pc_(std::move(pc)),
-          control_(std::move(control)),
-          delivered_(std::move(delivered)),
-          choker_(std::move(choker)),
-          torrent_(torrent),
-          id_(control_->next_peer_id()),
-          remote_(pc_.remote()) {
-        // We opened it: the remote end is where the peer listens.
-        if (pc_.is_outgoing()) control_->on_peer_listen(torrent_, remote_, remote_);
-    }
-
-    lt::string_view type() const override { return "toast"; }
-
-    bool on_handshake(lt::span<char const> reserved) override {
-        // BEP 6: the fast extension is bit 0x04 of the last reserved byte. Only such a peer answers a
-        // CANCEL (with the block or a REJECT); without it a cancelled request may just never be answered.
-        fast_ = reserved.size() == 8 && (reserved[7] & 0x04) != 0;
-        return true;
-    }
-    bool on_extension_handshake(const lt::bdecode_node& handshake) override {
-        if (auto m = handshake.dict_find_dict("m")) {
-            dont_have_id_ = static_cast<int>(m.dict_find_int_value("lt_donthave", 0));
-        }
-        client_ = std::string(handshake.dict_find_string_value("v"));
-        // It opened it: the handshake says where it listens (libtorrent sends "p" on connections it opens).
-        auto port = handshake.dict_find_int_value("p", 0);
-        if (!pc_.is_outgoing() && port > 0 && port < 65536) {
-            control_->on_peer_listen(torrent_, remote_,
-                                     lt::tcp::endpoint(remote_.address(), static_cast<std::uint16_t>(port)));
-        }
-        return true;
-    }
-    void on_disconnect(const lt::error_code&) override { control_->on_peer_gone(torrent_, remote_); }
-    // With a Toast choker libtorrent still unchokes a peer the moment it becomes interested (its slots are
-    // unlimited). Left until the choker's next tick, such a peer would take a second of upload the choker
-    // meant for another. It is choked again right after: not from inside this callback, as libtorrent marks
-    // the peer unchoked only once it returns.
-    void sent_unchoke() override {
-        if (control_->config().choker == ChokerKind::tit_for_tat || wanted_unchoked()) return;
-        control_->post([weak = weak_from_this()] {
-            auto self = weak.lock();
-            if (!self || self->wanted_unchoked()) return;
-            auto& pc = self->pc_;
-            if (pc.is_disconnecting() || pc.is_choked()) return;
-            pc.choke_this_peer();
-            self->control_->count_choker_change();
-        });
-    }
-    bool wanted_unchoked() const { return choker_->count(id_) != 0; }
-    // Where the peer was when the choker first saw it (`told` and `now` then).
-    const PeerSighting& sighting(PieceIndex told, Clock::time_point now) {
-        if (!sighting_) sighting_ = PeerSighting{told, now};
-        return *sighting_;
-    }
-    void sent_request(const lt::peer_request& r) override { outstanding_.insert(key_of(r)); }
-    void sent_cancel(const lt::peer_request& r) override {
-        // libtorrent's own cancel (a deadline, end-game): it waits for the peer's answer.
-        outstanding_.erase(key_of(r));
-        if (fast_ && ledger_.on_cancel_sent(block_of(r), Clock::now())) request_again(block_of(r));
-    }
-    bool on_piece(const lt::peer_request& r, lt::span<char const>) override {
-        outstanding_.erase(key_of(r));
-        if (delivered_->count(static_cast<int>(r.piece)) != 0)
-            control_->count_raced_bytes(torrent_, r.length);
-        if (fast_) ledger_.on_block(block_of(r));
-        return false;
-    }
-    bool on_reject(const lt::peer_request& r) override {
-        outstanding_.erase(key_of(r));
-        if (fast_) ledger_.on_reject(block_of(r));
-        return false;
-    }
-    void tick() override {
-        if (!fast_ || pc_.is_disconnecting()) return;
-        auto overdue = ledger_.on_tick(Clock::now());
-        if (overdue.empty()) return;
-        if (!convicted_) {
-            convicted_ = true;
-            control_->count_cancel_ignorer();
-            spdlog::warn(
-                "peer {} ('{}') leaves cancelled requests unanswered (BEP 6 says it must reject them): no "
-                "more "
-                "cancels to it, and what it left hanging is requested again",
-                endpoint_text(), client_);
-        }
-        for (auto b : overdue)
-            request_again(b);
-    }
-
-    void cancel_piece(int piece) {
-        if (pc_.is_disconnecting()) return;
-        // Without an answer to count on, a cancelled request would wait in libtorrent's queue for good:
-        // such a peer is left to send the blocks (they count as redundant bytes).
-        if (!fast_ || !ledger_.may_cancel()) return;
-        auto now = Clock::now();
-        auto it = outstanding_.lower_bound({piece, 0, 0});
-        while (it != outstanding_.end() && std::get<0>(*it) == piece) {
-            auto [p, start, length] = *it;
-            auto msg = encode_cancel(p, start, length);
-            pc_.send_buffer(msg.data(), static_cast<int>(msg.size()));
-            control_->count_cancel();
-            ledger_.on_cancel_sent({p, start, length}, now);
-            it = outstanding_.erase(it);
-        }
-    }
-
-    void send_dont_have(int piece) {
-        if (dont_have_id_ <= 0 || pc_.in_handshake() || pc_.is_disconnecting()) return;
-        auto msg = encode_lt_donthave(dont_have_id_, piece);
-        pc_.send_buffer(msg.data(), static_cast<int>(msg.size()));
-        control_->count_dont_have();
-    }
-
-    std::uint64_t id() const { return id_; }
-    lt::peer_connection_handle& handle() { return pc_; }
-
-  private:
-    // The peer sends the block, which settles the request libtorrent still waits for (or, choked, rejects
-    // it, which settles it too).
-    void request_again(BlockRef b) {
-        auto msg = encode_request(b.piece, b.start, b.length);
-        pc_.send_buffer(msg.data(), static_cast<int>(msg.size()));
-        control_->count_request_again();
-    }
-    std::string endpoint_text() const {
-        auto ep = pc_.remote();
-        return ep.address().to_string() + ":" + std::to_string(ep.port());
-    }
-
-    lt::peer_connection_handle pc_;
-    std::shared_ptr<SwarmControl> control_;
-    std::shared_ptr<const DeliveredPieces> delivered_;
-    std::shared_ptr<const ChokerAnswer> choker_;
-    std::optional<PeerSighting> sighting_;  // network thread only
-    lt::sha1_hash torrent_;
-    std::uint64_t id_;
-    lt::tcp::endpoint remote_;
-    int dont_have_id_ = 0;
-    bool fast_ = false;
-    bool convicted_ = false;
-    std::string client_;
-    std::set<RequestKey> outstanding_;  // sent by libtorrent, not answered nor cancelled yet
-    CancelLedger ledger_;
-};
 
 }  // namespace
 

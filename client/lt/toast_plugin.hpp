@@ -1,7 +1,7 @@
 // The libtorrent plugins SwarmControl installs: one per session; one per torrent (CANCEL for the requests
 // still outstanding when a server piece passes, lt_donthave on ejection, the Toast chokers); one per peer
-// connection (its outstanding requests, the CANCEL ledger, the raced bytes, the re-choke after libtorrent's
-// unchoke). They run on libtorrent's network thread and share what they learn through SwarmControl.
+// connection (ToastPeerPlugin, toast_peer_plugin.hpp). They run on libtorrent's network thread and share what
+// they learn through SwarmControl.
 #pragma once
 
 #include <memory>
