@@ -7,8 +7,9 @@ namespace toast::client {
 
 using std::chrono::nanoseconds;
 
-AdaptiveTuner::AdaptiveTuner(nanoseconds window, AdaptiveConfig config)
+AdaptiveTuner::AdaptiveTuner(nanoseconds window, AdaptiveConfig config, std::optional<double> prior)
     : window_(std::max(window, nanoseconds(0))), config_(config) {
+    if (prior && std::isfinite(*prior) && *prior >= 0) prior_ = prior;
     config_.gain = std::clamp(config_.gain, 0.0, 1.0);
     config_.hybrid_ratio = std::max(config_.hybrid_ratio, config_.beta_ratio);
     config_.inorder_ratio = std::max(config_.inorder_ratio, config_.hybrid_ratio);
@@ -20,14 +21,16 @@ bool AdaptiveTuner::whole_title() const {
 
 void AdaptiveTuner::on_peer_ratio(double ratio) {
     if (!std::isfinite(ratio) || ratio < 0) return;
-    ratio_ = ratio_ ? (1 - config_.gain) * *ratio_ + config_.gain * ratio : ratio;
+    auto before = current();
+    ratio_ = before ? (1 - config_.gain) * *before + config_.gain * ratio : ratio;
 }
 
 double AdaptiveTuner::share() const {
-    if (!ratio_) return 1.0;
-    if (*ratio_ >= config_.hybrid_ratio) return 1.0;
-    if (*ratio_ <= config_.beta_ratio) return 0.0;
-    return (*ratio_ - config_.beta_ratio) / (config_.hybrid_ratio - config_.beta_ratio);
+    auto r = current();
+    if (!r) return 1.0;
+    if (*r >= config_.hybrid_ratio) return 1.0;
+    if (*r <= config_.beta_ratio) return 0.0;
+    return (*r - config_.beta_ratio) / (config_.hybrid_ratio - config_.beta_ratio);
 }
 
 nanoseconds AdaptiveTuner::inorder_window() const {

@@ -9,7 +9,7 @@
 // can: the bytes all of them delivered over the last second, taken while some peer has a full request
 // pipeline (so the rate is what they can give, not what we asked for), over the bitrate. The tuner smooths
 // that ratio and picks
-//   - at or above `inorder_ratio`: the whole title in order (the in-order picker);
+//   - at or above `inorder_ratio`, once measured: the whole title in order (the in-order picker);
 //   - at or above `hybrid_ratio`: the whole in-order window, beta beyond it (hybrid);
 //   - at or below `beta_ratio`: no window (beta from the give-up zone on);
 //   - in between: a share of the window in proportion.
@@ -38,8 +38,13 @@ struct AdaptiveConfig {
 
 class AdaptiveTuner {
   public:
-    // `window` is the in-order window the user chose (--inorder-window): the most the tuner keeps.
-    AdaptiveTuner(std::chrono::nanoseconds window, AdaptiveConfig config);
+    // `window` is the in-order window the user chose (--inorder-window): the most the tuner keeps. `prior` is
+    // the ratio assumed until peers are measured, and the start of the smoothing (this client's own upload
+    // cap over the bitrate: the operator's boxes share one provisioning). It sets the window's share; the
+    // whole title is picked in order only on a measured ratio. Without a prior the tuner is hybrid with the
+    // whole window until the first sample, which it then takes as it is.
+    AdaptiveTuner(std::chrono::nanoseconds window, AdaptiveConfig config,
+                  std::optional<double> prior = std::nullopt);
 
     // One sample: the rate all peers delivered at together since the last sample, over the bitrate, taken
     // while some peer has a full request pipeline. Negative or non-finite samples are ignored.
@@ -47,16 +52,19 @@ class AdaptiveTuner {
 
     // The smoothed ratio; none before the first sample.
     std::optional<double> peer_ratio() const { return ratio_; }
-    // 1 (hybrid) until the first sample.
+    // From the prior until the first sample; 1 (hybrid) without one.
     double share() const;
-    // The whole title is picked in order now, not only inorder_window().
+    // The whole title is picked in order now, not only inorder_window(): only on a measured ratio.
     bool whole_title() const;
     std::chrono::nanoseconds inorder_window() const;
 
   private:
     std::chrono::nanoseconds window_;
     AdaptiveConfig config_;
+    std::optional<double> prior_;
     std::optional<double> ratio_;
+    // The smoothed ratio, or the prior before the first sample: what share() follows.
+    std::optional<double> current() const { return ratio_ ? ratio_ : prior_; }
 };
 
 }  // namespace toast::client

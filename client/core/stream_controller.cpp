@@ -38,6 +38,7 @@ ControllerSetup controller_setup_for(const ClientOptions& options, std::optional
     s.has_server = has_server;
     s.has_trackers = has_trackers;
     s.seed = options.seed;
+    s.upload_limit = options.upload_limit;
     s.watcher = watcher;
     return s;
 }
@@ -74,12 +75,24 @@ StreamController::StreamController(TitleGeometry geometry, ControllerSetup setup
       had_(geometry_.piece_count()),
       stored_(geometry_.piece_count()),
       peer_owned_(geometry_.piece_count()) {
-    if (setup_.picker == PickerKind::adaptive) adaptive_.emplace(setup_.inorder_window, tuning.adaptive);
+    if (setup_.picker == PickerKind::adaptive) {
+        std::optional<double> prior;
+        if (setup_.upload_limit)
+            prior = bytes_per_second(*setup_.upload_limit) / bytes_per_second(geometry_.bitrate());
+        adaptive_.emplace(setup_.inorder_window, tuning.adaptive, prior);
+    }
 }
 
 std::optional<PieceCount> StreamController::lookahead_pieces() const {
     if (!setup_.lookahead) return std::nullopt;
     return geometry_.pieces_in(*setup_.lookahead);
+}
+
+PieceCount StreamController::inorder_window_pieces() const {
+    // The adaptive picker keeps the share of the in-order window its tuner chose, or the whole title.
+    if (!adaptive_) return geometry_.pieces_in(setup_.inorder_window);
+    if (adaptive_->whole_title()) return geometry_.piece_count();
+    return geometry_.pieces_in(adaptive_->inorder_window());
 }
 
 bool StreamController::want_past_pieces() const {
@@ -93,7 +106,7 @@ PiecePlan StreamController::initial_plan() {
     horizon_.set_peer_count(1);
     snap.horizon =
         setup_.has_server ? horizon_.pieces_within(fallback_.lead(), nanoseconds(0)) : PieceCount(0);
-    snap.inorder_window = geometry_.pieces_in(setup_.inorder_window);
+    snap.inorder_window = inorder_window_pieces();
     snap.lookahead = lookahead_pieces();
     snap.want_past_pieces = want_past_pieces();
     snap.piece_duration = duration_cast<milliseconds>(geometry_.piece_duration());
@@ -355,11 +368,7 @@ void StreamController::plan_peer_pieces(const SwarmSample& sample, const PieceSe
     const auto zone = fallback_.lead();
     snap.horizon =
         sample.server_up ? horizon_.pieces_within(zone, watcher_.into_playhead_piece()) : PieceCount(0);
-    // The adaptive picker keeps the share of the in-order window its tuner chose, or the whole title.
-    snap.inorder_window =
-        adaptive_ && adaptive_->whole_title()
-            ? n
-            : geometry_.pieces_in(adaptive_ ? adaptive_->inorder_window() : setup_.inorder_window);
+    snap.inorder_window = inorder_window_pieces();
     snap.request_end = request_end;
     snap.lookahead = lookahead_pieces();
     snap.want_past_pieces = want_past_pieces();

@@ -43,6 +43,9 @@ struct ControllerSetup {
     bool has_server = true;             // at least one server URL: without one the client is plain BitTorrent
     bool has_trackers = true;           // a tracker will answer: until it does, one peer is assumed
     std::uint64_t seed = 1;             // the policy's random seed
+    // This client's upload cap (--upload-limit); absent: unlimited. The adaptive picker assumes its peers
+    // deliver as much until it has measured them.
+    std::optional<BitRate> upload_limit;
     StreamWatcherConfig watcher;
 };
 
@@ -154,6 +157,7 @@ class StreamController {
 
     void mark_had(PieceIndex p, SteadyTime now, bool from_peer);
     std::vector<PieceIndex> urgent_pieces(const PieceSet& peer_owned) const;
+    PieceCount inorder_window_pieces() const;
     bool want_past_pieces() const;
     std::optional<PieceCount> lookahead_pieces() const;  // the setup's lookahead in pieces, rounded up
     bool should_leave() const;

@@ -73,6 +73,37 @@ TEST_CASE("peers that carry the stream turn the whole title in order", "[client]
     CHECK(clamped.share() == Approx(0.5));
 }
 
+TEST_CASE("until peers are measured the tuner assumes they deliver its own upload cap's share",
+          "[client][adaptive]") {
+    AdaptiveTuner half(20s, config(), 0.5);
+    CHECK_FALSE(half.peer_ratio());  // assumed, not measured
+    CHECK(half.share() == 0.0);
+    CHECK(half.inorder_window() == 0s);
+    // The first sample is smoothed from the prior, not taken as it is: 0.8 x 0.5 + 0.2 x 0.75.
+    half.on_peer_ratio(0.75);
+    REQUIRE(half.peer_ratio());
+    CHECK(*half.peer_ratio() == Approx(0.55));
+    CHECK(half.share() == 0.0);
+
+    // A prior sets the window; the whole title is picked in order only once peers are measured.
+    AdaptiveTuner full(20s, config(), 1.0);
+    CHECK(full.share() == 1.0);
+    CHECK(full.inorder_window() == 20s);
+    CHECK_FALSE(full.whole_title());
+    full.on_peer_ratio(0.95);  // 0.99
+    CHECK(full.whole_title());
+
+    // A prior that is not a ratio is no prior.
+    for (double bad :
+         {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+        AdaptiveTuner t(20s, config(), bad);
+        CHECK(t.share() == 1.0);
+        CHECK_FALSE(t.whole_title());
+        t.on_peer_ratio(0.5);
+        CHECK(*t.peer_ratio() == 0.5);
+    }
+}
+
 TEST_CASE("the ratio is smoothed: one slow second does not drop the window", "[client][adaptive]") {
     AdaptiveTuner t(20s, config());
     t.on_peer_ratio(1.0);

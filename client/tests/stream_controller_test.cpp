@@ -716,6 +716,34 @@ TEST_CASE("the adaptive picker measures its peers by the bytes they delivered, n
     CHECK(*r.adaptive_peer_ratio == Approx(0.8 + 0.2 * 0.2));
 }
 
+TEST_CASE("the adaptive picker starts from the client's own upload cap over the bitrate",
+          "[client][controller][adaptive]") {
+    ClientTuning tuning;
+    auto s = setup(Behavior::stream, true);
+    s.picker = PickerKind::adaptive;
+    StatsRecord r;
+    // Half the bitrate (2 Mbps): beta from the first plan, before any peer is measured.
+    s.upload_limit = BitRate(1'000'000);
+    StreamController half(geometry(), s, tuning, t0);
+    half.on_ready(pieces(40, {}), t0);
+    auto plan = half.tick(sample(t0 + 200ms, 1));
+    CHECK(plan.pieces.deadlines.empty());  // no piece is kept in order
+    CHECK_FALSE(plan.pieces.wanted.empty());
+    half.fill_record(r, t0 + 200ms);
+    CHECK_FALSE(r.adaptive_peer_ratio);
+    REQUIRE(r.adaptive_share);
+    CHECK(*r.adaptive_share == 0.0);
+    CHECK_FALSE(r.inorder_window);
+    // No cap: hybrid with the whole window until the first sample.
+    s.upload_limit.reset();
+    StreamController unknown(geometry(), s, tuning, t0);
+    unknown.on_ready(pieces(40, {}), t0);
+    unknown.tick(sample(t0 + 200ms, 1));
+    unknown.fill_record(r, t0 + 200ms);
+    REQUIRE(r.inorder_window);
+    CHECK(r.inorder_window->second - r.inorder_window->first == 9);
+}
+
 TEST_CASE("the lookahead is counted in the title's pieces, past the server's zone", "[client][controller]") {
     ClientTuning tuning;
     auto st = setup();
