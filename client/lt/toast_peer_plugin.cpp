@@ -11,15 +11,15 @@ namespace toast::client {
 
 namespace {
 
-std::tuple<int, int, int> key_of(const lt::peer_request& r) {
-    return {static_cast<int>(r.piece), r.start, r.length};
-}
-
 BlockRef block_of(const lt::peer_request& r) {
     return {static_cast<std::int32_t>(r.piece), r.start, r.length};
 }
 
 }  // namespace
+
+ToastPeerPlugin::RequestKey ToastPeerPlugin::key_of(const lt::peer_request& r) {
+    return {static_cast<int>(r.piece), r.start, r.length};
+}
 
 ToastPeerPlugin::ToastPeerPlugin(lt::peer_connection_handle pc, std::shared_ptr<SwarmControl> control,
                                  lt::sha1_hash torrent, std::shared_ptr<const DeliveredPieces> delivered,

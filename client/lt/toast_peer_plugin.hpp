@@ -68,6 +68,7 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
 
   private:
     using RequestKey = std::tuple<int, int, int>;  // piece, start, length
+    static RequestKey key_of(const libtorrent::peer_request& r);
 
     void request_again(BlockRef b);
     std::string endpoint_text() const;

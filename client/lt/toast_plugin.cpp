@@ -13,7 +13,7 @@
 #include "client/lt/toast_peer_plugin.hpp"
 
 namespace lt = libtorrent;
-using Clock = std::chrono::steady_clock;
+using Clock = toast::client::ToastPeerPlugin::Clock;  // the clock of the peers' sightings
 
 namespace toast::client {
 
