@@ -133,9 +133,10 @@ TEST_CASE(
 TEST_CASE("a piece a slow peer has sent part of is completed with the rest from the server",
           "[client][integration]") {
     Testbed bed;
-    // The seed uploads at half the bitrate, so the client's server fallback keeps taking pieces the seed
-    // has begun to send.
-    auto seed = bed.seed("seed", {"--upload-limit", "1677721"});
+    // The seed uploads at a quarter of the bitrate: a piece takes it four piece-times to send, so the
+    // client's server fallback keeps reaching pieces the seed has begun. (At half the bitrate, on a loaded
+    // machine, a run can end with every piece whole from one side or the other.)
+    auto seed = bed.seed("seed", {"--upload-limit", "838860"});
     REQUIRE(bed.wait_for_seeders(1, 15s));
     auto c = bed.client("c1");
     require_exit_ok(*c, 60s);
@@ -147,7 +148,7 @@ TEST_CASE("a piece a slow peer has sent part of is completed with the rest from 
     const auto from_peers = s.bytes_from_peers - s.bytes_redundant;
     INFO("server " << s.bytes_server_useful << " (wasted " << s.bytes_server_wasted << "), peers "
                    << from_peers << " (redundant " << s.bytes_redundant << "), piece " << piece);
-    CHECK(from_peers > kTitle / 4);
+    CHECK(from_peers > kTitle / 8);
     // The server sent the rest of some pieces, not whole ones, and what it sent and what the seed sent
     // add up to the title: the seed's blocks of those pieces were kept, and the server did not send them
     // again. (A block may arrive from the seed while the server's answer is on its way: a few blocks over.)
