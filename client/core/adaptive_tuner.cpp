@@ -11,12 +11,19 @@ AdaptiveTuner::AdaptiveTuner(nanoseconds window, AdaptiveConfig config, std::opt
     : window_(std::max(window, nanoseconds(0))), config_(config) {
     if (prior && std::isfinite(*prior) && *prior >= 0) prior_ = prior;
     config_.gain = std::clamp(config_.gain, 0.0, 1.0);
+    config_.headroom = std::max(config_.headroom, 0.0);
     config_.hybrid_ratio = std::max(config_.hybrid_ratio, config_.beta_ratio);
     config_.inorder_ratio = std::max(config_.inorder_ratio, config_.hybrid_ratio);
 }
 
+std::optional<double> AdaptiveTuner::effective() const {
+    auto r = current();
+    if (r && prior_) return std::min(*r, *prior_ + config_.headroom);
+    return r;
+}
+
 bool AdaptiveTuner::whole_title() const {
-    return ratio_ && *ratio_ >= config_.inorder_ratio;
+    return ratio_ && *effective() >= config_.inorder_ratio;
 }
 
 void AdaptiveTuner::on_peer_ratio(double ratio) {
@@ -26,7 +33,7 @@ void AdaptiveTuner::on_peer_ratio(double ratio) {
 }
 
 double AdaptiveTuner::share() const {
-    auto r = current();
+    auto r = effective();
     if (!r) return 1.0;
     if (*r >= config_.hybrid_ratio) return 1.0;
     if (*r <= config_.beta_ratio) return 0.0;

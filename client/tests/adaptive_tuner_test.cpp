@@ -104,6 +104,39 @@ TEST_CASE("until peers are measured the tuner assumes they deliver its own uploa
     }
 }
 
+TEST_CASE("with a prior the tuner follows no more than the prior plus its headroom", "[client][adaptive]") {
+    auto c = config();
+    c.headroom = 0.1;
+    // Uploading half the bitrate: peers measured at 1.2 are taken for at most 0.6, the beta ratio.
+    AdaptiveTuner half(20s, c, 0.5);
+    for (int i = 0; i < 30; ++i)
+        half.on_peer_ratio(1.2);
+    REQUIRE(half.peer_ratio());
+    CHECK(*half.peer_ratio() == Approx(1.2).margin(0.01));  // reported as measured
+    CHECK(half.share() == 0.0);
+    CHECK_FALSE(half.whole_title());
+    // Measured below the cap, the measure decides: 0.55 from a prior of 0.5 is still beta.
+    AdaptiveTuner low(20s, c, 0.5);
+    for (int i = 0; i < 30; ++i)
+        low.on_peer_ratio(0.55);
+    CHECK(low.share() == 0.0);
+    // A prior of 0.6 caps at 0.7, the hybrid ratio: the whole window, never the whole title.
+    AdaptiveTuner more(20s, c, 0.6);
+    for (int i = 0; i < 30; ++i)
+        more.on_peer_ratio(1.5);
+    CHECK(more.share() == 1.0);
+    CHECK_FALSE(more.whole_title());
+    // At the bitrate the cap (1.1) is above the in-order ratio.
+    AdaptiveTuner full(20s, c, 1.0);
+    for (int i = 0; i < 30; ++i)
+        full.on_peer_ratio(1.5);
+    CHECK(full.whole_title());
+    // Without a prior nothing caps the measure.
+    AdaptiveTuner none(20s, c);
+    none.on_peer_ratio(1.2);
+    CHECK(none.whole_title());
+}
+
 TEST_CASE("the ratio is smoothed: one slow second does not drop the window", "[client][adaptive]") {
     AdaptiveTuner t(20s, config());
     t.on_peer_ratio(1.0);
