@@ -421,7 +421,7 @@ Options:
                               fastest first (default: the torrent's url-list only)
   --bitrate RATE              title bitrate, 1kbps..100Gbps, e.g. 2Mbps (default: the bitrate recorded in
                               the torrent)
-  --picker P                  rarest|inorder|beta|hybrid|adaptive (default: hybrid); adaptive follows
+  --picker P                  rarest|inorder|beta|hybrid|adaptive (default: adaptive); adaptive follows
                               the share of the bitrate its peers deliver: the whole title in order
                               from 0.95, hybrid from 0.8, beta at 0.7 or less, a part of the window
                               between; until they are measured, --upload-limit over the bitrate, and

@@ -56,7 +56,7 @@ struct ClientOptions {
     std::vector<std::string> servers;  // --server, repeatable, tried after the torrent's url-list
     std::optional<BitRate> bitrate;    // overrides the torrent's bitrate
     std::filesystem::path stats_file;  // required
-    PickerKind picker = PickerKind::hybrid;
+    PickerKind picker = PickerKind::adaptive;
     std::chrono::nanoseconds inorder_window = std::chrono::minutes(15);
     // How far past the first missing piece peers are asked for pieces (SwarmSnapshot::lookahead says why);
     // absent: the whole title. A minute keeps a viewer's peers busy with the pieces it needs next while

@@ -43,7 +43,7 @@ TEST_CASE("the minimal stream command gets every documented default", "[client][
     CHECK(o.stats_file == "c1.jsonl");
     CHECK(o.servers.empty());
     CHECK_FALSE(o.bitrate);
-    CHECK(o.picker == PickerKind::hybrid);
+    CHECK(o.picker == PickerKind::adaptive);
     CHECK(o.inorder_window == 15min);
     CHECK(o.lookahead == 60s);
     CHECK_FALSE(o.buffer_limit);
@@ -165,7 +165,7 @@ TEST_CASE("help is recognised anywhere and documents every option with its defau
           "--seed",         "--startup-buffer", "--tracker",      "--enable-dht",    "--log-level",
           "--http",         "--player",         "--operator-peer"})
         CHECK(text.find(opt) != std::string::npos);
-    for (auto def : {"(default: hybrid)", "(default: 15min)", "(default: 60s)", "(default: stream)",
+    for (auto def : {"(default: adaptive)", "(default: 15min)", "(default: 60s)", "(default: stream)",
                      "(default: nearest)", "(default: 1 for nearest, else 2)", "(default: 40)",
                      "(default: 1)", "(default: info)", "(default: unlimited)"})
         CHECK(text.find(def) != std::string::npos);

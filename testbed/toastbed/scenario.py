@@ -62,7 +62,7 @@ class Scenario:
     arrival: str = "uniform"              # uniform | poisson | all-at-once
     arrival_interval: float = 5.0         # seconds between arrivals (uniform) or mean (poisson)
     behavior: str = "stream"
-    picker: str = "hybrid"
+    picker: str = "adaptive"
     inorder_window: float = 30.0          # seconds of video
     lookahead: str = ""                   # "" = the client's default, "none" = the whole title, or a duration
     upload_limit: int = 2_000_000         # bits/s per client
