@@ -327,6 +327,9 @@ void TitleService::play(ServiceTitle& t, const ControlServer::Reply& reply) {
         o.trackers = options_.trackers;
         o.behavior = Behavior::seed;  // a service title plays until stopped, then seeds
         o.max_connections = options_.max_connections;
+        // The box's upload cap (the session's) is where the adaptive picker starts: the operator's boxes
+        // share one provisioning, so its share of the bitrate is what the box's peers can carry.
+        o.upload_limit = options_.upload_limit;
         o.log_level = options_.log_level;
         o.http = Endpoint{"127.0.0.1", 0};
         stop_seeding(t);

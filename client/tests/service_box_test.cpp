@@ -1,5 +1,6 @@
-// `toast-client serve` as a box in the swarm: a title watched earlier keeps seeding, the disk quota evicts
-// the least recently watched title, and the piece map page as headless Chromium renders it.
+// `toast-client serve` as a box in the swarm: a title watched earlier keeps seeding, the box's upload cap is
+// where a title's adaptive picker starts, the disk quota evicts the least recently watched title, and the
+// piece map page as headless Chromium renders it.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -40,6 +41,33 @@ TEST_CASE("a title watched earlier keeps seeding: a new viewer takes it all from
     CHECK(summary.bytes_from_peers >= stopped["size"].get<std::uint64_t>());
     auto after = bed.status(id);
     CHECK(after["bytes_uploaded"].get<std::uint64_t>() >= stopped["size"].get<std::uint64_t>());
+    bed.stop_service();
+}
+
+TEST_CASE("the box's upload cap is where a title's adaptive picker starts",
+          "[client][service][integration]") {
+    ServiceBed bed;
+    auto torrent = bed.add_video("movie.ts", 4, 440);
+    bed.start_tracker();
+    bed.start_server();
+    // Far below the title's bitrate: peers like this box could not carry the stream, so the adaptive picker
+    // (the default) keeps no piece in order from its first plan. Without the cap, and without peers to
+    // measure, it would keep hybrid's whole window throughout.
+    bed.start_service({"--upload-limit", "64kbps"});
+    auto id = bed.add(torrent);
+    bed.play_through(id);
+    const auto stats = bed.box() / "titles" / id / "stats.jsonl";
+    std::vector<toast::client::StatsRecord> lines;
+    for (int i = 0; i < 50 && lines.size() < 2; ++i) {
+        std::this_thread::sleep_for(100ms);
+        lines = toast::client::testing::read_stats(stats);
+    }
+    REQUIRE(lines.size() >= 2);
+    for (const auto& line : lines) {
+        REQUIRE(line.adaptive_share);
+        CHECK(*line.adaptive_share == 0.0);
+        CHECK_FALSE(line.inorder_window);
+    }
     bed.stop_service();
 }
 
