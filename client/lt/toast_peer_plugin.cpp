@@ -17,10 +17,6 @@ BlockRef block_of(const lt::peer_request& r) {
 
 }  // namespace
 
-ToastPeerPlugin::RequestKey ToastPeerPlugin::key_of(const lt::peer_request& r) {
-    return {static_cast<int>(r.piece), r.start, r.length};
-}
-
 ToastPeerPlugin::ToastPeerPlugin(lt::peer_connection_handle pc, std::shared_ptr<SwarmControl> control,
                                  lt::sha1_hash torrent, std::shared_ptr<const DeliveredPieces> delivered,
                                  std::shared_ptr<const ChokerAnswer> choker)
@@ -82,24 +78,24 @@ const PeerSighting& ToastPeerPlugin::sighting(PieceIndex told, Clock::time_point
 }
 
 void ToastPeerPlugin::sent_request(const lt::peer_request& r) {
-    outstanding_.insert(key_of(r));
+    outstanding_.insert(block_of(r));
 }
 
 void ToastPeerPlugin::sent_cancel(const lt::peer_request& r) {
     // libtorrent's own cancel (a deadline, end-game): it waits for the peer's answer.
-    outstanding_.erase(key_of(r));
+    outstanding_.erase(block_of(r));
     if (fast_ && ledger_.on_cancel_sent(block_of(r), Clock::now())) request_again(block_of(r));
 }
 
 bool ToastPeerPlugin::on_piece(const lt::peer_request& r, lt::span<char const>) {
-    outstanding_.erase(key_of(r));
+    outstanding_.erase(block_of(r));
     if (delivered_->count(static_cast<int>(r.piece)) != 0) control_->count_raced_bytes(torrent_, r.length);
     if (fast_) ledger_.on_block(block_of(r));
     return false;
 }
 
 bool ToastPeerPlugin::on_reject(const lt::peer_request& r) {
-    outstanding_.erase(key_of(r));
+    outstanding_.erase(block_of(r));
     if (fast_) ledger_.on_reject(block_of(r));
     return false;
 }
@@ -127,12 +123,11 @@ void ToastPeerPlugin::cancel_piece(int piece) {
     if (!fast_ || !ledger_.may_cancel()) return;
     auto now = Clock::now();
     auto it = outstanding_.lower_bound({piece, 0, 0});
-    while (it != outstanding_.end() && std::get<0>(*it) == piece) {
-        auto [p, start, length] = *it;
-        auto msg = encode_cancel(p, start, length);
+    while (it != outstanding_.end() && it->piece == piece) {
+        auto msg = encode_cancel(it->piece, it->start, it->length);
         pc_.send_buffer(msg.data(), static_cast<int>(msg.size()));
         control_->count_cancel();
-        ledger_.on_cancel_sent({p, start, length}, now);
+        ledger_.on_cancel_sent(*it, now);
         it = outstanding_.erase(it);
     }
 }
@@ -153,8 +148,7 @@ void ToastPeerPlugin::request_again(BlockRef b) {
 }
 
 std::string ToastPeerPlugin::endpoint_text() const {
-    auto ep = pc_.remote();
-    return ep.address().to_string() + ":" + std::to_string(ep.port());
+    return remote_.address().to_string() + ":" + std::to_string(remote_.port());
 }
 
 }  // namespace toast::client

@@ -11,7 +11,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <tuple>
 #include <unordered_set>
 
 #include <libtorrent/extensions.hpp>
@@ -67,9 +66,6 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     libtorrent::peer_connection_handle& handle() { return pc_; }
 
   private:
-    using RequestKey = std::tuple<int, int, int>;  // piece, start, length
-    static RequestKey key_of(const libtorrent::peer_request& r);
-
     void request_again(BlockRef b);
     std::string endpoint_text() const;
 
@@ -85,7 +81,7 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     bool fast_ = false;
     bool convicted_ = false;
     std::string client_;
-    std::set<RequestKey> outstanding_;  // sent by libtorrent, not answered nor cancelled yet
+    std::set<BlockRef> outstanding_;  // sent by libtorrent, not answered nor cancelled yet
     CancelLedger ledger_;
 };
 
