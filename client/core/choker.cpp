@@ -73,6 +73,10 @@ std::int64_t rotating_rank(std::uint64_t id, std::uint64_t epoch) {
     return static_cast<std::int64_t>(z >> 1);
 }
 
+ChokerSlots leader_slots(int slots) {
+    return {std::max(slots, 1), false};
+}
+
 ChokerSlots complete_slots(int slots) {
     return {std::max(slots, 2), false};
 }

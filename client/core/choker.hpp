@@ -2,9 +2,10 @@
 // Pure: the plugin feeds one snapshot of its peers per tick and applies the answer with choke_this_peer /
 // maybe_unchoke_this_peer.
 //
-// Both keep the best-ranked interested peers unchoked and rotate one optimistic slot through the rest, so a
-// peer the ranking overlooks still gets a chance. They differ in the ranking:
+// Each keeps the best-ranked interested peers unchoked and (all but the leader choker) rotates one optimistic
+// slot through the rest, so a peer the ranking overlooks still gets a chance. They differ in the ranking:
 // - seed-style (thesis §5.3, Fig. 5.7): by how fast we upload to the peer, not how fast it uploads to us.
+// - leader: the peer furthest along in the title, for the operator's seed (leader_rank).
 // - nearest-behind: by where the peer is in the title. A viewer is served by the viewers ahead of it, and
 //   the one just behind us has the fewest of those; a viewer far behind has many. So each viewer's regular
 //   slot goes to the peer nearest behind it, and the swarm's upload forms a chain from the oldest viewer to
@@ -70,6 +71,18 @@ struct ChokerSlots {
     bool optimistic = true;
 };
 ChokerSlots nearest_behind_slots(int slots);
+
+// Leader rank, for the operator's seed beside the VoD server: the peer furthest along in the title first.
+// In a streaming swarm each viewer is served by the viewers ahead of it; the one furthest along has none,
+// and whatever it lacks the server sends unless a seed does. A seed byte sent to any other viewer mostly
+// replaces a byte the viewer ahead of it would have sent. A swarm has one or a few operator seeds, so they
+// do not pile onto one viewer as a swarm full of seeding viewers would (see rotating_rank).
+inline std::int64_t leader_rank(PieceIndex peer_first_missing) {
+    return peer_first_missing.value();
+}
+// Slots of the leader choker: all regular, none optimistic: a seed asks nothing back, and a viewer the
+// ranking passes over has a viewer ahead of it to serve it.
+ChokerSlots leader_slots(int slots);
 
 // Once we hold the whole title every peer is behind us, and every seed of the swarm would rank the same
 // viewer (the one furthest along) first: they would all serve it, more than it can take, and nobody else.

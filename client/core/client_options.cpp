@@ -30,7 +30,7 @@ std::string_view to_string(Behavior b) {
 }
 
 int default_unchoke_slots(ChokerOption c) {
-    return c == ChokerOption::nearest ? 1 : 2;
+    return c == ChokerOption::nearest || c == ChokerOption::leader ? 1 : 2;
 }
 
 int unchoke_slots_of(const ClientOptions& o) {
@@ -45,6 +45,8 @@ std::string_view to_string(ChokerOption c) {
             return "seed";
         case ChokerOption::nearest:
             return "nearest";
+        case ChokerOption::leader:
+            return "leader";
     }
     return "tit-for-tat";
 }
@@ -236,8 +238,10 @@ const std::vector<OptionSpec>& specs() {
                  o.choker = ChokerOption::seed;
              else if (v == "nearest")
                  o.choker = ChokerOption::nearest;
+             else if (v == "leader")
+                 o.choker = ChokerOption::leader;
              else
-                 return "unknown choker " + quoted(v) + " (expected tit-for-tat|seed|nearest)";
+                 return "unknown choker " + quoted(v) + " (expected tit-for-tat|seed|nearest|leader)";
              return "";
          }},
         {"--unchoke-slots", true, false,
@@ -435,9 +439,12 @@ Options:
                               ends; seed: stay until stopped (default: stream)
   --upload-limit RATE         upload cap, also on loopback, 1kbps..100Gbps, e.g. 2Mbps (default: unlimited)
   --download-limit RATE       download cap, 1kbps..100Gbps (default: unlimited)
-  --choker C                  nearest: upload to the viewer just behind us in the title; tit-for-tat:
-                              to those sending us most; seed: to those we send fastest (default: nearest)
-  --unchoke-slots N           peers uploaded to at once, 1..1000 (default: 1 for nearest, else 2)
+  --choker C                  nearest: upload to the viewer just behind us in the title; leader: to the
+                              viewer furthest along (for the operator's seed beside the VoD server);
+                              tit-for-tat: to those sending us most; seed: to those we send fastest
+                              (default: nearest)
+  --unchoke-slots N           peers uploaded to at once, 1..1000
+                              (default: 1 for nearest and leader, else 2)
   --max-connections N         peer connections at most, 2..10000; a full client swaps its
                               lowest-ranked peer for a newcomer (default: 40)
   --seed N                    seed for the picker's random choices (default: 1)

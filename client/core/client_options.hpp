@@ -30,7 +30,7 @@ enum class Behavior {
 };
 
 // Named apart from the adapter's ChokerKind (client/lt/session_factory.hpp), which it maps onto.
-enum class ChokerOption { tit_for_tat, seed, nearest };
+enum class ChokerOption { tit_for_tat, seed, nearest, leader };
 
 enum class PlayerKind { mpv, vlc, ffplay, none };
 
@@ -40,7 +40,8 @@ std::string_view to_string(ChokerOption c);
 std::string_view to_string(PlayerKind p);
 
 // A choker's own unchoke slots: one for the nearest-behind choker (its whole upload to the viewer just
-// behind) and two for the others (libtorrent's tit-for-tat makes one of them optimistic).
+// behind) and the leader choker (to the viewer furthest along), two for the others (libtorrent's tit-for-tat
+// makes one of them optimistic).
 int default_unchoke_slots(ChokerOption c);
 struct ClientOptions;
 // The unchoke slots in force: --unchoke-slots, else the choker's own.

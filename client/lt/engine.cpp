@@ -22,9 +22,20 @@ SessionConfig session_config(const ClientOptions& o, const ClientTuning& tuning)
     sc.listen_port = o.listen_port;
     sc.upload_limit = o.upload_limit;
     sc.download_limit = o.download_limit;
-    sc.choker = o.choker == ChokerOption::seed      ? ChokerKind::seed
-                : o.choker == ChokerOption::nearest ? ChokerKind::nearest
-                                                    : ChokerKind::tit_for_tat;
+    switch (o.choker) {
+        case ChokerOption::seed:
+            sc.choker = ChokerKind::seed;
+            break;
+        case ChokerOption::nearest:
+            sc.choker = ChokerKind::nearest;
+            break;
+        case ChokerOption::leader:
+            sc.choker = ChokerKind::leader;
+            break;
+        case ChokerOption::tit_for_tat:
+            sc.choker = ChokerKind::tit_for_tat;
+            break;
+    }
     sc.enable_dht = o.enable_dht;
     sc.unchoke_slots = unchoke_slots_of(o);
     sc.max_connections = o.max_connections;

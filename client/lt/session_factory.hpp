@@ -23,6 +23,7 @@ enum class ChokerKind {
     tit_for_tat,  // libtorrent's fixed-slots choker: unchoke the peers we download from fastest
     seed,         // seed-style while downloading: unchoke the peers we upload to fastest (core/choker.hpp)
     nearest,      // unchoke the peers nearest behind us in the title (core/choker.hpp)
+    leader,       // unchoke the peers furthest along in the title (core/choker.hpp)
 };
 
 struct SessionConfig {

@@ -65,7 +65,9 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     // Title thread: the remote ends of the connections to `torrent`'s operator peers now.
     std::set<libtorrent::tcp::endpoint> operator_connections(const libtorrent::sha1_hash& torrent) const;
     // Any thread: whether the choker ranks peers by where we are in the title (set_position).
-    bool ranks_by_position() const { return config_.choker == ChokerKind::nearest; }
+    bool ranks_by_position() const {
+        return config_.choker == ChokerKind::nearest || config_.choker == ChokerKind::leader;
+    }
     // Title thread: where we are in `torrent`, for the nearest-behind choker: the lowest piece we lack and,
     // when we play it, the media time of a piece (peers are taken to play at that pace too).
     struct Position {

@@ -59,9 +59,10 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
         auto ours = control_->position(key_);
         bool complete = kind == ChokerKind::nearest && ours.pieces.value() > 0 &&
                         ours.first_missing.value() >= ours.pieces.value();
-        auto split = kind == ChokerKind::seed ? ChokerSlots{slots, true}
-                     : complete               ? complete_slots(slots)
-                                              : nearest_behind_slots(slots);
+        auto split = kind == ChokerKind::seed     ? ChokerSlots{slots, true}
+                     : kind == ChokerKind::leader ? leader_slots(slots)
+                     : complete                   ? complete_slots(slots)
+                                                  : nearest_behind_slots(slots);
         auto epoch =
             ticks_++ / static_cast<std::uint64_t>(std::max(control_->config().optimistic_rotate_ticks, 1));
         auto now = Clock::now();
@@ -80,7 +81,8 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
                 PieceIndex told = first_missing_piece(info.pieces);
                 auto at = estimated_first_missing(p.sighting(told, now), told, now, ours.piece_time,
                                                   PieceCount(info.pieces.size()));
-                rank = nearest_behind_rank(at, ours.first_missing);
+                rank = kind == ChokerKind::leader ? leader_rank(at)
+                                                  : nearest_behind_rank(at, ours.first_missing);
             }
             candidates.push_back({p.id(), rank, pc.is_peer_interested()});
         });

@@ -9,6 +9,8 @@ using toast::client::ChokeCandidate;
 using toast::client::choker_unchoke_set;
 using toast::client::ChokerState;
 using toast::client::estimated_first_missing;
+using toast::client::leader_rank;
+using toast::client::leader_slots;
 using toast::client::nearest_behind_rank;
 using toast::client::nearest_behind_slots;
 using toast::client::PeerSighting;
@@ -188,4 +190,26 @@ TEST_CASE("a client holding the whole title spreads its upload over every peer, 
         CHECK(n <= 25);
     CHECK(rotating_rank(7, 3) == rotating_rank(7, 3));
     CHECK(rotating_rank(7, 3) != rotating_rank(7, 4));
+}
+
+TEST_CASE("the leader choker gives every slot to the viewers furthest along, none optimistic",
+          "[client][choker]") {
+    CHECK(leader_slots(1).regular == 1);
+    CHECK_FALSE(leader_slots(1).optimistic);
+    CHECK(leader_slots(3).regular == 3);
+    CHECK_FALSE(leader_slots(3).optimistic);
+    CHECK(leader_slots(0).regular == 1);
+    std::vector<ChokeCandidate> peers{{1, leader_rank(PieceIndex(20)), true},
+                                      {2, leader_rank(PieceIndex(180)), true},
+                                      {3, leader_rank(PieceIndex(90)), true},
+                                      {4, leader_rank(PieceIndex(199)), false},  // not interested
+                                      {5, leader_rank(PieceIndex(0)), true}};
+    ChokerState state;
+    auto split = leader_slots(1);
+    CHECK(choker_unchoke_set(peers, split.regular, split.optimistic, 3, state) == std::set<std::uint64_t>{2});
+    split = leader_slots(2);
+    // Every tick the same answer: nothing rotates.
+    for (int tick = 0; tick < 10; ++tick)
+        CHECK(choker_unchoke_set(peers, split.regular, split.optimistic, 3, state) ==
+              std::set<std::uint64_t>{2, 3});
 }

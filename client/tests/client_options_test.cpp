@@ -166,7 +166,7 @@ TEST_CASE("help is recognised anywhere and documents every option with its defau
           "--http",         "--player",         "--operator-peer"})
         CHECK(text.find(opt) != std::string::npos);
     for (auto def : {"(default: adaptive)", "(default: 15min)", "(default: 60s)", "(default: stream)",
-                     "(default: nearest)", "(default: 1 for nearest, else 2)", "(default: 40)",
+                     "(default: nearest)", "(default: 1 for nearest and leader, else 2)", "(default: 40)",
                      "(default: 1)", "(default: info)", "(default: unlimited)"})
         CHECK(text.find(def) != std::string::npos);
 }
@@ -218,7 +218,7 @@ TEST_CASE("each invalid command line gets an error naming the option and value",
     CHECK(error_of(with({"--upload-limit", "lots"})) == "--upload-limit: invalid rate 'lots' (e.g. 2Mbps)");
     CHECK(error_of(with({"--download-limit", "-1"})) == "--download-limit: invalid rate '-1' (e.g. 8Mbps)");
     CHECK(error_of(with({"--choker", "optimistic"})) ==
-          "--choker: unknown choker 'optimistic' (expected tit-for-tat|seed|nearest)");
+          "--choker: unknown choker 'optimistic' (expected tit-for-tat|seed|nearest|leader)");
     CHECK(error_of(with({"--seed", "-3"})) == "--seed: invalid seed '-3' (expected a non-negative integer)");
     CHECK(error_of(with({"--startup-buffer", "soon"})) ==
           "--startup-buffer: invalid duration 'soon' (e.g. 2s)");
@@ -296,6 +296,8 @@ TEST_CASE("the unchoke slots follow the choker unless given", "[client][options]
     CHECK(slots({"--choker", "nearest"}) == 1);
     CHECK(slots({"--choker", "tit-for-tat"}) == 2);
     CHECK(slots({"--choker", "seed"}) == 2);
+    CHECK(slots({"--choker", "leader"}) == 1);
+    CHECK(slots({"--choker", "leader", "--unchoke-slots", "2"}) == 2);
     CHECK(slots({"--choker", "tit-for-tat", "--unchoke-slots", "5"}) == 5);
     CHECK(slots({"--unchoke-slots", "3"}) == 3);
 }

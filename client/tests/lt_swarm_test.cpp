@@ -224,17 +224,17 @@ std::shared_ptr<lt::torrent_info> hub_title(const std::filesystem::path& dir, in
     return tt::make_torrent(dir / "hub" / "t.bin", kPieceSize);
 }
 
-// A hub seeding `dir/hub/t.bin` with the nearest-behind choker and one slot (no optimistic one) at 512 kB/s:
-// 8 pieces a second. libtorrent would unchoke each viewer as it becomes interested and let it take
-// allowed-fast pieces while choked: either would hand the others pieces before their turn.
-std::unique_ptr<Client> nearest_hub(const std::shared_ptr<lt::torrent_info>& ti,
-                                    const std::filesystem::path& dir) {
+// A hub seeding `dir/hub/t.bin` with a position choker (nearest-behind or leader) and one slot (no
+// optimistic one) at 512 kB/s: 8 pieces a second. libtorrent would unchoke each viewer as it becomes
+// interested and let it take allowed-fast pieces while choked: either would hand the others pieces before
+// their turn.
+std::unique_ptr<Client> position_hub(const std::shared_ptr<lt::torrent_info>& ti,
+                                     const std::filesystem::path& dir, toast::client::ChokerKind kind) {
     SessionConfig config;
     config.upload_limit = toast::BitRate(512'000 * 8);
-    config.choker = toast::client::ChokerKind::nearest;
+    config.choker = kind;
     config.unchoke_slots = 1;
-    auto hub = std::make_unique<Client>(ti, dir / "hub", config,
-                                        SwarmControl::Config{toast::client::ChokerKind::nearest, 1, 3});
+    auto hub = std::make_unique<Client>(ti, dir / "hub", config, SwarmControl::Config{kind, 1, 3});
     REQUIRE(tt::wait_until([&] { return hub->handle.status().is_seeding; }, 10s));
     return hub;
 }
@@ -260,7 +260,7 @@ std::vector<std::unique_ptr<Client>> viewers_of(Client& hub, const std::shared_p
     return viewers;
 }
 
-// A nearest_hub seeding a random title of `pieces` pieces, and viewers_of it holding the first held[i]
+// A position_hub seeding a random title of `pieces` pieces, and viewers_of it holding the first held[i]
 // pieces. `told_size`: the hub knows the title's size, so it knows it holds the whole title.
 struct ChokerBed {
     toast::testing::TempDir dir;
@@ -268,8 +268,9 @@ struct ChokerBed {
     std::unique_ptr<Client> hub;
     std::vector<std::unique_ptr<Client>> viewers;
 
-    ChokerBed(int pieces, int seed, bool told_size, const std::vector<int>& held)
-        : ti(hub_title(dir.path(), pieces, seed)), hub(nearest_hub(ti, dir.path())) {
+    ChokerBed(int pieces, int seed, bool told_size, const std::vector<int>& held,
+              toast::client::ChokerKind kind = toast::client::ChokerKind::nearest)
+        : ti(hub_title(dir.path(), pieces, seed)), hub(position_hub(ti, dir.path(), kind)) {
         hub->control->set_position(hub->key,
                                    {PieceIndex(pieces), std::nullopt, PieceCount(told_size ? pieces : 0)});
         viewers = viewers_of(*hub, ti, dir.path(), held);
@@ -323,5 +324,23 @@ TEST_CASE("a client holding the whole title serves two viewers at once and takes
     CHECK(progressed() >= 2);
     CHECK(tt::wait_until([&] { return pieces(0) == kPieces && pieces(1) == kPieces && pieces(2) == kPieces; },
                          20s));
+    CHECK(hub->control->choker_changes() >= 3);
+}
+
+TEST_CASE("the leader choker serves the viewer furthest along first, then the next, whole title or not",
+          "[client][swarm][choker]") {
+    constexpr int kPieces = 16;
+    // The operator's seed: it holds the whole title (told its size), and still gives its one slot to the
+    // viewer furthest along, not in turns. The furthest along is neither the first to connect nor the last.
+    ChokerBed bed(kPieces, 31, true, {6, 12, 0}, toast::client::ChokerKind::leader);
+    auto& hub = bed.hub;
+    auto pieces = [&](int i) { return bed.pieces(i); };
+    // As in the nearest-behind test: a block or two may go out around a hand-over.
+    REQUIRE(tt::wait_until([&] { return pieces(1) == kPieces; }, 10s));
+    CHECK(pieces(0) <= 6 + 3);
+    CHECK(pieces(2) <= 3);
+    REQUIRE(tt::wait_until([&] { return pieces(0) == kPieces; }, 10s));
+    CHECK(pieces(2) <= 3);
+    CHECK(tt::wait_until([&] { return pieces(2) == kPieces; }, 15s));
     CHECK(hub->control->choker_changes() >= 3);
 }
