@@ -1,4 +1,4 @@
-# Local playback endpoint (issue 5): see client/CMakeLists.txt
+# Local playback endpoint: see client/CMakeLists.txt
 add_library(toast_client_http STATIC
   http/mpv_ipc.cpp
   http/player_endpoint.cpp
@@ -18,7 +18,7 @@ if(BUILD_TESTING)
   catch_discover_tests(client_http_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client." PROPERTIES TIMEOUT 60)
 endif()
 
-# End-to-end playback (issue 5): toast-client play with the real server and tracker, decoded by ffmpeg.
+# End-to-end playback: toast-client play with the real server and tracker, decoded by ffmpeg.
 if(BUILD_TESTING)
   find_program(TOAST_FFMPEG ffmpeg)
   if(TOAST_FFMPEG)

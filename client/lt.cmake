@@ -22,7 +22,7 @@ target_link_libraries(toast_client_lt
 if(TARGET toast_client_core)
   target_link_libraries(toast_client_lt PUBLIC toast_client_core)
 endif()
-# play (issue 5): the local player endpoint and the player launcher.
+# play: the local player endpoint and the player launcher.
 target_link_libraries(toast_client_lt PUBLIC toast_client_http)
 
 add_executable(toast-client app/main.cpp)

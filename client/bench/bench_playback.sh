@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Playback latency benchmark for `toast-client play` (issue 5). Not a test: it prints figures.
+# Playback latency benchmark for `toast-client play`. Not a test: it prints figures.
 #
 # On 127.0.0.1 with a healthy toast-server, a tracker and one seed peer that uploads at the title's bitrate
 # (so the swarm delivers in playback order and the server is asked only for what the swarm cannot bring in
@@ -11,7 +11,7 @@
 #            nobody has sent yet) to its first body byte.
 # Both are measured by curl (time_starttransfer, what a player sees) and by the client itself (the stats'
 # first_byte_ms and seek_ms). The reference run, side by side: the same requests sent straight to the VoD
-# server (unicast, no swarm, no local endpoint). Targets (issue 5): startup median <= 250 ms, seek median
+# server (unicast, no swarm, no local endpoint). Targets: startup median <= 250 ms, seek median
 # <= 500 ms.
 #
 # Environment: RUNS (default 15), TOAST_BUILD_DIR (default build), PIECE (torrent piece size, default 256KiB),

@@ -19,8 +19,8 @@
 namespace toast::client {
 
 enum class ClientCommand {
-    stream,  // clock-driven StreamWatcher (issue 4)
-    play,    // serve the title on --http and launch --player (issue 5)
+    stream,  // clock-driven StreamWatcher
+    play,    // serve the title on --http and launch --player
 };
 
 enum class Behavior {

@@ -1,4 +1,4 @@
-// The server fallback's decisions (thesis §5.1.2, issue 4 "Server fallback"): which missing pieces to fetch
+// The server fallback's decisions (thesis §5.1.2): which missing pieces to fetch
 // from the VoD server now. It fires before a piece's deadline, not at it: a piece is fetched once its
 // deadline is within the give-up horizon plus the time a server fetch takes (an EWMA of observed fetches)
 // plus a margin. It never fetches a piece twice at once, retries failures with exponential backoff, and

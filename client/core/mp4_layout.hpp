@@ -1,7 +1,7 @@
 // Where an MP4 keeps its index. A player cannot decode an MP4 before it has read the 'moov' box; a file
 // written without "faststart" has it after the media data ('mdat'), at the end of the file, so a player first
 // reads the head, then jumps to the end, then comes back. For such files the streaming client fetches the
-// first pieces and the tail first (issue 5), and does not mistake the player's jump to the index for a seek.
+// first pieces and the tail first, and does not mistake the player's jump to the index for a seek.
 // Pure: the caller hands in the title's first bytes.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Where a viewer left a title, kept in the save directory so that playing it again resumes there instead
-// of at byte 0 (issue 5). One small JSON object: the title's size (a different title of the same name must
+// of at byte 0. One small JSON object: the title's size (a different title of the same name must
 // not resume at a stranger's position) and the playhead's byte offset. Pure: text in, text out.
 #pragma once
 

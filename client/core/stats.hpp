@@ -1,4 +1,4 @@
-// The client's JSON-lines stats (issue 4 "Output"): one record per second and a final summary, with the
+// The client's JSON-lines stats: one record per second and a final summary, with the
 // schema documented in common/docs/client-stats.md. The testbed reads these lines, so the keys are a
 // contract: every record has every key, in the order of stats_keys().
 #pragma once
@@ -46,7 +46,7 @@ struct StatsRecord {
     std::uint64_t pieces_fetched_ahead = 0;  // server fetches started ahead of need
     std::optional<double> fidelity;          // null until a piece arrives from a peer
     bool completed = false;                  // every piece had, or playback reached the end
-    // Playback (issue 5); stream mode leaves the player fields empty.
+    // Playback; stream mode leaves the player fields empty.
     std::uint32_t peers = 0;                    // BitTorrent peers connected now
     double buffer_ahead_s = 0;                  // media seconds present contiguously from the playhead
     std::optional<std::string> player_url;      // the local URL a player reads (play), else null

@@ -1,4 +1,4 @@
-// The line `toast-client play` keeps refreshed on a terminal (issue 5): playback state and position, buffer
+// The line `toast-client play` keeps refreshed on a terminal: playback state and position, buffer
 // health, where the bytes came from, stalls and peers. Pure formatting of figures the engine already has
 // (the same figures go to the JSON-lines stats).
 #pragma once

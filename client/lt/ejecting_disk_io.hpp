@@ -1,5 +1,5 @@
-// The bounded local buffer needs to drop pieces we have; libtorrent has no API for that (issue #5086). This
-// disk_interface wraps the default one and, for pieces a title ejected, frees their bytes on disk
+// The bounded local buffer needs to drop pieces we have; libtorrent has no API for that (its issue #5086).
+// This disk_interface wraps the default one and, for pieces a title ejected, frees their bytes on disk
 // (fallocate PUNCH_HOLE) and fails every read, so libtorrent answers requests with DONT_HAVE + REJECT
 // instead of serving zeros (which peers would fail the hash on and ban us for). A read that was already
 // in flight when its piece was ejected is failed too, when it completes. libtorrent's own bitfield keeps

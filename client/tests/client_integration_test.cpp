@@ -1,4 +1,4 @@
-// toast-client end to end on 127.0.0.1 with the real toast-server and toast-tracker (issue 4, "Done when").
+// toast-client end to end on 127.0.0.1 with the real toast-server and toast-tracker.
 // Titles are small (4-8 MiB, 10-20 s of video) so each scenario runs in well under a minute.
 #include <catch2/catch.hpp>
 

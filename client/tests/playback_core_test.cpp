@@ -1,4 +1,4 @@
-// Pure parts of playback (issue 5): MP4 index placement, resume points, the status line, and the
+// Pure parts of playback: MP4 index placement, resume points, the status line, and the
 // StreamWatcher's handling of index reads and seeks in player mode.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// `toast-client play` end to end on 127.0.0.1 (issue 5, "Done when"): real videos generated with ffmpeg
+// `toast-client play` end to end on 127.0.0.1: real videos generated with ffmpeg
 // (H.264/AAC in MPEG-TS, in MP4 with the index first and in MP4 with the index at the end), ingested into the
 // real toast-server, and decoded by ffmpeg through the client's local URL while the client downloads them.
 // Decoding is compared frame by frame (ffmpeg's framecrc: timestamps and a CRC of every decoded video frame

@@ -73,7 +73,7 @@ TEST_CASE("a stats record serialises to one JSON line with exactly the documente
         keys.push_back(k);
     std::vector<std::string> expected(stats_keys().begin(), stats_keys().end());
     CHECK(keys == expected);
-    // The keys issue 4 requires of the summary line.
+    // The keys the schema requires of the summary line (common/docs/client-stats.md).
     for (auto k : {"event", "bytes_from_server", "bytes_from_peers", "bytes_uploaded", "bytes_redundant",
                    "stalls", "stall_seconds", "startup_ms", "completed"})
         CHECK(j.contains(k));
