@@ -11,7 +11,8 @@ namespace toast::client {
 
 class StatsFile {
   public:
-    // Creates (truncates) `path`. Throws std::runtime_error naming it when it cannot be written.
+    // Creates (truncates) `path`, then appends to it (a copytruncate rotation is safe). Throws
+    // std::runtime_error naming it when it cannot be written.
     explicit StatsFile(const std::filesystem::path& path);
     void write(const StatsRecord& record);
 

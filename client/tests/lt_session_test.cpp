@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <thread>
 
 #include <libtorrent/session.hpp>
@@ -8,6 +12,7 @@
 #include <libtorrent/torrent_status.hpp>
 
 #include "client/lt/session_factory.hpp"
+#include "client/lt/stats_file.hpp"
 #include "lt_test_support.hpp"
 #include "test_support.hpp"
 
@@ -181,4 +186,29 @@ TEST_CASE("without the global peer class a loopback peer ignores the upload limi
     auto t = start_transfer(dir, 4 * 1024 * 1024, std::move(seed));
     // 4 MiB at 400 kB/s would take over ten seconds.
     CHECK(toast::client::testing::wait_until([&] { return t.leech_handle.status().is_seeding; }, 5s));
+}
+
+TEST_CASE("the stats file is emptied at start, then appended to: a copytruncate rotation leaves no hole",
+          "[client][stats]") {
+    toast::testing::TempDir dir;
+    auto path = dir / "stats.jsonl";
+    {
+        std::ofstream old(path);
+        old << "a line from the run before\n";
+    }
+    toast::client::StatsFile file(path);
+    CHECK(std::filesystem::file_size(path) == 0);
+    toast::client::StatsRecord record;
+    record.t_ms = 1000;
+    const auto line = toast::client::to_json_line(record);
+    file.write(record);
+    file.write(record);
+    CHECK(std::filesystem::file_size(path) == 2 * line.size());
+    // What logrotate's copytruncate does: the file is copied away and cut to nothing while the client runs.
+    std::filesystem::resize_file(path, 0);
+    record.t_ms = 2000;
+    file.write(record);
+    std::ifstream in(path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text == toast::client::to_json_line(record));
 }
