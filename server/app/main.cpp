@@ -1,5 +1,7 @@
 // toast-server: the VoD server's command line. Subcommands validate the config, ingest and verify titles,
 // and serve.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
 
 #include <cerrno>
@@ -12,15 +14,16 @@
 #include <string>
 #include <vector>
 
+#include "server/app/config_reload.hpp"
 #include "server/core/fd_budget.hpp"
 #include "server/core/server_config.hpp"
-#include "server/app/config_reload.hpp"
 #include "server/http/http_service.hpp"
 #include "server/io/block_store.hpp"
 #include "server/io/catalogue.hpp"
 #include "server/io/ingest.hpp"
 #include "server/io/verify.hpp"
 #include "toast/common/config.hpp"
+#include "toast/common/endpoint.hpp"
 #include "toast/common/log.hpp"
 #include "toast/common/metrics.hpp"
 #include "toast/common/units.hpp"
@@ -47,6 +50,11 @@ constexpr const char* kUsage =
     "      --bitrate RATE    the title's bitrate, e.g. 6Mbps (default: the demand trace's average, else the\n"
     "                        config's \"default_bitrate\")\n"
     "      --announce URL    tracker announce URL (http, https or udp); repeat for more, one tier each\n"
+    "      --operator-peer IP:PORT\n"
+    "                        a peer of the operator's (e.g. a seed beside this server) that clients count "
+    "as\n"
+    "                        server-side, not as a viewer; repeat for more (written to "
+    "\"toast\".\"operator_peers\")\n"
     "      --block-size SIZE block size, e.g. 4MiB (default: config \"block_size\", else bitrate x "
     "time_slice)\n"
     "      --piece-size SIZE torrent piece size, a power of two >= 16KiB (default: config \"piece_size\")\n"
@@ -69,6 +77,16 @@ int fail(const std::string& message) {
     return 1;
 }
 
+// Clients match operator peers against their connections' addresses, so a peer is named by an IP literal.
+std::optional<toast::Endpoint> parse_operator_peer(const std::string& text) {
+    auto ep = toast::parse_endpoint(text, false);
+    unsigned char buf[sizeof(in6_addr)];
+    if (!ep || (::inet_pton(AF_INET, ep->host.c_str(), buf) != 1 &&
+                ::inet_pton(AF_INET6, ep->host.c_str(), buf) != 1))
+        return std::nullopt;
+    return ep;
+}
+
 int run_ingest(const ServerConfig& config, const std::vector<std::string>& args) {
     IngestOptions opt;
     std::vector<std::string> positional;
@@ -79,7 +97,7 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
             return args[++i];
         };
         if (a == "--torrent" || a == "--policy" || a == "--bitrate" || a == "--announce" ||
-            a == "--block-size" || a == "--piece-size") {
+            a == "--operator-peer" || a == "--block-size" || a == "--piece-size") {
             auto v = value();
             if (!v) return usage_error(a + " needs a value");
             if (a == "--torrent") {
@@ -97,6 +115,14 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
                 }
             } else if (a == "--announce") {
                 opt.announce.push_back(*v);
+            } else if (a == "--operator-peer") {
+                auto peer = parse_operator_peer(*v);
+                if (!peer) {
+                    return usage_error(
+                        "bad operator peer '" + *v +
+                        "' (expected IP:PORT with an IP address and a port, e.g. 192.0.2.7:6881)");
+                }
+                opt.operator_peers.push_back(*peer);
             } else if (a == "--block-size") {
                 opt.block_size = parse_bytes(*v);
                 if (!opt.block_size) return usage_error("bad block size '" + *v + "'");

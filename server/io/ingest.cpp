@@ -352,6 +352,8 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     spec.piece_size = piece_size;
     spec.piece_hashes = std::move(piece_hashes);
     spec.announce = opt.announce;
+    for (const auto& peer : opt.operator_peers)
+        spec.operator_peers.push_back(peer.to_string());
     spec.web_seed = config.public_url + "/titles/" + m.title;
     spec.bitrate = bitrate;
     if (trace) {

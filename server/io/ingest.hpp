@@ -20,6 +20,7 @@
 
 #include "server/core/manifest.hpp"
 #include "server/core/server_config.hpp"
+#include "toast/common/endpoint.hpp"
 
 namespace toast::server {
 
@@ -35,6 +36,9 @@ struct IngestOptions {
     std::optional<PlacementPolicy> policy;  // default: config.policy
     std::optional<BitRate> bitrate;         // default: the trace's average, else config.default_bitrate
     std::vector<std::string> announce;
+    // The operator's own peers (e.g. a seed beside this server), written to the torrent's
+    // "toast"."operator_peers": every toast-client counts them as server-side, not as viewers.
+    std::vector<Endpoint> operator_peers;
     std::optional<Bytes> block_size;  // default: config.block_size, else bitrate x time_slice
     std::optional<Bytes> piece_size;  // default: config.piece_size
     // Record the demand trace of an MPEG-TS or MP4 source (rounds of config.time_slice), so the title is

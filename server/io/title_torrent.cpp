@@ -42,6 +42,12 @@ TorrentFile make_title_torrent(const TorrentSpec& spec) {
     toast["average_bitrate"] = lt::entry(static_cast<std::int64_t>(average.value()));
     toast["peak_bitrate"] = lt::entry(static_cast<std::int64_t>(spec.peak_bitrate.value_or(average).value()));
     toast["title"] = lt::entry(spec.title);
+    if (!spec.operator_peers.empty()) {
+        lt::entry::list_type peers;
+        for (const auto& p : spec.operator_peers)
+            peers.emplace_back(p);
+        toast["operator_peers"] = lt::entry(std::move(peers));
+    }
     e["toast"] = lt::entry(std::move(toast));
 
     TorrentFile out;

@@ -9,6 +9,8 @@
 //                                                  read by toast-client for its playback deadlines; average
 //                                                  and peak come from the demand trace of a variable-rate
 //                                                  title (peak: its largest round), else equal the bitrate
+//                "operator_peers": ["IP:PORT", ...]  when given: the operator's peers, server-side for
+//                clients
 #pragma once
 
 #include <cstdint>
@@ -33,8 +35,9 @@ struct TorrentSpec {
     std::vector<std::string> announce;                // one tier each, in order
     std::string web_seed;                             // full URL of the title on this server
     BitRate bitrate{0};
-    std::optional<BitRate> average_bitrate;  // default: bitrate
-    std::optional<BitRate> peak_bitrate;     // default: the average
+    std::optional<BitRate> average_bitrate;   // default: bitrate
+    std::optional<BitRate> peak_bitrate;      // default: the average
+    std::vector<std::string> operator_peers;  // "IP:PORT" each; written only when there are some
 };
 
 struct TorrentFile {

@@ -79,6 +79,15 @@ TEST_CASE("ingest refuses bad arguments with a message naming them and writes no
         {{"ingest", "movie", media.string(), "--torrent", out, "--announce", "ftp://x"},
          1,
          "announce URL \"ftp://x\""},
+        {{"ingest", "movie", media.string(), "--torrent", out, "--operator-peer", "vod.example:6881"},
+         2,
+         "bad operator peer 'vod.example:6881' (expected IP:PORT"},
+        {{"ingest", "movie", media.string(), "--torrent", out, "--operator-peer", "10.0.0.5:0"},
+         2,
+         "bad operator peer '10.0.0.5:0'"},
+        {{"ingest", "movie", media.string(), "--torrent", out, "--operator-peer"},
+         2,
+         "--operator-peer needs a value"},
         {{"ingest", "movie", fx.path("").string(), "--torrent", out}, 1, "is not a regular file"},
         {{"ingest", "movie", media.string(), "--torrent", fx.path("no/such/dir/x.torrent").string()},
          1,
@@ -109,8 +118,8 @@ TEST_CASE("ingest refuses bad arguments with a message naming them and writes no
     CHECK_THAT(nodisk.err, Contains("disk 0 (" + fx.path("missing").string() + ") is not a directory"));
     auto help = toast::testing::run(kBin, {"--help"});
     CHECK(help.exit_code == 0);
-    for (const char* word :
-         {"check", "ingest", "verify", "serve", "--announce", "--block-size", "url-list", "toast"})
+    for (const char* word : {"check", "ingest", "verify", "serve", "--announce", "--operator-peer",
+                             "--block-size", "url-list", "toast"})
         CHECK_THAT(help.out, Contains(word));
 }
 
@@ -155,6 +164,7 @@ TEST_CASE(
     CHECK(toast_dict.dict_find_int_value("average_bitrate") == 6'000'000);  // random bytes: constant rate
     CHECK(toast_dict.dict_find_int_value("peak_bitrate") == 6'000'000);
     CHECK(toast_dict.dict_find_string_value("title") == "movie");
+    CHECK_FALSE(root.dict_find_dict("toast").dict_find("operator_peers"));  // none named
     auto url_list = root.dict_find("url-list");
     REQUIRE(url_list);
     const std::string seed = url_list.type() == lt::bdecode_node::string_t
@@ -379,7 +389,8 @@ TEST_CASE("ingest keeps the torrent in the store, its file named after the title
     auto root = decode(bytes);
     CHECK(root.dict_find_dict("info").dict_find_string_value("name") == "clip.ts");
     CHECK(root.dict_find_dict("toast").dict_find_string_value("title") ==
-          "clip");  // the title keeps its name
+          "clip");                                                          // the title keeps its name
+    CHECK_FALSE(root.dict_find_dict("toast").dict_find("operator_peers"));  // none named
     auto url_list = root.dict_find("url-list");
     REQUIRE(url_list);
     CHECK((url_list.type() == lt::bdecode_node::string_t
@@ -439,4 +450,33 @@ TEST_CASE("verify checks every disk's copy of the torrent against the manifest",
                Contains("title \"movie\" torrent on disk 0 (" + (fx.disk(0) / file).string() + "): missing"));
     CHECK_THAT(r.out, Contains("title \"movie\" torrent on disk 1") && Contains("corrupt"));
     CHECK_THAT(r.out, Contains("2 problems"));
+}
+
+TEST_CASE("ingest names the operator's peers in the torrent, as clients read them", "[server][ingest]") {
+    StoreFixture fx(2, "rda");
+    auto config = fx.write_config();
+    auto media = fx.media("m.bin", 100'000, 4);
+    const auto out = fx.path("m.torrent").string();
+    auto r = cli(config, {"ingest", "movie", media.string(), "--torrent", out, "--operator-peer",
+                          "192.0.2.7:6881", "--operator-peer", "[2001:db8::7]:7000"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto root = decode(toast::testing::read_file(out));
+    auto peers = root.dict_find_dict("toast").dict_find_list("operator_peers");
+    REQUIRE(peers);
+    REQUIRE(peers.list_size() == 2);
+    CHECK(peers.list_string_value_at(0) == "192.0.2.7:6881");
+    CHECK(peers.list_string_value_at(1) == "[2001:db8::7]:7000");
+    // Outside the info dictionary: the title ingested again without them has the same info-hash.
+    auto plain =
+        cli(config, {"ingest", "movie", media.string(), "--torrent", fx.path("p.torrent").string()});
+    REQUIRE(plain.exit_code == 0);
+    auto hash_of = [](const std::string& bytes) {
+        lt::torrent_info ti(bytes.data(), static_cast<int>(bytes.size()));
+        std::ostringstream hash;
+        hash << ti.info_hashes().v1;
+        return hash.str();
+    };
+    CHECK(hash_of(toast::testing::read_file(out)) ==
+          hash_of(toast::testing::read_file(fx.path("p.torrent"))));
 }
