@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """CI's testbed check: runs scenarios/smoke.json end to end and checks its report.
 
-Every client completes, the seed and the peers take load off the VoD server (reduction_pct > 0), the
+Every client completes, Toast's operator seed and the peers take load off the VoD server (reduction_pct > 0), the
 accounting adds up, and every documented report field is present. Exit 0 when all hold, 1 with the reasons.
 """
 
@@ -39,6 +39,9 @@ def check(r: dict) -> list[str]:
         problems.append(f"unicast_bytes {r['unicast_bytes']} is not title size x clients")
     if r["vod_server_bytes"] + r["seed_bytes"] + r["tracker_bytes"] != r["server_bytes"]:
         problems.append("server_bytes is not the sum of VoD server, seed and tracker bytes")
+    if r["scenario_config"].get("seed_client") != "toast" or not r["seed_bytes"] > 0:
+        problems.append(f"Toast's operator seed ({r['scenario_config'].get('seed_client')}) sent "
+                        f"{r['seed_bytes']} bytes, expected some")
     peers = sum(c["bytes_from_peers"] for c in r["per_client"])
     if peers <= 0:
         problems.append("no client received anything from peers")

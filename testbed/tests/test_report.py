@@ -20,13 +20,14 @@ class ScenarioTest(unittest.TestCase):
         self.assertEqual(s.title_seconds, 120)
         self.assertEqual(s.title_bytes, 120 * 2_000_000 // 8)
         self.assertEqual(s.buffer_limit, "25%")
+        self.assertEqual(s.seed_client, "stock")
 
     def test_bad_fields_are_named(self):
         cases = [({"clients": 0}, "'clients'"), ({"picker": "fastest"}, "'picker'"),
                  ({"upload_limit": "lots"}, "'upload_limit'"), ({"colour": 1}, "'colour': unknown field"),
                  ({"piece_size": "100KiB"}, "'piece_size'"), ({"buffer_limit": "150%"}, "'buffer_limit'"),
                  ({"baselines": ["multicast"]}, "'baselines'"), ({"lookahead": "500ms"}, "'lookahead'"),
-                 ({"lookahead": "far"}, "'lookahead'")]
+                 ({"lookahead": "far"}, "'lookahead'"), ({"seed_client": "aria2"}, "'seed_client'")]
         for data, needle in cases:
             with self.assertRaises(scenario.ScenarioError) as cm:
                 scenario.from_dict(data)
@@ -182,6 +183,14 @@ class ReportTest(unittest.TestCase):
         self.assertIn("![p](p.png)", md)
         self.assertIn("**0.0%**", md)
         self.assertIn("not comparable: 2 viewers did not complete", md)
+        self.assertIn("(the seed: stock libtorrent)", md)
+
+    def test_markdown_names_the_operator_seed(self):
+        for fields, kind in (({"seed_client": "toast"}, "Toast's, leader choker"), ({"seed": False}, "none")):
+            s = scenario.from_dict({"clients": 2, **fields})
+            r = report.compute(s, 1000, [None, None], 2000, 0, 0)
+            r["scenario_config"] = s.to_json()
+            self.assertIn(f"(the seed: {kind})", report.render_markdown(r, []))
 
 
 class RunAllPlanTest(unittest.TestCase):
@@ -196,7 +205,8 @@ class RunAllPlanTest(unittest.TestCase):
 
     def test_every_figure_of_the_issue_has_an_experiment(self):
         figures = {exp["figure"] for _, exp in self.exps}
-        self.assertEqual(figures, {"5.3", "5.4", "5.5", "5.6", "5.7", "5.8", "5.9", "5.11", "arrivals", "size"})
+        self.assertEqual(figures, {"5.3", "5.4", "5.5", "5.6", "5.7", "5.8", "5.9", "5.11", "arrivals", "size",
+                                   "operator seed"})
         targets = {k for _, exp in self.exps for k in exp.get("targets", {})}
         self.assertEqual(targets, {"stream_full_upload", "seed_span3", "stream_half_upload", "seed_half_upload"})
 

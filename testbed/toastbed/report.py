@@ -139,6 +139,15 @@ def _mb(b: float) -> str:
     return f"{b / 1e6:.1f} MB"
 
 
+def _seed_kind(r: dict) -> str:
+    config = r.get("scenario_config") or {}
+    if not config.get("seed", True):
+        return "none"
+    if config.get("seed_client") == "toast":
+        return "Toast's, leader choker"
+    return "stock libtorrent"
+
+
 def render_markdown(report: dict, plots: list[str]) -> str:
     r = report
     out = [f"# Toast testbed report: {r['scenario']}", ""]
@@ -156,7 +165,8 @@ def render_markdown(report: dict, plots: list[str]) -> str:
         f"| clients (completed) | {r['clients']} ({r['completed_clients']}) |",
         f"| unicast bytes | {_mb(r['unicast_bytes'])} |",
         f"| server bytes (VoD + seed + tracker) | {_mb(r['server_bytes'])} |",
-        f"| VoD server / seed share | {r['vod_share_pct']:.1f}% / {r['seed_share_pct']:.1f}% |",
+        f"| VoD server / seed share (the seed: {_seed_kind(r)}) | {r['vod_share_pct']:.1f}% / "
+        f"{r['seed_share_pct']:.1f}% |",
         f"| **reduction vs unicast** | **{r['reduction_pct']:.1f}%** (ceiling {r['ceiling_pct']:.1f}%)"
         + (f"; not comparable: {r['clients'] - r['completed_clients']} viewers did not complete |"
            if r["completed_clients"] < r["clients"] else " |"),

@@ -181,11 +181,24 @@ class Stack:
         if s.seed:
             seed_port = free_port()
             self.seed_endpoint = f"{self.host}:{seed_port}"
-            self.seed_proc = self.procs.start("seed", [PY, str(STOCK_PEER), "seed", str(self.torrent),
-                                                       "--save-dir", str(self.media.parent), "--listen",
-                                                       f"{self.host}:{seed_port}", "--stats", str(self.seed_stats),
-                                                       "--upload-limit", str(s.seed_upload_limit)],
-                                              role="seed")
+            listen = f"{self.host}:{seed_port}"
+            if s.seed_client == "toast":
+                # The operator's seed as Toast ships it: toast-client holding the whole title, serving the
+                # viewer furthest along (the leader choker). It reads the title from a directory of its own
+                # (a hard link, no copy).
+                seed_dir = w / "seed"
+                seed_dir.mkdir(exist_ok=True)
+                os.link(self.media, seed_dir / self.media.name)
+                argv = [str(self.bins["client"]), "stream", str(self.torrent), "--save-dir", str(seed_dir),
+                        "--listen", listen, "--stats", str(self.seed_stats), "--behavior", "seed",
+                        "--choker", "leader", "--log-level", "warn"]
+                if s.seed_upload_limit:
+                    argv += ["--upload-limit", str(s.seed_upload_limit)]
+            else:
+                argv = [PY, str(STOCK_PEER), "seed", str(self.torrent), "--save-dir", str(self.media.parent),
+                        "--listen", listen, "--stats", str(self.seed_stats),
+                        "--upload-limit", str(s.seed_upload_limit)]
+            self.seed_proc = self.procs.start("seed", argv, role="seed")
 
     def start_tracker(self, name: str = "tracker") -> subprocess.Popen:
         """The tracker (again, under another log `name`, after a fault drill killed it)."""

@@ -14,6 +14,7 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|min|m|h)?\s*$", re.I)
 PICKERS = ("rarest", "inorder", "beta", "hybrid", "adaptive")
 BEHAVIORS = ("download", "stream", "seed")
 CHOKERS = ("tit-for-tat", "seed", "nearest")
+SEED_CLIENTS = ("stock", "toast")
 ARRIVALS = ("uniform", "poisson", "all-at-once")
 
 
@@ -76,6 +77,7 @@ class Scenario:
     shaping: bool = False                 # clients in network namespaces with tbf
     seed: bool = True                     # a seed beside the server (server host)
     seed_upload_limit: int = 0            # bits/s, 0 = unlimited
+    seed_client: str = "stock"            # stock (libtorrent's own choking) | toast (toast-client --behavior seed)
     random_seed: int = 1
     time_limit: float = 0.0               # hard stop in seconds; 0 = derived from the scenario
     baselines: list = field(default_factory=list)  # "unicast", "stock"
@@ -178,6 +180,7 @@ def from_dict(data: dict, default_name: str = "scenario") -> Scenario:
     s.shaping = get("shaping", flag, None, "true or false")
     s.seed = get("seed", flag, None, "true or false")
     s.seed_upload_limit = get("seed_upload_limit", parse_bitrate, None, "a bitrate or 0")
+    s.seed_client = choice("seed_client", SEED_CLIENTS)
     s.random_seed = get("random_seed", positive_int, lambda v: v >= 0, "a non-negative integer")
     s.time_limit = get("time_limit", parse_duration, None, "a duration")
     s.baselines = get("baselines", str_list, lambda v: all(x in ("unicast", "stock") for x in v),
