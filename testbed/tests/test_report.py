@@ -185,6 +185,23 @@ class ReportTest(unittest.TestCase):
         self.assertIn("not comparable: 2 viewers did not complete", md)
         self.assertIn("(the seed: stock libtorrent)", md)
 
+    def test_toast_seed_needs_a_client_with_the_leader_choker(self):
+        with tempfile.TemporaryDirectory() as d:
+            bins = {}
+            for name, help_text in (("old", "--choker C  nearest: ...; seed: ..."),
+                                    ("new", "--choker C  nearest: ...; leader: to the viewer furthest along")):
+                exe = Path(d) / name
+                exe.write_text(f"#!/bin/sh\necho '{help_text}'\n")
+                exe.chmod(0o755)
+                bins[name] = {"client": exe}
+            toast = scenario.from_dict({"seed_client": "toast"})
+            self.assertIn("needs a toast-client with --choker leader", run.seed_client_problem(toast, bins["old"]))
+            self.assertIn(str(bins["old"]["client"]), run.seed_client_problem(toast, bins["old"]))
+            self.assertEqual(run.seed_client_problem(toast, bins["new"]), "")
+            self.assertEqual(run.seed_client_problem(scenario.from_dict({}), bins["old"]), "")
+            self.assertEqual(
+                run.seed_client_problem(scenario.from_dict({"seed_client": "toast", "seed": False}), bins["old"]), "")
+
     def test_markdown_names_the_operator_seed(self):
         for fields, kind in (({"seed_client": "toast"}, "Toast's, leader choker"), ({"seed": False}, "none")):
             s = scenario.from_dict({"clients": 2, **fields})

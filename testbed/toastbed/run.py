@@ -182,6 +182,9 @@ class Stack:
             seed_port = free_port()
             self.seed_endpoint = f"{self.host}:{seed_port}"
             listen = f"{self.host}:{seed_port}"
+            problem = seed_client_problem(s, self.bins)
+            if problem:
+                raise RunError(problem)
             if s.seed_client == "toast":
                 # The operator's seed as Toast ships it: toast-client holding the whole title, serving the
                 # viewer furthest along (the leader choker). It reads the title from a directory of its own
@@ -199,6 +202,8 @@ class Stack:
                         "--listen", listen, "--stats", str(self.seed_stats),
                         "--upload-limit", str(s.seed_upload_limit)]
             self.seed_proc = self.procs.start("seed", argv, role="seed")
+            if not wait_port(self.host, seed_port, 20) or self.seed_proc.poll() is not None:
+                raise RunError("the seed did not start; see logs in " + str(self.procs.log_dir))
 
     def start_tracker(self, name: str = "tracker") -> subprocess.Popen:
         """The tracker (again, under another log `name`, after a fault drill killed it)."""
@@ -232,6 +237,15 @@ class Stack:
         self.procs.stop(self.seed_proc)
         summary, _ = report.read_stats(self.seed_stats)
         return float((summary or {}).get("bytes_uploaded", 0))
+
+
+def seed_client_problem(s: scen.Scenario, bins: dict) -> str:
+    """Why the scenario's seed cannot run with these binaries, or "": Toast's seed needs a toast-client that
+    has the leader choker (the launcher also drives builds from before it)."""
+    if s.seed and s.seed_client == "toast" and not supports_option(bins["client"], "leader:"):
+        return (f"seed_client \"toast\" needs a toast-client with --choker leader, and {bins['client']} has none "
+                "(use seed_client \"stock\" with it)")
+    return ""
 
 
 _help_cache: dict[tuple[str, str], bool] = {}
