@@ -1,8 +1,5 @@
 #include "client/core/client_options.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <charconv>
 #include <functional>
 #include <map>
@@ -129,12 +126,6 @@ bool is_http_url(const std::string& v) {
         return v.size() > scheme.size() && std::string_view(v).substr(0, scheme.size()) == scheme;
     };
     return rest("http://") || rest("https://");
-}
-
-// An IPv4 or IPv6 literal (operator peers are named by address: they are matched against connections).
-bool is_ip_literal(const std::string& host) {
-    unsigned char buf[sizeof(in6_addr)];
-    return ::inet_pton(AF_INET, host.c_str(), buf) == 1 || ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
 const std::vector<OptionSpec>& specs() {
@@ -289,9 +280,8 @@ const std::vector<OptionSpec>& specs() {
          }},
         {"--operator-peer", true, true,
          [](ClientOptions& o, const std::string& v) -> std::string {
-             auto ep = parse_endpoint(v, false);
-             if (!ep || !is_ip_literal(ep->host))
-                 return "invalid peer address " + quoted(v) + " (expected IP:PORT, e.g. 10.0.0.5:6881)";
+             auto ep = parse_peer_endpoint(v);
+             if (!ep) return "invalid peer address " + quoted(v) + " (expected IP:PORT, e.g. 10.0.0.5:6881)";
              o.operator_peers.push_back(*ep);
              return "";
          }},

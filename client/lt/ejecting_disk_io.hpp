@@ -1,4 +1,4 @@
-// The bounded local buffer needs to drop pieces we have; libtorrent has no API for that (its issue #5086).
+// The bounded local buffer needs to drop pieces we have; libtorrent has no API for that.
 // This disk_interface wraps the default one and, for pieces a title ejected, frees their bytes on disk
 // (fallocate PUNCH_HOLE) and fails every read, so libtorrent answers requests with DONT_HAVE + REJECT
 // instead of serving zeros (which peers would fail the hash on and ban us for). A read that was already

@@ -68,7 +68,7 @@ TitleTorrent parse_title_torrent(const std::vector<char>& bytes, const std::stri
             for (int i = 0; i < peers.list_size(); ++i) {
                 auto item = peers.list_at(i);
                 auto ep = item.type() == lt::bdecode_node::string_t
-                              ? parse_peer_address(std::string(item.string_value()))
+                              ? parse_peer_endpoint(std::string(item.string_value()))
                               : std::nullopt;
                 if (!ep) {
                     throw TorrentFileError(what + "entry " + std::to_string(i) +
@@ -97,15 +97,6 @@ TitleTorrent parse_title_torrent(const std::vector<char>& bytes, const std::stri
     out.params.url_seeds.clear();
     out.params.http_seeds.clear();
     return out;
-}
-
-std::optional<Endpoint> parse_peer_address(std::string_view text) {
-    auto ep = parse_endpoint(text, false);
-    if (!ep) return std::nullopt;
-    lt::error_code ec;
-    lt::make_address(ep->host, ec);
-    if (ec) return std::nullopt;
-    return ep;
 }
 
 TitleTorrent load_title_torrent(const std::filesystem::path& path) {

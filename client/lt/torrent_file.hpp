@@ -33,9 +33,6 @@ struct TitleTorrent {
     std::vector<Endpoint> operator_peers;   // "toast": {"operator_peers": ["IP:PORT", ...]}
 };
 
-// "IP:PORT" ("10.0.0.1:6881", "[::1]:6881") with an IP literal and a non-zero port, or nullopt.
-std::optional<Endpoint> parse_peer_address(std::string_view text);
-
 // Throws TorrentFileError naming the file and what is wrong (unreadable, not bencoded, not a torrent,
 // several files, a malformed "toast" key).
 TitleTorrent load_title_torrent(const std::filesystem::path& path);

@@ -1,5 +1,8 @@
 #include "toast/common/endpoint.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <charconv>
 
 namespace toast {
@@ -31,6 +34,16 @@ std::optional<Endpoint> parse_endpoint(std::string_view text, bool allow_zero_po
     if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port > 65535) return std::nullopt;
     if (port == 0 && !allow_zero_port) return std::nullopt;
     ep.port = static_cast<std::uint16_t>(port);
+    return ep;
+}
+
+std::optional<Endpoint> parse_peer_endpoint(std::string_view text) {
+    auto ep = parse_endpoint(text, false);
+    if (!ep) return std::nullopt;
+    unsigned char address[sizeof(in6_addr)];
+    if (::inet_pton(AF_INET, ep->host.c_str(), address) != 1 &&
+        ::inet_pton(AF_INET6, ep->host.c_str(), address) != 1)
+        return std::nullopt;
     return ep;
 }
 

@@ -19,3 +19,12 @@ TEST_CASE("malformed endpoints are refused", "[common][endpoint]") {
     CHECK_FALSE(parse_endpoint("::1:80"));
     CHECK_FALSE(parse_endpoint("host:0", false));
 }
+
+TEST_CASE("a peer is named by an IP literal and a non-zero port", "[common][endpoint]") {
+    CHECK(parse_peer_endpoint("10.0.0.5:6881") == Endpoint{"10.0.0.5", 6881});
+    CHECK(parse_peer_endpoint("[2001:db8::7]:7000") == Endpoint{"2001:db8::7", 7000});
+    CHECK_FALSE(parse_peer_endpoint("vod.example:6881"));
+    CHECK_FALSE(parse_peer_endpoint("10.0.0.5:0"));
+    CHECK_FALSE(parse_peer_endpoint("10.0.0.256:6881"));
+    CHECK_FALSE(parse_peer_endpoint("10.0.0.5"));
+}

@@ -1,7 +1,5 @@
 // toast-server: the VoD server's command line. Subcommands validate the config, ingest and verify titles,
 // and serve.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
 
 #include <cerrno>
@@ -77,16 +75,6 @@ int fail(const std::string& message) {
     return 1;
 }
 
-// Clients match operator peers against their connections' addresses, so a peer is named by an IP literal.
-std::optional<toast::Endpoint> parse_operator_peer(const std::string& text) {
-    auto ep = toast::parse_endpoint(text, false);
-    unsigned char buf[sizeof(in6_addr)];
-    if (!ep || (::inet_pton(AF_INET, ep->host.c_str(), buf) != 1 &&
-                ::inet_pton(AF_INET6, ep->host.c_str(), buf) != 1))
-        return std::nullopt;
-    return ep;
-}
-
 int run_ingest(const ServerConfig& config, const std::vector<std::string>& args) {
     IngestOptions opt;
     std::vector<std::string> positional;
@@ -116,7 +104,7 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
             } else if (a == "--announce") {
                 opt.announce.push_back(*v);
             } else if (a == "--operator-peer") {
-                auto peer = parse_operator_peer(*v);
+                auto peer = parse_peer_endpoint(*v);
                 if (!peer) {
                     return usage_error(
                         "bad operator peer '" + *v +

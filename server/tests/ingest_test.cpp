@@ -468,8 +468,7 @@ TEST_CASE("ingest names the operator's peers in the torrent, as clients read the
     CHECK(peers.list_string_value_at(0) == "192.0.2.7:6881");
     CHECK(peers.list_string_value_at(1) == "[2001:db8::7]:7000");
     // Outside the info dictionary: the title ingested again without them has the same info-hash.
-    auto plain =
-        cli(config, {"ingest", "movie", media.string(), "--torrent", fx.path("p.torrent").string()});
+    auto plain = cli(config, {"ingest", "movie", media.string(), "--torrent", fx.path("p.torrent").string()});
     REQUIRE(plain.exit_code == 0);
     auto hash_of = [](const std::string& bytes) {
         lt::torrent_info ti(bytes.data(), static_cast<int>(bytes.size()));
