@@ -5,7 +5,7 @@
 namespace toast::client {
 
 std::set<std::uint64_t> choker_unchoke_set(const std::vector<ChokeCandidate>& peers, int regular,
-                                           bool optimistic, int rotate_every, ChokerState& state) {
+                                           bool optimistic, int rotate_every, ChokerState& state, bool tick) {
     std::vector<ChokeCandidate> interested;
     for (const auto& p : peers) {
         if (p.interested) interested.push_back(p);
@@ -35,7 +35,7 @@ std::set<std::uint64_t> choker_unchoke_set(const std::vector<ChokeCandidate>& pe
         state.optimistic_id = next == rest.end() ? rest.front() : *next;
         state.ticks_left = std::max(rotate_every, 1);
     }
-    --state.ticks_left;
+    if (tick) --state.ticks_left;
     unchoke.insert(state.optimistic_id);
     return unchoke;
 }

@@ -36,9 +36,12 @@ struct ChokerState {
 
 // Returns the ids to keep unchoked: the `regular` best-ranked interested peers and, if `optimistic`, one
 // more. Ties in rank are broken by id so the result is deterministic. Every `rotate_every` ticks the
-// optimistic slot moves to the next choked interested peer (by id, wrapping).
+// optimistic slot moves to the next choked interested peer (by id, wrapping). A call with `tick` false (a
+// re-rank between ticks, when a peer becomes interested) answers the same way but does not count towards the
+// rotation.
 std::set<std::uint64_t> choker_unchoke_set(const std::vector<ChokeCandidate>& peers, int regular,
-                                           bool optimistic, int rotate_every, ChokerState& state);
+                                           bool optimistic, int rotate_every, ChokerState& state,
+                                           bool tick = true);
 
 // Seed-style rank: payload bytes per second we send the peer.
 inline std::int64_t seed_rank(std::int64_t upload_rate) {

@@ -19,11 +19,12 @@ BlockRef block_of(const lt::peer_request& r) {
 
 ToastPeerPlugin::ToastPeerPlugin(lt::peer_connection_handle pc, std::shared_ptr<SwarmControl> control,
                                  lt::sha1_hash torrent, std::shared_ptr<const DeliveredPieces> delivered,
-                                 std::shared_ptr<const ChokerAnswer> choker)
+                                 std::shared_ptr<const ChokerAnswer> choker, std::function<void()> rechoke)
     : pc_(std::move(pc)),
       control_(std::move(control)),
       delivered_(std::move(delivered)),
       choker_(std::move(choker)),
+      rechoke_(std::move(rechoke)),
       torrent_(torrent),
       id_(control_->next_peer_id()),
       remote_(pc_.remote()) {
@@ -57,9 +58,11 @@ void ToastPeerPlugin::on_disconnect(const lt::error_code&) {
 }
 
 // With a Toast choker libtorrent still unchokes a peer the moment it becomes interested (its slots are
-// unlimited). Left until the choker's next tick, such a peer would take a second of upload the choker meant
-// for another. It is choked again right after: not from inside this callback, as libtorrent marks the peer
-// unchoked only once it returns.
+// unlimited). Right after (not from inside this callback, as libtorrent marks the peer unchoked only once it
+// returns) the choker ranks the peers again, so a peer it wants keeps the slot at once instead of waiting up
+// to a second for the next tick, and one it does not want is choked before it takes upload meant for
+// another. A peer triggers that at most once per rechoke_interval: one toggling its interest cannot make us
+// rank every peer for every message; it is just choked.
 void ToastPeerPlugin::sent_unchoke() {
     if (control_->config().choker == ChokerKind::tit_for_tat || wanted_unchoked()) return;
     control_->post([weak = weak_from_this()] {
@@ -67,6 +70,13 @@ void ToastPeerPlugin::sent_unchoke() {
         if (!self || self->wanted_unchoked()) return;
         auto& pc = self->pc_;
         if (pc.is_disconnecting() || pc.is_choked()) return;
+        auto now = Clock::now();
+        if (pc.is_peer_interested() &&
+            (!self->last_rechoke_ || now - *self->last_rechoke_ >= rechoke_interval)) {
+            self->last_rechoke_ = now;
+            self->rechoke_();
+            return;
+        }
         pc.choke_this_peer();
         self->control_->count_choker_change();
     });

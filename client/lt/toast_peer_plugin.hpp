@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -40,7 +41,7 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
 
     ToastPeerPlugin(libtorrent::peer_connection_handle pc, std::shared_ptr<SwarmControl> control,
                     libtorrent::sha1_hash torrent, std::shared_ptr<const DeliveredPieces> delivered,
-                    std::shared_ptr<const ChokerAnswer> choker);
+                    std::shared_ptr<const ChokerAnswer> choker, std::function<void()> rechoke);
 
     libtorrent::string_view type() const override { return "toast"; }
     bool on_handshake(libtorrent::span<char const> reserved) override;
@@ -73,7 +74,10 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     std::shared_ptr<SwarmControl> control_;
     std::shared_ptr<const DeliveredPieces> delivered_;
     std::shared_ptr<const ChokerAnswer> choker_;
-    std::optional<PeerSighting> sighting_;  // network thread only
+    std::function<void()> rechoke_;  // ranks every peer of the torrent again (network thread)
+    static constexpr std::chrono::seconds rechoke_interval{1};
+    std::optional<Clock::time_point> last_rechoke_;  // network thread only
+    std::optional<PeerSighting> sighting_;           // network thread only
     libtorrent::sha1_hash torrent_;
     std::uint64_t id_;
     libtorrent::tcp::endpoint remote_;

@@ -30,7 +30,8 @@ PieceIndex first_missing_piece(const lt::typed_bitfield<lt::piece_index_t>& piec
 }  // namespace
 
 // One per torrent: knows its live peers, cancels on server pieces, runs the Toast choker each second.
-class ToastTorrentPlugin final : public lt::torrent_plugin {
+class ToastTorrentPlugin final : public lt::torrent_plugin,
+                                 public std::enable_shared_from_this<ToastTorrentPlugin> {
   public:
     ToastTorrentPlugin(std::shared_ptr<SwarmControl> control, lt::sha1_hash key)
         : control_(std::move(control)), key_(key) {}
@@ -39,7 +40,10 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
 
     std::shared_ptr<lt::peer_plugin> new_connection(const lt::peer_connection_handle& pc) override {
         if (pc.type() != lt::connection_type::bittorrent) return {};
-        auto plugin = std::make_shared<ToastPeerPlugin>(pc, control_, key_, delivered_, choker_answer_);
+        auto plugin = std::make_shared<ToastPeerPlugin>(pc, control_, key_, delivered_, choker_answer_,
+                                                        [weak = weak_from_this()] {
+                                                            if (auto self = weak.lock()) self->rechoke();
+                                                        });
         prune();
         peers_.push_back(plugin);
         return plugin;
@@ -52,7 +56,21 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
         for_each_peer([index](ToastPeerPlugin& p) { p.cancel_piece(index); });
     }
 
-    void tick() override {
+    void tick() override { rank_and_apply(true); }
+
+    // A peer became interested between ticks (libtorrent has just unchoked it): rank every peer now rather
+    // than at the next tick. A newcomer behind us is the peer the nearest-behind choker wants most, and a
+    // second of its startup without our upload is a second of pieces the VoD server sends it instead.
+    void rechoke() { rank_and_apply(false); }
+
+    void send_dont_have(int piece) {
+        // Ejected: if peers send it again, it is wanted again.
+        delivered_->erase(piece);
+        for_each_peer([piece](ToastPeerPlugin& p) { p.send_dont_have(piece); });
+    }
+
+  private:
+    void rank_and_apply(bool tick) {
         auto kind = control_->config().choker;
         if (kind == ChokerKind::tit_for_tat) return;
         int slots = control_->config().unchoke_slots;
@@ -63,8 +81,8 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
                      : kind == ChokerKind::leader ? leader_slots(slots)
                      : complete                   ? complete_slots(slots)
                                                   : nearest_behind_slots(slots);
-        auto epoch =
-            ticks_++ / static_cast<std::uint64_t>(std::max(control_->config().optimistic_rotate_ticks, 1));
+        auto epoch = (tick ? ticks_++ : ticks_) /
+                     static_cast<std::uint64_t>(std::max(control_->config().optimistic_rotate_ticks, 1));
         auto now = Clock::now();
         std::vector<ChokeCandidate> candidates;
         for_each_peer([&](ToastPeerPlugin& p) {
@@ -87,7 +105,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
             candidates.push_back({p.id(), rank, pc.is_peer_interested()});
         });
         auto unchoke = choker_unchoke_set(candidates, split.regular, split.optimistic,
-                                          control_->config().optimistic_rotate_ticks, choker_state_);
+                                          control_->config().optimistic_rotate_ticks, choker_state_, tick);
         *choker_answer_ = unchoke;
         for_each_peer([&](ToastPeerPlugin& p) {
             auto& pc = p.handle();
@@ -103,13 +121,6 @@ class ToastTorrentPlugin final : public lt::torrent_plugin {
         });
     }
 
-    void send_dont_have(int piece) {
-        // Ejected: if peers send it again, it is wanted again.
-        delivered_->erase(piece);
-        for_each_peer([piece](ToastPeerPlugin& p) { p.send_dont_have(piece); });
-    }
-
-  private:
     template <class F>
     void for_each_peer(F&& f) {
         for (auto& weak : peers_) {

@@ -50,6 +50,21 @@ TEST_CASE("the seed choker rotates the optimistic slot among choked peers", "[cl
     CHECK(holders == std::vector<std::uint64_t>{5, 5, 7, 7, 9, 9});
 }
 
+TEST_CASE("a re-rank between ticks keeps the optimistic holder and its turn", "[client][choker]") {
+    std::vector<ChokeCandidate> peers{{1, 1000, true}, {5, 10, true}, {7, 20, true}};
+    ChokerState state;
+    REQUIRE(choker_unchoke_set(peers, 1, true, 2, state) == std::set<std::uint64_t>{1, 5});
+    // A newly interested peer between ticks: answered at once, the rotation not advanced.
+    peers.push_back({3, 2000, true});
+    for (int i = 0; i < 3; ++i)
+        CHECK(choker_unchoke_set(peers, 1, true, 2, state, false) == std::set<std::uint64_t>{3, 5});
+    CHECK(state.optimistic_id == 5);
+    CHECK(state.ticks_left == 1);
+    // The ticks go on where they were: one more for peer 5, then the next.
+    CHECK(choker_unchoke_set(peers, 1, true, 2, state) == std::set<std::uint64_t>{3, 5});
+    CHECK(choker_unchoke_set(peers, 1, true, 2, state) == std::set<std::uint64_t>{3, 7});
+}
+
 TEST_CASE("ties in upload rate are broken by peer id", "[client][choker]") {
     std::vector<ChokeCandidate> peers{{4, 50, true}, {2, 50, true}, {3, 50, true}};
     ChokerState state;

@@ -344,3 +344,30 @@ TEST_CASE("the leader choker serves the viewer furthest along first, then the ne
     CHECK(tt::wait_until([&] { return pieces(2) == kPieces; }, 15s));
     CHECK(hub->control->choker_changes() >= 3);
 }
+
+TEST_CASE("a position choker unchokes a newly interested viewer at once, not at its next tick",
+          "[client][swarm][choker]") {
+    // The choker ranks its peers once a second; a viewer that becomes interested between two ranks is ranked
+    // at once. Here a viewer's first piece takes about 500 ms from its connection (bitfields, the first
+    // request, a new connection's small send buffer). libtorrent connects it on the viewer's own second
+    // tick, so a viewer started a little after the hub becomes interested early in the hub's second: left to
+    // the hub's next rank, it would wait 0.5-0.85 s more in each of these rounds.
+    for (int round = 0; round < 3; ++round) {
+        toast::testing::TempDir dir;
+        auto ti = hub_title(dir.path(), 8, 41 + round);
+        auto hub = position_hub(ti, dir.path(), toast::client::ChokerKind::nearest);
+        hub->control->set_position(hub->key, {PieceIndex(8), std::nullopt, PieceCount(0)});
+        std::this_thread::sleep_for(round * 150ms);
+        std::filesystem::create_directories(dir.path() / "v");
+        Client viewer(ti, dir.path() / "v");
+        viewer.connect_to(*hub);
+        REQUIRE(tt::wait_until([&] { return viewer.handle.status().num_peers > 0; }, 5s));
+        auto connected = std::chrono::steady_clock::now();
+        REQUIRE(tt::wait_until([&] { return viewer.handle.status().num_pieces >= 1; }, 5s));
+        auto waited = std::chrono::steady_clock::now() - connected;
+        INFO("round " << round << ": first piece "
+                      << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
+                      << " ms after the connection");
+        CHECK(waited < 800ms);
+    }
+}
