@@ -85,6 +85,8 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     std::uint64_t requests_again() const { return requests_again_.load(); }
     std::uint64_t dont_haves_sent() const { return dont_haves_sent_.load(); }
     std::uint64_t choker_changes() const { return choker_changes_.load(); }
+    // Interest messages libtorrent was not told of, as the choker had no slot for the peer.
+    std::uint64_t interests_held() const { return interests_held_.load(); }
     std::uint64_t peers_seen() const { return peers_seen_.load(); }
     // Title thread: payload peers sent of `torrent`'s pieces the server had already delivered
     // (StatsRecord::bytes_redundant_raced).
@@ -106,6 +108,7 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     void count_request_again() { ++requests_again_; }
     void count_dont_have() { ++dont_haves_sent_; }
     void count_choker_change() { ++choker_changes_; }
+    void count_interest_held() { ++interests_held_; }
     void count_raced_bytes(const libtorrent::sha1_hash& torrent, int bytes);
     std::uint64_t next_peer_id() { return ++peers_seen_; }
 
@@ -127,6 +130,7 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     std::atomic<std::uint64_t> requests_again_{0};
     std::atomic<std::uint64_t> dont_haves_sent_{0};
     std::atomic<std::uint64_t> choker_changes_{0};
+    std::atomic<std::uint64_t> interests_held_{0};
     std::atomic<std::uint64_t> peers_seen_{0};
 };
 

@@ -1,5 +1,7 @@
 #include "client/lt/toast_peer_plugin.hpp"
 
+#include <utility>
+
 #include <spdlog/spdlog.h>
 #include <libtorrent/bdecode.hpp>
 
@@ -19,12 +21,12 @@ BlockRef block_of(const lt::peer_request& r) {
 
 ToastPeerPlugin::ToastPeerPlugin(lt::peer_connection_handle pc, std::shared_ptr<SwarmControl> control,
                                  lt::sha1_hash torrent, std::shared_ptr<const DeliveredPieces> delivered,
-                                 std::shared_ptr<const ChokerAnswer> choker, std::function<void()> rechoke)
+                                 std::shared_ptr<const ChokerAnswer> choker, ChokerHooks hooks)
     : pc_(std::move(pc)),
       control_(std::move(control)),
       delivered_(std::move(delivered)),
       choker_(std::move(choker)),
-      rechoke_(std::move(rechoke)),
+      hooks_(std::move(hooks)),
       torrent_(torrent),
       id_(control_->next_peer_id()),
       remote_(pc_.remote()) {
@@ -57,12 +59,40 @@ void ToastPeerPlugin::on_disconnect(const lt::error_code&) {
     control_->on_peer_gone(torrent_, remote_);
 }
 
-// With a Toast choker libtorrent still unchokes a peer the moment it becomes interested (its slots are
-// unlimited). Right after (not from inside this callback, as libtorrent marks the peer unchoked only once it
-// returns) the choker ranks the peers again, so a peer it wants keeps the slot at once instead of waiting up
-// to a second for the next tick, and one it does not want is choked before it takes upload meant for
-// another. A peer triggers that at most once per rechoke_interval: one toggling its interest cannot make us
-// rank every peer for every message; it is just choked.
+// With a Toast choker libtorrent's slots are unlimited, so it unchokes a peer the moment it says it is
+// interested. A peer the choker would not unchoke then sends requests that the choke right after rejects, and
+// takes them elsewhere a moment later: a newcomer's first pieces, asked of every peer that had just unchoked
+// it, came late from all of them. So libtorrent hears of the interest only when the choker would unchoke the
+// peer (ranking it now, not at the next tick: a newcomer behind us is the peer the nearest-behind choker
+// wants most, and each second it waits for our upload is a second of pieces the VoD server sends it).
+// Otherwise the interest is held here for the choker's ranks; when the choker unchokes the peer, its first
+// request tells libtorrent (which takes a request as interest).
+bool ToastPeerPlugin::on_interested() {
+    if (control_->config().choker == ChokerKind::tit_for_tat) return false;
+    interest_held_ = false;
+    if (wanted_unchoked()) return false;
+    auto now = Clock::now();
+    if (!last_rank_ || now - *last_rank_ >= rank_interval) {
+        last_rank_ = now;
+        if (hooks_.would_unchoke(id_)) {
+            rank_on_unchoke_ = true;
+            return false;
+        }
+    }
+    interest_held_ = true;
+    control_->count_interest_held();
+    return true;
+}
+
+bool ToastPeerPlugin::on_not_interested() {
+    interest_held_ = false;
+    return false;
+}
+
+// libtorrent unchokes a peer on its own when it becomes interested (only when the choker would have it, see
+// on_interested) and sometimes as a connection opens. The choker ranks every peer again right after (not from
+// inside this callback, as libtorrent marks the peer unchoked only once it returns) when it wants the peer,
+// so whoever it displaces is choked; otherwise the peer is choked again.
 void ToastPeerPlugin::sent_unchoke() {
     if (control_->config().choker == ChokerKind::tit_for_tat || wanted_unchoked()) return;
     control_->post([weak = weak_from_this()] {
@@ -70,11 +100,8 @@ void ToastPeerPlugin::sent_unchoke() {
         if (!self || self->wanted_unchoked()) return;
         auto& pc = self->pc_;
         if (pc.is_disconnecting() || pc.is_choked()) return;
-        auto now = Clock::now();
-        if (pc.is_peer_interested() &&
-            (!self->last_rechoke_ || now - *self->last_rechoke_ >= rechoke_interval)) {
-            self->last_rechoke_ = now;
-            self->rechoke_();
+        if (std::exchange(self->rank_on_unchoke_, false)) {
+            self->hooks_.rechoke();
             return;
         }
         pc.choke_this_peer();

@@ -34,6 +34,12 @@ using DeliveredPieces = std::unordered_set<int>;
 // tit-for-tat decides.
 using ChokerAnswer = std::set<std::uint64_t>;
 
+// What a peer's plugin asks of its torrent's Toast choker (network thread).
+struct ChokerHooks {
+    std::function<void()> rechoke;                     // rank every peer again and apply the answer
+    std::function<bool(std::uint64_t)> would_unchoke;  // would this peer, were it interested, be unchoked?
+};
+
 class ToastPeerPlugin final : public libtorrent::peer_plugin,
                               public std::enable_shared_from_this<ToastPeerPlugin> {
   public:
@@ -41,12 +47,14 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
 
     ToastPeerPlugin(libtorrent::peer_connection_handle pc, std::shared_ptr<SwarmControl> control,
                     libtorrent::sha1_hash torrent, std::shared_ptr<const DeliveredPieces> delivered,
-                    std::shared_ptr<const ChokerAnswer> choker, std::function<void()> rechoke);
+                    std::shared_ptr<const ChokerAnswer> choker, ChokerHooks hooks);
 
     libtorrent::string_view type() const override { return "toast"; }
     bool on_handshake(libtorrent::span<char const> reserved) override;
     bool on_extension_handshake(const libtorrent::bdecode_node& handshake) override;
     void on_disconnect(const libtorrent::error_code&) override;
+    bool on_interested() override;
+    bool on_not_interested() override;
     void sent_unchoke() override;
     void sent_request(const libtorrent::peer_request& r) override;
     void sent_cancel(const libtorrent::peer_request& r) override;
@@ -56,6 +64,9 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
 
     // The Toast choker keeps this peer unchoked.
     bool wanted_unchoked() const { return choker_->count(id_) != 0; }
+    // The peer said it is interested, whether libtorrent was told (it was not while the choker had no slot
+    // for the peer).
+    bool interested() const { return interest_held_ || pc_.is_peer_interested(); }
     // Where the peer was when the choker first saw it (`told` and `now` then).
     const PeerSighting& sighting(PieceIndex told, Clock::time_point now);
     // The server delivered `piece`: cancel what we still ask of this peer for it.
@@ -74,10 +85,14 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     std::shared_ptr<SwarmControl> control_;
     std::shared_ptr<const DeliveredPieces> delivered_;
     std::shared_ptr<const ChokerAnswer> choker_;
-    std::function<void()> rechoke_;  // ranks every peer of the torrent again (network thread)
-    static constexpr std::chrono::seconds rechoke_interval{1};
-    std::optional<Clock::time_point> last_rechoke_;  // network thread only
-    std::optional<PeerSighting> sighting_;           // network thread only
+    ChokerHooks hooks_;
+    // A peer's interest makes the choker rank every peer at most this often: one toggling its interest
+    // cannot make us rank them for every message.
+    static constexpr std::chrono::seconds rank_interval{1};
+    std::optional<Clock::time_point> last_rank_;  // network thread only
+    bool interest_held_ = false;                  // interested, libtorrent not told
+    bool rank_on_unchoke_ = false;                // the choker wants this peer that libtorrent unchokes
+    std::optional<PeerSighting> sighting_;        // network thread only
     libtorrent::sha1_hash torrent_;
     std::uint64_t id_;
     libtorrent::tcp::endpoint remote_;

@@ -40,10 +40,15 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
 
     std::shared_ptr<lt::peer_plugin> new_connection(const lt::peer_connection_handle& pc) override {
         if (pc.type() != lt::connection_type::bittorrent) return {};
+        ChokerHooks hooks{[weak = weak_from_this()] {
+                              if (auto self = weak.lock()) self->rank_and_apply(false);
+                          },
+                          [weak = weak_from_this()](std::uint64_t id) {
+                              auto self = weak.lock();
+                              return self && self->would_unchoke(id);
+                          }};
         auto plugin = std::make_shared<ToastPeerPlugin>(pc, control_, key_, delivered_, choker_answer_,
-                                                        [weak = weak_from_this()] {
-                                                            if (auto self = weak.lock()) self->rechoke();
-                                                        });
+                                                        std::move(hooks));
         prune();
         peers_.push_back(plugin);
         return plugin;
@@ -58,11 +63,6 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
 
     void tick() override { rank_and_apply(true); }
 
-    // A peer became interested between ticks (libtorrent has just unchoked it): rank every peer now rather
-    // than at the next tick. A newcomer behind us is the peer the nearest-behind choker wants most, and a
-    // second of its startup without our upload is a second of pieces the VoD server sends it instead.
-    void rechoke() { rank_and_apply(false); }
-
     void send_dont_have(int piece) {
         // Ejected: if peers send it again, it is wanted again.
         delivered_->erase(piece);
@@ -70,9 +70,11 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
     }
 
   private:
-    void rank_and_apply(bool tick) {
+    // The peers the choker unchokes now. `assume_interested` counts that peer as interested (it is telling
+    // us so, and libtorrent has not been told). Only a tick moves the seeding viewer's order and the
+    // optimistic rotation on.
+    ChokerAnswer rank(bool tick, ChokerState& state, std::uint64_t assume_interested = 0) {
         auto kind = control_->config().choker;
-        if (kind == ChokerKind::tit_for_tat) return;
         int slots = control_->config().unchoke_slots;
         auto ours = control_->position(key_);
         bool complete = kind == ChokerKind::nearest && ours.pieces.value() > 0 &&
@@ -102,10 +104,21 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
                 rank = kind == ChokerKind::leader ? leader_rank(at)
                                                   : nearest_behind_rank(at, ours.first_missing);
             }
-            candidates.push_back({p.id(), rank, pc.is_peer_interested()});
+            candidates.push_back({p.id(), rank, p.interested() || p.id() == assume_interested});
         });
-        auto unchoke = choker_unchoke_set(candidates, split.regular, split.optimistic,
-                                          control_->config().optimistic_rotate_ticks, choker_state_, tick);
+        return choker_unchoke_set(candidates, split.regular, split.optimistic,
+                                  control_->config().optimistic_rotate_ticks, state, tick);
+    }
+
+    bool would_unchoke(std::uint64_t id) {
+        if (control_->config().choker == ChokerKind::tit_for_tat) return true;
+        auto state = choker_state_;
+        return rank(false, state, id).count(id) > 0;
+    }
+
+    void rank_and_apply(bool tick) {
+        if (control_->config().choker == ChokerKind::tit_for_tat) return;
+        auto unchoke = rank(tick, choker_state_);
         *choker_answer_ = unchoke;
         for_each_peer([&](ToastPeerPlugin& p) {
             auto& pc = p.handle();
