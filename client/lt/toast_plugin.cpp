@@ -61,7 +61,10 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
         for_each_peer([index](ToastPeerPlugin& p) { p.cancel_piece(index); });
     }
 
-    void tick() override { rank_and_apply(true); }
+    void tick() override {
+        rank_and_apply(true);
+        ++ticks_;
+    }
 
     void send_dont_have(int piece) {
         // Ejected: if peers send it again, it is wanted again.
@@ -71,8 +74,8 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
 
   private:
     // The peers the choker unchokes now. `assume_interested` counts that peer as interested (it is telling
-    // us so, and libtorrent has not been told). Only a tick moves the seeding viewer's order and the
-    // optimistic rotation on.
+    // us so, and libtorrent has not been told). Only a tick moves the optimistic rotation on (and tick()
+    // the seeding viewer's order).
     ChokerAnswer rank(bool tick, ChokerState& state, std::uint64_t assume_interested = 0) {
         auto kind = control_->config().choker;
         int slots = control_->config().unchoke_slots;
@@ -83,8 +86,8 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
                      : kind == ChokerKind::leader ? leader_slots(slots)
                      : complete                   ? complete_slots(slots)
                                                   : nearest_behind_slots(slots);
-        auto epoch = (tick ? ticks_++ : ticks_) /
-                     static_cast<std::uint64_t>(std::max(control_->config().optimistic_rotate_ticks, 1));
+        auto epoch =
+            ticks_ / static_cast<std::uint64_t>(std::max(control_->config().optimistic_rotate_ticks, 1));
         auto now = Clock::now();
         std::vector<ChokeCandidate> candidates;
         for_each_peer([&](ToastPeerPlugin& p) {
@@ -110,8 +113,8 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
                                   control_->config().optimistic_rotate_ticks, state, tick);
     }
 
+    // Only asked under a Toast choker (on_interested lets libtorrent decide under tit-for-tat).
     bool would_unchoke(std::uint64_t id) {
-        if (control_->config().choker == ChokerKind::tit_for_tat) return true;
         auto state = choker_state_;
         return rank(false, state, id).count(id) > 0;
     }
