@@ -23,7 +23,8 @@ std::optional<double> AdaptiveTuner::effective() const {
 }
 
 bool AdaptiveTuner::whole_title() const {
-    return ratio_ && *effective() >= config_.inorder_ratio;
+    auto r = effective();
+    return r && *r >= config_.inorder_ratio;
 }
 
 void AdaptiveTuner::on_peer_ratio(double ratio) {

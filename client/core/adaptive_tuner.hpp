@@ -9,7 +9,7 @@
 // can: the bytes all of them delivered over the last second, taken while some peer has a full request
 // pipeline (so the rate is what they can give, not what we asked for), over the bitrate. The tuner smooths
 // that ratio and picks
-//   - at or above `inorder_ratio`, once measured: the whole title in order (the in-order picker);
+//   - at or above `inorder_ratio`: the whole title in order (the in-order picker);
 //   - at or above `hybrid_ratio`: the whole in-order window, beta beyond it (hybrid);
 //   - at or below `beta_ratio`: no window (beta from the give-up zone on);
 //   - in between: a share of the window in proportion.
@@ -30,13 +30,14 @@ namespace toast::client {
 struct AdaptiveConfig {
     // The peers' share of the bitrate at which the window is dropped / kept whole. Measured on the testbed's
     // 12-viewer Fig. 5.3 (the operator's seed counts among the peers): at upload = bitrate / 2 a viewer's
-    // peers deliver 0.4-0.8 of it (median about 0.6) and beta does best, 3-4 points above hybrid; at 3/4 of
-    // it they deliver 0.55-1.1 (median about 0.86) and hybrid or in-order does, about a point above beta.
+    // peers deliver 0.5-0.8 of it (median about 0.55) and beta does better than hybrid; at 3/4 of it they
+    // deliver 0.75-1.0 (median about 0.8) and in-order does best, 1.5-2 points above beta.
     double beta_ratio = 0.7;
-    double hybrid_ratio = 0.8;
-    // At or above this share the whole title is picked in order. At upload = bitrate a viewer's peers deliver
-    // 0.6-1.75 of it, and in-order does about 0.7 points better than hybrid there (6 seeds each).
-    double inorder_ratio = 0.95;
+    double hybrid_ratio = 0.75;
+    // At or above this share the whole title is picked in order. At 3/4 of the bitrate and at the bitrate
+    // in-order did 0.3-1.5 points better than hybrid in every Fig. 5.3 batch, so the tuner has no hybrid
+    // zone of its own by default: hybrid's window with beta beyond it only between the two ratios above.
+    double inorder_ratio = 0.75;
     // Weight of each new sample (one a second) in the smoothed ratio.
     double gain = 0.2;
     // How far above its prior the tuner follows a measured ratio. In the testbed the operator's seed sends
@@ -50,8 +51,8 @@ class AdaptiveTuner {
     // `window` is the in-order window the user chose (--inorder-window): the most the tuner keeps. `prior` is
     // the ratio assumed until peers are measured, and the start of the smoothing (this client's own upload
     // cap over the bitrate: the operator's boxes share one provisioning). It sets the window's share; the
-    // whole title is picked in order only on a measured ratio. Without a prior the tuner is hybrid with the
-    // whole window until the first sample, which it then takes as it is.
+    // whole title too, as a measured ratio would. Without a prior the tuner is hybrid with the whole window
+    // until the first sample, which it then takes as it is.
     AdaptiveTuner(std::chrono::nanoseconds window, AdaptiveConfig config,
                   std::optional<double> prior = std::nullopt);
 
@@ -63,7 +64,7 @@ class AdaptiveTuner {
     std::optional<double> peer_ratio() const { return ratio_; }
     // From the prior until the first sample; 1 (hybrid) without one.
     double share() const;
-    // The whole title is picked in order now, not only inorder_window(): only on a measured ratio.
+    // The whole title is picked in order now, not only inorder_window().
     bool whole_title() const;
     std::chrono::nanoseconds inorder_window() const;
 

@@ -417,9 +417,9 @@ Options:
                               the torrent)
   --picker P                  rarest|inorder|beta|hybrid|adaptive (default: adaptive); adaptive follows
                               the share of the bitrate its peers deliver: the whole title in order
-                              from 0.95, hybrid from 0.8, beta at 0.7 or less, a part of the window
-                              between; until they are measured, --upload-limit over the bitrate, and
-                              at most that plus 0.2 after
+                              from 0.75, beta at 0.7 or less, a part of the window between; until
+                              they are measured, --upload-limit over the bitrate, and at most that
+                              plus 0.2 after
   --inorder-window DURATION   hybrid, adaptive: pick in order within this much video ahead, 1s..24h
                               (default: 15min)
   --lookahead DURATION|none   ask peers only for pieces within this much video past the first missing

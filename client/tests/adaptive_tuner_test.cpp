@@ -85,13 +85,19 @@ TEST_CASE("until peers are measured the tuner assumes they deliver its own uploa
     CHECK(*half.peer_ratio() == Approx(0.55));
     CHECK(half.share() == 0.0);
 
-    // A prior sets the window; the whole title is picked in order only once peers are measured.
+    // A prior sets the window, and the whole title as a measured ratio would: a box uploading the bitrate
+    // picks in order from its first piece.
     AdaptiveTuner full(20s, config(), 1.0);
+    CHECK_FALSE(full.peer_ratio());
     CHECK(full.share() == 1.0);
-    CHECK(full.inorder_window() == 20s);
-    CHECK_FALSE(full.whole_title());
-    full.on_peer_ratio(0.95);  // 0.99
     CHECK(full.whole_title());
+    full.on_peer_ratio(0.2);  // 0.84: measured below the in-order ratio, back to hybrid
+    CHECK_FALSE(full.whole_title());
+    CHECK(full.inorder_window() == 20s);
+    // A prior between the hybrid and in-order ratios: the whole window, not the whole title.
+    AdaptiveTuner window(20s, config(), 0.8);
+    CHECK(window.share() == 1.0);
+    CHECK_FALSE(window.whole_title());
 
     // A prior that is not a ratio is no prior.
     for (double bad :

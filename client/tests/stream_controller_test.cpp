@@ -643,7 +643,7 @@ TEST_CASE("peers carrying half the bitrate turn the adaptive picker into beta",
     // Whether beta does better there is the testbed's to measure (testbed/README.md, Fig. 5.3).
 }
 
-TEST_CASE("peers carrying most of the bitrate keep the adaptive picker hybrid with its whole window",
+TEST_CASE("peers carrying most of the bitrate turn the adaptive picker into in-order",
           "[client][controller][adaptive]") {
     // Seven pieces at a time, 8 s each: peers carry 7/8 of the bitrate, the server the rest.
     FixedAndAdaptive run(PickerKind::hybrid, 8000ms, 7, 20s);
@@ -652,13 +652,33 @@ TEST_CASE("peers carrying most of the bitrate keep the adaptive picker hybrid wi
     CHECK(a.stalls == 0);
     const AdaptiveConfig tuning = ClientTuning{}.adaptive;
     REQUIRE(a.adaptive_peer_ratio);
-    CHECK(*a.adaptive_peer_ratio > tuning.hybrid_ratio);
-    CHECK(*a.adaptive_peer_ratio < tuning.inorder_ratio);
+    CHECK(*a.adaptive_peer_ratio >= tuning.inorder_ratio);
+    CHECK(*a.adaptive_peer_ratio < 1.0);
     REQUIRE(a.adaptive_share);
     CHECK(*a.adaptive_share == 1.0);
+    // The rest of the title in order, where hybrid keeps 10 s and beta beyond it.
     REQUIRE(a.inorder_window);
-    CHECK(a.inorder_window == h.inorder_window);
-    CHECK(a.inorder_window->second - a.inorder_window->first == 9);  // 10 s, beta beyond it
+    CHECK(a.inorder_window->second == 39);
+    REQUIRE(h.inorder_window);
+    CHECK(h.inorder_window->second - h.inorder_window->first == 9);
+}
+
+TEST_CASE("peers carrying a little more than the beta ratio keep a share of the window",
+          "[client][controller][adaptive]") {
+    // Eight pieces at a time, 11 s each: peers carry 8/11 of the bitrate, half way between the beta and
+    // hybrid ratios.
+    FixedAndAdaptive run(PickerKind::hybrid, 11000ms, 8, 30s);
+    const auto& a = run.a;
+    CHECK(a.stalls == 0);
+    const AdaptiveConfig tuning = ClientTuning{}.adaptive;
+    REQUIRE(a.adaptive_peer_ratio);
+    CHECK(*a.adaptive_peer_ratio > tuning.beta_ratio);
+    CHECK(*a.adaptive_peer_ratio < tuning.hybrid_ratio);
+    REQUIRE(a.adaptive_share);
+    CHECK(*a.adaptive_share > 0.0);
+    CHECK(*a.adaptive_share < 1.0);
+    REQUIRE(a.inorder_window);
+    CHECK(a.inorder_window->second - a.inorder_window->first < 9);  // less than hybrid's 10 s
 }
 
 TEST_CASE("peers that carry more than the stream turn the adaptive picker into in-order",
