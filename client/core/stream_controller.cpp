@@ -182,6 +182,11 @@ bool StreamController::on_server_data(PieceIndex p, Bytes size, SteadyTime now) 
     return true;
 }
 
+void StreamController::on_fetch_stopped(PieceIndex p, Bytes received) {
+    fetching_.erase(p);
+    bytes_server_wasted_ += received.value();
+}
+
 void StreamController::on_fetch_refused(PieceIndex p) {
     fetching_.erase(p);
     fallback_.on_fetch_abandoned(p);

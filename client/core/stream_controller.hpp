@@ -64,7 +64,7 @@ FallbackConfig fallback_config_for(const TitleGeometry& geometry, const ClientTu
 struct PieceArrival {
     bool from_server = false;  // the server's bytes passed the hash check
     bool new_piece = false;    // it was not had before
-    // A peer delivered a piece the server was still fetching: drop the fetch if it has not started.
+    // A peer delivered a piece the server was still fetching: stop the fetch (then on_fetch_stopped).
     bool cancel_fetch = false;
 };
 
@@ -90,6 +90,9 @@ class StreamController {
     bool on_server_data(PieceIndex p, Bytes size, SteadyTime now);
     // The fetcher would not take a planned fetch (it is already running one for the piece).
     void on_fetch_refused(PieceIndex p);
+    // A fetch stopped after a peer delivered its piece (PieceArrival::cancel_fetch), `received` of its
+    // bytes already here: they are wasted.
+    void on_fetch_stopped(PieceIndex p, Bytes received);
     void on_tracker_reply(int peers, SteadyTime now);
     // Player mode: see StreamWatcher::on_player_read.
     ReadKind on_player_read(ByteOffset offset, Bytes length, SteadyTime now, bool continuation);

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -40,6 +41,8 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         bool busy = false;
         bool connected = false;
         bool fresh = false;  // connected for the current request (a failure is then the server's)
+        // Changes when a request is abandoned: completions of what was started before are ignored.
+        std::uint64_t generation = 0;
         Job job;
         Clock::time_point started;
         http::request<http::empty_body> request;
@@ -69,13 +72,35 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         return true;
     }
 
-    bool cancel_queued(PieceIndex piece) {
+    std::optional<std::uint64_t> abandon(PieceIndex piece) {
+        if (!busy_.count(piece)) return std::nullopt;
         auto it = std::find_if(queue_.begin(), queue_.end(),
                                [&](const Job& j) { return j.request.piece == piece; });
-        if (it == queue_.end()) return false;
-        queue_.erase(it);
+        if (it != queue_.end()) {
+            queue_.erase(it);
+            busy_.erase(piece);
+            return 0;
+        }
+        for (auto& per_server : conns_) {
+            for (auto& c : per_server) {
+                if (!c->busy || c->job.request.piece != piece) continue;
+                std::uint64_t received = c->parser ? c->parser->get().body().size() : 0;
+                ++c->generation;
+                c->resolver.cancel();
+                close(c);
+                c->busy = false;
+                busy_.erase(piece);
+                stats_.bytes_received += received;
+                ++stats_.abandoned;
+                // Not at once: the closed socket's aborted completions are queued now, and the connection
+                // must not start its next request before they have run.
+                asio::post(io_,
+                           [self = shared_from_this()] { self->guarded(nullptr, [&] { self->pump(); }); });
+                return received;
+            }
+        }
         busy_.erase(piece);
-        return true;
+        return std::nullopt;
     }
 
     bool busy(PieceIndex piece) const { return busy_.count(piece) > 0; }
@@ -204,25 +229,34 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         }
     }
 
+    // A completion of something started before the request was abandoned (the socket was closed under it).
+    bool stale(const std::shared_ptr<Connection>& c, std::uint64_t generation) const {
+        return stopped_ || c->generation != generation;
+    }
+
     void connect(const std::shared_ptr<Connection>& c) {
         c->fresh = true;
         const auto& url = urls_[c->server];
-        c->resolver.async_resolve(
-            url.host, url.port,
-            [self = shared_from_this(), c](beast::error_code ec, tcp::resolver::results_type results) {
-                self->guarded(c, [&] {
-                    if (self->stopped_) return;
-                    if (ec) return self->fail(c, "resolve: " + ec.message());
-                    c->stream.expires_after(self->config_.timeout);
-                    c->stream.async_connect(results, [self, c](beast::error_code ec2, const tcp::endpoint&) {
-                        self->guarded(c, [&] { self->on_connect(c, ec2); });
-                    });
-                });
-            });
+        c->resolver.async_resolve(url.host, url.port,
+                                  [self = shared_from_this(), c, gen = c->generation](
+                                      beast::error_code ec, tcp::resolver::results_type results) {
+                                      self->guarded(c, [&] {
+                                          if (self->stale(c, gen)) return;
+                                          if (ec) return self->fail(c, "resolve: " + ec.message());
+                                          c->stream.expires_after(self->config_.timeout);
+                                          c->stream.async_connect(
+                                              results,
+                                              [self, c, gen](beast::error_code ec2, const tcp::endpoint&) {
+                                                  self->guarded(c, [&] {
+                                                      if (self->stale(c, gen)) return;
+                                                      self->on_connect(c, ec2);
+                                                  });
+                                              });
+                                      });
+                                  });
     }
 
     void on_connect(const std::shared_ptr<Connection>& c, beast::error_code ec) {
-        if (stopped_) return;
         if (ec) return fail(c, "connect: " + ec.message());
         c->connected = true;
         // An option that cannot be set costs latency, not the request.
@@ -234,28 +268,30 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
 
     void write(const std::shared_ptr<Connection>& c) {
         c->stream.expires_after(config_.timeout);
-        http::async_write(c->stream, c->request,
-                          [self = shared_from_this(), c](beast::error_code ec, std::size_t) {
-                              self->guarded(c, [&] {
-                                  if (self->stopped_) return;
-                                  if (ec) return self->connection_error(c, "write: " + ec.message());
-                                  self->read(c);
-                              });
-                          });
+        http::async_write(
+            c->stream, c->request,
+            [self = shared_from_this(), c, gen = c->generation](beast::error_code ec, std::size_t) {
+                self->guarded(c, [&] {
+                    if (self->stale(c, gen)) return;
+                    if (ec) return self->connection_error(c, "write: " + ec.message());
+                    self->read(c);
+                });
+            });
     }
 
     void read(const std::shared_ptr<Connection>& c) {
         c->parser.emplace();
         c->parser->body_limit(static_cast<std::uint64_t>(c->job.request.length) + 64 * 1024);
         c->stream.expires_after(config_.timeout);
-        http::async_read(c->stream, c->buffer, *c->parser,
-                         [self = shared_from_this(), c](beast::error_code ec, std::size_t) {
-                             self->guarded(c, [&] {
-                                 if (self->stopped_) return;
-                                 if (ec) return self->connection_error(c, "read: " + ec.message());
-                                 self->on_response(c);
-                             });
-                         });
+        http::async_read(
+            c->stream, c->buffer, *c->parser,
+            [self = shared_from_this(), c, gen = c->generation](beast::error_code ec, std::size_t) {
+                self->guarded(c, [&] {
+                    if (self->stale(c, gen)) return;
+                    if (ec) return self->connection_error(c, "read: " + ec.message());
+                    self->on_response(c);
+                });
+            });
     }
 
     // A kept-alive connection the server closed in the meantime fails on first use: that is not the
@@ -335,8 +371,8 @@ HttpFetcher::~HttpFetcher() {
 bool HttpFetcher::fetch(const PieceRequest& request, std::chrono::milliseconds delay) {
     return impl_->fetch(request, delay);
 }
-bool HttpFetcher::cancel_queued(PieceIndex piece) {
-    return impl_->cancel_queued(piece);
+std::optional<std::uint64_t> HttpFetcher::abandon(PieceIndex piece) {
+    return impl_->abandon(piece);
 }
 bool HttpFetcher::busy(PieceIndex piece) const {
     return impl_->busy(piece);

@@ -41,6 +41,7 @@ struct FetcherStats {
     std::uint64_t bytes_rejected = 0;  // body bytes of malformed answers
     std::uint64_t handler_errors = 0;  // exceptions caught in a completion handler (logged, never rethrown)
     std::uint64_t late_answers = 0;    // answers the server marked Toast-Late (its disks are behind)
+    std::uint64_t abandoned = 0;       // requests in flight stopped by abandon()
 };
 
 class HttpFetcher {
@@ -59,9 +60,12 @@ class HttpFetcher {
     // Queues `request` to start after `delay`. False (and nothing queued) when the piece is already queued
     // or in flight.
     bool fetch(const PieceRequest& request, std::chrono::milliseconds delay = std::chrono::milliseconds(0));
-    // Drops a queued piece that has not been sent yet; true if it was dropped. An in-flight request
-    // completes.
-    bool cancel_queued(PieceIndex piece);
+    // The piece arrived another way: drops it from the queue, or stops its request in flight by closing
+    // that connection (HTTP/1.1 has no other way to call a request back; the next request opens a new one).
+    // The server sends no more of it, and what it has sent and is still in the socket is dropped; the
+    // callback does not run. Returns the body bytes received of it so far (0 if it was queued), or none if
+    // the piece was neither queued nor in flight.
+    std::optional<std::uint64_t> abandon(PieceIndex piece);
     bool busy(PieceIndex piece) const;
     std::size_t in_flight() const;
     std::size_t queued() const;

@@ -310,7 +310,9 @@ void TitleStream::on_server_piece(const PieceRequest& r, std::vector<char> data)
 void TitleStream::on_piece_finished(PieceIndex p, SteadyTime now) {
     auto a = controller_->on_piece_finished(p, now);
     spdlog::trace("piece {} finished ({})", p.value(), a.from_server ? "server" : "peers");
-    if (a.cancel_fetch) fetcher_->cancel_queued(p);
+    if (a.cancel_fetch) {
+        if (auto received = fetcher_->abandon(p)) controller_->on_fetch_stopped(p, Bytes(*received));
+    }
     // Every piece_finished is an arrival of this session, even one the first check already counted as on
     // disk (its alert can come after the check read the bitfield).
     if (!from_server_.has(p) && !from_peers_.has(p)) (a.from_server ? from_server_ : from_peers_).set(p);

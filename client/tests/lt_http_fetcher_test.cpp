@@ -299,3 +299,55 @@ TEST_CASE("after a Toast-Late answer the fetcher asks the other server", "[clien
     CHECK(fetcher.stats().failures == 0);
     CHECK(fetcher.stats().delivered == 4);
 }
+
+TEST_CASE("an abandoned piece is called back: queued it is dropped, in flight its connection is closed",
+          "[client][fetcher]") {
+    auto data = title_bytes(8 * kPiece);
+    RangeServer server("/t", data);
+    server.delay_ms = 600;  // every answer waits: the requests are in flight when abandoned
+    boost::asio::io_context io;
+    std::vector<PieceIndex> delivered;
+    FetcherConfig config = fast_retries();
+    config.connections_per_server = 1;
+    HttpFetcher fetcher(
+        io, urls({server.url()}), config, [&](const PieceRequest& r, std::vector<char> bytes, std::size_t) {
+            auto expected = piece(r.piece.value(), data.size());
+            CHECK(bytes ==
+                  std::vector<char>(data.begin() + static_cast<long>(expected.offset),
+                                    data.begin() + static_cast<long>(expected.offset + expected.length)));
+            delivered.push_back(r.piece);
+        });
+    CHECK_FALSE(fetcher.abandon(PieceIndex(0)));  // neither queued nor in flight
+    REQUIRE(fetcher.fetch(piece(0, data.size())));
+    REQUIRE(fetcher.fetch(piece(1, data.size())));  // one connection: queued behind piece 0
+    REQUIRE(run_until(
+        io, [&] { return server.requests == 1; }, 5s));
+    CHECK(fetcher.in_flight() == 1);
+    CHECK(fetcher.queued() == 1);
+
+    auto queued = fetcher.abandon(PieceIndex(1));
+    REQUIRE(queued);
+    CHECK(*queued == 0);
+    CHECK(fetcher.queued() == 0);
+    REQUIRE(fetcher.fetch(piece(1, data.size())));  // asked again: queued again
+
+    auto in_flight = fetcher.abandon(PieceIndex(0));
+    REQUIRE(in_flight);
+    CHECK(*in_flight == 0);  // the server had not answered yet
+    CHECK_FALSE(fetcher.busy(PieceIndex(0)));
+    CHECK(fetcher.stats().abandoned == 1);
+
+    // Piece 1 goes out on a new connection; the answer for piece 0 the server still sends goes nowhere:
+    // no callback, no failure, no retry.
+    REQUIRE(run_until(
+        io, [&] { return !delivered.empty(); }, 5s));
+    run_until(
+        io, [] { return false; }, 700ms);
+    REQUIRE(delivered.size() == 1);
+    CHECK(delivered[0] == PieceIndex(1));
+    CHECK(server.requests == 2);
+    CHECK(server.connections == 2);
+    CHECK(fetcher.stats().failures == 0);
+    CHECK(fetcher.stats().delivered == 1);
+    CHECK_FALSE(fetcher.busy(PieceIndex(1)));
+}

@@ -133,7 +133,7 @@ TEST_CASE("a piece a peer delivers first makes the server's copy wasted", "[clie
     REQUIRE(fetched(c.tick(sample(t0))) == idx({0}));
     auto a = c.on_piece_finished(PieceIndex(0), t0 + 20ms);
     CHECK_FALSE(a.from_server);
-    CHECK(a.cancel_fetch);  // the fetch may still be queued
+    CHECK(a.cancel_fetch);  // the fetch may still be queued or in flight
     CHECK_FALSE(c.fallback().in_flight(PieceIndex(0)));
     CHECK_FALSE(c.on_server_data(PieceIndex(0), Bytes(250'000), t0 + 40ms));
     StatsRecord r;
@@ -141,6 +141,24 @@ TEST_CASE("a piece a peer delivers first makes the server's copy wasted", "[clie
     CHECK(r.bytes_server_wasted == 250'000);
     CHECK(r.bytes_server_useful == 0);
     REQUIRE(r.fidelity);
+}
+
+TEST_CASE("a fetch stopped after a peer delivered its piece wastes only what had arrived of it",
+          "[client][controller]") {
+    ClientTuning tuning;
+    StreamController c(geometry(), setup(), tuning, t0);
+    REQUIRE(fetched(c.tick(sample(t0))) == idx({0}));
+    auto a = c.on_piece_finished(PieceIndex(0), t0 + 20ms);
+    REQUIRE(a.cancel_fetch);
+    c.on_fetch_stopped(PieceIndex(0), Bytes(16'384));  // one block had arrived when it was stopped
+    StatsRecord r;
+    c.fill_record(r, t0 + 50ms);
+    CHECK(r.bytes_server_wasted == 16'384);
+    CHECK(r.bytes_server_useful == 0);
+    CHECK(r.bytes_from_server == 16'384);
+    // The piece is had: the server is not asked for it again.
+    CHECK(fetched(c.tick(sample(t0 + 100ms))) != idx({0}));
+    CHECK_FALSE(c.fallback().in_flight(PieceIndex(0)));
 }
 
 TEST_CASE("a server piece that fails its hash check is wasted and fetched again after a backoff",

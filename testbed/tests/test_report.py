@@ -162,6 +162,26 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(r["redundant_raced_bytes"], 18)
         self.assertAlmostEqual(r["server_wasted_pct"], 2.0)  # of the 1200 bytes the viewers took from the server
 
+    def test_server_bytes_no_viewer_received_are_wasted(self):
+        # Toast viewers stop a fetch whose piece a peer delivered first; what the server had sent of it they
+        # never read, and it shows only in the server's own count.
+        s = scenario.from_dict({"clients": 3, "behavior": "stream"})
+        summ = {"completed": True, "bytes_from_server": 400, "bytes_server_wasted": 8}
+        r = report.compute(s, 1000, [summ, summ, summ], vod_bytes=1260, seed_bytes=0, tracker_bytes=0,
+                           viewers_fetch=True)
+        self.assertEqual(r["server_unreceived_bytes"], 60)
+        self.assertEqual(r["server_wasted_bytes"], 24 + 60)
+        self.assertAlmostEqual(r["server_wasted_pct"], 100.0 * 84 / 1260)
+        self.assertIn("of it sent for requests they stopped", report.render_markdown(r, []))
+        # Stock viewers (a baseline) count no server bytes of their own: nothing is inferred.
+        r = report.compute(s, 1000, [summ, summ, summ], vod_bytes=1260, seed_bytes=0, tracker_bytes=0)
+        self.assertEqual(r["server_unreceived_bytes"], 0)
+        self.assertEqual(r["server_wasted_bytes"], 24)
+        # A viewer without a summary: what it received is unknown, so is the difference.
+        r = report.compute(s, 1000, [summ, summ, None], vod_bytes=1260, seed_bytes=0, tracker_bytes=0,
+                           viewers_fetch=True)
+        self.assertEqual(r["server_unreceived_bytes"], 0)
+
     def test_ceiling_without_upload_cap_is_one_minus_one_over_n(self):
         s = scenario.from_dict({"clients": 10, "behavior": "seed"})
         self.assertAlmostEqual(report.ceiling_pct(s), 90.0)

@@ -62,8 +62,10 @@ def ceiling_pct(s: Scenario) -> float:
 
 
 def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], vod_bytes: float,
-            seed_bytes: float, tracker_bytes: float) -> dict:
-    """The report's numbers. `client_summaries` has one entry per client (None: no summary was written)."""
+            seed_bytes: float, tracker_bytes: float, viewers_fetch: bool = False) -> dict:
+    """The report's numbers. `client_summaries` has one entry per client (None: no summary was written).
+    `viewers_fetch`: the viewers are what fetches from the VoD server (toast-client), so what it sent beyond
+    what they counted received is answers they stopped (a peer delivered the piece first) and is wasted."""
     n = len(client_summaries)
     unicast = title_bytes * n
     server = vod_bytes + seed_bytes + tracker_bytes
@@ -96,6 +98,12 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
         if isinstance(row["startup_ms"], (int, float)) and row["startup_ms"] >= 0:
             startups.append(float(row["startup_ms"]))
     reduction = 100.0 * (1.0 - server / unicast) if unicast else 0.0
+    # A toast-client stops a fetch whose piece a peer delivered first by closing the connection; the server
+    # may have sent some of the answer by then, which the client never reads.
+    unreceived = 0
+    if viewers_fetch and all(summ is not None for summ in client_summaries):
+        unreceived = max(0, int(vod_bytes) - from_server)
+    sent_to_viewers = from_server + unreceived
     return {
         "scenario": s.name,
         "clients": n,
@@ -114,10 +122,11 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
         "redundant_bytes": redundant,
         # Of those, peers' blocks of pieces the server had already delivered: it raced peers sending them.
         "redundant_raced_bytes": raced,
-        # Server bytes that did not help: pieces a peer delivered first, failed or corrupt responses; a share
-        # of what the viewers received from the VoD server.
-        "server_wasted_bytes": wasted,
-        "server_wasted_pct": 100.0 * wasted / from_server if from_server else 0.0,
+        # Server bytes that did not help: pieces a peer delivered first (received, or sent and dropped with a
+        # stopped request), failed or corrupt responses; a share of what the VoD server sent the viewers.
+        "server_wasted_bytes": wasted + unreceived,
+        "server_unreceived_bytes": unreceived,
+        "server_wasted_pct": 100.0 * (wasted + unreceived) / sent_to_viewers if sent_to_viewers else 0.0,
         "stalls": {"count": stall_count, "seconds": stall_seconds},
         "startup_ms": {"median": percentile(startups, 50), "p95": percentile(startups, 95)},
         "per_client": rows,
@@ -174,7 +183,8 @@ def render_markdown(report: dict, plots: list[str]) -> str:
         f"| redundant bytes (of pieces the server raced) | {_mb(r['redundant_bytes'])} "
         f"({_mb(r.get('redundant_raced_bytes', 0))}) |",
         f"| wasted server bytes | {_mb(r.get('server_wasted_bytes', 0))} "
-        f"({r.get('server_wasted_pct', 0.0):.1f}% of what viewers took from the server) |",
+        f"({r.get('server_wasted_pct', 0.0):.1f}% of what the server sent the viewers; "
+        f"{_mb(r.get('server_unreceived_bytes', 0))} of it sent for requests they stopped) |",
         f"| stalls | {r['stalls']['count']} ({r['stalls']['seconds']:.1f} s) |",
         f"| startup median / p95 | {_fmt_ms(r['startup_ms']['median'])} / {_fmt_ms(r['startup_ms']['p95'])} |",
         "",

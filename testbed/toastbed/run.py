@@ -414,7 +414,7 @@ def run_once(kind: str, s: scen.Scenario, bins: dict, out: Path, progress=print,
     summaries = [report.read_stats(work / f"client{i:03d}" / "stats.jsonl")[0] for i in range(s.clients)]
     if not keep_data:
         drop_data(work)
-    r = report.compute(s, s.title_bytes, summaries, vod, seed, tracker)
+    r = report.compute(s, s.title_bytes, summaries, vod, seed, tracker, viewers_fetch=kind == "toast")
     report.add_resources(r, sampler.report())
     incomplete = r["clients"] - r["completed_clients"]
     if incomplete:

@@ -260,7 +260,7 @@ def issue_targets(exps: list[tuple[str, dict]], results: dict) -> list[dict]:
         rows.append({"key": "stalls", "claim": "stalls, every run", "thesis": "-", "target": "0",
                      "ours": f"{stalls} in {stalled} of {len(reps)} runs", "met": stalls == 0, "shape": "all runs"})
         wasted = [r.get("server_wasted_pct", 0.0) for r in reps]
-        rows.append({"key": "wasted", "claim": "wasted server bytes (share of what viewers took from the server)",
+        rows.append({"key": "wasted", "claim": "wasted server bytes (share of what the server sent the viewers)",
                      "thesis": "-", "target": f"<= {WASTED_TARGET_PCT:g}%",
                      "ours": f"median {statistics.median(wasted):.1f}%, worst {max(wasted):.1f}%",
                      "met": max(wasted) <= WASTED_TARGET_PCT, "shape": "all runs"})
