@@ -115,6 +115,10 @@ class ResourcesTest(unittest.TestCase):
         self.assertEqual(res["cpu_seconds_by_role"], {"client": 6.0, "server": 10.0})
         self.assertEqual(res["machine"]["busy_pct_mean"], 50.0)
         self.assertEqual(res["machine"]["busy_pct_peak"], 90.0)  # 5-10 s
+        self.assertEqual(res["machine"]["saturated_seconds"], 0.0)  # no interval at 95% or more
+        # Two one-second intervals at 96% and 100% among idler ones: saturated for 2 s.
+        busy = [(0.0, 0, 0), (1.0, 96, 100), (2.0, 146, 200), (3.0, 246, 300), (4.0, 250, 400)]
+        self.assertEqual(resources.machine_figures(busy, 5.0)["saturated_seconds"], 2.0)
         self.assertAlmostEqual(res["machine"]["run_share_pct"], 100.0 * 16 / (15 * resources.CORES), places=1)
 
     def test_report_rows_carry_each_clients_figures(self):

@@ -236,7 +236,8 @@ def render_resources(res: dict) -> list[str]:
     roles = ", ".join(f"{role} {sec:.1f} s" for role, sec in sorted(res["cpu_seconds_by_role"].items()))
     if m.get("busy_pct_mean") is not None:
         out += [f"CPU time by role: {roles}. The machine ({res['cores']} cores) was {m['busy_pct_mean']:.0f}% busy "
-                f"on average over {m['seconds']:.0f} s, {m['busy_pct_peak']:.0f}% in its busiest 5 s; this run's "
+                f"on average over {m['seconds']:.0f} s, {m['busy_pct_peak']:.0f}% in its busiest 5 s, "
+                f"{m.get('saturated_seconds', 0.0):.0f} s saturated (95% or more); this run's "
                 f"processes account for {m.get('run_share_pct', 0.0):.0f}% of all cores.", ""]
     return out
 

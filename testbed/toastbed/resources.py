@@ -205,10 +205,16 @@ def summarize(procs: list[Tracked], machine: list[tuple[float, int, int]], windo
     return out
 
 
+# A sample interval this busy is a saturated one: the processes of a run then wait for a core, and a viewer's
+# one- or two-second buffer drains while they wait (in the 200-viewer runs stalls came in such stretches).
+SATURATED_PCT = 95.0
+
+
 def machine_figures(machine: list[tuple[float, int, int]], window: float) -> dict:
-    """Busy share of all cores (100% = every core busy): the run's mean and its busiest window."""
+    """Busy share of all cores (100% = every core busy): the run's mean, its busiest window, and how long the
+    sample intervals at SATURATED_PCT or more lasted in all."""
     if len(machine) < 2:
-        return {"busy_pct_mean": None, "busy_pct_peak": None, "seconds": 0.0}
+        return {"busy_pct_mean": None, "busy_pct_peak": None, "seconds": 0.0, "saturated_seconds": 0.0}
     t0, b0, n0 = machine[0]
     t1, b1, n1 = machine[-1]
     mean = 100.0 * (b1 - b0) / (n1 - n0) if n1 > n0 else 0.0
@@ -224,4 +230,7 @@ def machine_figures(machine: list[tuple[float, int, int]], window: float) -> dic
             peak = max(peak, 100.0 * (machine[j][1] - machine[i][1]) / dn)
     if peak == 0.0:
         peak = mean
-    return {"busy_pct_mean": round(mean, 1), "busy_pct_peak": round(peak, 1), "seconds": round(t1 - t0, 1)}
+    saturated = sum(b[0] - a[0] for a, b in zip(machine, machine[1:])
+                    if b[2] > a[2] and 100.0 * (b[1] - a[1]) / (b[2] - a[2]) >= SATURATED_PCT)
+    return {"busy_pct_mean": round(mean, 1), "busy_pct_peak": round(peak, 1), "seconds": round(t1 - t0, 1),
+            "saturated_seconds": round(saturated, 1)}
