@@ -253,6 +253,16 @@ const std::vector<OptionSpec>& specs() {
              o.max_connections = n;
              return "";
          }},
+        {"--disk-io", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v == "posix")
+                 o.disk_io = DiskIoOption::posix;
+             else if (v == "mmap")
+                 o.disk_io = DiskIoOption::mmap;
+             else
+                 return "unknown disk I/O " + quoted(v) + " (expected posix|mmap)";
+             return "";
+         }},
         {"--seed", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              std::uint64_t n = 0;
@@ -319,11 +329,12 @@ const std::vector<OptionSpec>& specs() {
              return "";
          }},
         {"--player-arg", true, true,
-         [](ClientOptions& o, const std::string& v) -> std::string {
-             if (v.empty()) return "empty argument";
-             o.player_args.push_back(v);
-             return "";
-         }},
+         [](ClientOptions& o, const std::string& v) -> std::
+                                                        string {
+                                                            if (v.empty()) return "empty argument";
+                                                            o.player_args.push_back(v);
+                                                            return "";
+                                                        }},
     };
     return list;
 }
@@ -437,6 +448,9 @@ Options:
                               (default: 1 for nearest and leader, else 2)
   --max-connections N         peer connections at most, 2..10000; a full client swaps its
                               lowest-ranked peer for a newcomer (default: 40)
+  --disk-io D                 posix: pieces are read and written with pread/pwrite on the network thread;
+                              mmap: read from a memory map on disk threads, libtorrent's own default
+                              (default: posix)
   --seed N                    seed for the picker's random choices (default: 1)
   --startup-buffer DURATION   media that must be present before playback starts, 0s..1h (default: 0s, the
                               first piece)

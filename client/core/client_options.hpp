@@ -32,6 +32,9 @@ enum class Behavior {
 // Named apart from the adapter's ChokerKind (client/lt/session_factory.hpp), which it maps onto.
 enum class ChokerOption { tit_for_tat, seed, nearest, leader };
 
+// libtorrent's disk I/O (SessionConfig's DiskIoKind says how they differ).
+enum class DiskIoOption { posix, mmap };
+
 enum class PlayerKind { mpv, vlc, ffplay, none };
 
 std::string_view to_string(ClientCommand c);
@@ -80,6 +83,7 @@ struct ClientOptions {
     std::optional<int> unchoke_slots;
     // Peer connections at most (SessionConfig::max_connections says why 40).
     int max_connections = 40;
+    DiskIoOption disk_io = DiskIoOption::posix;
     std::uint64_t seed = 1;
     std::chrono::nanoseconds startup_buffer{0};  // 0: the first piece is enough
     std::vector<std::string> trackers;           // --tracker, repeatable, added to the torrent's

@@ -7,7 +7,9 @@
 
 #include <boost/asio/post.hpp>
 #include <libtorrent/file_storage.hpp>
+#include <libtorrent/mmap_disk_io.hpp>
 #include <libtorrent/peer_request.hpp>
+#include <libtorrent/posix_disk_io.hpp>
 #include <libtorrent/session.hpp>
 
 namespace lt = libtorrent;
@@ -30,7 +32,7 @@ lt::storage_error ejected_error() {
     return lt::storage_error(lt::error_code(1, ejection_category()), lt::operation_t::file_read);
 }
 
-// Forwards everything to the default disk I/O; only reads of governed storages are filtered.
+// Forwards everything to libtorrent's disk I/O; only reads of governed storages are filtered.
 class EjectingDiskIo final : public lt::disk_interface {
   public:
     EjectingDiskIo(lt::io_context& ios, std::unique_ptr<lt::disk_interface> inner,
@@ -227,10 +229,13 @@ std::shared_ptr<EjectionRegistry> EjectionRegistries::find(const lt::sha1_hash& 
     return it == registries_.end() ? nullptr : it->second;
 }
 
-lt::disk_io_constructor_type make_ejecting_disk_io(std::shared_ptr<EjectionRegistries> registries) {
-    return [registries](lt::io_context& ios, const lt::settings_interface& settings, lt::counters& counters) {
-        return std::unique_ptr<lt::disk_interface>(
-            new EjectingDiskIo(ios, lt::default_disk_io_constructor(ios, settings, counters), registries));
+lt::disk_io_constructor_type make_ejecting_disk_io(std::shared_ptr<EjectionRegistries> registries,
+                                                   DiskIoKind kind) {
+    return [registries, kind](lt::io_context& ios, const lt::settings_interface& settings,
+                              lt::counters& counters) {
+        auto inner = kind == DiskIoKind::mmap ? lt::mmap_disk_io_constructor(ios, settings, counters)
+                                              : lt::posix_disk_io_constructor(ios, settings, counters);
+        return std::unique_ptr<lt::disk_interface>(new EjectingDiskIo(ios, std::move(inner), registries));
     };
 }
 

@@ -1,5 +1,5 @@
 // The bounded local buffer needs to drop pieces we have; libtorrent has no API for that.
-// This disk_interface wraps the default one and, for pieces a title ejected, frees their bytes on disk
+// This disk_interface wraps one of libtorrent's and, for pieces a title ejected, frees their bytes on disk
 // (fallocate PUNCH_HOLE) and fails every read, so libtorrent answers requests with DONT_HAVE + REJECT
 // instead of serving zeros (which peers would fail the hash on and ban us for). A read that was already
 // in flight when its piece was ejected is failed too, when it completes. libtorrent's own bitfield keeps
@@ -23,6 +23,7 @@
 #include <libtorrent/sha1_hash.hpp>
 
 #include "client/core/piece_types.hpp"
+#include "client/lt/session_factory.hpp"
 
 namespace toast::client {
 
@@ -70,8 +71,9 @@ class EjectionRegistries {
     std::map<libtorrent::sha1_hash, std::shared_ptr<EjectionRegistry>> registries_;
 };
 
-// A disk_io_constructor for session_params: the default disk I/O (mmap on Linux) wrapped as above.
-libtorrent::disk_io_constructor_type make_ejecting_disk_io(std::shared_ptr<EjectionRegistries> registries);
+// A disk_io_constructor for session_params: libtorrent's disk I/O of that kind, wrapped as above.
+libtorrent::disk_io_constructor_type make_ejecting_disk_io(std::shared_ptr<EjectionRegistries> registries,
+                                                           DiskIoKind kind);
 
 // The error a read of an ejected piece fails with.
 const boost::system::error_category& ejection_category();

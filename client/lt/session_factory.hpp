@@ -26,6 +26,18 @@ enum class ChokerKind {
     leader,       // unchoke the peers furthest along in the title (core/choker.hpp)
 };
 
+// How pieces reach the disk. Both keep them in the title's file; they differ in who touches the pages.
+enum class DiskIoKind {
+    // libtorrent's posix_disk_io: pread/pwrite on the network thread. A viewer writes and reads a few
+    // hundred KiB a second, each a copy from or into the page cache, with no thread to wake.
+    posix,
+    // libtorrent's default on Linux (mmap_disk_io): writes with pwrite, reads by copying from a mapping
+    // of the file, on disk threads. A read that faults makes the kernel read ahead around it, and past the
+    // pieces written so far that means zero-filling the file's holes; with 200 viewers on one machine those
+    // faults came in bursts that took both cores for seconds, and viewers stalled.
+    mmap,
+};
+
 struct SessionConfig {
     std::string interface = "127.0.0.1";    // listen (and outgoing) interface
     std::uint16_t listen_port = 0;          // 0: any free port
@@ -38,9 +50,11 @@ struct SessionConfig {
     // to everyone the swarm's cost grows with the square of its size. Two and a half times the unchoke
     // slots leaves the choker peers to choose from; the thesis's client (mainline 4.4) initiated 40.
     int max_connections = 40;
-    // libtorrent's disk threads (aio_threads). A viewer writes a few hundred KiB a second; the default 10
-    // threads each wake for a share of the jobs, and the wake-ups cost more than the jobs.
+    // libtorrent's disk threads (aio_threads), for DiskIoKind::mmap. A viewer writes a few hundred KiB a
+    // second; the default 10 threads each wake for a share of the jobs, and the wake-ups cost more than the
+    // jobs.
     int disk_threads = 2;
+    DiskIoKind disk_io = DiskIoKind::posix;
     bool enable_dht = false;
     bool enable_lsd = false;
     bool enable_upnp = false;

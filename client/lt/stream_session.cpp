@@ -45,7 +45,7 @@ StreamSession::StreamSession(boost::asio::io_context& io, const SessionConfig& c
     auto params = make_session_params(config);
     // A client that leaves says so to the tracker, but does not wait for it.
     params.settings.set_int(lt::settings_pack::stop_tracker_timeout, 1);
-    params.disk_io_constructor = make_ejecting_disk_io(registries_);
+    params.disk_io_constructor = make_ejecting_disk_io(registries_, config.disk_io);
     session_ = make_session(std::move(params), control_);
 }
 

@@ -101,7 +101,9 @@ TEST_CASE("one client without peers plays the whole title from the server withou
 }
 
 TEST_CASE(
-    "a seed and four hybrid clients finish byte-identical with no stall and under half the unicast load",
+    "a seed and four hybrid clients (two on mmap disk I/O) finish byte-identical with no stall and under "
+    "half "
+    "the unicast load",
     "[client][integration]") {
     Testbed bed;
     auto seed = bed.seed("seed");
@@ -109,7 +111,9 @@ TEST_CASE(
     REQUIRE(bed.wait_for_seeders(1, 15s));
     std::vector<std::unique_ptr<ChildProcess>> clients;
     for (int i = 1; i <= 4; ++i) {
-        clients.push_back(bed.client(viewer_name(i), {"--picker", "hybrid", "--upload-limit", kBitrate}));
+        std::vector<std::string> args{"--picker", "hybrid", "--upload-limit", kBitrate};
+        if (i % 2 == 1) args.insert(args.end(), {"--disk-io", "mmap"});
+        clients.push_back(bed.client(viewer_name(i), args));
     }
     for (auto& c : clients)
         require_exit_ok(*c, 60s);

@@ -40,6 +40,7 @@ TEST_CASE("the minimal stream command gets every documented default", "[client][
     CHECK_FALSE(o.unchoke_slots);
     CHECK(unchoke_slots_of(o) == 1);
     CHECK(o.max_connections == 40);
+    CHECK(o.disk_io == DiskIoOption::posix);
     CHECK(o.stats_file == "c1.jsonl");
     CHECK(o.servers.empty());
     CHECK_FALSE(o.bitrate);
@@ -83,6 +84,8 @@ TEST_CASE("every option is parsed, in both spellings", "[client][options]") {
                                      "4",
                                      "--max-connections",
                                      "24",
+                                     "--disk-io",
+                                     "mmap",
                                      "--seed",
                                      "77",
                                      "--startup-buffer",
@@ -114,6 +117,7 @@ TEST_CASE("every option is parsed, in both spellings", "[client][options]") {
     CHECK(o.unchoke_slots == 4);
     CHECK(unchoke_slots_of(o) == 4);
     CHECK(o.max_connections == 24);
+    CHECK(o.disk_io == DiskIoOption::mmap);
     CHECK(o.seed == 77);
     CHECK(o.startup_buffer == 2s);
     CHECK(o.trackers.size() == 2);
@@ -159,15 +163,15 @@ TEST_CASE("help is recognised anywhere and documents every option with its defau
     CHECK(parse_client_args({"stream", "--bogus", "--help"}).help);
     auto text = client_help_text();
     for (auto opt :
-         {"--save-dir",     "--listen",         "--server",       "--bitrate",       "--stats",
-          "--picker",       "--inorder-window", "--lookahead",    "--buffer-limit",  "--behavior",
-          "--upload-limit", "--download-limit", "--choker",       "--unchoke-slots", "--max-connections",
-          "--seed",         "--startup-buffer", "--tracker",      "--enable-dht",    "--log-level",
-          "--http",         "--player",         "--operator-peer"})
+         {"--save-dir",     "--listen",         "--server",        "--bitrate",       "--stats",
+          "--picker",       "--inorder-window", "--lookahead",     "--buffer-limit",  "--behavior",
+          "--upload-limit", "--download-limit", "--choker",        "--unchoke-slots", "--max-connections",
+          "--seed",         "--startup-buffer", "--tracker",       "--enable-dht",    "--log-level",
+          "--http",         "--player",         "--operator-peer", "--disk-io"})
         CHECK(text.find(opt) != std::string::npos);
     for (auto def : {"(default: adaptive)", "(default: 15min)", "(default: 60s)", "(default: stream)",
                      "(default: nearest)", "(default: 1 for nearest and leader, else 2)", "(default: 40)",
-                     "(default: 1)", "(default: info)", "(default: unlimited)"})
+                     "(default: 1)", "(default: info)", "(default: unlimited)", "(default: posix)"})
         CHECK(text.find(def) != std::string::npos);
 }
 
@@ -200,6 +204,7 @@ TEST_CASE("each invalid command line gets an error naming the option and value",
           "--unchoke-slots: invalid slot count '0' (expected 1..1000)");
     CHECK(error_of(with({"--unchoke-slots", "many"})) ==
           "--unchoke-slots: invalid slot count 'many' (expected 1..1000)");
+    CHECK(error_of(with({"--disk-io", "aio"})) == "--disk-io: unknown disk I/O 'aio' (expected posix|mmap)");
     CHECK(error_of(with({"--max-connections", "1"})) ==
           "--max-connections: invalid connection count '1' (expected 2..10000)");
     CHECK(error_of(with({"--max-connections", "40x"})) ==

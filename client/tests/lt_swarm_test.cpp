@@ -19,6 +19,7 @@
 
 namespace lt = libtorrent;
 using namespace std::chrono_literals;
+using toast::client::DiskIoKind;
 using toast::client::EjectionRegistries;
 using toast::client::EjectionRegistry;
 using toast::client::LtEvent;
@@ -55,7 +56,7 @@ struct Client {
         registry = registries->add(key);
         control = std::make_shared<SwarmControl>(control_config);
         auto params = toast::client::make_session_params(config);
-        params.disk_io_constructor = toast::client::make_ejecting_disk_io(registries);
+        params.disk_io_constructor = toast::client::make_ejecting_disk_io(registries, config.disk_io);
         session = toast::client::make_session(std::move(params), control);
         handle = tt::add_torrent(*session, ti, dir);
     }
@@ -89,8 +90,11 @@ TEST_CASE("an ejected piece is freed on disk and never served, so peers never se
     std::filesystem::create_directories(dir / "leech");
     toast::testing::write_random_file(dir / "seed" / "t.bin", 32 * kPieceSize, 11);
     auto ti = tt::make_torrent(dir / "seed" / "t.bin", kPieceSize);
+    SessionConfig config;
+    config.disk_io = GENERATE(DiskIoKind::posix, DiskIoKind::mmap);
+    INFO("disk I/O " << (config.disk_io == DiskIoKind::mmap ? "mmap" : "posix"));
 
-    Client seed(ti, dir / "seed");
+    Client seed(ti, dir / "seed", config);
     REQUIRE(tt::wait_until([&] { return seed.handle.status().is_seeding; }, 10s));
     auto before = allocated_bytes(dir / "seed" / "t.bin");
     for (int p = 0; p < 4; ++p)
@@ -99,7 +103,7 @@ TEST_CASE("an ejected piece is freed on disk and never served, so peers never se
     CHECK(seed.registry->ejected_count() == 4);
     CHECK(allocated_bytes(dir / "seed" / "t.bin") <= before - 4 * kPieceSize);
 
-    Client leech(ti, dir / "leech");
+    Client leech(ti, dir / "leech", config);
     leech.connect_to(seed);
     REQUIRE(tt::wait_until(
         [&] {
