@@ -52,6 +52,13 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
         if (ec != std::errc() || end != v.data() + v.size() || n < 2 || n > 10'000)
             return quoted + " is not a whole number in [2, 10000]";
         o.max_connections = n;
+    } else if (name == "--disk-io") {
+        if (v == "posix")
+            o.disk_io = DiskIoOption::posix;
+        else if (v == "mmap")
+            o.disk_io = DiskIoOption::mmap;
+        else
+            return quoted + " is not a disk I/O (posix, mmap)";
     } else if (name == "--log-level") {
         if (!parse_log_level(v)) return quoted + " is not a log level (trace, debug, info, warn, error, off)";
         o.log_level = v;
@@ -136,6 +143,7 @@ ServeOptions serve_options_from_config(const nlohmann::json& config) {
     if (reader.has("download_limit"))
         o.download_limit = reader.bitrate("download_limit", std::nullopt, kMinRate, kMaxRate);
     o.max_connections = static_cast<int>(reader.uint("max_connections", 40, 2, 10'000));
+    if (reader.has("disk_io")) set("disk_io", "--disk-io", reader.string("disk_io"));
     if (reader.has("log_level")) set("log_level", "--log-level", reader.string("log_level"));
     reader.finish();
     return o;
@@ -151,7 +159,8 @@ earlier keep seeding within the disk quota, least recently watched evicted first
 service resumes its titles and their playback positions from DIR.
 
   --config FILE           JSON with the same settings (save_dir, listen, control_listen, servers, trackers,
-                          disk_quota, upload_limit, download_limit, max_connections, log_level); options
+                          disk_quota, upload_limit, download_limit, max_connections, disk_io,
+                          log_level); options
                           given on the command line override it
   --save-dir DIR          every title (DIR/titles/ID/), its torrent and position, the title list (required)
   --api HOST:PORT         control API and live piece map, loopback only (default 127.0.0.1:8780)
@@ -162,6 +171,8 @@ service resumes its titles and their playback positions from DIR.
   --upload-limit RATE     upload of all titles together, e.g. 8Mbps (default: unlimited)
   --download-limit RATE   download of all titles together (default: unlimited)
   --max-connections N     peer connections of the session (default 40)
+  --disk-io D             posix: pieces read and written with pread/pwrite on the network thread; mmap:
+                          read from a memory map on disk threads, libtorrent's own default (default posix)
   --log-level LEVEL       trace, debug, info, warn, error, off (default info)
 )";
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "client/core/client_options.hpp"
 #include "toast/common/endpoint.hpp"
 #include "toast/common/units.hpp"
 
@@ -24,6 +25,7 @@ struct ServeOptions {
     std::optional<BitRate> upload_limit;  // --upload-limit: all titles together; unlimited when absent
     std::optional<BitRate> download_limit;
     int max_connections = 40;  // peer connections of the session (SessionConfig::max_connections)
+    DiskIoOption disk_io = DiskIoOption::posix;  // --disk-io (SessionConfig's DiskIoKind)
     std::string log_level = "info";
 };
 
@@ -39,8 +41,8 @@ struct ServeParse {
 ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOptions& base = {});
 
 // The config file's options (deploy/etc/client.json): save_dir, listen, control_listen, servers, trackers,
-// disk_quota, upload_limit, download_limit, max_connections, log_level. Throws toast::ConfigError naming the
-// field and the value; an unknown key is an error.
+// disk_quota, upload_limit, download_limit, max_connections, disk_io, log_level. Throws toast::ConfigError
+// naming the field and the value; an unknown key is an error.
 ServeOptions serve_options_from_config(const nlohmann::json& config);
 std::string serve_help_text();
 

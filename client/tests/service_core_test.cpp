@@ -236,6 +236,12 @@ TEST_CASE("serve's command line", "[client][service][options]") {
     REQUIRE(defaults.options);
     CHECK(defaults.options->api == Endpoint{"127.0.0.1", 8780});
     CHECK_FALSE(defaults.options->disk_quota);
+    CHECK(defaults.options->disk_io == DiskIoOption::posix);
+    auto mmap = parse_serve_args({"--save-dir", "d", "--disk-io", "mmap"});
+    REQUIRE(mmap.options);
+    CHECK(mmap.options->disk_io == DiskIoOption::mmap);
+    CHECK(parse_serve_args({"--save-dir", "d", "--disk-io", "aio"}).error ==
+          "--disk-io: 'aio' is not a disk I/O (posix, mmap)");
     CHECK(parse_serve_args({"--help"}).help);
     CHECK(parse_serve_args({}).error == "--save-dir is required");
     CHECK(parse_serve_args({"--save-dir", "d", "--api", "0.0.0.0:80"}).error ==
@@ -273,7 +279,7 @@ TEST_CASE("serve's config file gives the base options, the command line override
           "[client][service][options]") {
     auto config = nlohmann::json::parse(R"({"save_dir": "/var/lib/toast/client", "listen": "0.0.0.0:6881",
         "control_listen": "127.0.0.1:8700", "disk_quota": "20GiB", "upload_limit": "4Mbps",
-        "servers": ["http://vod:8080/"], "log_level": "info"})");
+        "servers": ["http://vod:8080/"], "disk_io": "mmap", "log_level": "info"})");
     auto base = serve_options_from_config(config);
     CHECK(base.save_dir == "/var/lib/toast/client");
     CHECK(base.listen == Endpoint{"0.0.0.0", 6881});
@@ -281,6 +287,7 @@ TEST_CASE("serve's config file gives the base options, the command line override
     CHECK(base.disk_quota == Bytes(20ull << 30));
     CHECK(base.upload_limit == BitRate(4'000'000));
     CHECK(base.servers == std::vector<std::string>{"http://vod:8080/"});
+    CHECK(base.disk_io == DiskIoOption::mmap);
     auto first = parse_serve_args({"--config", "/etc/toast/client.json", "--disk-quota", "1GiB"});
     REQUIRE(first.options);
     CHECK(first.config == "/etc/toast/client.json");
@@ -302,6 +309,7 @@ TEST_CASE("serve's config file gives the base options, the command line override
           "config field 'control_listen': '0.0.0.0:8700' is not a loopback address: the control API has no "
           "authentication");
     CHECK(error_of(R"({"disk_quota": "much"})").rfind("config field 'disk_quota'", 0) == 0);
+    CHECK(error_of(R"({"disk_io": "aio"})").rfind("config field 'disk_io'", 0) == 0);
     CHECK(error_of(R"({"save_dri": "/x"})").find("save_dri") != std::string::npos);
     CHECK(error_of(R"([1])") == "the config must be a JSON object");
 }
