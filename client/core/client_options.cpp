@@ -255,12 +255,9 @@ const std::vector<OptionSpec>& specs() {
          }},
         {"--disk-io", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
-             if (v == "posix")
-                 o.disk_io = DiskIoOption::posix;
-             else if (v == "mmap")
-                 o.disk_io = DiskIoOption::mmap;
-             else
-                 return "unknown disk I/O " + quoted(v) + " (expected posix|mmap)";
+             auto kind = parse_disk_io(v);
+             if (!kind) return "unknown disk I/O " + quoted(v) + " (expected posix|mmap)";
+             o.disk_io = *kind;
              return "";
          }},
         {"--seed", true, false,
@@ -328,13 +325,16 @@ const std::vector<OptionSpec>& specs() {
                  return "unknown player " + quoted(v) + " (expected mpv|vlc|ffplay|none)";
              return "";
          }},
+        // clang-format 14 splits this last entry's return type (std:: / string) and indents its body past
+        // the others.
+        // clang-format off
         {"--player-arg", true, true,
-         [](ClientOptions& o, const std::string& v) -> std::
-                                                        string {
-                                                            if (v.empty()) return "empty argument";
-                                                            o.player_args.push_back(v);
-                                                            return "";
-                                                        }},
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty()) return "empty argument";
+             o.player_args.push_back(v);
+             return "";
+         }},
+        // clang-format on
     };
     return list;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "client/core/buffer_planner.hpp"
+#include "client/core/disk_io_kind.hpp"
 #include "client/core/piece_policy.hpp"
 #include "toast/common/endpoint.hpp"
 #include "toast/common/units.hpp"
@@ -31,9 +32,6 @@ enum class Behavior {
 
 // Named apart from the adapter's ChokerKind (client/lt/session_factory.hpp), which it maps onto.
 enum class ChokerOption { tit_for_tat, seed, nearest, leader };
-
-// libtorrent's disk I/O (SessionConfig's DiskIoKind says how they differ).
-enum class DiskIoOption { posix, mmap };
 
 enum class PlayerKind { mpv, vlc, ffplay, none };
 
@@ -83,7 +81,7 @@ struct ClientOptions {
     std::optional<int> unchoke_slots;
     // Peer connections at most (SessionConfig::max_connections says why 40).
     int max_connections = 40;
-    DiskIoOption disk_io = DiskIoOption::posix;
+    DiskIoKind disk_io = DiskIoKind::posix;
     std::uint64_t seed = 1;
     std::chrono::nanoseconds startup_buffer{0};  // 0: the first piece is enough
     std::vector<std::string> trackers;           // --tracker, repeatable, added to the torrent's

@@ -53,12 +53,9 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
             return quoted + " is not a whole number in [2, 10000]";
         o.max_connections = n;
     } else if (name == "--disk-io") {
-        if (v == "posix")
-            o.disk_io = DiskIoOption::posix;
-        else if (v == "mmap")
-            o.disk_io = DiskIoOption::mmap;
-        else
-            return quoted + " is not a disk I/O (posix, mmap)";
+        auto kind = parse_disk_io(v);
+        if (!kind) return quoted + " is not a disk I/O (posix, mmap)";
+        o.disk_io = *kind;
     } else if (name == "--log-level") {
         if (!parse_log_level(v)) return quoted + " is not a log level (trace, debug, info, warn, error, off)";
         o.log_level = v;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "client/core/client_options.hpp"
+#include "client/core/disk_io_kind.hpp"
 #include "toast/common/endpoint.hpp"
 #include "toast/common/units.hpp"
 
@@ -25,7 +25,7 @@ struct ServeOptions {
     std::optional<BitRate> upload_limit;  // --upload-limit: all titles together; unlimited when absent
     std::optional<BitRate> download_limit;
     int max_connections = 40;  // peer connections of the session (SessionConfig::max_connections)
-    DiskIoOption disk_io = DiskIoOption::posix;  // --disk-io (SessionConfig's DiskIoKind)
+    DiskIoKind disk_io = DiskIoKind::posix;  // --disk-io
     std::string log_level = "info";
 };
 

@@ -39,7 +39,7 @@ SessionConfig session_config(const ClientOptions& o, const ClientTuning& tuning)
     sc.enable_dht = o.enable_dht;
     sc.unchoke_slots = unchoke_slots_of(o);
     sc.max_connections = o.max_connections;
-    sc.disk_io = o.disk_io == DiskIoOption::mmap ? DiskIoKind::mmap : DiskIoKind::posix;
+    sc.disk_io = o.disk_io;
     return sc;
 }
 

@@ -73,34 +73,36 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
     }
 
     std::optional<std::uint64_t> abandon(PieceIndex piece) {
-        if (!busy_.count(piece)) return std::nullopt;
+        if (busy_.erase(piece) == 0) return std::nullopt;
         auto it = std::find_if(queue_.begin(), queue_.end(),
                                [&](const Job& j) { return j.request.piece == piece; });
         if (it != queue_.end()) {
             queue_.erase(it);
-            busy_.erase(piece);
             return 0;
         }
-        for (auto& per_server : conns_) {
-            for (auto& c : per_server) {
-                if (!c->busy || c->job.request.piece != piece) continue;
-                std::uint64_t received = c->parser ? c->parser->get().body().size() : 0;
-                ++c->generation;
-                c->resolver.cancel();
-                close(c);
-                c->busy = false;
-                busy_.erase(piece);
-                stats_.bytes_received += received;
-                ++stats_.abandoned;
-                // Not at once: the closed socket's aborted completions are queued now, and the connection
-                // must not start its next request before they have run.
-                asio::post(io_,
-                           [self = shared_from_this()] { self->guarded(nullptr, [&] { self->pump(); }); });
-                return received;
+        auto c = fetching(piece);
+        if (!c) return std::nullopt;
+        std::uint64_t received = c->parser ? c->parser->get().body().size() : 0;
+        ++c->generation;
+        c->resolver.cancel();
+        close(c);
+        c->busy = false;
+        stats_.bytes_received += received;
+        ++stats_.abandoned;
+        // Not at once: the closed socket's aborted completions are queued now, and the connection must not
+        // start its next request before they have run.
+        asio::post(io_, [self = shared_from_this()] { self->guarded(nullptr, [&] { self->pump(); }); });
+        return received;
+    }
+
+    // The connection whose request in flight is for `piece`, if any.
+    std::shared_ptr<Connection> fetching(PieceIndex piece) const {
+        for (const auto& per_server : conns_) {
+            for (const auto& c : per_server) {
+                if (c->busy && c->job.request.piece == piece) return c;
             }
         }
-        busy_.erase(piece);
-        return std::nullopt;
+        return nullptr;
     }
 
     bool busy(PieceIndex piece) const { return busy_.count(piece) > 0; }
@@ -243,17 +245,20 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
                                       self->guarded(c, [&] {
                                           if (self->stale(c, gen)) return;
                                           if (ec) return self->fail(c, "resolve: " + ec.message());
-                                          c->stream.expires_after(self->config_.timeout);
-                                          c->stream.async_connect(
-                                              results,
-                                              [self, c, gen](beast::error_code ec2, const tcp::endpoint&) {
-                                                  self->guarded(c, [&] {
-                                                      if (self->stale(c, gen)) return;
-                                                      self->on_connect(c, ec2);
-                                                  });
-                                              });
+                                          self->on_resolved(c, results);
                                       });
                                   });
+    }
+
+    void on_resolved(const std::shared_ptr<Connection>& c, const tcp::resolver::results_type& results) {
+        c->stream.expires_after(config_.timeout);
+        c->stream.async_connect(results, [self = shared_from_this(), c, gen = c->generation](
+                                             beast::error_code ec, const tcp::endpoint&) {
+            self->guarded(c, [&] {
+                if (self->stale(c, gen)) return;
+                self->on_connect(c, ec);
+            });
+        });
     }
 
     void on_connect(const std::shared_ptr<Connection>& c, beast::error_code ec) {

@@ -13,6 +13,7 @@
 #include <libtorrent/session.hpp>
 #include <libtorrent/session_params.hpp>
 
+#include "client/core/disk_io_kind.hpp"
 #include "toast/common/units.hpp"
 
 namespace toast::client {
@@ -24,18 +25,6 @@ enum class ChokerKind {
     seed,         // seed-style while downloading: unchoke the peers we upload to fastest (core/choker.hpp)
     nearest,      // unchoke the peers nearest behind us in the title (core/choker.hpp)
     leader,       // unchoke the peers furthest along in the title (core/choker.hpp)
-};
-
-// How pieces reach the disk. Both keep them in the title's file; they differ in who touches the pages.
-enum class DiskIoKind {
-    // libtorrent's posix_disk_io: pread/pwrite on the network thread. A viewer writes and reads a few
-    // hundred KiB a second, each a copy from or into the page cache, with no thread to wake.
-    posix,
-    // libtorrent's default on Linux (mmap_disk_io): writes with pwrite, reads by copying from a mapping
-    // of the file, on disk threads. A read that faults makes the kernel read ahead around it, and past the
-    // pieces written so far that means zero-filling the file's holes; with 200 viewers on one machine those
-    // faults came in bursts that took both cores for seconds, and viewers stalled.
-    mmap,
 };
 
 struct SessionConfig {

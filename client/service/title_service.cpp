@@ -87,7 +87,7 @@ TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTun
     sc.upload_limit = options_.upload_limit;
     sc.download_limit = options_.download_limit;
     sc.max_connections = options_.max_connections;
-    sc.disk_io = options_.disk_io == DiskIoOption::mmap ? DiskIoKind::mmap : DiskIoKind::posix;
+    sc.disk_io = options_.disk_io;
     // As the standalone client's defaults (ClientOptions::choker): the viewer just behind us gets our upload.
     sc.choker = ChokerKind::nearest;
     sc.unchoke_slots = default_unchoke_slots(ChokerOption::nearest);

@@ -40,7 +40,7 @@ TEST_CASE("the minimal stream command gets every documented default", "[client][
     CHECK_FALSE(o.unchoke_slots);
     CHECK(unchoke_slots_of(o) == 1);
     CHECK(o.max_connections == 40);
-    CHECK(o.disk_io == DiskIoOption::posix);
+    CHECK(o.disk_io == DiskIoKind::posix);
     CHECK(o.stats_file == "c1.jsonl");
     CHECK(o.servers.empty());
     CHECK_FALSE(o.bitrate);
@@ -117,7 +117,7 @@ TEST_CASE("every option is parsed, in both spellings", "[client][options]") {
     CHECK(o.unchoke_slots == 4);
     CHECK(unchoke_slots_of(o) == 4);
     CHECK(o.max_connections == 24);
-    CHECK(o.disk_io == DiskIoOption::mmap);
+    CHECK(o.disk_io == DiskIoKind::mmap);
     CHECK(o.seed == 77);
     CHECK(o.startup_buffer == 2s);
     CHECK(o.trackers.size() == 2);

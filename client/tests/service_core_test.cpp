@@ -236,10 +236,10 @@ TEST_CASE("serve's command line", "[client][service][options]") {
     REQUIRE(defaults.options);
     CHECK(defaults.options->api == Endpoint{"127.0.0.1", 8780});
     CHECK_FALSE(defaults.options->disk_quota);
-    CHECK(defaults.options->disk_io == DiskIoOption::posix);
+    CHECK(defaults.options->disk_io == DiskIoKind::posix);
     auto mmap = parse_serve_args({"--save-dir", "d", "--disk-io", "mmap"});
     REQUIRE(mmap.options);
-    CHECK(mmap.options->disk_io == DiskIoOption::mmap);
+    CHECK(mmap.options->disk_io == DiskIoKind::mmap);
     CHECK(parse_serve_args({"--save-dir", "d", "--disk-io", "aio"}).error ==
           "--disk-io: 'aio' is not a disk I/O (posix, mmap)");
     CHECK(parse_serve_args({"--help"}).help);
@@ -287,7 +287,7 @@ TEST_CASE("serve's config file gives the base options, the command line override
     CHECK(base.disk_quota == Bytes(20ull << 30));
     CHECK(base.upload_limit == BitRate(4'000'000));
     CHECK(base.servers == std::vector<std::string>{"http://vod:8080/"});
-    CHECK(base.disk_io == DiskIoOption::mmap);
+    CHECK(base.disk_io == DiskIoKind::mmap);
     auto first = parse_serve_args({"--config", "/etc/toast/client.json", "--disk-quota", "1GiB"});
     REQUIRE(first.options);
     CHECK(first.config == "/etc/toast/client.json");
