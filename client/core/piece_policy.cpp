@@ -24,8 +24,9 @@ int availability_of(const SwarmSnapshot& s, PieceIndex p) {
 struct Ranges {
     std::int32_t n = 0;
     std::int32_t playhead = 0;
-    std::int32_t start = 0;  // first piece beyond the give-up horizon
-    std::int32_t end = 0;    // one past the last piece that may be wanted
+    std::int32_t start = 0;       // first piece beyond the give-up horizon
+    std::int32_t urgent_end = 0;  // [start, urgent_end) goes first, in playback order
+    std::int32_t end = 0;         // one past the last piece that may be wanted
 };
 
 bool eligible(const SwarmSnapshot& s, PieceIndex p) {
@@ -48,6 +49,8 @@ Ranges ranges_of(const SwarmSnapshot& s) {
         r.end = static_cast<std::int32_t>(
             std::min<std::int64_t>(r.end, static_cast<std::int64_t>(anchor) + s.lookahead->value()));
     }
+    r.urgent_end = static_cast<std::int32_t>(
+        std::clamp<std::int64_t>(static_cast<std::int64_t>(r.playhead) + s.urgent.value(), r.start, r.end));
     return r;
 }
 
@@ -121,8 +124,10 @@ class RarestPolicy final : public PiecePolicy {
     PickerKind kind() const override { return PickerKind::rarest; }
     PiecePlan plan(const SwarmSnapshot& s) override {
         auto r = ranges_of(s);
-        auto order = eligible_in(s, r.start, r.end);
-        std::sort(order.begin(), order.end(), [&](PieceIndex a, PieceIndex b) {
+        auto order = eligible_in(s, r.start, r.urgent_end);
+        const auto urgent = order.size();
+        auto rest = eligible_in(s, r.urgent_end, r.end);
+        std::sort(rest.begin(), rest.end(), [&](PieceIndex a, PieceIndex b) {
             auto aa = availability_of(s, a), ab = availability_of(s, b);
             if (aa != ab) return aa < ab;
             auto ka =
@@ -132,7 +137,8 @@ class RarestPolicy final : public PiecePolicy {
             return ka != kb ? ka < kb : a < b;
         });
         // Pieces no peer has sort first by availability; finish_plan moves them behind the available ones.
-        return finish_plan(s, r, std::move(order), 0, config_, true);
+        order.insert(order.end(), rest.begin(), rest.end());
+        return finish_plan(s, r, std::move(order), urgent, config_, true);
     }
 
   private:
@@ -176,9 +182,12 @@ class BetaPolicy final : public PiecePolicy {
     PickerKind kind() const override { return PickerKind::beta; }
     PiecePlan plan(const SwarmSnapshot& s) override {
         auto r = ranges_of(s);
-        auto order = eligible_in(s, r.start, r.end);
-        beta_order(order, r.start, r.end, keys_.for_pieces(r.n));
-        return finish_plan(s, r, std::move(order), 0, config_, false);
+        auto order = eligible_in(s, r.start, r.urgent_end);
+        const auto urgent = order.size();
+        auto rest = eligible_in(s, r.urgent_end, r.end);
+        beta_order(rest, r.urgent_end, r.end, keys_.for_pieces(r.n));
+        order.insert(order.end(), rest.begin(), rest.end());
+        return finish_plan(s, r, std::move(order), urgent, config_, false);
     }
 
   private:
@@ -194,7 +203,7 @@ class HybridPolicy final : public PiecePolicy {
     PiecePlan plan(const SwarmSnapshot& s) override {
         auto r = ranges_of(s);
         auto window_end = static_cast<std::int32_t>(std::clamp<std::int64_t>(
-            static_cast<std::int64_t>(r.playhead) + s.inorder_window.value(), r.start, r.end));
+            static_cast<std::int64_t>(r.playhead) + s.inorder_window.value(), r.urgent_end, r.end));
         auto order = eligible_in(s, r.start, window_end);
         auto in_order = order.size();
         auto beyond = eligible_in(s, window_end, r.end);

@@ -36,6 +36,9 @@ struct SwarmSnapshot {
     PieceIndex playhead;            // the piece playing now
     PieceCount horizon;  // give-up horizon: pieces [playhead, playhead + horizon) are left to the server
     PieceCount inorder_window;  // hybrid, adaptive: pieces [playhead, playhead + window) are picked in order
+    // Pieces [playhead, playhead + urgent) come first for every policy, in playback order and with deadlines:
+    // the pieces the server would have taken at its last moment, when there is no server to take them.
+    PieceCount urgent;
     std::optional<PieceIndex> request_end;  // bounded buffer: nothing at or beyond this piece is wanted
     // Peers are asked only for pieces within this many of the first one still to ask for (the first missing
     // piece past the horizon); absent: the whole title. libtorrent's picker puts a

@@ -104,8 +104,9 @@ PiecePlan StreamController::initial_plan() {
     // tick().
     SwarmSnapshot snap = SwarmSnapshot::empty(geometry_.piece_count());
     horizon_.set_peer_count(1);
-    snap.horizon =
-        setup_.has_server ? horizon_.pieces_within(fallback_.lead(), nanoseconds(0)) : PieceCount(0);
+    const auto zone_pieces = horizon_.pieces_within(fallback_.lead(), nanoseconds(0));
+    snap.horizon = setup_.has_server ? zone_pieces : PieceCount(0);
+    snap.urgent = setup_.has_server ? PieceCount(0) : zone_pieces;
     snap.inorder_window = inorder_window_pieces();
     snap.lookahead = lookahead_pieces();
     snap.want_past_pieces = want_past_pieces();
@@ -368,11 +369,13 @@ void StreamController::plan_peer_pieces(const SwarmSample& sample, const PieceSe
     snap.playhead = watcher_.playhead_piece();
     // The give-up zone is the server's last moment (fetch estimate + margin): closer pieces are the server's.
     // Farther ones are asked of peers as far as they can deliver them (admission below), and the server takes
-    // those only at their last moment, unless peers sending them fall behind. A server that cannot be reached
-    // cannot take the pieces near the playhead: peers may have them.
+    // those only at their last moment, unless peers sending them fall behind. Without a server to reach, the
+    // zone's pieces are the most urgent ones peers have: first, in playback order, with deadlines, whatever
+    // the picker (a random draw would put later pieces before the one playback waits for).
     const auto zone = fallback_.lead();
-    snap.horizon =
-        sample.server_up ? horizon_.pieces_within(zone, watcher_.into_playhead_piece()) : PieceCount(0);
+    const auto zone_pieces = horizon_.pieces_within(zone, watcher_.into_playhead_piece());
+    snap.horizon = sample.server_up ? zone_pieces : PieceCount(0);
+    snap.urgent = sample.server_up ? PieceCount(0) : zone_pieces;
     snap.inorder_window = inorder_window_pieces();
     snap.request_end = request_end;
     snap.lookahead = lookahead_pieces();

@@ -258,6 +258,34 @@ TEST_CASE("in-order pieces get deadlines from the playhead's position", "[client
     CHECK(make_policy(PickerKind::beta, {})->plan(s).deadlines.empty());
 }
 
+TEST_CASE("every policy puts the urgent pieces first, in playback order, with deadlines",
+          "[client][policy]") {
+    auto s = SwarmSnapshot::empty(PieceCount(40));
+    s.playhead = PieceIndex(8);
+    s.urgent = PieceCount(3);  // 8, 9 and 10: nobody but peers can bring them
+    s.piece_duration = 1000ms;
+    s.had.set(PieceIndex(9));
+    for (int p = 0; p < 40; ++p)
+        s.availability[static_cast<std::size_t>(p)] = p % 2 == 0 ? 2 : 1;  // rarest would start with 11
+    for (auto k : {PickerKind::rarest, PickerKind::inorder, PickerKind::beta, PickerKind::hybrid,
+                   PickerKind::adaptive}) {
+        INFO(to_string(k));
+        auto plan = make_policy(k, {.seed = 7})->plan(s);
+        REQUIRE(plan.wanted.size() == 31);  // 8..39 but 9
+        CHECK(first(plan.wanted, 2) == idx({8, 10}));
+        REQUIRE(plan.deadlines.size() >= 2);
+        CHECK(plan.deadlines[0] == PieceDeadline{PieceIndex(8), 0ms});
+        CHECK(plan.deadlines[1] == PieceDeadline{PieceIndex(10), 2000ms});
+        CHECK(plan.give_up.empty());
+        std::set<PieceIndex> distinct(plan.wanted.begin(), plan.wanted.end());
+        CHECK(distinct.size() == plan.wanted.size());
+    }
+    // Without urgency beta and rarest order the same pieces their own way.
+    s.urgent = PieceCount(0);
+    CHECK(make_policy(PickerKind::rarest, {.seed = 7})->plan(s).wanted.front() != PieceIndex(8));
+    CHECK(make_policy(PickerKind::beta, {.seed = 7})->plan(s).deadlines.empty());
+}
+
 TEST_CASE("a bounded buffer limits wanted pieces and past pieces come last", "[client][policy]") {
     auto s = SwarmSnapshot::empty(PieceCount(30));
     s.playhead = PieceIndex(10);

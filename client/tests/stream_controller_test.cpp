@@ -328,14 +328,27 @@ TEST_CASE("the server is asked for a piece from the first block peers have not d
 TEST_CASE("a server that cannot be reached gives nothing up: peers may have the pieces near the playhead",
           "[client][controller]") {
     ClientTuning tuning;
-    StreamController c(geometry(), setup(), tuning, t0);
+    // Beta draws pieces far ahead too: the pieces the server would have taken still come first.
+    auto st = setup();
+    st.picker = PickerKind::beta;
+    StreamController c(geometry(), st, tuning, t0);
     auto s = sample(t0, 1);
     s.peers = {viewer()};
+    auto up = c.tick(s);
+    REQUIRE(up.horizon > PieceCount(0));
+    CHECK(up.pieces.wanted.front() >= PieceIndex(up.horizon.value()));
+    CHECK(up.pieces.deadlines.empty());
+    s.now = t0 + 100ms;
     s.server_up = false;
     auto plan = c.tick(s);
     CHECK(plan.horizon == PieceCount(0));
     CHECK(plan.pieces.give_up.empty());
-    CHECK(plan.pieces.wanted.front() == PieceIndex(0));
+    REQUIRE(plan.pieces.wanted.size() == 40);
+    REQUIRE(plan.pieces.deadlines.size() >= static_cast<std::size_t>(up.horizon.value()));
+    for (int p = 0; p < up.horizon.value(); ++p) {
+        CHECK(plan.pieces.wanted[static_cast<std::size_t>(p)] == PieceIndex(p));
+        CHECK(plan.pieces.deadlines[static_cast<std::size_t>(p)].piece == PieceIndex(p));
+    }
 }
 
 TEST_CASE("a full bounded buffer ejects watched pieces first and suspends when none is left",
