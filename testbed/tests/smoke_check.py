@@ -54,6 +54,15 @@ def check(r: dict) -> list[str]:
         problems.append(f"clients {unmeasured} have no CPU time or private memory sampled")
     if r["resources"]["machine"]["busy_pct_mean"] is None:
         problems.append("the machine's CPU use was not sampled")
+    series = r["resources"]["cpu_series"]
+    # Every role has a value for every interval; the tracker and the server may use less than a tick in all.
+    for role in ("client", "seed", "server", "tracker"):
+        values = series["pct_of_one_core"].get(role, [])
+        if len(values) != len(series["interval_end_s"]) or len(values) < 5:
+            problems.append(f"the {role} role's CPU series has {len(values)} intervals of "
+                            f"{len(series['interval_end_s'])}")
+    if not sum(series["pct_of_one_core"].get("client", [])) > 0:
+        problems.append("the clients used no CPU in any interval of the series")
     if not r["shape"]["label"].startswith("scaled:"):
         problems.append(f"the smoke scenario is not labelled as scaled: {r['shape']['label']}")
     return problems

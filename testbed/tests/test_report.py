@@ -121,6 +121,32 @@ class ResourcesTest(unittest.TestCase):
         self.assertEqual(resources.machine_figures(busy, 5.0)["saturated_seconds"], 2.0)
         self.assertAlmostEqual(res["machine"]["run_share_pct"], 100.0 * 16 / (15 * resources.CORES), places=1)
 
+    def test_each_roles_cpu_per_interval(self):
+        t = resources.TICKS
+        # The server from the start; a client seen first at 2 s with a tick used before; the client gone after
+        # 3 s keeps its count.
+        roles = [(10.0, {"server": 0}),
+                 (11.0, {"server": t // 2}),
+                 (12.0, {"server": t, "client": 1}),
+                 (13.0, {"server": t, "client": 1 + 3 * t // 2}),
+                 (14.0, {"server": 2 * t, "client": 1 + 3 * t // 2})]
+        series = resources.role_series(roles)
+        self.assertEqual(series["interval_end_s"], [1.0, 2.0, 3.0, 4.0])
+        self.assertEqual(series["pct_of_one_core"]["server"], [50.0, 50.0, 0.0, 100.0])
+        self.assertEqual(series["pct_of_one_core"]["client"],
+                         [0.0, round(100.0 / t, 1), 150.0, 0.0])
+        self.assertEqual(series["peak_pct_of_one_core"], {"client": 150.0, "server": 100.0})
+        # Samples at the same instant are skipped; fewer than two samples give an empty series.
+        self.assertEqual(resources.role_series(roles[:1] + roles[:2])["interval_end_s"], [1.0])
+        self.assertEqual(resources.role_series(roles[:1])["pct_of_one_core"], {})
+        res = resources.summarize([], [], roles=roles)
+        self.assertEqual(res["cpu_series"], series)
+        s = scenario.from_dict({"clients": 1})
+        r = report.compute(s, 1000, [{"completed": True}], 500, 0, 0)
+        report.add_resources(r, resources.summarize([], [(10.0, 0, 0), (14.0, 400, 800)], roles=roles))
+        md = report.render_markdown(r, [])
+        self.assertIn("Busiest sample interval per role, % of one core: client 150%, server 100%", md)
+
     def test_report_rows_carry_each_clients_figures(self):
         s = scenario.from_dict({"clients": 1})
         r = report.compute(s, 1000, [{"completed": True}], 500, 0, 0)

@@ -239,6 +239,11 @@ def render_resources(res: dict) -> list[str]:
                 f"on average over {m['seconds']:.0f} s, {m['busy_pct_peak']:.0f}% in its busiest 5 s, "
                 f"{m.get('saturated_seconds', 0.0):.0f} s saturated (95% or more); this run's "
                 f"processes account for {m.get('run_share_pct', 0.0):.0f}% of all cores.", ""]
+    peaks = res.get("cpu_series", {}).get("peak_pct_of_one_core", {})
+    if peaks:
+        busiest = ", ".join(f"{role} {pct:.0f}%" for role, pct in sorted(peaks.items()))
+        out += [f"Busiest sample interval per role, % of one core: {busiest} (each role's use per interval: "
+                "`resources.cpu_series` in report.json).", ""]
     return out
 
 

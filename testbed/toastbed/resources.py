@@ -93,6 +93,8 @@ class Sampler:
         self.interval = interval
         self.tracked: list[Tracked] = []
         self.machine: list[tuple[float, int, int]] = []  # (monotonic time, busy ticks, total ticks)
+        # (monotonic time, CPU ticks each role's processes used since they started, gone ones included)
+        self.roles: list[tuple[float, dict[str, int]]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -104,7 +106,9 @@ class Sampler:
 
     def start(self) -> None:
         self.track("testbed", "testbed", os.getpid())
-        self._sample_machine(time.monotonic())
+        now = time.monotonic()
+        self._sample_machine(now)
+        self._sample_roles(now)
         self._thread = threading.Thread(target=self._loop, name="resource-sampler", daemon=True)
         self._thread.start()
 
@@ -127,6 +131,7 @@ class Sampler:
             if not t.gone:
                 self._sample_one(t, now)
         self._sample_machine(now)
+        self._sample_roles(now, procs)
 
     def _sample_one(self, t: Tracked, now: float) -> None:
         cpu = read_cpu_ticks(t.pid)
@@ -146,11 +151,20 @@ class Sampler:
         if m is not None:
             self.machine.append((now, m[0], m[1]))
 
+    def _sample_roles(self, now: float, procs: list[Tracked] | None = None) -> None:
+        if procs is None:
+            with self._lock:
+                procs = list(self.tracked)
+        totals: dict[str, int] = {}
+        for t in procs:
+            totals[t.role] = totals.get(t.role, 0) + t.cpu_ticks
+        self.roles.append((now, totals))
+
     def report(self) -> dict:
         """The run's resource figures (see summarize)."""
         with self._lock:
             procs = list(self.tracked)
-        return summarize(procs, self.machine)
+        return summarize(procs, self.machine, roles=self.roles)
 
 
 def _process_row(t: Tracked) -> dict:
@@ -175,9 +189,33 @@ def _spread(values: list[float]) -> dict:
     return {"median": round(statistics.median(values), 2), "max": round(max(values), 2)}
 
 
-def summarize(procs: list[Tracked], machine: list[tuple[float, int, int]], window: float = 5.0) -> dict:
-    """Per-process rows, the clients' medians and maxima, each role's total CPU time, and the machine's busy
-    share of all its cores: mean over the run and the busiest `window`-second stretch."""
+def role_series(roles: list[tuple[float, dict[str, int]]]) -> dict:
+    """Each role's CPU use per sample interval, in % of one core, and each role's busiest interval: where the
+    machine's time went while a run was saturated (a role's total alone does not say when it was spent). A
+    process seen for the first time brings the ticks it used before; a process gone keeps its last count."""
+    if len(roles) < 2:
+        return {"interval_end_s": [], "pct_of_one_core": {}, "peak_pct_of_one_core": {}}
+    t0 = roles[0][0]
+    names = sorted({r for _, totals in roles for r in totals})
+    ends: list[float] = []
+    pct: dict[str, list[float]] = {r: [] for r in names}
+    for (ta, a), (tb, b) in zip(roles, roles[1:]):
+        dt = tb - ta
+        if dt <= 0:
+            continue
+        ends.append(round(tb - t0, 1))
+        for r in names:
+            used = max(b.get(r, 0) - a.get(r, 0), 0) / TICKS
+            pct[r].append(round(100.0 * used / dt, 1))
+    return {"interval_end_s": ends, "pct_of_one_core": pct,
+            "peak_pct_of_one_core": {r: max(v) if v else 0.0 for r, v in pct.items()}}
+
+
+def summarize(procs: list[Tracked], machine: list[tuple[float, int, int]], window: float = 5.0,
+              roles: list[tuple[float, dict[str, int]]] | None = None) -> dict:
+    """Per-process rows, the clients' medians and maxima, each role's total CPU time and its use over time
+    (role_series), and the machine's busy share of all its cores: mean over the run and the busiest
+    `window`-second stretch."""
     rows = [_process_row(t) for t in procs]
     clients = [r for r in rows if r["role"] == "client"]
     by_role: dict[str, float] = {}
@@ -196,6 +234,7 @@ def summarize(procs: list[Tracked], machine: list[tuple[float, int, int]], windo
                                               if r["mem_private_median_kb"]]),
         },
         "cpu_seconds_by_role": by_role,
+        "cpu_series": role_series(roles or []),
         "machine": machine_figures(machine, window),
     }
     span = machine[-1][0] - machine[0][0] if len(machine) >= 2 else 0.0
