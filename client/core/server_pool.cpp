@@ -59,9 +59,16 @@ void ServerPool::on_success(std::size_t server, std::uint64_t bytes, std::chrono
     s.throughput = s.throughput == 0 ? rate : 0.7 * s.throughput + 0.3 * rate;
 }
 
+bool ServerPool::reachable(Clock::time_point now) const {
+    return std::any_of(servers_.begin(), servers_.end(), [&](const Server& s) {
+        return s.failures == 0 && (!s.failed_at || now - *s.failed_at >= backoff_.settle);
+    });
+}
+
 void ServerPool::on_failure(std::size_t server, Clock::time_point now) {
     auto& s = servers_.at(server);
     ++s.failures;
+    s.failed_at = now;
     s.ready_at = now + backoff_delay(s.failures, backoff_.initial, backoff_.max);
 }
 

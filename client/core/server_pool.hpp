@@ -19,6 +19,9 @@ class ServerPool {
     struct Backoff {
         std::chrono::milliseconds initial{200};
         std::chrono::milliseconds max{3000};
+        // How long a server that failed must answer without failing again before it is counted on (see
+        // reachable()).
+        std::chrono::milliseconds settle{1000};
     };
 
     ServerPool(std::size_t servers, Backoff backoff);
@@ -40,12 +43,19 @@ class ServerPool {
     // Observed throughput in bytes per second (exponentially weighted), 0 before the first success.
     double throughput(std::size_t server) const { return servers_.at(server).throughput; }
     int consecutive_failures(std::size_t server) const { return servers_.at(server).failures; }
+    // Some server can be counted on at `now`: it has not failed, or it answered since its last failure and
+    // that failure is `settle` old. Until then the pieces it would take are asked of peers too. One that
+    // answers some requests and refuses others (503s from an overloaded server) stays not counted on: the
+    // answer would otherwise flip with each refusal and each success, and every flip re-plans which pieces
+    // peers are asked for (and can make libtorrent drop every peer's request pipeline).
+    bool reachable(Clock::time_point now) const;
     std::size_t size() const { return servers_.size(); }
 
   private:
     struct Server {
         double throughput = 0;
         int failures = 0;
+        std::optional<Clock::time_point> failed_at;
         Clock::time_point ready_at{};
         Clock::time_point late_until{};
     };

@@ -192,11 +192,8 @@ void TitleStream::kick() {
     });
 }
 
-bool TitleStream::server_up() const {
-    for (std::size_t s = 0; s < fetcher_->servers().size(); ++s) {
-        if (fetcher_->servers().consecutive_failures(s) == 0) return true;
-    }
-    return false;
+bool TitleStream::server_up(SteadyTime now) const {
+    return fetcher_->servers().reachable(now);
 }
 
 void TitleStream::tick() {
@@ -212,7 +209,7 @@ void TitleStream::tick() {
         }
     }
     auto plan =
-        controller_->tick(reader_->read(now, server_up(), session_.control().operator_connections(key_)));
+        controller_->tick(reader_->read(now, server_up(now), session_.control().operator_connections(key_)));
     apply(plan, now);
     if (session_.control().ranks_by_position())
         session_.control().set_position(

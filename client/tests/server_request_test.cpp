@@ -55,6 +55,34 @@ TEST_CASE("the server pool prefers the fastest server and rests failing ones", "
     CHECK(pool.next_ready() == t0 + 100ms);
 }
 
+TEST_CASE("a server is counted on again only after answering for a settle time without failing",
+          "[client][server-request]") {
+    ServerPool pool(1, {100ms, 1s, 500ms});
+    auto t0 = std::chrono::steady_clock::now();
+    CHECK(pool.reachable(t0));  // never failed, never asked
+    pool.on_failure(0, t0);
+    CHECK_FALSE(pool.reachable(t0));
+    CHECK_FALSE(pool.reachable(t0 + 10s));  // no answer since: still down however long ago
+    pool.on_success(0, 1'000, 10ms);
+    CHECK_FALSE(pool.reachable(t0 + 499ms));  // answered, but failed less than the settle time ago
+    CHECK(pool.reachable(t0 + 500ms));
+    // Refusals among answers (an overloaded server): not counted on while they keep coming.
+    for (int i = 1; i <= 5; ++i) {
+        auto t = t0 + i * 300ms;
+        pool.on_failure(0, t);
+        CHECK_FALSE(pool.reachable(t + 100ms));
+        pool.on_success(0, 1'000, 10ms);
+        CHECK_FALSE(pool.reachable(t + 200ms));
+    }
+    CHECK(pool.reachable(t0 + 1500ms + 500ms));
+    // With two servers, one that never failed is enough.
+    ServerPool two(2, {100ms, 1s, 500ms});
+    two.on_failure(0, t0);
+    CHECK(two.reachable(t0));
+    two.on_failure(1, t0);
+    CHECK_FALSE(two.reachable(t0 + 1s));
+}
+
 TEST_CASE("a server that answered after the deadline is passed over while another is usable",
           "[client][server-request]") {
     ServerPool pool(2, {100ms, 1s});
