@@ -243,12 +243,12 @@ std::unique_ptr<Client> position_hub(const std::shared_ptr<lt::torrent_info>& ti
     return hub;
 }
 
-// Viewers holding the first held[i] pieces of the hub's title, connected to the hub. Their own upload is a
-// trickle (1 kB/s), too slow to hand each other a whole piece while a test runs, so what they get comes from
-// the hub.
+// Viewers holding the first held[i] pieces of the hub's title, connected to the hub unless `connect` is
+// false. Their own upload is a trickle (1 kB/s), too slow to hand each other a whole piece while a test runs,
+// so what they get comes from the hub.
 std::vector<std::unique_ptr<Client>> viewers_of(Client& hub, const std::shared_ptr<lt::torrent_info>& ti,
                                                 const std::filesystem::path& dir,
-                                                const std::vector<int>& held) {
+                                                const std::vector<int>& held, bool connect = true) {
     SessionConfig config;
     config.upload_limit = toast::BitRate(1'000 * 8);
     std::vector<std::unique_ptr<Client>> viewers;
@@ -259,8 +259,10 @@ std::vector<std::unique_ptr<Client>> viewers_of(Client& hub, const std::shared_p
         auto& v = *viewers.back();
         REQUIRE(tt::wait_until([&] { return v.handle.status().num_pieces == held[i]; }, 10s));
     }
-    for (auto& v : viewers)
-        v->connect_to(hub);
+    if (connect) {
+        for (auto& v : viewers)
+            v->connect_to(hub);
+    }
     return viewers;
 }
 
@@ -273,11 +275,11 @@ struct ChokerBed {
     std::vector<std::unique_ptr<Client>> viewers;
 
     ChokerBed(int pieces, int seed, bool told_size, const std::vector<int>& held,
-              toast::client::ChokerKind kind = toast::client::ChokerKind::nearest)
+              toast::client::ChokerKind kind = toast::client::ChokerKind::nearest, bool connect = true)
         : ti(hub_title(dir.path(), pieces, seed)), hub(position_hub(ti, dir.path(), kind)) {
         hub->control->set_position(hub->key,
                                    {PieceIndex(pieces), std::nullopt, PieceCount(told_size ? pieces : 0)});
-        viewers = viewers_of(*hub, ti, dir.path(), held);
+        viewers = viewers_of(*hub, ti, dir.path(), held, connect);
     }
     int pieces(int i) const { return viewers[static_cast<std::size_t>(i)]->handle.status().num_pieces; }
 };
@@ -380,10 +382,16 @@ TEST_CASE("a viewer the position choker has no slot for is not unchoked when it 
     // libtorrent unchokes a peer the moment it says it is interested; choked again right after, it would
     // have sent its requests to the hub and taken them elsewhere. The hub serves the viewer just behind it
     // (12 pieces); the one far behind (none) waits, its interest held from libtorrent, and gets nothing
-    // from the hub until the first is served.
-    ChokerBed bed(kPieces, 37, false, {12, 0});
+    // from the hub until the first is served. The far one connects once the hub is serving the near one: had
+    // its interest come first, the hub's one slot would rightly have gone to it, as nobody else wanted it (on
+    // a loaded machine the two connections' handshakes can finish in either order).
+    ChokerBed bed(kPieces, 37, false, {12, 0}, toast::client::ChokerKind::nearest, false);
     auto& hub = bed.hub;
+    auto& near = *bed.viewers[0];
     auto& far = *bed.viewers[1];
+    near.connect_to(*hub);
+    REQUIRE(tt::wait_until([&] { return near.handle.status().total_payload_download > 0; }, 5s));
+    far.connect_to(*hub);
     REQUIRE(tt::wait_until([&] { return hub->control->interests_held() >= 1; }, 5s));
     REQUIRE(tt::wait_until([&] { return bed.pieces(0) == kPieces; }, 10s));
     auto status = far.handle.status();
