@@ -79,10 +79,14 @@ void beta_order(std::vector<PieceIndex>& pieces, std::int32_t range_start, std::
         pieces[i] = keyed[i].second;
 }
 
-// Turns a policy's order into a plan: availability partition, past pieces, give-up set, priorities and
-// deadlines. `in_order` is how many leading entries of `order` are in playback order (for deadlines).
+// Turns a policy's order of [urgent_end, end) into a plan: the urgent pieces before it in playback order,
+// availability partition, past pieces, give-up set, priorities and deadlines. `in_order` is how many leading
+// entries of `order` are in playback order (for deadlines).
 PiecePlan finish_plan(const SwarmSnapshot& s, const Ranges& r, std::vector<PieceIndex> order,
                       std::size_t in_order, const PolicyConfig& config, bool uniform_priority) {
+    auto urgent = eligible_in(s, r.start, r.urgent_end);
+    order.insert(order.begin(), urgent.begin(), urgent.end());
+    in_order += urgent.size();
     PiecePlan plan;
     plan.priority.assign(static_cast<std::size_t>(r.n), 0);
     for (std::int32_t i = r.playhead; i < r.start; ++i)
@@ -124,10 +128,8 @@ class RarestPolicy final : public PiecePolicy {
     PickerKind kind() const override { return PickerKind::rarest; }
     PiecePlan plan(const SwarmSnapshot& s) override {
         auto r = ranges_of(s);
-        auto order = eligible_in(s, r.start, r.urgent_end);
-        const auto urgent = order.size();
-        auto rest = eligible_in(s, r.urgent_end, r.end);
-        std::sort(rest.begin(), rest.end(), [&](PieceIndex a, PieceIndex b) {
+        auto order = eligible_in(s, r.urgent_end, r.end);
+        std::sort(order.begin(), order.end(), [&](PieceIndex a, PieceIndex b) {
             auto aa = availability_of(s, a), ab = availability_of(s, b);
             if (aa != ab) return aa < ab;
             auto ka =
@@ -137,8 +139,7 @@ class RarestPolicy final : public PiecePolicy {
             return ka != kb ? ka < kb : a < b;
         });
         // Pieces no peer has sort first by availability; finish_plan moves them behind the available ones.
-        order.insert(order.end(), rest.begin(), rest.end());
-        return finish_plan(s, r, std::move(order), urgent, config_, true);
+        return finish_plan(s, r, std::move(order), 0, config_, true);
     }
 
   private:
@@ -151,7 +152,7 @@ class InOrderPolicy final : public PiecePolicy {
     PickerKind kind() const override { return PickerKind::inorder; }
     PiecePlan plan(const SwarmSnapshot& s) override {
         auto r = ranges_of(s);
-        auto order = eligible_in(s, r.start, r.end);
+        auto order = eligible_in(s, r.urgent_end, r.end);
         auto n = order.size();
         return finish_plan(s, r, std::move(order), n, config_, false);
     }
@@ -182,12 +183,9 @@ class BetaPolicy final : public PiecePolicy {
     PickerKind kind() const override { return PickerKind::beta; }
     PiecePlan plan(const SwarmSnapshot& s) override {
         auto r = ranges_of(s);
-        auto order = eligible_in(s, r.start, r.urgent_end);
-        const auto urgent = order.size();
-        auto rest = eligible_in(s, r.urgent_end, r.end);
-        beta_order(rest, r.urgent_end, r.end, keys_.for_pieces(r.n));
-        order.insert(order.end(), rest.begin(), rest.end());
-        return finish_plan(s, r, std::move(order), urgent, config_, false);
+        auto order = eligible_in(s, r.urgent_end, r.end);
+        beta_order(order, r.urgent_end, r.end, keys_.for_pieces(r.n));
+        return finish_plan(s, r, std::move(order), 0, config_, false);
     }
 
   private:
@@ -204,7 +202,7 @@ class HybridPolicy final : public PiecePolicy {
         auto r = ranges_of(s);
         auto window_end = static_cast<std::int32_t>(std::clamp<std::int64_t>(
             static_cast<std::int64_t>(r.playhead) + s.inorder_window.value(), r.urgent_end, r.end));
-        auto order = eligible_in(s, r.start, window_end);
+        auto order = eligible_in(s, r.urgent_end, window_end);
         auto in_order = order.size();
         auto beyond = eligible_in(s, window_end, r.end);
         beta_order(beyond, window_end, r.end, keys_.for_pieces(r.n));
@@ -243,6 +241,11 @@ std::string_view to_string(PickerKind k) {
             return "adaptive";
     }
     return "unknown";
+}
+
+void set_zone(SwarmSnapshot& s, PieceCount zone, bool server_takes) {
+    s.horizon = server_takes ? zone : PieceCount(0);
+    s.urgent = server_takes ? PieceCount(0) : zone;
 }
 
 void drop_from_plan(PiecePlan& plan, const PieceSet& pieces) {

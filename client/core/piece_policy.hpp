@@ -113,6 +113,9 @@ std::vector<std::pair<PieceIndex, std::uint8_t>> priority_changes(const std::vec
                                                                   const std::vector<std::uint8_t>& planned);
 // Takes `pieces` out of `plan`: out of wanted and deadlines, priority 0.
 void drop_from_plan(PiecePlan& plan, const PieceSet& pieces);
+// The give-up zone, `zone` pieces from the playhead: the server's when it can take them (the horizon),
+// otherwise the pieces peers are asked for first (urgent).
+void set_zone(SwarmSnapshot& s, PieceCount zone, bool server_takes);
 // The priority tier of rank `rank` (0 = most wanted) under PolicyConfig::top_tier.
 std::uint8_t priority_for_rank(std::size_t rank, std::int32_t top_tier);
 

@@ -42,7 +42,6 @@ class ServerPool {
 
     // Observed throughput in bytes per second (exponentially weighted), 0 before the first success.
     double throughput(std::size_t server) const { return servers_.at(server).throughput; }
-    int consecutive_failures(std::size_t server) const { return servers_.at(server).failures; }
     // Some server can be counted on at `now`: it has not failed, or it answered since its last failure and
     // that failure is `settle` old. Until then the pieces it would take are asked of peers too. One that
     // answers some requests and refuses others (503s from an overloaded server) stays not counted on: the

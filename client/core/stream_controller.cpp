@@ -104,9 +104,7 @@ PiecePlan StreamController::initial_plan() {
     // tick().
     SwarmSnapshot snap = SwarmSnapshot::empty(geometry_.piece_count());
     horizon_.set_peer_count(1);
-    const auto zone_pieces = horizon_.pieces_within(fallback_.lead(), nanoseconds(0));
-    snap.horizon = setup_.has_server ? zone_pieces : PieceCount(0);
-    snap.urgent = setup_.has_server ? PieceCount(0) : zone_pieces;
+    set_zone(snap, horizon_.pieces_within(fallback_.lead(), nanoseconds(0)), setup_.has_server);
     snap.inorder_window = inorder_window_pieces();
     snap.lookahead = lookahead_pieces();
     snap.want_past_pieces = want_past_pieces();
@@ -373,9 +371,7 @@ void StreamController::plan_peer_pieces(const SwarmSample& sample, const PieceSe
     // zone's pieces are the most urgent ones peers have: first, in playback order, with deadlines, whatever
     // the picker (a random draw would put later pieces before the one playback waits for).
     const auto zone = fallback_.lead();
-    const auto zone_pieces = horizon_.pieces_within(zone, watcher_.into_playhead_piece());
-    snap.horizon = sample.server_up ? zone_pieces : PieceCount(0);
-    snap.urgent = sample.server_up ? PieceCount(0) : zone_pieces;
+    set_zone(snap, horizon_.pieces_within(zone, watcher_.into_playhead_piece()), sample.server_up);
     snap.inorder_window = inorder_window_pieces();
     snap.request_end = request_end;
     snap.lookahead = lookahead_pieces();

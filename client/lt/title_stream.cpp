@@ -192,10 +192,6 @@ void TitleStream::kick() {
     });
 }
 
-bool TitleStream::server_up(SteadyTime now) const {
-    return fetcher_->servers().reachable(now);
-}
-
 void TitleStream::tick() {
     auto now = Clock::now();
     session_.pump();
@@ -208,8 +204,8 @@ void TitleStream::tick() {
             if (playback_) playback_->on_piece_had(p);
         }
     }
-    auto plan =
-        controller_->tick(reader_->read(now, server_up(now), session_.control().operator_connections(key_)));
+    auto plan = controller_->tick(reader_->read(now, fetcher_->servers().reachable(now),
+                                                session_.control().operator_connections(key_)));
     apply(plan, now);
     if (session_.control().ranks_by_position())
         session_.control().set_position(

@@ -95,7 +95,6 @@ class TitleStream final : public TitleEvents {
     void start_fetch(const FallbackFetch& f, SteadyTime now);
     void on_server_piece(const PieceRequest& r, std::vector<char> data);
     void on_piece_finished(PieceIndex p, SteadyTime now);
-    bool server_up(SteadyTime now) const;
     StatsRecord make_record(const std::string& event, SteadyTime now);
     void finish();
 

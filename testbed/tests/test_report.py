@@ -123,8 +123,8 @@ class ResourcesTest(unittest.TestCase):
 
     def test_each_roles_cpu_per_interval(self):
         t = resources.TICKS
-        # The server from the start; a client seen first at 2 s with a tick used before; the client gone after
-        # 3 s keeps its count.
+        # Constructed samples: the server runs throughout; the client is first seen at 2 s with a tick it used
+        # before, and has exited by 4 s (its count stays as it was).
         roles = [(10.0, {"server": 0}),
                  (11.0, {"server": t // 2}),
                  (12.0, {"server": t, "client": 1}),

@@ -108,7 +108,8 @@ class Sampler:
         self.track("testbed", "testbed", os.getpid())
         now = time.monotonic()
         self._sample_machine(now)
-        self._sample_roles(now)
+        with self._lock:
+            self._sample_roles(now, list(self.tracked))
         self._thread = threading.Thread(target=self._loop, name="resource-sampler", daemon=True)
         self._thread.start()
 
@@ -151,10 +152,7 @@ class Sampler:
         if m is not None:
             self.machine.append((now, m[0], m[1]))
 
-    def _sample_roles(self, now: float, procs: list[Tracked] | None = None) -> None:
-        if procs is None:
-            with self._lock:
-                procs = list(self.tracked)
+    def _sample_roles(self, now: float, procs: list[Tracked]) -> None:
         totals: dict[str, int] = {}
         for t in procs:
             totals[t.role] = totals.get(t.role, 0) + t.cpu_ticks
