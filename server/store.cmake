@@ -12,7 +12,6 @@ add_library(toast_server_store STATIC
   io/chunk_verifier.cpp
   io/disk_emulation.cpp
   io/disk_queue.cpp
-  io/durable_file.cpp
   io/ingest.cpp
   io/open_file.cpp
   io/open_file_cache.cpp

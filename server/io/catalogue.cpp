@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "server/io/durable_file.hpp"
+#include "toast/common/durable_file.hpp"
 
 namespace toast::server {
 

@@ -21,7 +21,7 @@
 #include "server/core/demand_trace.hpp"
 #include "server/core/placement.hpp"
 #include "server/io/catalogue.hpp"
-#include "server/io/durable_file.hpp"
+#include "toast/common/durable_file.hpp"
 #include "server/io/title_torrent.hpp"
 
 namespace toast::server {

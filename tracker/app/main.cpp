@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -62,11 +63,14 @@ constexpr const char* kUsage =
     "  max_scrape_hashes info-hashes accepted in one HTTP scrape (64)\n"
     "  http              {\"idle_timeout\": \"15s\", \"header_limit\": 8192, \"max_target_length\": 2048,\n"
     "                     \"max_connections\": 4096}\n"
+    "  state_file        file the swarms are saved to and restored from at start (default: none, a\n"
+    "                     restart forgets every swarm)\n"
+    "  state_save_interval  how often the state file is saved; also at SIGINT/SIGTERM (\"10s\")\n"
     "  log_level         trace, debug, info, warn, error or off (\"info\")\n"
     "\n"
     "signals: SIGHUP re-reads CONFIG and applies every key (log level, limits, whitelist, access log, ...)\n"
     "         and reopens the access log; a bad config changes nothing, a bad whitelist keeps the old list.\n"
-    "         SIGINT/SIGTERM stop.\n"
+    "         SIGINT/SIGTERM save the state file (with state_file) and stop.\n"
     "logs go to stderr (journald under systemd); the access log only where access_log.path says.\n";
 
 int usage_error(const std::string& message) {
@@ -94,6 +98,38 @@ toast::tracker::SipKey random_key(std::random_device& rd) {
     auto word = [&] { return (static_cast<std::uint64_t>(rd()) << 32) | rd(); };
     return {word(), word()};
 }
+
+// Saves the state file and logs the outcome: a failure once (and again only when the reason changes),
+// since a full disk fails every save until someone frees space; a periodic success at debug level, and at
+// info level when it ends a run of failures or is the last save before exit.
+class StateSaver {
+  public:
+    explicit StateSaver(TrackerService& service) : service_(service) {}
+    void save(bool last = false) {
+        auto outcome =
+            service_.save_state(std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+        if (outcome.message.empty()) return;
+        if (!outcome.ok) {
+            if (failures_++ == 0 || outcome.message != last_failure_) spdlog::error("{}", outcome.message);
+            last_failure_ = outcome.message;
+            return;
+        }
+        if (failures_ > 0) {
+            spdlog::info("{} (after {} failed saves)", outcome.message, failures_);
+        } else if (last) {
+            spdlog::info("{}", outcome.message);
+        } else {
+            spdlog::debug("{}", outcome.message);
+        }
+        failures_ = 0;
+        last_failure_.clear();
+    }
+
+  private:
+    TrackerService& service_;
+    std::size_t failures_ = 0;
+    std::string last_failure_;
+};
 
 // SIGHUP: re-read the config file and apply what it changes (see TrackerService::apply_config); a config
 // that does not load changes nothing. Says what changed and what could not be applied.
@@ -184,6 +220,18 @@ int main(int argc, char** argv) {
             udp.emplace(ioc, asio::ip::udp::endpoint(resolve_host(ioc, opt.udp->host), opt.udp->port),
                         service);
         }
+        // Once bound, so that a tracker that cannot start leaves the file alone, and before the servers
+        // answer, so that the first announce already meets the restored swarms (connections made meanwhile
+        // wait in the backlog).
+        if (auto restored =
+                service.restore_state(std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+            !restored.message.empty()) {
+            if (restored.ok) {
+                spdlog::info("{}", restored.message);
+            } else {
+                spdlog::error("{}", restored.message);
+            }
+        }
         http.start();
         if (udp) udp->start();
 
@@ -213,12 +261,35 @@ int main(int argc, char** argv) {
         };
         schedule();
 
+        // State saves, on their own timer (same io thread); re-armed after a reload, so that a new
+        // state_save_interval or state_file applies to the next save rather than after the old interval.
+        StateSaver saver(service);
+        asio::steady_timer save_timer(ioc);
+        std::function<void()> schedule_save = [&] {
+            if (!service.config().state_file) {
+                save_timer.cancel();
+                return;
+            }
+            save_timer.expires_after(service.config().state_save_interval);
+            save_timer.async_wait([&](boost::system::error_code ec) {
+                if (ec) return;
+                saver.save();
+                schedule_save();
+            });
+        };
+        schedule_save();
+
         asio::signal_set signals(ioc, SIGINT, SIGTERM, SIGHUP);
         std::function<void()> wait_signal = [&] {
             signals.async_wait([&](boost::system::error_code ec, int signo) {
                 if (ec) return;
                 if (signo == SIGHUP) {
+                    const auto before =
+                        std::make_pair(service.config().state_file, service.config().state_save_interval);
                     reload(service, opt.config);
+                    if (before !=
+                        std::make_pair(service.config().state_file, service.config().state_save_interval))
+                        schedule_save();
                     wait_signal();
                     return;
                 }
@@ -226,6 +297,10 @@ int main(int argc, char** argv) {
                 http.stop();
                 if (udp) udp->stop();
                 tick.cancel();
+                save_timer.cancel();
+                // Nothing else runs between this save and ioc.stop() (one thread), so every announce
+                // answered is in it.
+                saver.save(true);
                 ioc.stop();
             });
         };

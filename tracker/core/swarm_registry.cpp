@@ -218,6 +218,95 @@ std::size_t SwarmRegistry::expire(TimePoint now) {
     return removed;
 }
 
+RegistryState SwarmRegistry::export_state(TimePoint now) const {
+    auto age = [now](TimePoint t) {
+        return std::max(std::chrono::milliseconds(0),
+                        std::chrono::duration_cast<std::chrono::milliseconds>(now - t));
+    };
+    auto peers = [&](const PeerList& list) {
+        std::vector<PeerState> out;
+        out.reserve(list.peers.size());
+        for (const auto& p : list.peers)
+            out.push_back(PeerState{p.key.id, PeerEndpoint{p.key.ip, p.port}, age(p.last_seen)});
+        return out;
+    };
+    RegistryState out;
+    out.swarms.reserve(order_.size());
+    for (const auto& hash : order_) {
+        const Swarm& swarm = swarms_.find(hash)->second;
+        out.swarms.push_back(SwarmState{hash, swarm.completed, age(swarm.last_active), peers(swarm.seeders),
+                                        peers(swarm.leechers)});
+    }
+    return out;
+}
+
+ImportCounts SwarmRegistry::import_state(const RegistryState& state, TimePoint now,
+                                         std::chrono::milliseconds down_for) {
+    using std::chrono::milliseconds;
+    const milliseconds expiry = policy_.peer_expiry;
+    down_for = std::max(down_for, milliseconds(0));
+    // When something was last heard of, capped at peer_expiry ago: older is expired all the same, and the
+    // cap keeps the arithmetic in range whatever ages a state holds.
+    auto heard = [&](milliseconds age) {
+        age = std::max(age, milliseconds(0));
+        if (age >= expiry || down_for >= expiry - age) return now - expiry;
+        return now - (age + down_for);
+    };
+
+    ImportCounts counts;
+    std::vector<std::pair<InfoHash, bool>> restored;  // and whether this import created it
+    std::size_t added = 0;
+    for (const SwarmState& s : state.swarms) {
+        const std::size_t listed = s.seeders.size() + s.leechers.size();
+        if (!allowed(s.info_hash)) {
+            counts.swarms_not_whitelisted++;
+            counts.peers_refused += listed;
+            continue;
+        }
+        auto it = swarms_.find(s.info_hash);
+        if (it == swarms_.end()) {
+            if (swarms_.size() >= policy_.max_swarms) {
+                counts.swarms_over_limit++;
+                counts.peers_refused += listed;
+                continue;
+            }
+            it = swarms_.emplace(s.info_hash, Swarm(hasher_)).first;
+            order_.insert(s.info_hash);
+            it->second.completed = s.completed;
+            it->second.last_active = heard(s.idle);
+            restored.emplace_back(s.info_hash, true);
+        } else {
+            restored.emplace_back(s.info_hash, false);
+        }
+        Swarm& swarm = it->second;
+        for (const bool seeder : {true, false}) {
+            for (const PeerState& p : seeder ? s.seeders : s.leechers) {
+                PeerKey key{p.id, p.endpoint.ip};
+                if (swarm.slots.contains(key)) {
+                    counts.peers_duplicate++;
+                    continue;
+                }
+                add_peer(swarm, PeerRecord{key, p.endpoint.port, heard(p.age)}, seeder);
+                ++added;
+            }
+        }
+    }
+
+    const std::size_t held = swarms_.size();
+    counts.peers_expired = expire(now);
+    counts.swarms_expired = held - swarms_.size();
+    counts.peers = added - std::min(added, counts.peers_expired);
+    // Completions count from the swarms this import created and kept; a forgotten swarm's count would
+    // otherwise stay in the totals of a tracker that never served it.
+    for (const auto& [hash, created] : restored) {
+        auto it = swarms_.find(hash);
+        if (it == swarms_.end()) continue;
+        counts.swarms++;
+        if (created) total_completed_ += it->second.completed;
+    }
+    return counts;
+}
+
 std::vector<SwarmStats> SwarmRegistry::swarm_stats(const std::optional<InfoHash>& after,
                                                    std::size_t limit) const {
     std::vector<SwarmStats> out;

@@ -36,6 +36,7 @@
 #include "tracker/core/address_set.hpp"
 #include "tracker/core/announce_request.hpp"
 #include "tracker/core/ids.hpp"
+#include "tracker/core/registry_state.hpp"
 #include "tracker/core/result.hpp"
 #include "tracker/core/siphash.hpp"
 #include "tracker/core/whitelist.hpp"
@@ -119,6 +120,17 @@ class SwarmRegistry {
 
     // Removes peers silent for peer_expiry and swarms empty that long; returns the number of peers removed.
     std::size_t expire(TimePoint now);
+
+    // Every swarm with its peers in list order and their ages at `now`, for a state file
+    // (registry_state.hpp).
+    RegistryState export_state(TimePoint now) const;
+    // Rebuilds the swarms of `state`, exported `down_for` ago (the time the tracker was down, >= 0): every
+    // age grows by down_for, then expire(now) drops what is past peer_expiry by now. Swarms the whitelist
+    // refuses, and new swarms beyond max_swarms, are left out; a (peer id, IP) already held in a swarm is
+    // not added again. A swarm the registry already holds keeps its own completed count and last activity
+    // and gains only the peers it lacks. Meant for the empty registry of a start-up: the sweep at the end
+    // also removes, and counts as expired, peers of a registry that already held expired ones.
+    ImportCounts import_state(const RegistryState& state, TimePoint now, std::chrono::milliseconds down_for);
 
     // nullopt serves every info-hash.
     void set_whitelist(std::optional<Whitelist> whitelist);

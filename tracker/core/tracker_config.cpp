@@ -4,6 +4,7 @@
 
 #include "toast/common/config.hpp"
 #include "toast/common/log.hpp"
+#include "toast/common/units.hpp"
 
 namespace toast::tracker {
 namespace {
@@ -119,6 +120,15 @@ TrackerConfig load_tracker_config(const nlohmann::json& json) {
 
     c.max_scrape_hashes = r.uint("max_scrape_hashes", c.max_scrape_hashes, 1, 1000);
 
+    if (r.has("state_file")) {
+        auto path = r.string("state_file");
+        if (path.empty()) r.fail("state_file", "must not be empty (leave it out to keep no state)");
+        c.state_file = path;
+    }
+    c.state_save_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
+        bounded_duration(r, "state_save_interval", c.state_save_interval, std::chrono::seconds(1),
+                         std::chrono::hours(1), "[1s, 1h]"));
+
     auto h = r.object("http");
     auto idle = bounded_duration(h, "idle_timeout", c.http.idle_timeout, std::chrono::milliseconds(10),
                                  std::chrono::hours(1), "[10ms, 1h]");
@@ -181,6 +191,12 @@ std::vector<std::string> describe_changes(const TrackerConfig& a, const TrackerC
          std::to_string(b.http.max_target_length));
     note("http.max_connections", std::to_string(a.http.max_connections),
          std::to_string(b.http.max_connections));
+    // The state file is read at start-up only; a new path is just where the next save goes.
+    if (a.state_file != b.state_file)
+        out.push_back("state_file: " + path(a.state_file) + " -> " + path(b.state_file) +
+                      " (not read; the next save writes there)");
+    note("state_save_interval", format_duration(a.state_save_interval),
+         format_duration(b.state_save_interval));
     note("log_level", a.log_level, b.log_level);
     return out;
 }

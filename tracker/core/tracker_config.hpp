@@ -41,6 +41,9 @@ struct TrackerConfig {
     AddressSet admin_allow = default_admin_allow();
     std::size_t stats_page_limit = 1000;  // most swarms in one /stats page
     AccessLogConfig access_log;
+    // Where the swarms are saved for a restart (read once at start-up); no path: nothing is kept.
+    std::optional<std::filesystem::path> state_file;
+    std::chrono::milliseconds state_save_interval{10'000};
     std::string log_level = "info";
 
     static AddressSet default_admin_allow();

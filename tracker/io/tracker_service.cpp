@@ -1,6 +1,7 @@
 #include "tracker/io/tracker_service.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -10,6 +11,7 @@
 
 #include "tracker/core/announce_request.hpp"
 #include "tracker/io/bencode_responses.hpp"
+#include "tracker/io/state_file.hpp"
 
 namespace toast::tracker {
 namespace {
@@ -67,6 +69,13 @@ TrackerService::TrackerService(const TrackerConfig& config, ServiceSecrets secre
                                        "Bytes sent (responses with headers)", {{"transport", "http"}})),
       bytes_sent_udp_(metrics.counter("toast_tracker_bytes_sent_total", "Bytes sent (responses with headers)",
                                       {{"transport", "udp"}})),
+      state_saves_ok_(
+          metrics.counter("toast_tracker_state_saves_total", "Saves of the state file", {{"result", "ok"}})),
+      state_saves_failed_(metrics.counter("toast_tracker_state_saves_total", "Saves of the state file",
+                                          {{"result", "failed"}})),
+      state_save_seconds_(
+          metrics.gauge("toast_tracker_state_save_seconds",
+                        "Time the last state save took (export, encode, write, fsync, rename)")),
       swarms_(metrics.gauge("toast_tracker_swarms", "Swarms currently known")),
       seeders_(metrics.gauge("toast_tracker_seeders", "Seeders in all swarms")),
       leechers_(metrics.gauge("toast_tracker_leechers", "Leechers in all swarms")),
@@ -133,11 +142,94 @@ TrackerService::ConfigReload TrackerService::apply_config(const TrackerConfig& n
         }
     }
 
+    if (next.state_file != config_.state_file) state_saves_off_ = false;
     registry_.set_policy(next.registry);
     limiter_.set_limit(next.rate_limit);
     config_ = next;
     update_gauges();
     return out;
+}
+
+namespace {
+
+std::int64_t unix_ms(std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+std::string seconds_text(std::chrono::milliseconds d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(d.count()) / 1000.0);
+    return buf;
+}
+
+// "; left out: 2 swarms not whitelisted, 4 peers in them, ..." or "" when nothing was.
+std::string left_out(const ImportCounts& c) {
+    std::string out;
+    auto add = [&](std::size_t n, std::string_view what) {
+        if (n == 0) return;
+        out += (out.empty() ? "; left out: " : ", ") + std::to_string(n) + " " + std::string(what);
+    };
+    add(c.swarms_not_whitelisted, "swarms not whitelisted");
+    add(c.swarms_over_limit, "swarms beyond max_swarms");
+    add(c.peers_refused, "peers in them");
+    add(c.swarms_expired, "swarms idle past peer_expiry");
+    add(c.peers_expired, "peers silent past peer_expiry");
+    add(c.peers_duplicate, "duplicate peers");
+    return out;
+}
+
+}  // namespace
+
+TrackerService::StateOutcome TrackerService::restore_state(TimePoint now,
+                                                           std::chrono::system_clock::time_point wall_now) {
+    if (!config_.state_file) return {};
+    const auto& path = *config_.state_file;
+    auto content = read_state_file(path);
+    std::optional<std::string> problem;
+    if (!content) {
+        problem = content.error();
+    } else if (!content->exists) {
+        return {true, "state: no state file at " + path.string() + " yet; starting empty"};
+    } else if (auto decoded = decode_state(content->bytes); !decoded) {
+        problem = "state file '" + path.string() + "' is not usable: " + decoded.error();
+    } else {
+        // Wall-clock time, since the steady clock starts afresh with the process; a clock set back reads as
+        // no time at all.
+        const auto down_for = std::chrono::milliseconds(
+            std::max<std::int64_t>(0, unix_ms(wall_now) - decoded->saved_at_unix_ms));
+        const ImportCounts c = registry_.import_state(decoded->state, now, down_for);
+        update_gauges();
+        return {true, "state: restored " + std::to_string(c.swarms) + " swarms, " + std::to_string(c.peers) +
+                          " peers from " + path.string() + " (saved " + seconds_text(down_for) + " ago)" +
+                          left_out(c)};
+    }
+    auto moved = move_aside(path);
+    if (!moved) {
+        state_saves_off_ = true;
+        return {false, "state: " + *problem + "; " + moved.error() +
+                           ", so saving is off until state_file changes (SIGHUP); starting empty"};
+    }
+    return {false, "state: " + *problem + "; moved it to " + moved->string() + " and starting empty"};
+}
+
+TrackerService::StateOutcome TrackerService::save_state(TimePoint now,
+                                                        std::chrono::system_clock::time_point wall_now) {
+    if (!config_.state_file || state_saves_off_) return {};
+    const auto started = std::chrono::steady_clock::now();
+    const auto& path = *config_.state_file;
+    auto error = write_state_file(path, encode_state(registry_.export_state(now), unix_ms(wall_now)));
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+    state_save_seconds_.set(took.count());
+    if (error) {
+        state_saves_failed_.inc();
+        return {false, "state: " + *error + "; the previous state file stays"};
+    }
+    state_saves_ok_.inc();
+    const auto t = registry_.totals();
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.1f ms", took.count() * 1000);
+    return {true, "state: saved " + std::to_string(t.swarms) + " swarms, " +
+                      std::to_string(t.seeders + t.leechers) + " peers to " + path.string() + " in " + ms};
 }
 
 Counter& TrackerService::http_malformed(std::string_view reason) {

@@ -91,6 +91,21 @@ class TrackerService {
     ConfigReload apply_config(const TrackerConfig& next);
     void count_config_reload(bool ok) { (ok ? config_reloads_ok_ : config_reloads_failed_).inc(); }
 
+    // The state file (config state_file; docs/tracker.md "Restarts"). Both do nothing without one, and
+    // return a message for the log (empty when there is nothing to say).
+    struct StateOutcome {
+        bool ok = true;
+        std::string message;
+    };
+    // At start-up: restores the swarms saved in the state file, aged by the wall-clock time since the save.
+    // A missing file is normal. One that cannot be read or decoded is renamed to PATH.bad, so that nothing
+    // is lost and the next save does not overwrite it, and the tracker starts empty (ok = false); if even
+    // the rename fails, saving stays off until a reload names another state_file.
+    StateOutcome restore_state(TimePoint now, std::chrono::system_clock::time_point wall_now);
+    // Writes every swarm to the state file, atomically (state_file.hpp); counts and times the save. A failed
+    // save leaves the previous file in place.
+    StateOutcome save_state(TimePoint now, std::chrono::system_clock::time_point wall_now);
+
     // The access log (common/access_log.hpp, the format every Toast server writes), or nullptr when none
     // is configured; HTTP sessions and the UDP server write to it.
     AccessLogFile* access_log() { return access_log_.get(); }
@@ -126,6 +141,7 @@ class TrackerService {
     udp::ConnectionIds connection_ids_;
     std::size_t whitelist_size_ = 0;
     std::unique_ptr<AccessLogFile> access_log_;
+    bool state_saves_off_ = false;  // a bad state file could not be moved aside
 
     Counter& announces_http_;
     Counter& announces_udp_;
@@ -141,6 +157,9 @@ class TrackerService {
     Counter& connections_refused_;
     Counter& bytes_sent_http_;
     Counter& bytes_sent_udp_;
+    Counter& state_saves_ok_;
+    Counter& state_saves_failed_;
+    Gauge& state_save_seconds_;
     Gauge& swarms_;
     Gauge& seeders_;
     Gauge& leechers_;

@@ -46,6 +46,8 @@ TEST_CASE("an empty tracker config gives the documented defaults", "[tracker][co
     CHECK(c.http.header_limit == 8192);
     CHECK(c.http.max_target_length == 2048);
     CHECK(c.http.max_connections == 4096);
+    CHECK_FALSE(c.state_file.has_value());
+    CHECK(c.state_save_interval == 10s);
     CHECK(c.log_level == "info");
 }
 
@@ -60,6 +62,7 @@ TEST_CASE("every tracker config field is read", "[tracker][config]") {
         "access_log": {"path": "/var/log/toast/tracker-access.log", "udp": true},
         "max_scrape_hashes": 4,
         "http": {"idle_timeout": "250ms", "header_limit": 4096, "max_target_length": 1000, "max_connections": 3},
+        "state_file": "/var/lib/toast/tracker.state", "state_save_interval": "1min",
         "log_level": "debug"})"));
     CHECK(c.registry.interval == 60s);
     CHECK(c.registry.min_interval == 10s);
@@ -83,6 +86,8 @@ TEST_CASE("every tracker config field is read", "[tracker][config]") {
     CHECK(c.http.header_limit == 4096);
     CHECK(c.http.max_target_length == 1000);
     CHECK(c.http.max_connections == 3);
+    CHECK(c.state_file == std::filesystem::path("/var/lib/toast/tracker.state"));
+    CHECK(c.state_save_interval == 60s);
     CHECK(c.log_level == "debug");
 }
 
@@ -152,4 +157,25 @@ TEST_CASE("every duration is bounded before it is converted, so huge numbers can
           "config field 'max_swarms': value 0 is outside [1, 100000000]");
     CHECK(error_of(json::parse(R"({"rate_limit": {"max_tracked": 1e12}})")).find("rate_limit.max_tracked") !=
           std::string::npos);
+}
+
+TEST_CASE("the state keys are bounded and a reload says what changes for them", "[tracker][config]") {
+    CHECK(error_of(json{{"state_file", ""}}) ==
+          "config field 'state_file': must not be empty (leave it out to keep no state)");
+    CHECK(error_of(json{{"state_save_interval", 0.5}}) ==
+          "config field 'state_save_interval': value 0.5s is outside [1s, 1h]");
+    CHECK(error_of(json{{"state_save_interval", "2h"}}) ==
+          "config field 'state_save_interval': value \"2h\" is outside [1s, 1h]");
+    CHECK(error_of(json::parse(R"({"state_save_interval": 1e10})")) ==
+          "config field 'state_save_interval': value 10000000000.0s is outside [1s, 1h]");
+    CHECK(load_tracker_config(json{{"state_save_interval", 3600}}).state_save_interval == 1h);
+
+    auto before = load_tracker_config(json::object());
+    auto after =
+        load_tracker_config(json{{"state_file", "/var/lib/toast/t.state"}, {"state_save_interval", 2}});
+    CHECK(describe_changes(before, after) ==
+          std::vector<std::string>{
+              "state_file: (none) -> /var/lib/toast/t.state (not read; the next save writes there)",
+              "state_save_interval: 10s -> 2s"});
+    CHECK(describe_changes(after, after).empty());
 }

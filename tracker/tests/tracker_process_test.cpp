@@ -36,9 +36,9 @@ using toast::tracker::testing::starts_with;
 TEST_CASE("toast-tracker --help documents every option with its default", "[tracker][cli]") {
     auto r = toast::testing::run(TOAST_TRACKER_BIN, {"--help"}, 10s);
     CHECK(r.exit_code == 0);
-    for (const char* text :
-         {"--listen HOST:PORT", "--udp HOST:PORT", "--config CONFIG", "default: no UDP tracker", "\"300s\"",
-          "(200)", "SIGHUP re-reads CONFIG", "access_log", "admin_allow"}) {
+    for (const char* text : {"--listen HOST:PORT", "--udp HOST:PORT", "--config CONFIG",
+                             "default: no UDP tracker", "\"300s\"", "(200)", "SIGHUP re-reads CONFIG",
+                             "access_log", "admin_allow", "state_file", "state_save_interval"}) {
         INFO(text);
         CHECK(r.out.find(text) != std::string::npos);
     }

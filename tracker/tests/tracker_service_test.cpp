@@ -372,3 +372,63 @@ TEST_CASE("ip= over HTTP and the UDP IP field are ignored from loopback unless i
     CHECK(body.find(entry("192.0.2.8", 7002)) != std::string::npos);
     CHECK(body.find(entry("127.0.0.1", 7001)) == std::string::npos);
 }
+
+TEST_CASE("a restore says what it restored and what it left out, and updates the gauges",
+          "[tracker][service][state]") {
+    toast::testing::TempDir dir;
+    const auto wall = std::chrono::system_clock::time_point{} + 20'000h;
+    auto c = config_without_limit();
+    c.state_file = dir / "tracker.state";
+    {
+        Fixture before(c);
+        REQUIRE(before.get(announce('a', 1, 7001, 5)).status == 200);
+        REQUIRE(before.get(announce('b', 2, 7002, 0)).status == 200);
+        REQUIRE(before.get(announce('b', 3, 7003, 5)).status == 200);
+        const auto saved = before.service.save_state(t0, wall);
+        CHECK(saved.ok);
+        CHECK(saved.message.rfind("state: saved 2 swarms, 3 peers to " + c.state_file->string() + " in ",
+                                  0) == 0);
+        CHECK(has_line(before.service.metrics_text(), "toast_tracker_state_saves_total{result=\"ok\"} 1"));
+    }
+    std::ofstream(dir / "list.txt") << toast::tracker::to_hex(std::string(20, 'b')) + "\n";
+    c.whitelist = dir / "list.txt";
+    Fixture after(c);
+    const auto restored = after.service.restore_state(t0 + 1h, wall + 3s);
+    CHECK(restored.ok);
+    CHECK(restored.message == "state: restored 1 swarms, 2 peers from " + c.state_file->string() +
+                                  " (saved 3.0s ago); left out: 1 swarms not whitelisted, 1 peers in them");
+    CHECK(has_line(after.service.metrics_text(), "toast_tracker_swarms 1"));
+    CHECK(has_line(after.service.metrics_text(), "toast_tracker_seeders 1"));
+}
+
+TEST_CASE("a bad state file that cannot be moved aside turns saving off until state_file changes",
+          "[tracker][service][state]") {
+    toast::testing::TempDir dir;
+    const auto wall = std::chrono::system_clock::time_point{} + 20'000h;
+    auto c = config_without_limit();
+    c.state_file = dir / "tracker.state";
+    std::ofstream(*c.state_file) << "garbage";
+    // A non-empty directory in the way of the rename.
+    std::filesystem::create_directory(dir / "tracker.state.bad");
+    std::ofstream(dir / "tracker.state.bad" / "keep") << "x";
+
+    Fixture f(c);
+    const auto restored = f.service.restore_state(t0, wall);
+    CHECK_FALSE(restored.ok);
+    CHECK(restored.message.find("state: state file '" + c.state_file->string() +
+                                "' is not usable: not valid JSON: ") == 0);
+    CHECK(restored.message.find("; cannot rename '" + c.state_file->string() + "' to '" +
+                                c.state_file->string() + ".bad': ") != std::string::npos);
+    CHECK(restored.message.find(", so saving is off until state_file changes (SIGHUP); starting empty") !=
+          std::string::npos);
+    REQUIRE(f.get(announce('a', 1, 7001, 5)).status == 200);
+    CHECK(f.service.save_state(t0, wall).message.empty());
+    CHECK(toast::testing::read_file(*c.state_file) == "garbage");
+
+    auto next = c;
+    next.state_file = dir / "other.state";
+    f.service.apply_config(next);
+    CHECK(f.service.save_state(t0, wall).ok);
+    CHECK(toast::testing::read_file(*next.state_file).find("\"port\":7001") != std::string::npos);
+    CHECK(toast::testing::read_file(*c.state_file) == "garbage");
+}

@@ -1,4 +1,4 @@
-#include "server/io/durable_file.hpp"
+#include "toast/common/durable_file.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -8,14 +8,16 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 #include <utility>
 
-namespace toast::server {
+namespace toast {
 
 namespace {
 
+// what(): "<what> <path>: <the system's reason>"; code() keeps the errno for callers that word it themselves.
 [[noreturn]] void fail(const std::string& what, const std::filesystem::path& path, int err) {
-    throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(err));
+    throw std::system_error(err, std::system_category(), what + " " + path.string());
 }
 
 }  // namespace
@@ -49,8 +51,8 @@ void fsync_directory(const std::filesystem::path& dir) {
 namespace {
 
 // Writes and fsyncs `data` to a new file `tmp`; on failure removes it and throws.
-void write_new_file(const std::filesystem::path& tmp, std::string_view data) {
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+void write_new_file(const std::filesystem::path& tmp, std::string_view data, unsigned mode = 0644) {
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
     if (fd < 0) fail("cannot create", tmp, errno);
     auto abandon = [&](const char* what, int err) {
         ::close(fd);
@@ -76,9 +78,9 @@ void write_new_file(const std::filesystem::path& tmp, std::string_view data) {
 
 }  // namespace
 
-void write_file_atomically(const std::filesystem::path& target, std::string_view data) {
+void write_file_atomically(const std::filesystem::path& target, std::string_view data, unsigned mode) {
     auto tmp = temporary_name_for(target);
-    write_new_file(tmp, data);
+    write_new_file(tmp, data, mode);
     if (::rename(tmp.c_str(), target.c_str()) != 0) {
         int err = errno;
         ::unlink(tmp.c_str());
@@ -120,4 +122,4 @@ FileLock::~FileLock() {
     if (fd_ >= 0) ::close(fd_);  // closing releases the flock
 }
 
-}  // namespace toast::server
+}  // namespace toast
