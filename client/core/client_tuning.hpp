@@ -42,6 +42,13 @@ struct ClientTuning {
     // interval is long: while the answer names nobody, ask again after this delay, this many times.
     int empty_announce_retries = 5;
     std::chrono::milliseconds empty_announce_delay{1000};
+    // A failed announce, before any tracker has answered and while nobody is connected, is asked again
+    // after tracker_retry_first, doubling up to tracker_retry_max for as long as it keeps failing.
+    // libtorrent's own retry comes 17 s after a first failure (55 s after a second): a viewer that arrived
+    // while the tracker was restarting would stream that long from the server alone, and the tracker would
+    // not know it to name it to the others.
+    std::chrono::milliseconds tracker_retry_first{1000};
+    std::chrono::milliseconds tracker_retry_max{8000};
 
     // --- peer rate ---
     // Only a peer with this many block requests outstanding shows what it can deliver; otherwise its rate

@@ -203,6 +203,19 @@ void StreamController::on_tracker_reply(int peers, SteadyTime now) {
     }
 }
 
+void StreamController::on_tracker_failed(SteadyTime now) {
+    // Only until a first answer: with peers connected the swarm carries on without the tracker, and once
+    // some tracker has answered, another one failing (a second tracker that is down) says nothing about the
+    // swarm; libtorrent's backoff is then right.
+    if (tracker_answered_ || peers_.connected > 0) return;
+    auto delay = tuning_.tracker_retry_max;
+    if (failed_announces_ < 16)
+        delay = std::min(delay, tuning_.tracker_retry_first * (1 << failed_announces_));
+    ++failed_announces_;
+    const auto at = now + delay;
+    if (!reannounce_at_ || at < *reannounce_at_) reannounce_at_ = at;
+}
+
 ReadKind StreamController::on_player_read(ByteOffset offset, Bytes length, SteadyTime now,
                                           bool continuation) {
     return watcher_.on_player_read(offset, length, now, continuation);

@@ -94,6 +94,9 @@ class StreamController {
     // bytes already here: they are wasted.
     void on_fetch_stopped(PieceIndex p, Bytes received);
     void on_tracker_reply(int peers, SteadyTime now);
+    // An announce failed (the tracker could not be reached, or refused it). Until some tracker has answered
+    // and while nobody is connected, the tracker is asked again soon (tracker_retry_first, doubling).
+    void on_tracker_failed(SteadyTime now);
     // Player mode: see StreamWatcher::on_player_read.
     ReadKind on_player_read(ByteOffset offset, Bytes length, SteadyTime now, bool continuation);
     // Player mode: the player's own position and pause state (mpv's IPC); see StreamWatcher.
@@ -187,6 +190,7 @@ class StreamController {
     // Discovery.
     bool tracker_answered_ = false;
     int empty_announces_ = 0;
+    int failed_announces_ = 0;  // before the first answer
     std::optional<SteadyTime> reannounce_at_;
 
     // Peer rate sampling.

@@ -340,6 +340,7 @@ void TitleStream::on_event(const LtEvent& e) {
             return;
         case LtEventKind::tracker_error:
             spdlog::warn("tracker: {}", e.message);
+            controller_->on_tracker_failed(now);
             return;
         case LtEventKind::tracker_reply:
             controller_->on_tracker_reply(e.peers, now);

@@ -40,10 +40,20 @@ void SwarmFixture::ingest(const std::string& title, const std::filesystem::path&
 }
 
 void SwarmFixture::start_tracker() {
+    const auto config = dir_ / "tracker.json";
+    std::ofstream(config) << nlohmann::json{{"state_file", tracker_state().string()},
+                                            {"state_save_interval", "1s"}};
     tracker_ = std::make_unique<ChildProcess>(
-        TOAST_TRACKER_BIN, std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(tracker_port_)},
+        TOAST_TRACKER_BIN,
+        std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(tracker_port_), "--config",
+                                 config.string()},
         logs());
     REQUIRE(toast::testing::wait_for_tcp_port(tracker_port_, 10s));
+}
+
+void SwarmFixture::kill_tracker() {
+    REQUIRE(tracker_->stop(SIGKILL, 5s));
+    tracker_.reset();
 }
 
 void SwarmFixture::start_server() {

@@ -34,7 +34,10 @@ class SwarmFixture {
     // second, writing torrent(); `options` are more ingest options, such as {"--piece-size", "32KiB"}.
     void ingest(const std::string& title, const std::filesystem::path& media, const std::string& bitrate,
                 const std::vector<std::string>& options = {});
+    // The tracker keeps its swarms in tracker_state() and saves them every second, so one killed and started
+    // again knows the peers that announced before.
     void start_tracker();
+    void kill_tracker();
     void start_server();
     void stop_server();
 
@@ -62,6 +65,7 @@ class SwarmFixture {
     // Where a client stores the title.
     std::filesystem::path data(const std::string& who) const { return save_dir(who) / title_; }
     std::string announce_url() const;
+    std::filesystem::path tracker_state() const { return dir_ / "tracker.state"; }
     std::uint16_t server_port() const { return server_port_; }
 
   private:
