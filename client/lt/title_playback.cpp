@@ -19,6 +19,7 @@
 #include "client/core/resume_point.hpp"
 #include "client/core/status_line.hpp"
 #include "client/http/player_request.hpp"
+#include "toast/common/durable_file.hpp"
 
 namespace lt = libtorrent;
 namespace asio = boost::asio;
@@ -253,19 +254,12 @@ void TitlePlayback::try_inspect_head() {
 
 void TitlePlayback::save_position() {
     auto path = setup_.save_dir / resume_point_file_name(file_name_);
-    auto tmp = path;
-    tmp += ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << format_resume_point({controller_.geometry().total_size(), controller_.watcher().playhead()});
-        if (!out) {
-            spdlog::warn("cannot save the playback position to {}", tmp.string());
-            return;
-        }
+    try {
+        write_file_atomically(path, format_resume_point({controller_.geometry().total_size(),
+                                                         controller_.watcher().playhead()}));
+    } catch (const std::exception& e) {
+        spdlog::warn("cannot save the playback position: {}", e.what());
     }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) spdlog::warn("cannot save the playback position to {}: {}", path.string(), ec.message());
 }
 
 void TitlePlayback::print_status(const StatsRecord& r) {

@@ -14,6 +14,7 @@
 #include "client/service/piece_map.hpp"
 #include "client/service/service_title.hpp"
 #include "client/service/torrent_download.hpp"
+#include "toast/common/durable_file.hpp"
 
 namespace asio = boost::asio;
 namespace lt = libtorrent;
@@ -42,19 +43,6 @@ std::string hex_id(const lt::sha1_hash& h) {
         out += digits[b & 15];
     }
     return out;
-}
-
-// Writes `text` to `path` through a temporary file and a rename, so a crash never leaves half a file.
-void write_atomically(const std::filesystem::path& path, const std::string& text) {
-    auto tmp = path;
-    tmp += ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << text;
-        out.flush();
-        if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    }
-    std::filesystem::rename(tmp, path);
 }
 
 std::string read_whole(const std::filesystem::path& path) {
@@ -190,7 +178,7 @@ void TitleService::save_list() {
     for (auto& [id, t] : titles_)
         list.push_back(t->saved);
     try {
-        write_atomically(options_.save_dir / kListFile, format_saved_titles(list));
+        write_file_atomically(options_.save_dir / kListFile, format_saved_titles(list));
     } catch (const std::exception& e) {
         spdlog::error("cannot save the title list: {}", e.what());
     }
@@ -285,7 +273,7 @@ void TitleService::add_title(const std::string& bytes, const std::string& origin
     auto dir = titles_dir_ / id;
     try {
         std::filesystem::create_directories(dir);
-        write_atomically(dir / kTorrentFile, bytes);
+        write_file_atomically(dir / kTorrentFile, bytes);
     } catch (const std::exception& e) {
         reply(error_reply(500, std::string("cannot store the torrent: ") + e.what()));
         return;
