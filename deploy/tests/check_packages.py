@@ -72,10 +72,10 @@ PACKAGES = {
         },
         "conffiles": ["/etc/toast/tracker.env", "/etc/toast/tracker.json"],
         "exec_start": "/usr/bin/toast-tracker $TOAST_TRACKER_OPTS",
-        "state_directory": None,
+        "state_directory": "toast/tracker",
         "families": {"AF_INET", "AF_INET6", "AF_UNIX"},
-        "state_dirs": [],
-        "purge_dirs": [],
+        "state_dirs": ["/var/lib/toast/tracker"],
+        "purge_dirs": ["/var/lib/toast/tracker"],
     },
     "toast-client": {
         "files": {

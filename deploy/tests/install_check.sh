@@ -64,6 +64,8 @@ for d in /var/lib/toast/server /var/lib/toast/server/disk0 /var/lib/toast/server
     expect_eq "$d" "$(stat -c '%U:%G %a' $d 2>&1)" "toast-server:toast-server 750"
 done
 expect_eq /var/lib/toast/client "$(stat -c '%U:%G %a' /var/lib/toast/client 2>&1)" "toast-client:toast-client 750"
+expect_eq /var/lib/toast/tracker "$(stat -c '%U:%G %a' /var/lib/toast/tracker 2>&1)" \
+    "toast-tracker:toast-tracker 750"
 expect_eq /var/lib/toast "$(stat -c '%U:%G %a' /var/lib/toast 2>&1)" "root:root 755"
 expect_eq "server conffiles" "$(dpkg-query -W -f='${Conffiles}' toast-server | awk '{print $1}' | xargs)" \
     "/etc/toast/server.json"
@@ -106,6 +108,9 @@ else
     problem "toast-tracker did not answer: $(cat /tmp/tracker.log)"
 fi
 kill -TERM $tracker; wait $tracker || problem "toast-tracker exited $? after SIGTERM"
+# It saved its swarms at the stop, where the shipped config says.
+grep -q '"format": *"toast-tracker-state"' /var/lib/toast/tracker/swarms.json ||
+    problem "no tracker state saved at stop: $(ls -l /var/lib/toast/tracker 2>&1) $(cat /tmp/tracker.log)"
 as toast-client toast-client --help >/dev/null || problem "toast-client --help as toast-client"
 
 # An edited conffile survives reinstalling the package.
