@@ -23,7 +23,8 @@ AdmissionResult drop_undeliverable(PiecePlan& plan, const SwarmSnapshot& snapsho
     std::int64_t load = 0;  // deliveries ahead of and including this piece
     for (const auto& [slack, p] : by_slack) {
         bool started = snapshot.in_flight.contains_index(p) && snapshot.in_flight.has(p);
-        if (!started && slack < delivery * (load + 1)) {
+        // A piece the server refused is asked of peers however late: nobody else will send it.
+        if (!started && !snapshot.refused.has(p) && slack < delivery * (load + 1)) {
             dropped.set(p);
             ++result.dropped;
             continue;

@@ -33,6 +33,10 @@ bool eligible(const SwarmSnapshot& s, PieceIndex p) {
     return !s.had.has(p) && !s.server_fetching.has(p);
 }
 
+bool refused(const SwarmSnapshot& s, PieceIndex p) {
+    return s.refused.has(p) && !s.had.has(p);
+}
+
 Ranges ranges_of(const SwarmSnapshot& s) {
     Ranges r;
     r.n = s.piece_count.value();
@@ -84,13 +88,26 @@ void beta_order(std::vector<PieceIndex>& pieces, std::int32_t range_start, std::
 // entries of `order` are in playback order (for deadlines).
 PiecePlan finish_plan(const SwarmSnapshot& s, const Ranges& r, std::vector<PieceIndex> order,
                       std::size_t in_order, const PolicyConfig& config, bool uniform_priority) {
-    auto urgent = eligible_in(s, r.start, r.urgent_end);
+    // The urgent pieces in playback order: the server's zone when it cannot take it, and the pieces it
+    // refused, wherever the policy put them (counted out of the policy's in-order prefix if they were in it).
+    std::vector<PieceIndex> urgent;
+    for (std::int32_t i = r.playhead; i < r.end; ++i) {
+        const PieceIndex p(i);
+        if (refused(s, p) || (i >= r.start && i < r.urgent_end && eligible(s, p))) urgent.push_back(p);
+    }
+    if (s.refused.count().value() > 0) {
+        std::size_t kept_in_order = 0;
+        for (std::size_t k = 0; k < order.size(); ++k)
+            if (k < in_order && !refused(s, order[k])) ++kept_in_order;
+        std::erase_if(order, [&](PieceIndex p) { return refused(s, p); });
+        in_order = kept_in_order;
+    }
     order.insert(order.begin(), urgent.begin(), urgent.end());
     in_order += urgent.size();
     PiecePlan plan;
     plan.priority.assign(static_cast<std::size_t>(r.n), 0);
     for (std::int32_t i = r.playhead; i < r.start; ++i)
-        if (!s.had.has(PieceIndex(i))) plan.give_up.emplace_back(i);
+        if (!s.had.has(PieceIndex(i)) && !refused(s, PieceIndex(i))) plan.give_up.emplace_back(i);
 
     std::vector<bool> ordered_flag(static_cast<std::size_t>(r.n), false);
     for (std::size_t i = 0; i < in_order && i < order.size(); ++i)

@@ -15,11 +15,11 @@ std::chrono::milliseconds backoff_delay(int attempt, std::chrono::milliseconds i
 
 ServerPool::ServerPool(std::size_t servers, Backoff backoff) : backoff_(backoff), servers_(servers) {}
 
-std::optional<std::size_t> ServerPool::choose(Clock::time_point now) const {
+std::optional<std::size_t> ServerPool::choose(Clock::time_point now, std::optional<std::size_t> avoid) const {
     std::optional<std::size_t> best;
     for (std::size_t i = 0; i < servers_.size(); ++i) {
         const auto& s = servers_[i];
-        if (s.ready_at > now) continue;
+        if (s.ready_at > now || (avoid && i == *avoid)) continue;
         if (!best) {
             best = i;
             continue;
@@ -40,6 +40,7 @@ std::optional<std::size_t> ServerPool::choose(Clock::time_point now) const {
             best = i;
         }
     }
+    if (!best && avoid && *avoid < servers_.size() && servers_[*avoid].ready_at <= now) best = avoid;
     return best;
 }
 
@@ -65,11 +66,14 @@ bool ServerPool::reachable(Clock::time_point now) const {
     });
 }
 
-void ServerPool::on_failure(std::size_t server, Clock::time_point now) {
+void ServerPool::on_failure(std::size_t server, Clock::time_point now,
+                            std::optional<std::chrono::seconds> retry_after) {
     auto& s = servers_.at(server);
     ++s.failures;
     s.failed_at = now;
-    s.ready_at = now + backoff_delay(s.failures, backoff_.initial, backoff_.max);
+    auto rest = std::chrono::milliseconds(backoff_delay(s.failures, backoff_.initial, backoff_.max));
+    if (retry_after) rest = std::max<std::chrono::milliseconds>(rest, *retry_after);
+    s.ready_at = now + rest;
 }
 
 void ServerPool::on_late(std::size_t server, Clock::time_point now) {

@@ -26,13 +26,18 @@ class ServerPool {
 
     ServerPool(std::size_t servers, Backoff backoff);
 
-    // The server to use at `now`, or nullopt while every server is backing off.
-    std::optional<std::size_t> choose(Clock::time_point now) const;
+    // The server to use at `now`, or nullopt while every server is backing off. `avoid` (one that refused
+    // the piece) is chosen only when no other server is usable.
+    std::optional<std::size_t> choose(Clock::time_point now,
+                                      std::optional<std::size_t> avoid = std::nullopt) const;
     // When the first backing-off server becomes usable again.
     Clock::time_point next_ready() const;
 
     void on_success(std::size_t server, std::uint64_t bytes, std::chrono::nanoseconds took);
-    void on_failure(std::size_t server, Clock::time_point now);
+    // It failed (see FetchFault::server); `retry_after` is when it said to come back, if it did: it rests at
+    // least that long.
+    void on_failure(std::size_t server, Clock::time_point now,
+                    std::optional<std::chrono::seconds> retry_after = std::nullopt);
     // The server answered, but after the deadline the request carried: it is passed over for backoff.max
     // while another server is usable.
     void on_late(std::size_t server, Clock::time_point now);

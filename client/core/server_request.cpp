@@ -55,6 +55,26 @@ bool content_range_matches(std::string_view value, const PieceRequest& r) {
 
 }  // namespace
 
+FetchFault answer_fault(int status, bool retry_after) {
+    if (status == 206) return FetchFault::server;  // a partial answer that is not the piece
+    if (status == 503 && retry_after) return FetchFault::server;
+    return FetchFault::piece;
+}
+
+std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+        value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
+        value.remove_suffix(1);
+    if (value.empty() || value.size() > 9) return std::nullopt;
+    std::int64_t seconds = 0;
+    for (char c : value) {
+        if (c < '0' || c > '9') return std::nullopt;
+        seconds = seconds * 10 + (c - '0');
+    }
+    return std::chrono::seconds(std::min<std::int64_t>(seconds, 86'400));
+}
+
 std::string answer_problem(const PieceRequest& r, int status, std::string_view content_range,
                            std::uint64_t body_size) {
     if (status != 206) return "status " + std::to_string(status) + " (expected 206)";

@@ -48,4 +48,21 @@ std::string deadline_header(std::chrono::steady_clock::time_point deadline,
 std::string answer_problem(const PieceRequest& r, int status, std::string_view content_range,
                            std::uint64_t body_size);
 
+// Whose fault a failed fetch is, which decides what backs off.
+//   piece   the server answered with an error status: it is up and cannot serve this piece now (a block
+//           with no readable replica is a 503, a failed disk read a 500). Only the piece waits before its
+//           next try, and peers are asked for it meanwhile; the server keeps serving the others. Backing
+//           the whole server off for one lost block held every other piece back and stalled viewers whose
+//           pieces the server could serve.
+//   server  no answer (connect, write, read, timeout), a 206 that is not the piece (a server or proxy that
+//           ignores the range), or a 503 with Retry-After (overloaded: it said when to come back). The
+//           server backs off.
+enum class FetchFault { piece, server };
+// For an answer answer_problem() refused: its status, and whether it carried a Retry-After.
+FetchFault answer_fault(int status, bool retry_after);
+
+// A Retry-After in delta-seconds ("1", "120"); nullopt for an HTTP date or anything else (the caller's own
+// backoff then applies). At most a day.
+std::optional<std::chrono::seconds> parse_retry_after(std::string_view value);
+
 }  // namespace toast::client

@@ -73,6 +73,7 @@ StreamController::StreamController(TitleGeometry geometry, ControllerSetup setup
       policy_(make_policy(setup_.picker, policy_config(tuning, setup_.seed))),
       fidelity_(tuning.fidelity_top_k),
       had_(geometry_.piece_count()),
+      refused_(geometry_.piece_count()),
       stored_(geometry_.piece_count()),
       peer_owned_(geometry_.piece_count()) {
     if (setup_.picker == PickerKind::adaptive) {
@@ -129,6 +130,7 @@ void StreamController::on_ready(const PieceSet& on_disk, SteadyTime now) {
 void StreamController::mark_had(PieceIndex p, SteadyTime now, bool from_peer) {
     if (!geometry_.valid(p) || had_.has(p)) return;
     had_.set(p);
+    refused_.clear(p);
     stored_.set(p);
     if (!first_piece_at_) first_piece_at_ = now;
     watcher_.on_piece_had(p, now);
@@ -184,6 +186,10 @@ bool StreamController::on_server_data(PieceIndex p, Bytes size, SteadyTime now) 
 void StreamController::on_fetch_stopped(PieceIndex p, Bytes received) {
     fetching_.erase(p);
     bytes_server_wasted_ += received.value();
+}
+
+void StreamController::on_fetch_failed(PieceIndex p, FetchFault fault) {
+    if (fault == FetchFault::piece && geometry_.valid(p) && !had_.has(p)) refused_.set(p);
 }
 
 void StreamController::on_fetch_refused(PieceIndex p) {
@@ -377,6 +383,7 @@ void StreamController::plan_peer_pieces(const SwarmSample& sample, const PieceSe
             snap.server_fetching.set(p);
     }
     snap.availability = sample.availability;
+    snap.refused = refused_;
     snap.playhead = watcher_.playhead_piece();
     // The give-up zone is the server's last moment (fetch estimate + margin): closer pieces are the server's.
     // Farther ones are asked of peers as far as they can deliver them (admission below), and the server takes

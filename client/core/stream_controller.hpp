@@ -26,6 +26,7 @@
 #include "client/core/fidelity.hpp"
 #include "client/core/give_up_horizon.hpp"
 #include "client/core/piece_policy.hpp"
+#include "client/core/server_request.hpp"
 #include "client/core/stats.hpp"
 #include "client/core/stream_watcher.hpp"
 #include "client/core/swarm_sample.hpp"
@@ -90,6 +91,11 @@ class StreamController {
     bool on_server_data(PieceIndex p, Bytes size, SteadyTime now);
     // The fetcher would not take a planned fetch (it is already running one for the piece).
     void on_fetch_refused(PieceIndex p);
+    // A fetch of `p` failed and the fetcher tries it again after a backoff. One the server refused
+    // (FetchFault::piece: it is up, but cannot serve this piece now) is asked of peers first, with a
+    // deadline, until it arrives, wherever it is; a server that failed as a whole gives its zone to peers
+    // anyway (SwarmSample::server_up).
+    void on_fetch_failed(PieceIndex p, FetchFault fault);
     // A fetch stopped after a peer delivered its piece (PieceArrival::cancel_fetch), `received` of its
     // bytes already here: they are wasted.
     void on_fetch_stopped(PieceIndex p, Bytes received);
@@ -178,8 +184,9 @@ class StreamController {
     std::unique_ptr<PiecePolicy> policy_;
     std::optional<AdaptiveTuner> adaptive_;
     FidelityMeter fidelity_;
-    PieceSet had_;     // ever had
-    PieceSet stored_;  // had and not ejected
+    PieceSet had_;      // ever had
+    PieceSet refused_;  // the server refused them (on_fetch_failed) and they have not arrived
+    PieceSet stored_;   // had and not ejected
     bool ready_ = false;
     bool suspended_ = false;
     bool completion_announced_ = false;  // or a seed from the start, which libtorrent announces as one

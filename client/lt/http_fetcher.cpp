@@ -26,6 +26,7 @@ struct Job {
     PieceRequest request;
     int attempt = 0;
     Clock::time_point ready{};
+    std::optional<std::size_t> refused_by;  // the last server that refused it: another is asked first
 };
 
 }  // namespace
@@ -67,7 +68,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
     bool fetch(const PieceRequest& r, std::chrono::milliseconds delay) {
         if (stopped_ || urls_.empty() || r.length == 0 || busy_.count(r.piece)) return false;
         busy_.insert(r.piece);
-        queue_.push_back({r, 0, Clock::now() + delay});
+        queue_.push_back({r, 0, Clock::now() + delay, std::nullopt});
         pump();
         return true;
     }
@@ -128,6 +129,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
     std::vector<ServerUrl> urls_;
     FetcherConfig config_;
     OnPiece on_piece_;
+    OnFailed on_failed_;
     ServerPool pool_;
     asio::steady_timer timer_;
     std::vector<std::vector<std::shared_ptr<Connection>>> conns_;
@@ -181,10 +183,13 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
                 ++it;
                 continue;
             }
-            auto server = pool_.choose(now);
+            auto server = pool_.choose(now, it->refused_by);
             if (!server) break;
             auto conn = idle_connection(*server);
-            if (!conn) break;
+            if (!conn) {
+                ++it;  // another job may be for another server
+                continue;
+            }
             Job job = *it;
             it = queue_.erase(it);
             start(conn, job);
@@ -316,12 +321,13 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         const auto& r = c->job.request;
         auto body = std::move(response.body());
         stats_.bytes_received += body.size();
-        auto problem = answer_problem(r, static_cast<int>(response.result_int()),
-                                      response[http::field::content_range], body.size());
+        const int status = static_cast<int>(response.result_int());
+        auto problem = answer_problem(r, status, response[http::field::content_range], body.size());
         if (!response.keep_alive()) close(c);
         if (!problem.empty()) {
             stats_.bytes_rejected += body.size();
-            return fail(c, problem);
+            const auto retry_after = parse_retry_after(response[http::field::retry_after]);
+            return fail(c, problem, answer_fault(status, retry_after.has_value()), retry_after);
         }
         const auto now = Clock::now();
         pool_.on_success(c->server, body.size(), now - c->started);
@@ -346,21 +352,36 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         c->connected = false;
     }
 
-    void fail(const std::shared_ptr<Connection>& c, const std::string& what) {
+    void fail(const std::shared_ptr<Connection>& c, const std::string& what,
+              FetchFault fault = FetchFault::server,
+              std::optional<std::chrono::seconds> retry_after = std::nullopt) {
         ++stats_.failures;
         close(c);
         c->busy = false;
         auto now = Clock::now();
-        pool_.on_failure(c->server, now);
         Job job = c->job;
         ++job.attempt;
-        // Another server may take it at once; with none left the piece itself backs off.
-        auto other = pool_.choose(now);
-        job.ready = other ? now : now + backoff_delay(job.attempt, config_.retry_initial, config_.retry_max);
+        if (fault == FetchFault::server) {
+            pool_.on_failure(c->server, now, retry_after);
+            // Another server may take it at once; with none left the piece itself backs off.
+            auto other = pool_.choose(now);
+            job.ready =
+                other ? now : now + backoff_delay(job.attempt, config_.retry_initial, config_.retry_max);
+        } else {
+            // The server is up and refused this piece only: the others go on, and the piece goes to another
+            // server at once, or waits for this one.
+            ++stats_.refusals;
+            job.refused_by = c->server;
+            auto other = pool_.choose(now, c->server);
+            job.ready = other && *other != c->server
+                            ? now
+                            : now + backoff_delay(job.attempt, config_.retry_initial, config_.retry_max);
+        }
         spdlog::warn("fallback: piece {} from {} failed ({}); retry {} in {} ms", job.request.piece.value(),
                      urls_[c->server].text, what, job.attempt,
                      std::chrono::duration_cast<std::chrono::milliseconds>(job.ready - now).count());
         queue_.push_back(job);
+        if (on_failed_) on_failed_(job.request, fault);
         pump();
     }
 };
@@ -368,6 +389,10 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
 HttpFetcher::HttpFetcher(asio::io_context& io, std::vector<ServerUrl> servers, FetcherConfig config,
                          OnPiece on_piece)
     : impl_(std::make_shared<Impl>(io, std::move(servers), config, std::move(on_piece))) {}
+
+void HttpFetcher::on_failed(OnFailed callback) {
+    impl_->on_failed_ = std::move(callback);
+}
 
 HttpFetcher::~HttpFetcher() {
     impl_->stop();

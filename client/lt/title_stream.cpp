@@ -89,6 +89,8 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
     fetcher_ = std::make_unique<HttpFetcher>(session_.io(), std::move(urls), FetcherConfig{},
                                              [this](const PieceRequest& r, std::vector<char> data,
                                                     std::size_t) { on_server_piece(r, std::move(data)); });
+    fetcher_->on_failed(
+        [this](const PieceRequest& r, FetchFault fault) { controller_->on_fetch_failed(r.piece, fault); });
     std::filesystem::create_directories(options_.save_dir);
     stats_ = std::make_unique<StatsFile>(options_.stats_file);
 

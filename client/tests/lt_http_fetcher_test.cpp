@@ -11,6 +11,7 @@
 
 using namespace std::chrono_literals;
 using toast::client::FetcherConfig;
+using toast::client::FetchFault;
 using toast::client::HttpFetcher;
 using toast::client::PieceIndex;
 using toast::client::PieceRequest;
@@ -147,6 +148,81 @@ TEST_CASE("malformed answers are rejected: wrong status or a body that is not th
     CHECK(fetcher.stats().failures >= 3);
     CHECK(delivered == 0);
     CHECK(fetcher.busy(PieceIndex(0)));
+}
+
+TEST_CASE("a piece the server refuses waits alone: the others keep coming, and another server is asked",
+          "[client][fetcher]") {
+    auto data = title_bytes(8 * kPiece);
+    RangeServer server("/t", data);
+    server.refuse_offset = static_cast<std::int64_t>(kPiece);  // piece 1: a block the server cannot read
+    boost::asio::io_context io;
+    std::map<PieceIndex, std::vector<char>> got;
+    std::vector<std::pair<PieceIndex, FetchFault>> failed;
+    HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
+                        [&](const PieceRequest& r, std::vector<char> bytes, std::size_t) {
+                            got[r.piece] = std::move(bytes);
+                        });
+    fetcher.on_failed([&](const PieceRequest& r, FetchFault f) { failed.emplace_back(r.piece, f); });
+    for (int i = 0; i < 8; ++i)
+        REQUIRE(fetcher.fetch(piece(i, data.size())));
+    REQUIRE(run_until(
+        io, [&] { return got.size() == 7 && failed.size() >= 2; }, 5s));
+    CHECK_FALSE(got.count(PieceIndex(1)));
+    for (const auto& [p, f] : failed) {
+        CHECK(p == PieceIndex(1));
+        CHECK(f == FetchFault::piece);
+    }
+    // The server was never backed off for it: still counted on.
+    CHECK(fetcher.servers().reachable(std::chrono::steady_clock::now()));
+    CHECK(fetcher.stats().refusals == fetcher.stats().failures);
+    server.refuse_offset = -1;  // the block is back
+    REQUIRE(run_until(
+        io, [&] { return got.size() == 8; }, 5s));
+    CHECK(got[PieceIndex(1)] == std::vector<char>(data.begin() + kPiece, data.begin() + 2 * kPiece));
+
+    // With a second server, the refused piece goes there at once.
+    RangeServer lost("/t", data), whole("/t", data);
+    lost.refuse_offset = static_cast<std::int64_t>(kPiece);
+    lost.delay_ms = 0;
+    whole.delay_ms = 100;  // slower: the first choice for every piece is the other one
+    boost::asio::io_context io2;
+    std::vector<char> one;
+    FetcherConfig config = fast_retries();
+    config.retry_initial = 2s;  // a wait on the refusing server would show
+    HttpFetcher two(
+        io2, urls({lost.url(), whole.url()}), config,
+        [&](const PieceRequest&, std::vector<char> bytes, std::size_t) { one = std::move(bytes); });
+    REQUIRE(two.fetch(piece(1, data.size())));
+    auto start = std::chrono::steady_clock::now();
+    REQUIRE(run_until(
+        io2, [&] { return !one.empty(); }, 5s));
+    CHECK(std::chrono::steady_clock::now() - start < 1s);
+    CHECK(lost.requests == 1);
+    CHECK(whole.requests == 1);
+}
+
+TEST_CASE("a 503 with Retry-After backs the whole server off for that long", "[client][fetcher]") {
+    auto data = title_bytes(4 * kPiece);
+    RangeServer server("/t", data);
+    server.busy_first = 1;
+    boost::asio::io_context io;
+    std::vector<char> got;
+    std::vector<FetchFault> failed;
+    HttpFetcher fetcher(
+        io, urls({server.url()}), fast_retries(),
+        [&](const PieceRequest&, std::vector<char> bytes, std::size_t) { got = std::move(bytes); });
+    fetcher.on_failed([&](const PieceRequest&, FetchFault f) { failed.push_back(f); });
+    auto start = std::chrono::steady_clock::now();
+    REQUIRE(fetcher.fetch(piece(2, data.size())));
+    REQUIRE(run_until(
+        io, [&] { return !failed.empty(); }, 5s));
+    CHECK(failed.front() == FetchFault::server);
+    CHECK_FALSE(fetcher.servers().reachable(std::chrono::steady_clock::now()));
+    REQUIRE(run_until(
+        io, [&] { return !got.empty(); }, 5s));
+    // Retry-After: 1 is longer than the fetcher's own backoff (50 ms).
+    CHECK(std::chrono::steady_clock::now() - start >= 1s);
+    CHECK(server.requests == 2);
 }
 
 TEST_CASE("the fetcher retries after the server comes back", "[client][fetcher]") {

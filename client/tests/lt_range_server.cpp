@@ -54,8 +54,14 @@ struct Session : std::enable_shared_from_this<Session> {
         std::smatch m;
         std::string range(request[http::field::range]);
         server.record_deadline(range, std::string(request["Toast-Deadline"]));
+        const auto refused = server.refuse_offset.load();
         if (server.fail_first.fetch_sub(1) > 0) {
             response.result(http::status::internal_server_error);
+        } else if (server.busy_first.fetch_sub(1) > 0) {
+            response.result(http::status::service_unavailable);
+            response.set(http::field::retry_after, "1");
+        } else if (refused >= 0 && range.rfind("bytes=" + std::to_string(refused) + "-", 0) == 0) {
+            response.result(http::status::service_unavailable);
         } else if (std::string(request.target()) != path_) {
             response.result(http::status::not_found);
         } else if (std::regex_match(range, m, std::regex("bytes=(\\d+)-(\\d+)"))) {

@@ -1,7 +1,8 @@
 // A small HTTP/1.1 server for fallback tests: serves one byte buffer with single byte ranges, keeps
 // connections alive, and misbehaves on request (corrupt the first N answers, fail the first N with 500,
-// delay every answer). Runs on its own thread; stop() closes everything and start() listens again on the
-// same port, so a test can take "the server" away and bring it back.
+// delay every answer, refuse one range, refuse everything as overloaded). Runs on its own thread; stop()
+// closes everything and start() listens again on the same port, so a test can take "the server" away and
+// bring it back.
 #pragma once
 
 #include <atomic>
@@ -31,6 +32,10 @@ class RangeServer {
     std::atomic<int> fail_first{0};     // answers replaced by 500
     std::atomic<int> delay_ms{0};       // added before every answer
     std::atomic<int> late_first{0};     // answers marked Toast-Late (served after the request's deadline)
+    // A range starting at this offset is answered 503 without Retry-After (a block the server cannot read);
+    // -1: none.
+    std::atomic<std::int64_t> refuse_offset{-1};
+    std::atomic<int> busy_first{0};  // answers replaced by 503 with Retry-After: 1 (an overloaded server)
     std::atomic<int> requests{0};
     std::atomic<int> connections{0};
     std::atomic<std::uint64_t> body_bytes{0};

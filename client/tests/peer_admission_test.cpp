@@ -56,6 +56,16 @@ TEST_CASE("peers at half the bitrate are asked for every other piece past the zo
         CHECK(std::find(f.plan.wanted.begin(), f.plan.wanted.end(), d.piece) != f.plan.wanted.end());
 }
 
+TEST_CASE("a piece the server refused stays wanted however little time is left", "[client][admission]") {
+    Fixture f;
+    f.snap.refused = PieceSet(PieceCount(40));
+    f.snap.refused.set(PieceIndex(3));
+    // Piece 3 has no slack at all past the 3 s zone; refused by the server, peers are its only source.
+    auto r = drop_undeliverable(f.plan, f.snap, 3s, 500ms);
+    CHECK(r.dropped == 0);
+    CHECK(f.plan.wanted.front() == PieceIndex(3));
+}
+
 TEST_CASE("a piece peers already started stays wanted and counts as load", "[client][admission]") {
     Fixture f;
     f.snap.in_flight.set(PieceIndex(3));

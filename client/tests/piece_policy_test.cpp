@@ -286,6 +286,42 @@ TEST_CASE("every policy puts the urgent pieces first, in playback order, with de
     CHECK(make_policy(PickerKind::beta, {.seed = 7})->plan(s).deadlines.empty());
 }
 
+TEST_CASE("every policy asks peers first for the pieces the server refused, even inside the horizon",
+          "[client][policy]") {
+    auto s = SwarmSnapshot::empty(PieceCount(40));
+    s.playhead = PieceIndex(8);
+    s.horizon = PieceCount(4);  // 8..11 are the server's
+    s.piece_duration = 1000ms;
+    s.refused = PieceSet(PieceCount(40));
+    for (int p : {9, 20, 30})
+        s.refused.set(PieceIndex(p));
+    s.had.set(PieceIndex(30));  // it arrived meanwhile: nothing to ask for
+    // The server is retrying 9 and 20 (and fetching 10): they are in its hands, yet peers are asked for the
+    // refused ones.
+    for (int p : {9, 10, 20})
+        s.server_fetching.set(PieceIndex(p));
+    for (int p = 0; p < 40; ++p)
+        s.availability[static_cast<std::size_t>(p)] = p % 2 == 0 ? 2 : 1;
+    for (auto k : {PickerKind::rarest, PickerKind::inorder, PickerKind::beta, PickerKind::hybrid,
+                   PickerKind::adaptive}) {
+        INFO(to_string(k));
+        auto plan = make_policy(k, {.seed = 7})->plan(s);
+        CHECK(first(plan.wanted, 2) == idx({9, 20}));
+        REQUIRE(plan.deadlines.size() >= 2);
+        CHECK(plan.deadlines[0] == PieceDeadline{PieceIndex(9), 1000ms});
+        CHECK(plan.deadlines[1] == PieceDeadline{PieceIndex(20), 12000ms});
+        CHECK(plan.give_up == idx({8, 10, 11}));  // the refused one is not given up
+        CHECK(std::count(plan.wanted.begin(), plan.wanted.end(), PieceIndex(20)) == 1);
+        CHECK(std::count(plan.wanted.begin(), plan.wanted.end(), PieceIndex(30)) == 0);
+        CHECK(std::count(plan.wanted.begin(), plan.wanted.end(), PieceIndex(10)) == 0);
+    }
+    // Without refusals the horizon is the server's alone.
+    s.refused = PieceSet();
+    auto plan = make_policy(PickerKind::inorder, {})->plan(s);
+    CHECK(plan.give_up == idx({8, 9, 10, 11}));
+    CHECK(plan.wanted.front() == PieceIndex(12));
+}
+
 TEST_CASE("a bounded buffer limits wanted pieces and past pieces come last", "[client][policy]") {
     auto s = SwarmSnapshot::empty(PieceCount(30));
     s.playhead = PieceIndex(10);

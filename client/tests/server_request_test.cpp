@@ -4,7 +4,10 @@
 #include "client/core/server_request.hpp"
 
 using namespace std::chrono_literals;
+using toast::client::answer_fault;
 using toast::client::answer_problem;
+using toast::client::FetchFault;
+using toast::client::parse_retry_after;
 using toast::client::PieceIndex;
 using toast::client::PieceRequest;
 using toast::client::ServerPool;
@@ -53,6 +56,33 @@ TEST_CASE("the server pool prefers the fastest server and rests failing ones", "
     pool.on_failure(2, t0);
     CHECK_FALSE(pool.choose(t0 + 50ms));
     CHECK(pool.next_ready() == t0 + 100ms);
+}
+
+TEST_CASE(
+    "an error status refuses only its piece, while no answer, a wrong 206 or a busy 503 fail the server",
+    "[client][server-request]") {
+    CHECK(answer_fault(503, false) == FetchFault::piece);  // a block with no readable replica
+    CHECK(answer_fault(500, false) == FetchFault::piece);
+    CHECK(answer_fault(404, false) == FetchFault::piece);
+    CHECK(answer_fault(200, false) == FetchFault::piece);   // the whole file: not this piece
+    CHECK(answer_fault(206, false) == FetchFault::server);  // another range: the server ignores ours
+    CHECK(answer_fault(503, true) == FetchFault::server);   // overloaded: it says when to come back
+    CHECK(parse_retry_after("1") == std::chrono::seconds(1));
+    CHECK(parse_retry_after(" 120 ") == std::chrono::seconds(120));
+    CHECK(parse_retry_after("99999999") == std::chrono::seconds(86'400));
+    CHECK_FALSE(parse_retry_after(""));
+    CHECK_FALSE(parse_retry_after("-1"));
+    CHECK_FALSE(parse_retry_after("1.5"));
+    CHECK_FALSE(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"));
+    CHECK_FALSE(parse_retry_after("1234567890"));
+
+    // A server that said when to come back rests that long, longer than its own backoff would.
+    ServerPool pool(1, {100ms, 1s});
+    auto t0 = std::chrono::steady_clock::now();
+    pool.on_failure(0, t0, std::chrono::seconds(2));
+    CHECK_FALSE(pool.choose(t0 + 1500ms));
+    CHECK(pool.choose(t0 + 2s) == 0u);
+    CHECK_FALSE(pool.reachable(t0 + 2s));  // not until it answered again
 }
 
 TEST_CASE("a server is counted on again only after answering for a settle time without failing",

@@ -320,6 +320,43 @@ TEST_CASE("a server that cannot be reached gives nothing up: peers may have the 
     }
 }
 
+TEST_CASE("a piece the server refused is asked of peers first, with a deadline, while the server stays up",
+          "[client][controller]") {
+    ClientTuning tuning;
+    auto st = setup();
+    st.picker = PickerKind::beta;
+    StreamController c(geometry(), st, tuning, t0);
+    auto s = sample(t0, 1);
+    s.peers = {viewer()};
+    auto up = c.tick(s);
+    REQUIRE(up.horizon > PieceCount(0));
+    const PieceIndex refused(up.horizon.value() - 1);  // the last piece of the server's zone
+    REQUIRE(std::find(up.pieces.give_up.begin(), up.pieces.give_up.end(), refused) !=
+            up.pieces.give_up.end());
+
+    // A server that failed as a whole changes nothing here (server_up says so); a refusal does.
+    c.on_fetch_failed(refused, FetchFault::server);
+    s.now = t0 + 100ms;
+    CHECK(c.tick(s).pieces.wanted.front() != refused);
+    c.on_fetch_failed(refused, FetchFault::piece);
+    s.now = t0 + 200ms;
+    auto plan = c.tick(s);
+    CHECK(plan.horizon == up.horizon);  // the rest of the zone stays the server's
+    REQUIRE_FALSE(plan.pieces.wanted.empty());
+    CHECK(plan.pieces.wanted.front() == refused);
+    REQUIRE_FALSE(plan.pieces.deadlines.empty());
+    CHECK(plan.pieces.deadlines.front().piece == refused);
+    CHECK(std::find(plan.pieces.give_up.begin(), plan.pieces.give_up.end(), refused) ==
+          plan.pieces.give_up.end());
+
+    // Once it arrives (from whoever), it is no longer asked for.
+    c.on_piece_finished(refused, t0 + 300ms);
+    s.now = t0 + 400ms;
+    plan = c.tick(s);
+    CHECK(std::find(plan.pieces.wanted.begin(), plan.pieces.wanted.end(), refused) ==
+          plan.pieces.wanted.end());
+}
+
 TEST_CASE("a full bounded buffer ejects watched pieces first and suspends when none is left",
           "[client][controller]") {
     ClientTuning tuning;
