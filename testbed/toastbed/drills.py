@@ -42,13 +42,16 @@ DRILLS = {
     "baseline": "no fault: the reference for stalls and timing",
     "server-kill": "SIGKILL the VoD server mid-stream, start it again when the fault ends",
     "disk-offline": "take disk 0 of the server's 4 offline (admin API) for the fault",
+    "disks-offline": "take 2 of the server's 4 disks offline for the fault, both holding a block the viewers "
+                     "stream then: the blocks with no replica left are refused (503), the others served, so "
+                     "each viewer's server answers and refuses in turn",
     "disk-stutter": "disk 0 stutters (admin fault injection: 5000% extra bytes per read, 250 ms before each read)",
     "block-corrupt": "overwrite 4 KiB in the middle of one replica of the title's last block (the first "
                      "replica the manifest lists): the server must catch it by checksum and read the other",
     "block-rot": "1.5 s after the first viewer started, have the server read (and check) the middle of the "
                  "title's first block from its first-listed replica, then overwrite 4 KiB there and put the file's "
                  "mtime back: silent bit rot, while the other viewers still have to arrive",
-    "tracker-kill": "SIGKILL the tracker (it forgets the swarm) 1 s before the last viewer arrives, start it "
+    "tracker-kill": "SIGKILL the tracker 1 s before the last viewer arrives, start it "
                     "again when the fault ends: the last viewer must find its peers",
     "client-kill": "SIGKILL the last viewer, start it again on the same save dir when the fault ends: it must "
                    "resume and finish",
@@ -56,7 +59,7 @@ DRILLS = {
     "net-drop": "drop every packet to and from the last viewer for the fault (pfifo limit 0 on both ends of "
                 "its veth)",
 }
-SERVER_DRILLS = ("server-kill", "disk-offline", "disk-stutter", "block-corrupt", "block-rot")
+SERVER_DRILLS = ("server-kill", "disk-offline", "disks-offline", "disk-stutter", "block-corrupt", "block-rot")
 VIEWER_DRILLS = ("client-kill", "client-enospc", "net-drop")
 
 # Small and short: 8 viewers 2 s apart, a 40 s title in 39 pieces, no seed beside the server (a seed would
@@ -154,6 +157,7 @@ class Drill:
         self.pieces = -(-s.title_bytes // s.piece_size)
         self.rng = random.Random(s.random_seed)
         self.mounted: Path | None = None
+        self.offline: list[int] = []
         self.filler: Path | None = None
 
     # -- probes ---------------------------------------------------------------------------------------------
@@ -230,6 +234,15 @@ class Drill:
             self.stack.tracker_proc.wait(5)
         elif n == "disk-offline":
             self.admin(0, {"offline": True})
+        elif n == "disks-offline":
+            # The two disks holding a block the viewers stream during the fault (a quarter into the title),
+            # so at least that block is lost while they are offline.
+            blocks = self.manifest()["blocks"]
+            self.offline = sorted({r["disk"] for r in blocks[len(blocks) // 4]["replicas"]})
+            for d in self.offline:
+                self.admin(d, {"offline": True})
+            lost = [i for i, b in enumerate(blocks) if {r["disk"] for r in b["replicas"]} <= set(self.offline)]
+            self.notes.append(f"disks {self.offline} offline: blocks {lost} of {len(blocks)} have no replica left")
         elif n == "disk-stutter":
             self.admin(0, {"stutter_pct": 5000, "added_latency": "250ms"})
         elif n == "block-corrupt":
@@ -275,6 +288,9 @@ class Drill:
             self.stack.start_tracker("tracker-restarted")
         elif n == "disk-offline":
             self.admin(0, {"offline": False})
+        elif n == "disks-offline":
+            for d in self.offline:
+                self.admin(d, {"offline": False})
         elif n == "disk-stutter":
             self.admin(0, {"stutter_pct": 0, "added_latency": "0ms"})
         elif n == "client-kill":
@@ -301,8 +317,10 @@ class Drill:
         self.procs = run.Processes(work / "logs")
         self.network = netshape.Network(s.clients, prefix=SUBNET_PREFIX, names="td")
         self.admin_port = run.free_port()
+        # The tracker keeps its swarms in a state file, saved at its default interval, as an operator's would.
         self.stack = run.Stack(s, self.bins, work, self.procs, self.network.host_ip,
-                               {"admin_listen": f"127.0.0.1:{self.admin_port}"})
+                               {"admin_listen": f"127.0.0.1:{self.admin_port}"},
+                               {"state_file": str(work / "tracker.state")})
         arrivals = scen.arrival_times(s)
         fault_end_at = self.fault_at + self.fault_seconds
         limit = max(arrivals[-1], fault_end_at) + s.title_seconds * 2 + 60

@@ -133,10 +133,12 @@ class Stack:
     """Tracker + VoD server (+ seed): the "server host" of one run."""
 
     def __init__(self, s: scen.Scenario, bins: dict, work: Path, procs: Processes, host: str = "127.0.0.1",
-                 server_config: dict | None = None):
-        """`server_config` adds fields to the VoD server's config (e.g. an `admin_listen` on loopback)."""
+                 server_config: dict | None = None, tracker_config: dict | None = None):
+        """`server_config` and `tracker_config` add fields to the VoD server's and the tracker's configs (e.g. an
+        `admin_listen` on loopback, a `state_file`)."""
         self.s, self.bins, self.work, self.procs, self.host = s, bins, work, procs, host
         self.server_config = dict(server_config or {})
+        self.tracker_config = dict(tracker_config or {})
         self.tracker_port = free_port()
         self.server_port = free_port()
         self.title = "title"
@@ -165,7 +167,8 @@ class Stack:
         (w / "server.json").write_text(json.dumps(config, indent=2))
         # Every client of a loopback run shares 127.0.0.1, so the tracker's per-source rate limit (which
         # exempts nobody by default) would refuse a swarm's joins; exempt loopback, as a testbed should.
-        (w / "tracker.json").write_text(json.dumps({"rate_limit": {"exempt": ["127.0.0.0/8", "::1"]}}))
+        (w / "tracker.json").write_text(json.dumps({"rate_limit": {"exempt": ["127.0.0.0/8", "::1"]},
+                                                    **self.tracker_config}))
         tracker = self.start_tracker()
         ingest = subprocess.run([str(self.bins["server"]), "--config", str(w / "server.json"), "ingest", self.title,
                                  str(self.media), "--torrent", str(self.torrent), "--bitrate", str(s.bitrate),
