@@ -67,8 +67,6 @@ class Writer {
     }
 };
 
-constexpr std::size_t kAnnounceHeader = 8;  // action + transaction id
-
 }  // namespace
 
 Result<Request, ParseError> parse_request(std::span<const std::uint8_t> packet) {

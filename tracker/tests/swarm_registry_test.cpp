@@ -4,42 +4,14 @@
 #include <set>
 #include <string>
 
+#include "registry_test_support.hpp"
 #include "tracker/core/swarm_registry.hpp"
 
 using namespace toast::tracker;
+using namespace toast::tracker::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-const TimePoint t0 = TimePoint{} + 1000h;
-
-InfoHash hash(char c) {
-    return *InfoHash::from_bytes(std::string(20, c));
-}
-
-PeerId peer_id(int n) {
-    std::string digits = std::to_string(n);
-    return *PeerId::from_bytes("-TT0001-" + std::string(12 - digits.size(), '0') + digits);
-}
-
-IpAddress ip(const std::string& text) {
-    return *IpAddress::parse(text);
-}
-
-AnnounceRequest req(const InfoHash& h, int id, std::uint16_t port, std::uint64_t left,
-                    AnnounceEvent event = AnnounceEvent::none) {
-    AnnounceRequest r;
-    r.info_hash = h;
-    r.peer_id = peer_id(id);
-    r.port = port;
-    r.left = left;
-    r.event = event;
-    return r;
-}
-
-SwarmRegistry make(RegistryPolicy p = {}) {
-    return SwarmRegistry(p, SipKey{1, 2});
-}
 
 std::set<std::uint16_t> ports(const AnnounceReply& r) {
     std::set<std::uint16_t> out;
