@@ -24,6 +24,7 @@
 #include "toast/common/metrics.hpp"
 #include "tracker/core/tracker_config.hpp"
 #include "tracker/io/http_server.hpp"
+#include "tracker/io/state_saver.hpp"
 #include "tracker/io/tracker_service.hpp"
 #include "tracker/io/udp_server.hpp"
 
@@ -98,38 +99,6 @@ toast::tracker::SipKey random_key(std::random_device& rd) {
     auto word = [&] { return (static_cast<std::uint64_t>(rd()) << 32) | rd(); };
     return {word(), word()};
 }
-
-// Saves the state file and logs the outcome: a failure once (and again only when the reason changes),
-// since a full disk fails every save until someone frees space; a periodic success at debug level, and at
-// info level when it ends a run of failures or is the last save before exit.
-class StateSaver {
-  public:
-    explicit StateSaver(TrackerService& service) : service_(service) {}
-    void save(bool last = false) {
-        auto outcome =
-            service_.save_state(std::chrono::steady_clock::now(), std::chrono::system_clock::now());
-        if (outcome.message.empty()) return;
-        if (!outcome.ok) {
-            if (failures_++ == 0 || outcome.message != last_failure_) spdlog::error("{}", outcome.message);
-            last_failure_ = outcome.message;
-            return;
-        }
-        if (failures_ > 0) {
-            spdlog::info("{} (after {} failed saves)", outcome.message, failures_);
-        } else if (last) {
-            spdlog::info("{}", outcome.message);
-        } else {
-            spdlog::debug("{}", outcome.message);
-        }
-        failures_ = 0;
-        last_failure_.clear();
-    }
-
-  private:
-    TrackerService& service_;
-    std::size_t failures_ = 0;
-    std::string last_failure_;
-};
 
 // SIGHUP: re-read the config file and apply what it changes (see TrackerService::apply_config); a config
 // that does not load changes nothing. Says what changed and what could not be applied.
@@ -261,35 +230,16 @@ int main(int argc, char** argv) {
         };
         schedule();
 
-        // State saves, on their own timer (same io thread); re-armed after a reload, so that a new
-        // state_save_interval or state_file applies to the next save rather than after the old interval.
-        StateSaver saver(service);
-        asio::steady_timer save_timer(ioc);
-        std::function<void()> schedule_save = [&] {
-            if (!service.config().state_file) {
-                save_timer.cancel();
-                return;
-            }
-            save_timer.expires_after(service.config().state_save_interval);
-            save_timer.async_wait([&](boost::system::error_code ec) {
-                if (ec) return;
-                saver.save();
-                schedule_save();
-            });
-        };
-        schedule_save();
+        StateSaver saver(ioc, service);
+        saver.start();
 
         asio::signal_set signals(ioc, SIGINT, SIGTERM, SIGHUP);
         std::function<void()> wait_signal = [&] {
             signals.async_wait([&](boost::system::error_code ec, int signo) {
                 if (ec) return;
                 if (signo == SIGHUP) {
-                    const auto before =
-                        std::make_pair(service.config().state_file, service.config().state_save_interval);
                     reload(service, opt.config);
-                    if (before !=
-                        std::make_pair(service.config().state_file, service.config().state_save_interval))
-                        schedule_save();
+                    saver.on_reload();
                     wait_signal();
                     return;
                 }
@@ -297,10 +247,7 @@ int main(int argc, char** argv) {
                 http.stop();
                 if (udp) udp->stop();
                 tick.cancel();
-                save_timer.cancel();
-                // Nothing else runs between this save and ioc.stop() (one thread), so every announce
-                // answered is in it.
-                saver.save(true);
+                saver.stop();
                 ioc.stop();
             });
         };
