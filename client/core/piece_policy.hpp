@@ -39,8 +39,9 @@ struct SwarmSnapshot {
     // Pieces [playhead, playhead + urgent) come first for every policy, in playback order and with deadlines:
     // the pieces the server would have taken at its last moment, when there is no server to take them.
     PieceCount urgent;
-    // Pieces the server refused (an error status; it is retrying them): they join the urgent ones, in
-    // playback order and with deadlines, wherever they are, the give-up horizon included. Empty: none.
+    // Pieces the server refused (a 500 or 503: FetchFault::piece; it is retrying them): they join the urgent
+    // ones, in playback order and with deadlines, wherever they are, the give-up horizon included. Empty:
+    // none.
     PieceSet refused;
     std::optional<PieceIndex> request_end;  // bounded buffer: nothing at or beyond this piece is wanted
     // Peers are asked only for pieces within this many of the first one still to ask for (the first missing

@@ -56,9 +56,8 @@ bool content_range_matches(std::string_view value, const PieceRequest& r) {
 }  // namespace
 
 FetchFault answer_fault(int status, bool retry_after) {
-    if (status == 206) return FetchFault::server;  // a partial answer that is not the piece
-    if (status == 503 && retry_after) return FetchFault::server;
-    return FetchFault::piece;
+    if (status == 500 || (status == 503 && !retry_after)) return FetchFault::piece;
+    return FetchFault::server;
 }
 
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {

@@ -2,7 +2,7 @@
 // speed, over keep-alive connections (a few per server URL). A piece is never fetched twice at once; HTTP
 // errors, timeouts and malformed answers (not 206, wrong Content-Range, wrong length) retry the piece with
 // exponential backoff, on the fastest server that is not backing off itself. Whether the server backs off
-// too is FetchFault's rule (an error status refuses only that piece); the caller hears of every failure. A
+// too is FetchFault's rule (a 500 or 503 refuses only that piece); the caller hears of every failure. A
 // server that answers after the deadline a request carried (Toast-Late) is passed over for a while when
 // another one is usable. Runs on the caller's io_context; every callback comes from there. It knows nothing
 // of libtorrent: the caller writes the bytes into the torrent (add_piece) and asks again if the hash check
@@ -39,7 +39,7 @@ struct FetcherStats {
     std::uint64_t requests = 0;        // sent
     std::uint64_t delivered = 0;       // pieces handed to the caller
     std::uint64_t failures = 0;        // connection errors, timeouts, bad status, malformed answers
-    std::uint64_t refusals = 0;        // of them, error statuses: only the piece backed off (FetchFault)
+    std::uint64_t refusals = 0;        // of them, FetchFault::piece: only the piece backed off
     std::uint64_t bytes_received = 0;  // body bytes of every response, accepted or not
     std::uint64_t bytes_rejected = 0;  // body bytes of malformed answers
     std::uint64_t handler_errors = 0;  // exceptions caught in a completion handler (logged, never rethrown)

@@ -59,12 +59,15 @@ TEST_CASE("the server pool prefers the fastest server and rests failing ones", "
 }
 
 TEST_CASE(
-    "an error status refuses only its piece, while no answer, a wrong 206 or a busy 503 fail the server",
+    "a 500 or 503 refuses only its piece, while no answer, a title-wide status or a busy 503 fail the server",
     "[client][server-request]") {
     CHECK(answer_fault(503, false) == FetchFault::piece);  // a block with no readable replica
-    CHECK(answer_fault(500, false) == FetchFault::piece);
-    CHECK(answer_fault(404, false) == FetchFault::piece);
-    CHECK(answer_fault(200, false) == FetchFault::piece);   // the whole file: not this piece
+    CHECK(answer_fault(500, false) == FetchFault::piece);  // a failed read
+    // What holds for every piece of the title backs the server off, so the whole zone goes to peers.
+    CHECK(answer_fault(404, false) == FetchFault::server);
+    CHECK(answer_fault(403, false) == FetchFault::server);
+    CHECK(answer_fault(200, false) == FetchFault::server);  // the whole file: it ignores ranges
+    CHECK(answer_fault(502, false) == FetchFault::server);  // a proxy without its upstream
     CHECK(answer_fault(206, false) == FetchFault::server);  // another range: the server ignores ours
     CHECK(answer_fault(503, true) == FetchFault::server);   // overloaded: it says when to come back
     CHECK(parse_retry_after("1") == std::chrono::seconds(1));
