@@ -363,10 +363,13 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         ++job.attempt;
         if (fault == FetchFault::server) {
             pool_.on_failure(c->server, now, retry_after);
-            // Another server may take it at once; with none left the piece itself backs off.
+            // Another server may take it at once; with none left the piece itself backs off, at least until
+            // a server is ready again (one that said Retry-After rests that long).
             auto other = pool_.choose(now);
             job.ready =
-                other ? now : now + backoff_delay(job.attempt, config_.retry_initial, config_.retry_max);
+                other ? now
+                      : std::max(now + backoff_delay(job.attempt, config_.retry_initial, config_.retry_max),
+                                 pool_.next_ready());
         } else {
             // The server is up and refused this piece only: the others go on, and the piece goes to another
             // server at once, or waits for this one.

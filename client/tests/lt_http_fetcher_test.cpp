@@ -196,7 +196,7 @@ TEST_CASE("a piece the server refuses waits alone: the others keep coming, and a
     auto start = std::chrono::steady_clock::now();
     REQUIRE(run_until(
         io2, [&] { return !one.empty(); }, 5s));
-    CHECK(std::chrono::steady_clock::now() - start < 1s);
+    CHECK(std::chrono::steady_clock::now() - start < 1500ms);  // a wait for the refusing one: 2 s or more
     CHECK(lost.requests == 1);
     CHECK(whole.requests == 1);
 }
