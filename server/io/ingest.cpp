@@ -21,8 +21,8 @@
 #include "server/core/demand_trace.hpp"
 #include "server/core/placement.hpp"
 #include "server/io/catalogue.hpp"
-#include "toast/common/durable_file.hpp"
 #include "server/io/title_torrent.hpp"
+#include "toast/common/durable_file.hpp"
 
 namespace toast::server {
 
