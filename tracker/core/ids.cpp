@@ -6,15 +6,20 @@
 
 namespace toast::tracker {
 
-std::string to_hex(std::string_view bytes) {
+void append_hex(std::string& out, std::string_view bytes) {
     static constexpr char digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(bytes.size() * 2);
-    for (char c : bytes) {
-        auto b = static_cast<unsigned char>(c);
-        out += digits[b >> 4];
-        out += digits[b & 0xf];
+    const auto at = out.size();
+    out.resize(at + 2 * bytes.size());
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        auto b = static_cast<unsigned char>(bytes[i]);
+        out[at + 2 * i] = digits[b >> 4];
+        out[at + 2 * i + 1] = digits[b & 0xf];
     }
+}
+
+std::string to_hex(std::string_view bytes) {
+    std::string out;
+    append_hex(out, bytes);
     return out;
 }
 
@@ -83,9 +88,25 @@ bool IpAddress::is_loopback() const {
 }
 
 std::string IpAddress::to_string() const {
-    char buf[INET6_ADDRSTRLEN] = {};
-    ::inet_ntop(v6 ? AF_INET6 : AF_INET, bytes.data(), buf, sizeof buf);
-    return buf;
+    std::string out;
+    append_to(out);
+    return out;
+}
+
+void IpAddress::append_to(std::string& out) const {
+    if (v6) {
+        char buf[INET6_ADDRSTRLEN] = {};
+        ::inet_ntop(AF_INET6, bytes.data(), buf, sizeof buf);
+        out += buf;
+        return;
+    }
+    for (std::size_t i = 0; i < 4; ++i) {
+        const unsigned v = bytes[i];
+        if (i) out += '.';
+        if (v >= 100) out += static_cast<char>('0' + v / 100);
+        if (v >= 10) out += static_cast<char>('0' + v / 10 % 10);
+        out += static_cast<char>('0' + v % 10);
+    }
 }
 
 }  // namespace toast::tracker

@@ -24,34 +24,10 @@ void append_int(std::string& out, std::int64_t v) {
 }
 
 template <class Id>
-void append_hex(std::string& out, const Id& id) {
-    static constexpr char digits[] = "0123456789abcdef";
-    char buf[2 + 2 * sizeof id.bytes];
-    char* at = buf;
-    *at++ = '"';
-    for (std::uint8_t b : id.bytes) {
-        *at++ = digits[b >> 4];
-        *at++ = digits[b & 0xf];
-    }
-    *at++ = '"';
-    out.append(buf, at);
-}
-
-void append_ip(std::string& out, const IpAddress& ip) {
-    if (ip.v6) {
-        out += ip.to_string();
-        return;
-    }
-    char buf[16];
-    char* at = buf;
-    for (std::size_t i = 0; i < 4; ++i) {
-        const unsigned v = ip.bytes[i];
-        if (i) *at++ = '.';
-        if (v >= 100) *at++ = static_cast<char>('0' + v / 100);
-        if (v >= 10) *at++ = static_cast<char>('0' + v / 10 % 10);
-        *at++ = static_cast<char>('0' + v % 10);
-    }
-    out.append(buf, at);
+void append_quoted_hex(std::string& out, const Id& id) {
+    out += '"';
+    append_hex(out, id.view());
+    out += '"';
 }
 
 void append_peers(std::string& out, std::string_view key, const std::vector<PeerState>& peers) {
@@ -61,9 +37,9 @@ void append_peers(std::string& out, std::string_view key, const std::vector<Peer
     for (std::size_t i = 0; i < peers.size(); ++i) {
         const auto& p = peers[i];
         out += i ? ",{\"peer_id\":" : "{\"peer_id\":";
-        append_hex(out, p.id);
+        append_quoted_hex(out, p.id);
         out += ",\"ip\":\"";
-        append_ip(out, p.endpoint.ip);
+        p.endpoint.ip.append_to(out);
         out += "\",\"port\":";
         append_int(out, p.endpoint.port);
         out += ",\"age_ms\":";
@@ -208,7 +184,7 @@ std::string encode_state(const RegistryState& state, std::int64_t saved_at_unix_
     for (std::size_t i = 0; i < state.swarms.size(); ++i) {
         const auto& s = state.swarms[i];
         out += i ? ",{\"info_hash\":" : "{\"info_hash\":";
-        append_hex(out, s.info_hash);
+        append_quoted_hex(out, s.info_hash);
         out += ",\"completed\":";
         out += std::to_string(s.completed);
         out += ",\"idle_ms\":";
