@@ -96,11 +96,11 @@ PiecePlan finish_plan(const SwarmSnapshot& s, const Ranges& r, std::vector<Piece
         if (refused(s, p) || (i >= r.start && i < r.urgent_end && eligible(s, p))) urgent.push_back(p);
     }
     if (s.refused.count().value() > 0) {
-        std::size_t kept_in_order = 0;
-        for (std::size_t k = 0; k < order.size(); ++k)
-            if (k < in_order && !refused(s, order[k])) ++kept_in_order;
-        std::erase_if(order, [&](PieceIndex p) { return refused(s, p); });
-        in_order = kept_in_order;
+        const auto is_refused = [&](PieceIndex p) { return refused(s, p); };
+        const auto prefix = static_cast<std::ptrdiff_t>(std::min(in_order, order.size()));
+        in_order = static_cast<std::size_t>(prefix -
+                                            std::count_if(order.begin(), order.begin() + prefix, is_refused));
+        std::erase_if(order, is_refused);
     }
     order.insert(order.begin(), urgent.begin(), urgent.end());
     in_order += urgent.size();

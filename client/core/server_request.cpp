@@ -1,6 +1,9 @@
 #include "client/core/server_request.hpp"
 
 #include <algorithm>
+#include <charconv>
+
+#include "toast/common/text.hpp"
 
 namespace toast::client {
 
@@ -61,16 +64,12 @@ FetchFault answer_fault(int status, bool retry_after) {
 }
 
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
-        value.remove_prefix(1);
-    while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
-        value.remove_suffix(1);
-    if (value.empty() || value.size() > 9) return std::nullopt;
+    value = trim_ows(value);
     std::int64_t seconds = 0;
-    for (char c : value) {
-        if (c < '0' || c > '9') return std::nullopt;
-        seconds = seconds * 10 + (c - '0');
-    }
+    // Digits only (from_chars alone would take a sign), and at most 9 of them.
+    if (value.empty() || value.size() > 9 || value.front() < '0' || value.front() > '9') return std::nullopt;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+    if (ec != std::errc() || end != value.data() + value.size()) return std::nullopt;
     return std::chrono::seconds(std::min<std::int64_t>(seconds, 86'400));
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "client/core/peer_admission.hpp"
+#include "client/core/server_pool.hpp"
 
 namespace toast::client {
 
@@ -214,11 +215,8 @@ void StreamController::on_tracker_failed(SteadyTime now) {
     // some tracker has answered, another one failing (a second tracker that is down) says nothing about the
     // swarm; libtorrent's backoff is then right.
     if (tracker_answered_ || peers_.connected > 0) return;
-    auto delay = tuning_.tracker_retry_max;
-    if (failed_announces_ < 16)
-        delay = std::min(delay, tuning_.tracker_retry_first * (1 << failed_announces_));
-    ++failed_announces_;
-    const auto at = now + delay;
+    const auto at =
+        now + backoff_delay(++failed_announces_, tuning_.tracker_retry_first, tuning_.tracker_retry_max);
     if (!reannounce_at_ || at < *reannounce_at_) reannounce_at_ = at;
 }
 

@@ -361,25 +361,22 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         auto now = Clock::now();
         Job job = c->job;
         ++job.attempt;
+        // A server that failed rests; one that refused only this piece keeps serving the others, and the
+        // piece asks another server first.
+        std::optional<std::size_t> avoid;
         if (fault == FetchFault::server) {
             pool_.on_failure(c->server, now, retry_after);
-            // Another server may take it at once; with none left the piece itself backs off, at least until
-            // a server is ready again (one that said Retry-After rests that long).
-            auto other = pool_.choose(now);
-            job.ready =
-                other ? now
-                      : std::max(now + backoff_delay(job.attempt, config_.retry_initial, config_.retry_max),
-                                 pool_.next_ready());
         } else {
-            // The server is up and refused this piece only: the others go on, and the piece goes to another
-            // server at once, or waits for this one.
             ++stats_.refusals;
-            job.refused_by = c->server;
-            auto other = pool_.choose(now, c->server);
-            job.ready = other && *other != c->server
-                            ? now
-                            : now + backoff_delay(job.attempt, config_.retry_initial, config_.retry_max);
+            job.refused_by = avoid = c->server;
         }
+        // Another server may take it at once; with none left the piece itself backs off, at least until a
+        // server is ready again (one that said Retry-After rests that long).
+        auto other = pool_.choose(now, avoid);
+        job.ready = other && other != avoid
+                        ? now
+                        : std::max(now + backoff_delay(job.attempt, config_.retry_initial, config_.retry_max),
+                                   pool_.next_ready());
         spdlog::warn("fallback: piece {} from {} failed ({}); retry {} in {} ms", job.request.piece.value(),
                      urls_[c->server].text, what, job.attempt,
                      std::chrono::duration_cast<std::chrono::milliseconds>(job.ready - now).count());
