@@ -46,6 +46,7 @@ const std::vector<std::string_view>& stats_keys() {
                                                        "server_late_answers",
                                                        "inorder_window",
                                                        "late_pieces",
+                                                       "pieces_mixed",
                                                        "adaptive_share",
                                                        "adaptive_peer_ratio"};
     return keys;
@@ -90,6 +91,7 @@ nlohmann::ordered_json to_json(const StatsRecord& r) {
         r.inorder_window ? nlohmann::ordered_json::array({r.inorder_window->first, r.inorder_window->second})
                          : nlohmann::ordered_json(nullptr);
     j["late_pieces"] = r.late_pieces;
+    j["pieces_mixed"] = r.pieces_mixed;
     j["adaptive_share"] = nullable(r.adaptive_share);
     j["adaptive_peer_ratio"] = nullable(r.adaptive_peer_ratio);
     return j;
@@ -206,6 +208,7 @@ std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string*
         r.inorder_window = std::pair{window[0].get<std::int32_t>(), window[1].get<std::int32_t>()};
     }
     if (!uint("late_pieces", r.late_pieces)) return fail("late_pieces", "not a non-negative integer");
+    if (!uint("pieces_mixed", r.pieces_mixed)) return fail("pieces_mixed", "not a non-negative integer");
     if (!optional_real("adaptive_share", r.adaptive_share, 1))
         return fail("adaptive_share", "not a number in [0, 1] or null");
     if (!optional_real("adaptive_peer_ratio", r.adaptive_peer_ratio, std::numeric_limits<double>::infinity()))

@@ -57,7 +57,8 @@ struct StatsRecord {
     std::uint64_t server_late_answers = 0;  // server answers marked Toast-Late (its disks were behind)
     // Pieces [first, last] the policy picks in order now (inorder, hybrid, adaptive), else null.
     std::optional<std::pair<std::int32_t, std::int32_t>> inorder_window;
-    std::uint64_t late_pieces = 0;  // the server took them at their last moment: peers asked were too slow
+    std::uint64_t late_pieces = 0;   // the server took them at their last moment: peers asked were too slow
+    std::uint64_t pieces_mixed = 0;  // peers sent part of them, the server the rest
     std::optional<double>
         adaptive_share;  // the adaptive picker's share of its window (AdaptiveTuner), else null
     // The adaptive picker's smoothed peer rate over the bitrate (AdaptiveTuner), else null.

@@ -146,6 +146,7 @@ PieceArrival StreamController::on_piece_finished(PieceIndex p, SteadyTime now) {
     if (written != writing_.end()) {
         a.from_server = true;
         bytes_server_useful_ += written->second.bytes.value();
+        if (written->second.bytes < geometry_.piece_size(p)) ++pieces_mixed_;
         fallback_.on_fetch_succeeded(p, now - written->second.started);
         writing_.erase(written);
         mark_had(p, now, false);
@@ -493,6 +494,7 @@ void StreamController::fill_record(StatsRecord& r, SteadyTime now) const {
     r.urgent_fetches = urgent_fetches_;
     r.inorder_window = window_;
     r.late_pieces = late_pieces_;
+    r.pieces_mixed = pieces_mixed_;
     if (adaptive_) {
         r.adaptive_share = adaptive_->share();
         r.adaptive_peer_ratio = adaptive_->peer_ratio();

@@ -225,7 +225,8 @@ class StreamController {
     std::uint64_t urgent_fetches_ = 0;
     std::uint64_t admission_dropped_ = 0;
     std::uint64_t late_pieces_ = 0;
-    PieceSet peer_owned_;  // last tick's: asked of peers, held by a viewer
+    std::uint64_t pieces_mixed_ = 0;  // completed by the server after peers had sent part of them
+    PieceSet peer_owned_;             // last tick's: asked of peers, held by a viewer
     // Adaptive picker: pieces peers are sending, since the tick they started (the tuner's lead).
     std::optional<std::pair<std::int32_t, std::int32_t>> window_;
 };

@@ -156,7 +156,8 @@ TEST_CASE("a piece a slow peer has sent part of is completed with the rest from 
     // The server sent the rest of some pieces, not whole ones, and what it sent and what the seed sent
     // add up to the title: the seed's blocks of those pieces were kept, and the server did not send them
     // again. (A block may arrive from the seed while the server's answer is on its way: a few blocks over.)
-    CHECK(s.bytes_server_useful % piece != 0);
+    INFO("pieces the server completed " << s.pieces_mixed);
+    CHECK(s.pieces_mixed > 0);
     CHECK(s.bytes_server_useful + from_peers >= kTitle);
     CHECK(s.bytes_server_useful + from_peers <= kTitle + 8 * 16 * 1024);
     REQUIRE(seed->stop(SIGTERM, 10s) == 0);

@@ -263,6 +263,7 @@ TEST_CASE("a piece peers have sent part of costs the server only the rest", "[cl
     StatsRecord r;
     c.fill_record(r, t0 + 50ms);
     CHECK(r.bytes_server_wasted == 250'000 - 5 * 16'384);
+    CHECK(r.pieces_mixed == 0);
     // A retry is fetched whole: one of the peers' blocks may be what failed the check.
     auto retry = c.tick(sample(t0 + 40ms + tuning.fallback.backoff_initial, 1));
     REQUIRE(fetched(retry) == idx({0}));
@@ -273,6 +274,20 @@ TEST_CASE("a piece peers have sent part of costs the server only the rest", "[cl
     c.fill_record(r, t0 + 700ms);
     CHECK(r.bytes_server_useful == 250'000);
     CHECK(r.bytes_from_server == 250'000 + 250'000 - 5 * 16'384);
+    CHECK(r.pieces_mixed == 0);  // the server sent all of it in the end
+
+    SECTION("the rest from the server completes the piece") {
+        StreamController d(geometry(), setup(), tuning, t0);
+        REQUIRE(fetched(d.tick(s)) == idx({0, 1, 2}));
+        REQUIRE(d.on_server_data(PieceIndex(0), Bytes(250'000 - 5 * 16'384), t0 + 30ms));
+        REQUIRE(d.on_server_data(PieceIndex(1), Bytes(250'000), t0 + 30ms));
+        d.on_piece_finished(PieceIndex(0), t0 + 40ms);
+        d.on_piece_finished(PieceIndex(1), t0 + 40ms);
+        StatsRecord m;
+        d.fill_record(m, t0 + 50ms);
+        CHECK(m.bytes_server_useful == 250'000 - 5 * 16'384 + 250'000);
+        CHECK(m.pieces_mixed == 1);
+    }
 }
 
 TEST_CASE("the server is asked for a piece from the first block peers have not delivered to the last",
