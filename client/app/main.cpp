@@ -7,10 +7,8 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +18,7 @@
 #include "client/lt/torrent_file.hpp"
 #include "client/service/serve_main.hpp"
 #include "toast/common/log.hpp"
+#include "toast/common/read_file.hpp"
 
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
@@ -87,11 +86,14 @@ int main(int argc, char** argv) {
             return result.exit_code;
         }
         if (player_status && *player_status != 0) {
-            std::ifstream in(player_log);
-            std::stringstream text;
-            text << in.rdbuf();
+            // Its output is only the message's detail: a log that cannot be read leaves it out.
+            std::string text;
+            try {
+                text = toast::read_file(player_log);
+            } catch (const toast::FileReadError&) {
+            }
             auto message = toast::client::player_failure_message(std::string(to_string(options.player)),
-                                                                 *player_status, text.str());
+                                                                 *player_status, text);
             std::fprintf(stderr, "toast-client: %s (its output: %s)\n", message.c_str(), player_log.c_str());
             return 1;
         }

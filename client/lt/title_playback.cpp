@@ -7,8 +7,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
@@ -20,6 +18,7 @@
 #include "client/core/status_line.hpp"
 #include "client/http/player_request.hpp"
 #include "toast/common/durable_file.hpp"
+#include "toast/common/read_file.hpp"
 
 namespace lt = libtorrent;
 namespace asio = boost::asio;
@@ -30,12 +29,15 @@ namespace toast::client {
 ByteOffset load_resume_offset(const std::filesystem::path& save_dir, const std::string& file_name,
                               const TitleGeometry& geometry) {
     auto path = save_dir / resume_point_file_name(file_name);
-    std::ifstream in(path);
-    if (!in) return ByteOffset(0);
-    std::stringstream text;
-    text << in.rdbuf();
+    std::string text;
+    try {
+        text = read_file(path);
+    } catch (const FileReadError& e) {
+        if (!e.missing()) spdlog::warn("ignoring the saved position: {}", e.what());
+        return ByteOffset(0);
+    }
     std::string error;
-    auto p = parse_resume_point(text.str(), geometry.total_size(), &error);
+    auto p = parse_resume_point(text, geometry.total_size(), &error);
     if (!p) {
         spdlog::warn("ignoring the saved position in {}: {}", path.string(), error);
         return ByteOffset(0);

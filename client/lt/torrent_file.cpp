@@ -1,12 +1,12 @@
 #include "client/lt/torrent_file.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 
 #include <libtorrent/address.hpp>
 #include <libtorrent/bdecode.hpp>
 #include <libtorrent/torrent_info.hpp>
+
+#include "toast/common/read_file.hpp"
 
 namespace lt = libtorrent;
 
@@ -100,9 +100,13 @@ TitleTorrent parse_title_torrent(const std::vector<char>& bytes, const std::stri
 }
 
 TitleTorrent load_title_torrent(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw TorrentFileError(path.string() + ": cannot be read");
-    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string text;
+    try {
+        text = read_file(path);
+    } catch (const FileReadError& e) {
+        throw TorrentFileError(path.string() + ": cannot be read (" + e.reason() + ")");
+    }
+    std::vector<char> bytes(text.begin(), text.end());
     if (bytes.empty()) throw TorrentFileError(path.string() + ": is empty");
     return parse_title_torrent(bytes, path.string());
 }

@@ -1,8 +1,6 @@
 #include "client/service/title_service.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
@@ -15,6 +13,7 @@
 #include "client/service/service_title.hpp"
 #include "client/service/torrent_download.hpp"
 #include "toast/common/durable_file.hpp"
+#include "toast/common/read_file.hpp"
 
 namespace asio = boost::asio;
 namespace lt = libtorrent;
@@ -43,14 +42,6 @@ std::string hex_id(const lt::sha1_hash& h) {
         out += digits[b & 15];
     }
     return out;
-}
-
-std::string read_whole(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + path.string());
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 ControlResponse json_reply(int status, const json& body) {
@@ -148,12 +139,12 @@ void TitleService::load_saved() {
     auto list_path = options_.save_dir / kListFile;
     if (!std::filesystem::exists(list_path)) return;
     std::string error;
-    auto saved = parse_saved_titles(read_whole(list_path), &error);
+    auto saved = parse_saved_titles(read_file(list_path), &error);
     if (!saved) throw std::runtime_error(list_path.string() + ": " + error + " (fix or remove the file)");
     for (auto& s : *saved) {
         auto dir = titles_dir_ / s.id;
         try {
-            auto bytes = read_whole(dir / kTorrentFile);
+            auto bytes = read_file(dir / kTorrentFile);
             auto torrent = parse_title_torrent(std::vector<char>(bytes.begin(), bytes.end()),
                                                (dir / kTorrentFile).string());
             if (hex_id(torrent.params.ti->info_hashes().get_best()) != s.id)

@@ -1,7 +1,8 @@
 #include "toast/common/config.hpp"
 
-#include <fstream>
 #include <sstream>
+
+#include "toast/common/read_file.hpp"
 
 namespace toast {
 namespace {
@@ -15,12 +16,14 @@ std::string show(const nlohmann::json& v) {
 }  // namespace
 
 nlohmann::json load_json_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError("cannot read config file '" + path.string() + "'");
-    std::stringstream buf;
-    buf << in.rdbuf();
+    std::string text;
     try {
-        return nlohmann::json::parse(buf.str());
+        text = read_file(path);
+    } catch (const FileReadError& e) {
+        throw ConfigError("cannot read config file '" + path.string() + "': " + e.reason());
+    }
+    try {
+        return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
         throw ConfigError("config file '" + path.string() + "' is not valid JSON: " + e.what());
     }

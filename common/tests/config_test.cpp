@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
+#include "test_support.hpp"
 #include "toast/common/config.hpp"
 
 using namespace toast;
@@ -44,6 +47,21 @@ TEST_CASE("range limits are enforced", "[common][config]") {
     ConfigReader r(j);
     CHECK_THROWS_WITH(r.uint("workers", 1, 1, 64), Contains("outside [1, 64]"));
     CHECK_THROWS_WITH(r.number("ratio", 0.0, 0.0, 1.0), Contains("'ratio'"));
+}
+
+TEST_CASE("a config file that cannot be read, or is not JSON, is refused with the reason",
+          "[common][config]") {
+    toast::testing::TempDir dir;
+    const auto missing = dir.path() / "missing.json";
+    CHECK_THROWS_WITH(load_json_file(missing),
+                      "cannot read config file '" + missing.string() + "': No such file or directory");
+    // A directory reads as nothing: it is not "not valid JSON".
+    CHECK_THROWS_WITH(load_json_file(dir.path()),
+                      "cannot read config file '" + dir.path().string() + "': is a directory");
+    { std::ofstream(dir.path() / "bad.json") << "{"; }
+    CHECK_THROWS_WITH(load_json_file(dir.path() / "bad.json"), Contains("is not valid JSON"));
+    { std::ofstream(dir.path() / "good.json") << R"({"a": 1})"; }
+    CHECK(load_json_file(dir.path() / "good.json") == nlohmann::json::parse(R"({"a": 1})"));
 }
 
 TEST_CASE("a config that is not an object is refused", "[common][config]") {

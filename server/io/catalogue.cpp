@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <stdexcept>
 
 #include "toast/common/durable_file.hpp"
+#include "toast/common/read_file.hpp"
 
 namespace toast::server {
 
@@ -81,16 +81,21 @@ CatalogueScan Catalogue::scan() {
                 entry.inode = st.st_ino;
                 entry.mtime_ns = mtime_ns;
                 entry.size = static_cast<std::uintmax_t>(st.st_size);
-                std::ifstream in(path, std::ios::binary);
-                std::stringstream text;
-                text << in.rdbuf();
-                auto json = nlohmann::json::parse(text.str(), nullptr, false);
-                if (json.is_discarded()) {
-                    entry.error = "not valid JSON";
-                } else {
-                    auto parsed = parse_manifest(json, disks_.size());
-                    entry.manifest = std::move(parsed.manifest);
-                    entry.error = parsed.error;
+                std::string text;
+                try {
+                    text = read_file(path);
+                } catch (const FileReadError& e) {
+                    entry.error = "cannot be read: " + e.reason();
+                }
+                if (entry.error.empty()) {
+                    auto json = nlohmann::json::parse(text, nullptr, false);
+                    if (json.is_discarded()) {
+                        entry.error = "not valid JSON";
+                    } else {
+                        auto parsed = parse_manifest(json, disks_.size());
+                        entry.manifest = std::move(parsed.manifest);
+                        entry.error = parsed.error;
+                    }
                 }
                 if (entry.manifest && file != entry.manifest->title + ".json") {
                     entry.error = "holds title \"" + entry.manifest->title + "\"";

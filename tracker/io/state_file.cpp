@@ -1,14 +1,11 @@
 #include "tracker/io/state_file.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <system_error>
 #include <utility>
 
 #include "toast/common/durable_file.hpp"
+#include "toast/common/read_file.hpp"
 
 namespace toast::tracker {
 namespace {
@@ -17,46 +14,15 @@ std::string reason(int error) {
     return std::system_category().message(error);
 }
 
-// Closes on scope exit; close errors of a file written to are checked by the writer itself.
-class Fd {
-  public:
-    explicit Fd(int fd) : fd_(fd) {}
-    ~Fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return fd_; }
-
-  private:
-    int fd_;
-};
-
 }  // namespace
 
 Result<StateFileContent, std::string> read_state_file(const std::filesystem::path& path) {
-    auto fail = [&](int error) { return "cannot read state file '" + path.string() + "': " + reason(error); };
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) {
-        if (errno == ENOENT) return StateFileContent{};
-        return fail(errno);
+    try {
+        return StateFileContent{true, read_file(path)};
+    } catch (const FileReadError& e) {
+        if (e.missing()) return StateFileContent{};
+        return "cannot read state file '" + path.string() + "': " + e.reason();
     }
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return fail(errno);
-    if (!S_ISREG(st.st_mode)) return "cannot read state file '" + path.string() + "': not a regular file";
-    StateFileContent out{true, {}};
-    out.bytes.reserve(static_cast<std::size_t>(st.st_size));
-    char buf[1 << 16];
-    for (;;) {
-        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return fail(errno);
-        }
-        if (n == 0) break;
-        out.bytes.append(buf, static_cast<std::size_t>(n));
-    }
-    return out;
 }
 
 std::optional<std::string> write_state_file(const std::filesystem::path& path, std::string_view bytes) {

@@ -2,13 +2,12 @@
 
 #include <charconv>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "toast/common/read_file.hpp"
 #include "tracker/core/announce_request.hpp"
 #include "tracker/io/bencode_responses.hpp"
 #include "tracker/io/state_file.hpp"
@@ -21,12 +20,13 @@ constexpr const char* kBencodeType = "text/plain";
 }  // namespace
 
 Result<Whitelist, std::string> load_whitelist_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::string("cannot read whitelist file '" + path.string() + "'");
-    std::stringstream buf;
-    buf << in.rdbuf();
-    if (in.bad()) return std::string("cannot read whitelist file '" + path.string() + "'");
-    auto parsed = parse_whitelist(buf.str());
+    std::string text;
+    try {
+        text = read_file(path);
+    } catch (const FileReadError& e) {
+        return std::string("cannot read whitelist file '" + path.string() + "': " + e.reason());
+    }
+    auto parsed = parse_whitelist(text);
     if (!parsed) {
         return std::string("whitelist file '" + path.string() + "' line " +
                            std::to_string(parsed.error().line) + ": " + parsed.error().message);

@@ -219,8 +219,19 @@ TEST_CASE("a missing whitelist file stops the service from starting", "[tracker]
     TrackerConfig c;
     c.whitelist = "/nonexistent/toast-whitelist.txt";
     toast::MetricsRegistry metrics;
+    CHECK_THROWS_WITH(
+        TrackerService(c, ServiceSecrets{}, metrics),
+        "cannot read whitelist file '/nonexistent/toast-whitelist.txt': No such file or directory");
+}
+
+TEST_CASE("a whitelist path naming a directory stops the service, not an empty whitelist",
+          "[tracker][service][whitelist]") {
+    toast::testing::TempDir dir;
+    TrackerConfig c;
+    c.whitelist = dir.path();
+    toast::MetricsRegistry metrics;
     CHECK_THROWS_WITH(TrackerService(c, ServiceSecrets{}, metrics),
-                      "cannot read whitelist file '/nonexistent/toast-whitelist.txt'");
+                      "cannot read whitelist file '" + dir.path().string() + "': is a directory");
 }
 
 TEST_CASE("the UDP exchange: connect, announce and scrape with a checked connection id",
