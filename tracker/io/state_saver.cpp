@@ -1,11 +1,26 @@
 #include "tracker/io/state_saver.hpp"
 
+#include <memory>
+
 #include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+
+#include "tracker/io/state_file.hpp"
 
 namespace toast::tracker {
 
-StateSaver::StateSaver(boost::asio::io_context& io, TrackerService& service)
-    : service_(service), timer_(io) {}
+namespace asio = boost::asio;
+
+StateSaver::StateSaver(asio::io_context& io, TrackerService& service, Writer writer)
+    : io_(io), service_(service), writer_(std::move(writer)), timer_(io) {
+    if (!writer_)
+        writer_ = [](const std::filesystem::path& p, std::string_view b) { return write_state_file(p, b); };
+}
+
+StateSaver::~StateSaver() {
+    // A write still running finishes (its completion, posted to the io thread, is then never run).
+    writer_thread_.join();
+}
 
 std::pair<std::optional<std::filesystem::path>, std::chrono::milliseconds> StateSaver::schedule() const {
     return {service_.config().state_file, service_.config().state_save_interval};
@@ -20,7 +35,7 @@ void StateSaver::start() {
     timer_.expires_after(armed_.second);
     timer_.async_wait([this](boost::system::error_code ec) {
         if (ec) return;
-        save(false);
+        save_in_background();
         start();
     });
 }
@@ -29,13 +44,44 @@ void StateSaver::on_reload() {
     if (schedule() != armed_) start();
 }
 
-void StateSaver::stop() {
-    timer_.cancel();
-    save(true);
+void StateSaver::save_in_background() {
+    if (writing_) {
+        ++skipped_;
+        spdlog::debug("state: the previous save is still being written; this one is skipped");
+        return;
+    }
+    auto snapshot =
+        service_.snapshot_state(std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+    if (!snapshot) return;
+    writing_ = true;
+    auto shared = std::make_shared<TrackerService::StateSnapshot>(std::move(*snapshot));
+    asio::post(writer_thread_, [this, shared] {
+        const auto started = std::chrono::steady_clock::now();
+        auto error = writer_(shared->path, shared->bytes);
+        const auto took = std::chrono::steady_clock::now() - started;
+        asio::post(io_, [this, shared, error = std::move(error), took] {
+            writing_ = false;
+            if (stopped_) return;  // the last save has been written since, and reported
+            report(service_.record_save(*shared, error, took), false);
+        });
+    });
 }
 
-void StateSaver::save(bool last) {
-    auto outcome = service_.save_state(std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+void StateSaver::stop() {
+    timer_.cancel();
+    stopped_ = true;
+    // The save being written finishes first, so that this one is the file that stays.
+    writer_thread_.join();
+    writing_ = false;
+    auto snapshot =
+        service_.snapshot_state(std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+    if (!snapshot) return;
+    const auto started = std::chrono::steady_clock::now();
+    auto error = writer_(snapshot->path, snapshot->bytes);
+    report(service_.record_save(*snapshot, error, std::chrono::steady_clock::now() - started), true);
+}
+
+void StateSaver::report(const TrackerService::StateOutcome& outcome, bool last) {
     if (outcome.message.empty()) return;
     if (!outcome.ok) {
         if (failures_++ == 0 || outcome.message != last_failure_) spdlog::error("{}", outcome.message);

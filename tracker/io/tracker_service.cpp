@@ -214,22 +214,41 @@ TrackerService::StateOutcome TrackerService::restore_state(TimePoint now,
 
 TrackerService::StateOutcome TrackerService::save_state(TimePoint now,
                                                         std::chrono::system_clock::time_point wall_now) {
-    if (!config_.state_file || state_saves_off_) return {};
+    auto snapshot = snapshot_state(now, wall_now);
+    if (!snapshot) return {};
     const auto started = std::chrono::steady_clock::now();
-    const auto& path = *config_.state_file;
-    auto error = write_state_file(path, encode_state(registry_.export_state(now), unix_ms(wall_now)));
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+    auto error = write_state_file(snapshot->path, snapshot->bytes);
+    return record_save(*snapshot, error, std::chrono::steady_clock::now() - started);
+}
+
+std::optional<TrackerService::StateSnapshot> TrackerService::snapshot_state(
+    TimePoint now, std::chrono::system_clock::time_point wall_now) {
+    if (!config_.state_file || state_saves_off_) return std::nullopt;
+    const auto started = std::chrono::steady_clock::now();
+    StateSnapshot s;
+    s.path = *config_.state_file;
+    s.bytes = encode_state(registry_.export_state(now), unix_ms(wall_now));
+    const auto t = registry_.totals();
+    s.swarms = t.swarms;
+    s.peers = t.seeders + t.leechers;
+    s.encoding = std::chrono::steady_clock::now() - started;
+    return s;
+}
+
+TrackerService::StateOutcome TrackerService::record_save(const StateSnapshot& snapshot,
+                                                         const std::optional<std::string>& error,
+                                                         std::chrono::steady_clock::duration writing) {
+    const std::chrono::duration<double> took = snapshot.encoding + writing;
     state_save_seconds_.set(took.count());
     if (error) {
         state_saves_failed_.inc();
         return {false, "state: " + *error + "; the previous state file stays"};
     }
     state_saves_ok_.inc();
-    const auto t = registry_.totals();
     char ms[32];
     std::snprintf(ms, sizeof ms, "%.1f ms", took.count() * 1000);
-    return {true, "state: saved " + std::to_string(t.swarms) + " swarms, " +
-                      std::to_string(t.seeders + t.leechers) + " peers to " + path.string() + " in " + ms};
+    return {true, "state: saved " + std::to_string(snapshot.swarms) + " swarms, " +
+                      std::to_string(snapshot.peers) + " peers to " + snapshot.path.string() + " in " + ms};
 }
 
 Counter& TrackerService::http_malformed(std::string_view reason) {

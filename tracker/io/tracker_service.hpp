@@ -105,6 +105,20 @@ class TrackerService {
     // Writes every swarm to the state file, atomically (state_file.hpp); counts and times the save. A failed
     // save leaves the previous file in place.
     StateOutcome save_state(TimePoint now, std::chrono::system_clock::time_point wall_now);
+    // The same in two steps, so that the writing (an fsync can take long on a busy disk) can run on another
+    // thread while this one answers announces: the encoded state (none without a state file), then, back on
+    // the service's thread, the outcome of writing it.
+    struct StateSnapshot {
+        std::filesystem::path path;
+        std::string bytes;
+        std::size_t swarms = 0;
+        std::size_t peers = 0;
+        std::chrono::steady_clock::duration encoding{};
+    };
+    std::optional<StateSnapshot> snapshot_state(TimePoint now,
+                                                std::chrono::system_clock::time_point wall_now);
+    StateOutcome record_save(const StateSnapshot& snapshot, const std::optional<std::string>& error,
+                             std::chrono::steady_clock::duration writing);
 
     // The access log (common/access_log.hpp, the format every Toast server writes), or nullptr when none
     // is configured; HTTP sessions and the UDP server write to it.
