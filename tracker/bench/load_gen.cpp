@@ -5,6 +5,7 @@
 // opentracker, requires); the latency then includes the TCP handshake. Bounded by the announce count and a
 // wall-clock limit. Prints one line:
 //   mode=http announces=30000 errors=0 timeouts=0 seconds=1.23 announces_per_s=24390 p50_ms=0.61 p99_ms=2.10
+//   max_ms=4.80
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -337,10 +338,13 @@ int main(int argc, char** argv) {
     const std::size_t done = plan.latencies_ms.size();
     const double p50 = percentile(plan.latencies_ms, 0.50);
     const double p99 = percentile(plan.latencies_ms, 0.99);
+    // With a fixed number of clients waiting at a time, a pause of the tracker delays only those few
+    // announces: it shows in the maximum, not in the percentiles.
+    const double max = percentile(plan.latencies_ms, 1.0);
     std::printf(
         "mode=%s announces=%zu planned=%zu errors=%zu timeouts=%zu seconds=%.3f announces_per_s=%.0f "
-        "p50_ms=%.3f p99_ms=%.3f\n",
+        "p50_ms=%.3f p99_ms=%.3f max_ms=%.3f\n",
         opt.mode.c_str(), done, plan.total(), plan.errors, plan.timeouts, seconds,
-        static_cast<double>(done) / seconds, p50, p99);
+        static_cast<double>(done) / seconds, p50, p99, max);
     return done == plan.total() && plan.errors == 0 ? 0 : 1;
 }
