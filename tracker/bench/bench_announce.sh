@@ -36,12 +36,9 @@ done
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || { echo "bench_announce.sh: --runs needs a positive integer" >&2; exit 2; }
 command -v opentracker >/dev/null || { echo "bench_announce.sh: opentracker is not installed (scripts/install-deps.sh)" >&2; exit 1; }
 
-if [[ ! -f "$BUILD_DIR/build.ninja" && ! -f "$BUILD_DIR/Makefile" ]]; then
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-fi
-cmake --build "$BUILD_DIR" -j1 --target toast-tracker tracker_load_gen >/dev/null
-TRACKER="$BUILD_DIR/tracker/toast-tracker"
-LOADGEN="$BUILD_DIR/tracker/tracker_load_gen"
+# shellcheck source=tracker/bench/lib.sh
+source "$ROOT/tracker/bench/lib.sh"
+build_tracker_bench "$ROOT" "$BUILD_DIR"
 
 WORK=$(mktemp -d)
 chmod 755 "$WORK"  # opentracker drops to nobody (and chroots here when started as root)
@@ -60,18 +57,6 @@ cat >"$WORK/tracker.json" <<JSON
 {"whitelist": "$WORK/whitelist.txt", "rate_limit": {"per_second": 0}, "log_level": "warn"}
 JSON
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-wait_port() {  # wait_port PORT: until something listens on 127.0.0.1:PORT (5 s at most)
-  for _ in $(seq 100); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.05
-  done
-  return 1
-}
-
 # start NAME: a fresh tracker on a free port (HTTP and UDP on the same number); sets PID and PORT.
 start() {
   PORT=$(free_port)
@@ -89,14 +74,6 @@ start() {
 
 stop() {
   kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; PID=""
-}
-
-field() {  # field NAME LINE
-  sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"
-}
-
-median() {
-  sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'
 }
 
 declare -A RESULTS

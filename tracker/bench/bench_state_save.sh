@@ -30,12 +30,9 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || { echo "bench_state_save.sh: --runs needs a positive integer" >&2; exit 2; }
 
-if [[ ! -f "$BUILD_DIR/build.ninja" && ! -f "$BUILD_DIR/Makefile" ]]; then
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-fi
-cmake --build "$BUILD_DIR" -j1 --target toast-tracker tracker_load_gen >/dev/null
-TRACKER="$BUILD_DIR/tracker/toast-tracker"
-LOADGEN="$BUILD_DIR/tracker/tracker_load_gen"
+# shellcheck source=tracker/bench/lib.sh
+source "$ROOT/tracker/bench/lib.sh"
+build_tracker_bench "$ROOT" "$BUILD_DIR"
 
 WORK=$(mktemp -d)
 PID=""
@@ -51,26 +48,6 @@ JSON
 cat >"$WORK/saved.json" <<JSON
 {"rate_limit": {"per_second": 0}, "log_level": "warn", "state_file": "$WORK/swarms.json", "state_save_interval": "1s"}
 JSON
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-wait_port() {  # wait_port PORT: until something listens on 127.0.0.1:PORT (5 s at most)
-  for _ in $(seq 100); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.05
-  done
-  return 1
-}
-
-field() {  # field NAME LINE
-  sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"
-}
-
-median() {
-  sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'
-}
 
 declare -A RESULTS
 measure() {  # measure none|saved
