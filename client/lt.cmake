@@ -13,6 +13,7 @@ add_library(toast_client_lt STATIC
   lt/toast_plugin.cpp
   lt/swarm_reader.cpp
   lt/title_playback.cpp
+  lt/server_fallback.cpp
   lt/title_stream.cpp
   lt/torrent_file.cpp)
 target_include_directories(toast_client_lt PUBLIC ${PROJECT_SOURCE_DIR})

@@ -9,8 +9,8 @@
 #include <libtorrent/torrent_status.hpp>
 
 #include "client/core/status_line.hpp"
-#include "client/lt/http_fetcher.hpp"
 #include "client/lt/plan_applier.hpp"
+#include "client/lt/server_fallback.hpp"
 #include "client/lt/stats_file.hpp"
 #include "client/lt/swarm_reader.hpp"
 #include "client/lt/title_playback.hpp"
@@ -86,11 +86,6 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
     from_peers_ = PieceSet(geometry.piece_count());
     from_server_ = PieceSet(geometry.piece_count());
 
-    fetcher_ = std::make_unique<HttpFetcher>(session_.io(), std::move(urls), FetcherConfig{},
-                                             [this](const PieceRequest& r, std::vector<char> data,
-                                                    std::size_t) { on_server_piece(r, std::move(data)); });
-    fetcher_->on_failed(
-        [this](const PieceRequest& r, FetchFault fault) { controller_->on_fetch_failed(r.piece, fault); });
     std::filesystem::create_directories(options_.save_dir);
     stats_ = std::make_unique<StatsFile>(options_.stats_file);
 
@@ -121,6 +116,8 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
     }
     handle_ = added.handle;
     registry_ = added.registry;
+    fallback_ = std::make_unique<ServerFallback>(session_.io(), std::move(urls), *controller_, handle_,
+                                                 session_.control(), key_);
     piece_control_ = std::make_unique<LtPieceControl>(handle_);
     reader_ = std::make_unique<SwarmReader>(handle_, geometry, tuning_.peer_read_interval);
     if (play) {
@@ -144,8 +141,8 @@ TitleStream::~TitleStream() {
     finished_ = true;
     tick_timer_.cancel();
     playback_.reset();
-    if (fetcher_) fetcher_->stop();
-    fetcher_.reset();
+    if (fallback_) fallback_->stop();
+    fallback_.reset();
     session_.remove(handle_, false);
     session_.control().forget_torrent(key_);
 }
@@ -154,7 +151,7 @@ void TitleStream::start() {
     const auto& g = controller_->geometry();
     spdlog::info("streaming '{}': {} pieces of {} at {}, {} server URL(s), picker {}, behaviour {}",
                  torrent_.title, g.piece_count().value(), format_bytes(g.piece_length()),
-                 format_bitrate(g.bitrate()), fetcher_->urls().size(), to_string(options_.picker),
+                 format_bitrate(g.bitrate()), fallback_->servers(), to_string(options_.picker),
                  to_string(options_.behavior));
     schedule_tick(true);
 }
@@ -206,8 +203,8 @@ void TitleStream::tick() {
             if (playback_) playback_->on_piece_had(p);
         }
     }
-    auto plan = controller_->tick(reader_->read(now, fetcher_->servers().reachable(now),
-                                                session_.control().operator_connections(key_)));
+    auto plan = controller_->tick(
+        reader_->read(now, fallback_->reachable(now), session_.control().operator_connections(key_)));
     apply(plan, now);
     if (session_.control().ranks_by_position())
         session_.control().set_position(
@@ -259,7 +256,7 @@ void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
         spdlog::debug("server fetch of piece {} ({}{}), playhead piece {}", f.piece.value(),
                       to_string(f.reason), f.revalidate ? ", revalidate" : "",
                       controller_->watcher().playhead_piece().value());
-        start_fetch(f, now);
+        fallback_->start(f, now);
     }
     if (plan.apply_pieces) {
         auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_).count();
@@ -275,39 +272,10 @@ void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
     }
 }
 
-void TitleStream::start_fetch(const FallbackFetch& f, SteadyTime now) {
-    const auto& g = controller_->geometry();
-    const auto p = f.piece;
-    auto part = f.part.value_or(PiecePart{Bytes(0), g.piece_size(p)});
-    PieceRequest r{p, (g.piece_start(p) + part.offset).value(),
-                   static_cast<std::uint32_t>(part.length.value()), f.revalidate, now + f.due};
-    if (!fetcher_->fetch(r)) controller_->on_fetch_refused(p);
-}
-
-void TitleStream::on_server_piece(const PieceRequest& r, std::vector<char> data) {
-    if (finished_) return;
-    const auto p = r.piece;
-    if (!controller_->on_server_data(p, Bytes(data.size()), Clock::now())) return;
-    const auto& g = controller_->geometry();
-    const auto size = g.piece_size(p).value();
-    if (data.size() < size) {
-        const auto offset = ByteOffset(r.offset) - g.piece_start(p);
-        // Part of the piece: add_piece skips the blocks libtorrent holds, which are the rest. Should one of
-        // them be gone by now (it failed a check), the zeros fail this one and the piece is fetched whole.
-        std::vector<char> piece(size, 0);
-        std::copy(data.begin(), data.end(), piece.begin() + static_cast<std::ptrdiff_t>(offset.value()));
-        data = std::move(piece);
-    }
-    session_.control().expect_server_piece(key_, p);
-    handle_.add_piece(lt::piece_index_t(p.value()), std::move(data));
-}
-
 void TitleStream::on_piece_finished(PieceIndex p, SteadyTime now) {
     auto a = controller_->on_piece_finished(p, now);
     spdlog::trace("piece {} finished ({})", p.value(), a.from_server ? "server" : "peers");
-    if (a.cancel_fetch) {
-        if (auto received = fetcher_->abandon(p)) controller_->on_fetch_stopped(p, Bytes(*received));
-    }
+    if (a.cancel_fetch) fallback_->stop_fetch(p);
     // Every piece_finished is an arrival of this session, even one the first check already counted as on
     // disk (its alert can come after the check read the bitfield).
     if (!from_server_.has(p) && !from_peers_.has(p)) (a.from_server ? from_server_ : from_peers_).set(p);
@@ -372,9 +340,9 @@ StatsRecord TitleStream::make_record(const std::string& event, SteadyTime now) {
     r.bytes_redundant = static_cast<std::uint64_t>(st.total_redundant_bytes);
     r.bytes_redundant_raced = std::min(session_.control().raced_bytes(key_), r.bytes_redundant);
     // Malformed server answers are the transport's waste, on top of what the controller counted.
-    r.bytes_server_wasted += fetcher_->stats().bytes_rejected;
+    r.bytes_server_wasted += fallback_->stats().bytes_rejected;
     r.bytes_from_server = r.bytes_server_useful + r.bytes_server_wasted;
-    r.server_late_answers = fetcher_->stats().late_answers;
+    r.server_late_answers = fallback_->stats().late_answers;
     if (playback_) playback_->fill_record(r);
     return r;
 }
@@ -406,7 +374,7 @@ void TitleStream::finish() {
     result_.dont_haves_sent = session_.control().dont_haves_sent();
     result_.reads_refused = registry_->reads_refused();
     result_.pieces_ejected = controller_->ejected();
-    result_.http_failures = fetcher_->stats().failures;
+    result_.http_failures = fallback_->stats().failures;
     result_.hash_failures = controller_->hash_failures();
     result_.max_buffer_bytes = controller_->max_buffer_bytes();
     const auto& st = reader_->status();
@@ -420,7 +388,7 @@ void TitleStream::finish() {
         summary.stalls, summary.fidelity ? std::to_string(*summary.fidelity) : "n/a");
     finished_ = true;
     tick_timer_.cancel();
-    fetcher_->stop();
+    fallback_->stop();
     if (on_finished_) on_finished_();
 }
 

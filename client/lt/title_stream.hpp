@@ -26,9 +26,9 @@
 
 namespace toast::client {
 
-class HttpFetcher;
 class LtPieceControl;
 class PlanApplier;
+class ServerFallback;
 class StatsFile;
 class SwarmReader;
 class TitlePlayback;
@@ -92,8 +92,6 @@ class TitleStream final : public TitleEvents {
     void tick();
     void kick();
     void apply(const ControllerPlan& plan, SteadyTime now);
-    void start_fetch(const FallbackFetch& f, SteadyTime now);
-    void on_server_piece(const PieceRequest& r, std::vector<char> data);
     void on_piece_finished(PieceIndex p, SteadyTime now);
     StatsRecord make_record(const std::string& event, SteadyTime now);
     void finish();
@@ -105,7 +103,7 @@ class TitleStream final : public TitleEvents {
     std::function<void()> on_finished_;
     ByteOffset resume_{0};
     std::unique_ptr<StreamController> controller_;
-    std::unique_ptr<HttpFetcher> fetcher_;
+    std::unique_ptr<ServerFallback> fallback_;
     std::unique_ptr<StatsFile> stats_;
     libtorrent::sha1_hash key_;  // the torrent as the session's plugin and disk wrapper know it
     libtorrent::torrent_handle handle_;

@@ -1,0 +1,54 @@
+// The server fallback's adapter for one title: the StreamController's fetches become HTTP Range requests
+// (HttpFetcher), the server's bytes go into the torrent with add_piece, a fetch whose piece peers delivered
+// first is stopped, and every failure is reported back. It only translates: what to fetch, and what an
+// answer or a failure means, are the controller's rules.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <libtorrent/sha1_hash.hpp>
+#include <libtorrent/torrent_handle.hpp>
+
+#include "client/core/server_request.hpp"
+#include "client/core/stream_controller.hpp"
+#include "client/lt/http_fetcher.hpp"
+#include "client/lt/swarm_control.hpp"
+
+namespace toast::client {
+
+class ServerFallback {
+  public:
+    // `key` is the torrent as the session's plugin knows it: it is told of each server piece before
+    // add_piece, so that peers' late blocks of it count as raced.
+    ServerFallback(boost::asio::io_context& io, std::vector<ServerUrl> urls, StreamController& controller,
+                   libtorrent::torrent_handle handle, SwarmControl& control, libtorrent::sha1_hash key);
+    ServerFallback(const ServerFallback&) = delete;
+    ServerFallback& operator=(const ServerFallback&) = delete;
+
+    // Starts a fetch the controller planned (the whole piece, or the part peers have not sent).
+    void start(const FallbackFetch& fetch, SteadyTime now);
+    // A piece the server was still fetching arrived from peers: the fetch stops, and what the server had
+    // sent of it is wasted.
+    void stop_fetch(PieceIndex piece);
+    // Stops every fetch; nothing more reaches the controller or the torrent.
+    void stop();
+
+    bool reachable(SteadyTime now) const { return fetcher_.servers().reachable(now); }
+    std::size_t servers() const { return fetcher_.urls().size(); }
+    const FetcherStats& stats() const { return fetcher_.stats(); }
+
+  private:
+    void on_piece(const PieceRequest& request, std::vector<char> data);
+
+    StreamController& controller_;
+    libtorrent::torrent_handle handle_;
+    SwarmControl& control_;
+    libtorrent::sha1_hash key_;
+    HttpFetcher fetcher_;
+    bool stopped_ = false;
+};
+
+}  // namespace toast::client
