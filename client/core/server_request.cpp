@@ -73,6 +73,29 @@ std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {
     return std::chrono::seconds(std::min<std::int64_t>(seconds, 86'400));
 }
 
+std::optional<UnavailableBytes> parse_unavailable(std::string_view value) {
+    value = trim_ows(value);
+    constexpr std::string_view unit = "bytes ";
+    if (value.substr(0, unit.size()) != unit) return std::nullopt;
+    value.remove_prefix(unit.size());
+    const auto dash = value.find('-');
+    if (dash == std::string_view::npos) return std::nullopt;
+    auto number = [](std::string_view digits) -> std::optional<std::uint64_t> {
+        // Digits only: from_chars alone would take a sign.
+        if (digits.empty() ||
+            !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            return std::nullopt;
+        std::uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+        if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+        return v;
+    };
+    const auto first = number(value.substr(0, dash));
+    const auto last = number(value.substr(dash + 1));
+    if (!first || !last || *first > *last) return std::nullopt;
+    return UnavailableBytes{ByteOffset(*first), ByteOffset(*last)};
+}
+
 std::string answer_problem(const PieceRequest& r, int status, std::string_view content_range,
                            std::uint64_t body_size) {
     if (status != 206) return "status " + std::to_string(status) + " (expected 206)";

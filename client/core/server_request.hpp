@@ -66,4 +66,13 @@ FetchFault answer_fault(int status, bool retry_after);
 // backoff then applies). At most a day.
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view value);
 
+// The bytes of the title a 503 says cannot be served (the Toast server's "Toast-Unavailable: bytes
+// FIRST-LAST": a block with no readable replica left), [first, last]; nullopt for anything else.
+struct UnavailableBytes {
+    ByteOffset first;
+    ByteOffset last;
+    bool operator==(const UnavailableBytes&) const = default;
+};
+std::optional<UnavailableBytes> parse_unavailable(std::string_view value);
+
 }  // namespace toast::client

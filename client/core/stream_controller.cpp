@@ -190,8 +190,14 @@ void StreamController::on_fetch_stopped(PieceIndex p, Bytes received) {
     bytes_server_wasted_ += received.value();
 }
 
-void StreamController::on_fetch_failed(PieceIndex p, FetchFault fault) {
-    if (fault == FetchFault::piece && geometry_.valid(p) && !had_.has(p)) refused_.set(p);
+void StreamController::on_fetch_failed(PieceIndex p, FetchFault fault,
+                                       const std::optional<UnavailableBytes>& unavailable) {
+    if (fault != FetchFault::piece) return;
+    if (geometry_.valid(p) && !had_.has(p)) refused_.set(p);
+    if (!unavailable || unavailable->first >= geometry_.end()) return;
+    // piece_at maps offsets beyond the end to the last piece.
+    for (auto q = geometry_.piece_at(unavailable->first); q <= geometry_.piece_at(unavailable->last); ++q)
+        if (!had_.has(q)) refused_.set(q);
 }
 
 void StreamController::on_fetch_refused(PieceIndex p) {

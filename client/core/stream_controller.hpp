@@ -95,7 +95,10 @@ class StreamController {
     // (FetchFault::piece: it is up, but cannot serve this piece now) is asked of peers first, with a
     // deadline, until it arrives, wherever it is; a server that failed as a whole gives its zone to peers
     // anyway (SwarmSample::server_up).
-    void on_fetch_failed(PieceIndex p, FetchFault fault);
+    // A refusal that named the bytes the server cannot serve (a block it lost) refuses every piece in them:
+    // they are asked of peers now, not each at its own last moment.
+    void on_fetch_failed(PieceIndex p, FetchFault fault,
+                         const std::optional<UnavailableBytes>& unavailable = std::nullopt);
     // A fetch stopped after a peer delivered its piece (PieceArrival::cancel_fetch), `received` of its
     // bytes already here: they are wasted.
     void on_fetch_stopped(PieceIndex p, Bytes received);

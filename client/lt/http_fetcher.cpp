@@ -327,7 +327,9 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         if (!problem.empty()) {
             stats_.bytes_rejected += body.size();
             const auto retry_after = parse_retry_after(response[http::field::retry_after]);
-            return fail(c, problem, answer_fault(status, retry_after.has_value()), retry_after);
+            std::optional<UnavailableBytes> unavailable;
+            if (status == 503) unavailable = parse_unavailable(response["Toast-Unavailable"]);
+            return fail(c, problem, answer_fault(status, retry_after.has_value()), retry_after, unavailable);
         }
         const auto now = Clock::now();
         pool_.on_success(c->server, body.size(), now - c->started);
@@ -354,7 +356,8 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
 
     void fail(const std::shared_ptr<Connection>& c, const std::string& what,
               FetchFault fault = FetchFault::server,
-              std::optional<std::chrono::seconds> retry_after = std::nullopt) {
+              std::optional<std::chrono::seconds> retry_after = std::nullopt,
+              std::optional<UnavailableBytes> unavailable = std::nullopt) {
         ++stats_.failures;
         close(c);
         c->busy = false;
@@ -381,7 +384,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
                      urls_[c->server].text, what, job.attempt,
                      std::chrono::duration_cast<std::chrono::milliseconds>(job.ready - now).count());
         queue_.push_back(job);
-        if (on_failed_) on_failed_(job.request, fault);
+        if (on_failed_) on_failed_(job.request, fault, unavailable);
         pump();
     }
 };

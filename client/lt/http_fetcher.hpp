@@ -55,7 +55,9 @@ class HttpFetcher {
         std::function<void(const PieceRequest& request, std::vector<char> data, std::size_t server)>;
 
     // A fetch of `request` failed and will be tried again after a backoff: the caller may ask peers for it.
-    using OnFailed = std::function<void(const PieceRequest& request, FetchFault fault)>;
+    // `unavailable`: the bytes a 503 said the server cannot serve (Toast-Unavailable), when it said so.
+    using OnFailed = std::function<void(const PieceRequest& request, FetchFault fault,
+                                        const std::optional<UnavailableBytes>& unavailable)>;
 
     HttpFetcher(boost::asio::io_context& io, std::vector<ServerUrl> servers, FetcherConfig config,
                 OnPiece on_piece);

@@ -20,9 +20,10 @@ ServerFallback::ServerFallback(boost::asio::io_context& io, std::vector<ServerUr
                [this](const PieceRequest& r, std::vector<char> data, std::size_t) {
                    on_piece(r, std::move(data));
                }) {
-    fetcher_.on_failed([this](const PieceRequest& r, FetchFault fault) {
-        if (!stopped_) controller_.on_fetch_failed(r.piece, fault);
-    });
+    fetcher_.on_failed(
+        [this](const PieceRequest& r, FetchFault fault, const std::optional<UnavailableBytes>& unavailable) {
+            if (!stopped_) controller_.on_fetch_failed(r.piece, fault, unavailable);
+        });
 }
 
 void ServerFallback::start(const FallbackFetch& f, SteadyTime now) {

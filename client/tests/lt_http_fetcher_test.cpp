@@ -10,11 +10,13 @@
 #include "lt_range_server.hpp"
 
 using namespace std::chrono_literals;
+using toast::client::ByteOffset;
 using toast::client::FetcherConfig;
 using toast::client::FetchFault;
 using toast::client::HttpFetcher;
 using toast::client::PieceIndex;
 using toast::client::PieceRequest;
+using toast::client::UnavailableBytes;
 using toast::client::testing::RangeServer;
 
 namespace {
@@ -155,14 +157,19 @@ TEST_CASE("a piece the server refuses waits alone: the others keep coming, and a
     auto data = title_bytes(8 * kPiece);
     RangeServer server("/t", data);
     server.refuse_offset = static_cast<std::int64_t>(kPiece);  // piece 1: a block the server cannot read
+    server.refuse_last = static_cast<std::int64_t>(2 * kPiece - 1);
     boost::asio::io_context io;
     std::map<PieceIndex, std::vector<char>> got;
     std::vector<std::pair<PieceIndex, FetchFault>> failed;
+    std::vector<std::optional<UnavailableBytes>> lost_bytes;
     HttpFetcher fetcher(io, urls({server.url()}), fast_retries(),
                         [&](const PieceRequest& r, std::vector<char> bytes, std::size_t) {
                             got[r.piece] = std::move(bytes);
                         });
-    fetcher.on_failed([&](const PieceRequest& r, FetchFault f) { failed.emplace_back(r.piece, f); });
+    fetcher.on_failed([&](const PieceRequest& r, FetchFault f, const std::optional<UnavailableBytes>& u) {
+        failed.emplace_back(r.piece, f);
+        lost_bytes.push_back(u);
+    });
     for (int i = 0; i < 8; ++i)
         REQUIRE(fetcher.fetch(piece(i, data.size())));
     REQUIRE(run_until(
@@ -172,6 +179,9 @@ TEST_CASE("a piece the server refuses waits alone: the others keep coming, and a
         CHECK(p == PieceIndex(1));
         CHECK(f == FetchFault::piece);
     }
+    // Each refusal says which bytes the server lost.
+    for (const auto& u : lost_bytes)
+        CHECK(u == UnavailableBytes{ByteOffset(kPiece), ByteOffset(2 * kPiece - 1)});
     // The server was never backed off for it: still counted on.
     CHECK(fetcher.servers().reachable(std::chrono::steady_clock::now()));
     CHECK(fetcher.stats().refusals == fetcher.stats().failures);
@@ -211,7 +221,10 @@ TEST_CASE("a 503 with Retry-After backs the whole server off for that long", "[c
     HttpFetcher fetcher(
         io, urls({server.url()}), fast_retries(),
         [&](const PieceRequest&, std::vector<char> bytes, std::size_t) { got = std::move(bytes); });
-    fetcher.on_failed([&](const PieceRequest&, FetchFault f) { failed.push_back(f); });
+    fetcher.on_failed([&](const PieceRequest&, FetchFault f, const std::optional<UnavailableBytes>& u) {
+        failed.push_back(f);
+        CHECK_FALSE(u);
+    });
     auto start = std::chrono::steady_clock::now();
     REQUIRE(fetcher.fetch(piece(2, data.size())));
     REQUIRE(run_until(

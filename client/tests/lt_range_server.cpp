@@ -62,6 +62,9 @@ struct Session : std::enable_shared_from_this<Session> {
             response.set(http::field::retry_after, "1");
         } else if (refused >= 0 && range.rfind("bytes=" + std::to_string(refused) + "-", 0) == 0) {
             response.result(http::status::service_unavailable);
+            if (const auto last = server.refuse_last.load(); last >= 0)
+                response.set("Toast-Unavailable",
+                             "bytes " + std::to_string(refused) + "-" + std::to_string(last));
         } else if (std::string(request.target()) != path_) {
             response.result(http::status::not_found);
         } else if (std::regex_match(range, m, std::regex("bytes=(\\d+)-(\\d+)"))) {

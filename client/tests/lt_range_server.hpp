@@ -35,6 +35,8 @@ class RangeServer {
     // A range starting at this offset is answered 503 without Retry-After (a block the server cannot read);
     // -1: none.
     std::atomic<std::int64_t> refuse_offset{-1};
+    // With refuse_offset: the 503 names the bytes [refuse_offset, this] as lost (Toast-Unavailable); -1: not.
+    std::atomic<std::int64_t> refuse_last{-1};
     std::atomic<int> busy_first{0};  // answers replaced by 503 with Retry-After: 1 (an overloaded server)
     std::atomic<int> requests{0};
     std::atomic<int> connections{0};

@@ -165,3 +165,20 @@ TEST_CASE("only an answer that is exactly the piece is accepted, and the others 
     CHECK(answer_problem(r, 206, "bytes 1000-1499/4000", 499) == "body of 499 bytes (expected 500)");
     CHECK(answer_problem(r, 206, "bytes 1000-1499/4000", 501) == "body of 501 bytes (expected 500)");
 }
+
+TEST_CASE("a 503's Toast-Unavailable names the bytes the server lost, and nothing else parses as such",
+          "[client][server-request]") {
+    using toast::client::ByteOffset;
+    using toast::client::parse_unavailable;
+    using toast::client::UnavailableBytes;
+    CHECK(parse_unavailable("bytes 0-1310719") == UnavailableBytes{ByteOffset(0), ByteOffset(1'310'719)});
+    CHECK(parse_unavailable(" bytes 5-5 ") == UnavailableBytes{ByteOffset(5), ByteOffset(5)});
+    CHECK(parse_unavailable("bytes 18446744073709551614-18446744073709551615") ==
+          UnavailableBytes{ByteOffset(18446744073709551614ull), ByteOffset(18446744073709551615ull)});
+    for (const char* bad : {"", "bytes", "bytes 5", "bytes 5-", "bytes -5", "bytes 6-5", "bytes +1-5",
+                            "bytes 1--5", "bytes 1-5/10", "items 1-5",
+                            "bytes 18446744073709551616-18446744073709551617", "bytes 1 -5", "bytes=1-5"}) {
+        INFO(bad);
+        CHECK_FALSE(parse_unavailable(bad));
+    }
+}

@@ -372,6 +372,57 @@ TEST_CASE("a piece the server refused is asked of peers first, with a deadline, 
           plan.pieces.wanted.end());
 }
 
+TEST_CASE("a refusal that names the bytes the server lost refuses every piece in them",
+          "[client][controller]") {
+    ClientTuning tuning;
+    auto st = setup();
+    st.picker = PickerKind::beta;
+    StreamController c(geometry(), st, tuning, t0);
+    auto s = sample(t0, 1);
+    s.peers = {viewer()};
+    auto up = c.tick(s);
+    REQUIRE(up.horizon > PieceCount(0));
+    REQUIRE(up.horizon < PieceCount(10));
+    const PieceIndex asked(up.horizon.value() - 1);
+    c.on_piece_finished(PieceIndex(11), t0 + 50ms);  // already here: nothing to ask for
+    // The block the server lost holds the last byte of piece 9 and all of pieces 10-12 (250,000 bytes each).
+    c.on_fetch_failed(asked, FetchFault::piece,
+                      UnavailableBytes{ByteOffset(10 * 250'000 - 1), ByteOffset(13 * 250'000 - 1)});
+    s.now = t0 + 100ms;
+    auto plan = c.tick(s);
+    REQUIRE(plan.pieces.wanted.size() >= 4);
+    CHECK(std::vector<PieceIndex>(plan.pieces.wanted.begin(), plan.pieces.wanted.begin() + 4) ==
+          std::vector<PieceIndex>{asked, PieceIndex(9), PieceIndex(10), PieceIndex(12)});
+    std::vector<PieceIndex> with_deadlines;
+    for (const auto& d : plan.pieces.deadlines)
+        with_deadlines.push_back(d.piece);
+    for (auto p : {asked, PieceIndex(9), PieceIndex(10), PieceIndex(12)})
+        CHECK(std::find(with_deadlines.begin(), with_deadlines.end(), p) != with_deadlines.end());
+    CHECK(std::find(plan.pieces.wanted.begin(), plan.pieces.wanted.end(), PieceIndex(11)) ==
+          plan.pieces.wanted.end());
+
+    // Bytes beyond the title name nothing; a range running past its end stops at the last piece.
+    StreamController d(geometry(), st, tuning, t0);
+    d.tick(sample(t0, 1));
+    d.on_fetch_failed(asked, FetchFault::piece,
+                      UnavailableBytes{ByteOffset(10'000'000), ByteOffset(20'000'000)});
+    d.on_fetch_failed(asked, FetchFault::piece,
+                      UnavailableBytes{ByteOffset(39 * 250'000), ByteOffset(~0ull)});
+    auto s2 = sample(t0 + 100ms, 1);
+    s2.peers = {viewer()};
+    auto last = d.tick(s2);
+    REQUIRE(last.pieces.wanted.size() >= 2);
+    CHECK(last.pieces.wanted[0] == asked);
+    CHECK(last.pieces.wanted[1] == PieceIndex(39));
+    // A failure of the whole server names nothing, whatever it carried.
+    StreamController e(geometry(), st, tuning, t0);
+    e.tick(sample(t0, 1));
+    e.on_fetch_failed(asked, FetchFault::server, UnavailableBytes{ByteOffset(0), ByteOffset(1'000'000)});
+    auto s3 = sample(t0 + 100ms, 1);
+    s3.peers = {viewer()};
+    CHECK(e.tick(s3).pieces.wanted.front() != PieceIndex(2));
+}
+
 TEST_CASE("a full bounded buffer ejects watched pieces first and suspends when none is left",
           "[client][controller]") {
     ClientTuning tuning;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -66,6 +67,9 @@ struct ReadResult {
     std::vector<Segment> segments;  // in order, lengths summing to the requested length when ok
     // How long after the request's deadline its last byte was ready (0 when met, or without a deadline).
     std::chrono::nanoseconds late{0};
+    // Unavailable because a block has no readable replica: that whole block's bytes of the title, [first,
+    // last]. A client can then ask its peers at once for every piece in it, not only for the ones it asked.
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> unavailable_block;
 };
 
 using ReadHandler = std::function<void(ReadResult)>;

@@ -333,6 +333,13 @@ void HttpSession::on_transfer_failed() {
     out_.clear();
     const bool keep_alive = job.keep_alive;
     job.response = error_response(failure.status == ReadStatus::unavailable ? 503 : 500, failure.message);
+    // Which bytes cannot be served: a Toast client asks its peers for every piece in them, not only for the
+    // one it asked the server for.
+    if (failure.unavailable_block) {
+        job.response.headers.push_back(
+            {"Toast-Unavailable", "bytes " + std::to_string(failure.unavailable_block->first) + "-" +
+                                      std::to_string(failure.unavailable_block->second)});
+    }
     job.keep_alive = keep_alive;
     start_response();
 }

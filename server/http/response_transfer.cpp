@@ -56,10 +56,11 @@ std::uint64_t ResponseTransfer::on_sent(std::uint64_t n) {
     return n - from_head;
 }
 
-ResponseTransfer::Step ResponseTransfer::fail_with(const BodyItem& item, ReadStatus status,
+ResponseTransfer::Step ResponseTransfer::fail_with(const BodyItem& item, const ReadResult& result,
                                                    const std::string& why) {
     // A store that answered ok with the wrong number of bytes is an I/O error of ours.
-    failure_.status = status == ReadStatus::ok ? ReadStatus::io_error : status;
+    failure_.status = result.status == ReadStatus::ok ? ReadStatus::io_error : result.status;
+    failure_.unavailable_block = result.unavailable_block;
     failure_.message = "title '" + response_.title->name + "' bytes " + std::to_string(item.offset) + "-" +
                        std::to_string(item.offset + item.length - 1) + ": " + why;
     waiting_on_server_ = false;
@@ -111,7 +112,7 @@ ResponseTransfer::Step ResponseTransfer::next(SendChain& out, Clock::time_point 
         }
         const auto& first = slots_.front();
         if (auto problem = window_problem(items_[first.item], first.result); !problem.empty()) {
-            return fail_with(items_[first.item], first.result.status, problem);
+            return fail_with(items_[first.item], first.result, problem);
         }
         // A request that said when it needs its bytes learns that the disks are behind (overload, a slow
         // disk), so a client with another server or peers can turn to them next time.
@@ -142,7 +143,7 @@ ResponseTransfer::Step ResponseTransfer::next(SendChain& out, Clock::time_point 
             const auto& slot = slots_.front();
             if (auto problem = window_problem(item, slot.result); !problem.empty()) {
                 if (appended) break;  // send what is good first; the next call reports the failure
-                return fail_with(item, slot.result.status, problem);
+                return fail_with(item, slot.result, problem);
             }
             if (!head_committed_) commit_head(out);
             append_window(slot.result, out);

@@ -50,6 +50,7 @@ class ResponseTransfer {
     struct Failure {
         ReadStatus status = ReadStatus::io_error;
         std::string message;  // names the title and the byte range
+        std::optional<std::pair<std::uint64_t, std::uint64_t>> unavailable_block;  // ReadResult's
     };
 
     // `response` must outlive the transfer: literal bytes are sent from it. `head` is its serialized head.
@@ -77,7 +78,7 @@ class ResponseTransfer {
         ReadResult result;
     };
 
-    Step fail_with(const BodyItem& item, ReadStatus status, const std::string& why);
+    Step fail_with(const BodyItem& item, const ReadResult& result, const std::string& why);
     // Empty when `result` holds exactly the item's bytes, else what is wrong.
     static std::string window_problem(const BodyItem& item, const ReadResult& result);
     static void append_window(const ReadResult& result, SendChain& out);

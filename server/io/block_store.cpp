@@ -61,13 +61,16 @@ struct BlockStore::Request {
     std::mutex mutex;
     ReadStatus status = ReadStatus::ok;
     std::string message;
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> unavailable_block;
     ReadHandler done;
 
-    void fail(ReadStatus s, std::string why) {
+    void fail(ReadStatus s, std::string why,
+              std::optional<std::pair<std::uint64_t, std::uint64_t>> block = std::nullopt) {
         std::lock_guard lock(mutex);
         if (status == ReadStatus::ok) {
             status = s;
             message = std::move(why);
+            unavailable_block = block;
         }
         failed = true;
     }
@@ -304,10 +307,14 @@ void BlockStore::dispatch(const std::shared_ptr<Request>& request, std::size_t p
         }
         // Offline, missing or corrupt replicas make the block unavailable (503); anything else is an I/O
         // error.
+        const auto& info = request->title->info;
+        const auto first = static_cast<std::uint64_t>(p.block) * info.block_size;
+        const auto last = std::min(first + info.block_size, info.size) - 1;
         request->fail(io ? ReadStatus::io_error : ReadStatus::unavailable,
-                      "title \"" + request->title->info.name + "\" block " + std::to_string(p.block) +
+                      "title \"" + info.name + "\" block " + std::to_string(p.block) +
                           ": no readable replica on disk" + (record.replicas.size() > 1 ? "s " : " ") +
-                          disks + " (" + reasons + ")");
+                          disks + " (" + reasons + ")",
+                      io ? std::nullopt : std::optional{std::pair{first, last}});
         finish_piece(request);
         return;
     }
@@ -471,6 +478,7 @@ void BlockStore::finish_piece(const std::shared_ptr<Request>& request) {
         std::lock_guard lock(request->mutex);
         result.status = request->status;
         result.message = request->message;
+        result.unavailable_block = request->unavailable_block;
         if (result.status == ReadStatus::ok) result.segments = std::move(request->segments);
     }
     if (request->deadline && result.status == ReadStatus::ok) {

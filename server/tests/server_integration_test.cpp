@@ -91,6 +91,9 @@ class Deployment {
             INFO("block " << b);
             if (r.status == 503) {
                 CHECK_THAT(r.body, Contains("movie"));
+                // The whole block is named, so that a client asks its peers for every piece in it.
+                CHECK(r.header("toast-unavailable") ==
+                      "bytes " + std::to_string(first) + "-" + std::to_string(last));
                 served.push_back(false);
             } else {
                 CHECK(r.status == 206);
@@ -186,6 +189,19 @@ TEST_CASE("with one disk offline in the config, raid0 answers 503 for its blocks
     auto lost = std::count(served.begin(), served.end(), false);
     // Striping over four disks puts a quarter of the blocks on the offline one.
     CHECK(lost == static_cast<long>((d.blocks() + 1) / 4));
+    // A few bytes inside a lost block: the answer names that whole block.
+    const auto b = static_cast<std::size_t>(std::find(served.begin(), served.end(), false) - served.begin());
+    REQUIRE(b < served.size());
+    const auto [first, last] = d.block_range(b);
+    const auto part = d.range(first + 100, first + 1099);
+    CHECK(part.status == 503);
+    CHECK(part.header("toast-unavailable") == "bytes " + std::to_string(first) + "-" + std::to_string(last));
+    // The blocks it can read carry no such header.
+    const auto good =
+        static_cast<std::size_t>(std::find(served.begin(), served.end(), true) - served.begin());
+    REQUIRE(good < served.size());
+    const auto [gfirst, glast] = d.block_range(good);
+    CHECK(d.range(gfirst, glast).header("toast-unavailable").empty());
     CHECK(d.server().stop(SIGTERM, 10s) == std::optional<int>(0));
     CHECK_THAT(d.server().stderr_text(), Contains("503") && Contains("movie"));
 }
