@@ -329,7 +329,10 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
             const auto retry_after = parse_retry_after(response[http::field::retry_after]);
             std::optional<UnavailableBytes> unavailable;
             if (status == 503) unavailable = parse_unavailable(response["Toast-Unavailable"]);
-            return fail(c, problem, answer_fault(status, retry_after.has_value()), retry_after, unavailable);
+            const auto fault = answer_fault(status, retry_after.has_value());
+            // A server refusing one piece answered in full and goes on serving: its connection stays open.
+            const bool reusable = fault == FetchFault::piece && response.keep_alive();
+            return fail(c, problem, fault, retry_after, unavailable, reusable);
         }
         const auto now = Clock::now();
         pool_.on_success(c->server, body.size(), now - c->started);
@@ -357,9 +360,9 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
     void fail(const std::shared_ptr<Connection>& c, const std::string& what,
               FetchFault fault = FetchFault::server,
               std::optional<std::chrono::seconds> retry_after = std::nullopt,
-              std::optional<UnavailableBytes> unavailable = std::nullopt) {
+              std::optional<UnavailableBytes> unavailable = std::nullopt, bool keep_connection = false) {
         ++stats_.failures;
-        close(c);
+        if (!keep_connection) close(c);
         c->busy = false;
         auto now = Clock::now();
         Job job = c->job;

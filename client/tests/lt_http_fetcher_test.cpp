@@ -185,6 +185,8 @@ TEST_CASE("a piece the server refuses waits alone: the others keep coming, and a
     // The server was never backed off for it: still counted on.
     CHECK(fetcher.servers().reachable(std::chrono::steady_clock::now()));
     CHECK(fetcher.stats().refusals == fetcher.stats().failures);
+    // A refusal is a whole answer on a kept-alive connection: no reconnect for it.
+    CHECK(server.connections <= 2);
     server.refuse_offset = -1;  // the block is back
     REQUIRE(run_until(
         io, [&] { return got.size() == 8; }, 5s));
