@@ -18,7 +18,8 @@ StateSaver::StateSaver(asio::io_context& io, TrackerService& service, Writer wri
 }
 
 StateSaver::~StateSaver() {
-    // A write still running finishes (its completion, posted to the io thread, is then never run).
+    // A write still running finishes. Its completion is posted to the io thread and refers to this saver: the
+    // io_context must not run again once the saver is gone (main stops it first).
     writer_thread_.join();
 }
 
