@@ -56,6 +56,18 @@ bool content_range_matches(std::string_view value, const PieceRequest& r) {
     return value.substr(0, expected.size()) == expected && value.size() > expected.size();
 }
 
+// A number in decimal digits only (from_chars alone would take a sign); nullopt if it is not one or does not
+// fit.
+std::optional<std::uint64_t> parse_digits(std::string_view digits) {
+    if (digits.empty() ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return std::nullopt;
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+    return v;
+}
+
 }  // namespace
 
 FetchFault answer_fault(int status, bool retry_after) {
@@ -65,12 +77,10 @@ FetchFault answer_fault(int status, bool retry_after) {
 
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {
     value = trim_ows(value);
-    std::int64_t seconds = 0;
-    // Digits only (from_chars alone would take a sign), and at most 9 of them.
-    if (value.empty() || value.size() > 9 || value.front() < '0' || value.front() > '9') return std::nullopt;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-    if (ec != std::errc() || end != value.data() + value.size()) return std::nullopt;
-    return std::chrono::seconds(std::min<std::int64_t>(seconds, 86'400));
+    if (value.size() > 9) return std::nullopt;  // at most 9 digits
+    const auto seconds = parse_digits(value);
+    if (!seconds) return std::nullopt;
+    return std::chrono::seconds(std::min<std::uint64_t>(*seconds, 86'400));
 }
 
 std::optional<UnavailableBytes> parse_unavailable(std::string_view value) {
@@ -80,18 +90,8 @@ std::optional<UnavailableBytes> parse_unavailable(std::string_view value) {
     value.remove_prefix(unit.size());
     const auto dash = value.find('-');
     if (dash == std::string_view::npos) return std::nullopt;
-    auto number = [](std::string_view digits) -> std::optional<std::uint64_t> {
-        // Digits only: from_chars alone would take a sign.
-        if (digits.empty() ||
-            !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-            return std::nullopt;
-        std::uint64_t v = 0;
-        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-        if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-        return v;
-    };
-    const auto first = number(value.substr(0, dash));
-    const auto last = number(value.substr(dash + 1));
+    const auto first = parse_digits(value.substr(0, dash));
+    const auto last = parse_digits(value.substr(dash + 1));
     if (!first || !last || *first > *last) return std::nullopt;
     return UnavailableBytes{ByteOffset(*first), ByteOffset(*last)};
 }
