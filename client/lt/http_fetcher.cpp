@@ -29,6 +29,15 @@ struct Job {
     std::optional<std::size_t> refused_by;  // the last server that refused it: another is asked first
 };
 
+// What an answer that failed said, beyond the failure itself; the default is a server that did not answer.
+struct FailedAnswer {
+    FetchFault fault = FetchFault::server;
+    std::optional<std::chrono::seconds> retry_after;
+    std::optional<UnavailableBytes> unavailable;
+    // The answer was whole and the server keeps the connection: the next request can use it.
+    bool connection_reusable = false;
+};
+
 }  // namespace
 
 class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl> {
@@ -326,13 +335,13 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         if (!response.keep_alive()) close(c);
         if (!problem.empty()) {
             stats_.bytes_rejected += body.size();
-            const auto retry_after = parse_retry_after(response[http::field::retry_after]);
-            std::optional<UnavailableBytes> unavailable;
-            if (status == 503) unavailable = parse_unavailable(response["Toast-Unavailable"]);
-            const auto fault = answer_fault(status, retry_after.has_value());
+            FailedAnswer answer;
+            answer.retry_after = parse_retry_after(response[http::field::retry_after]);
+            if (status == 503) answer.unavailable = parse_unavailable(response["Toast-Unavailable"]);
+            answer.fault = answer_fault(status, answer.retry_after.has_value());
             // A server refusing one piece answered in full and goes on serving: its connection stays open.
-            const bool reusable = fault == FetchFault::piece && response.keep_alive();
-            return fail(c, problem, fault, retry_after, unavailable, reusable);
+            answer.connection_reusable = answer.fault == FetchFault::piece && response.keep_alive();
+            return fail(c, problem, answer);
         }
         const auto now = Clock::now();
         pool_.on_success(c->server, body.size(), now - c->started);
@@ -358,11 +367,9 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
     }
 
     void fail(const std::shared_ptr<Connection>& c, const std::string& what,
-              FetchFault fault = FetchFault::server,
-              std::optional<std::chrono::seconds> retry_after = std::nullopt,
-              std::optional<UnavailableBytes> unavailable = std::nullopt, bool keep_connection = false) {
+              const FailedAnswer& answer = {}) {
         ++stats_.failures;
-        if (!keep_connection) close(c);
+        if (!answer.connection_reusable) close(c);
         c->busy = false;
         auto now = Clock::now();
         Job job = c->job;
@@ -370,8 +377,8 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         // A server that failed rests; one that refused only this piece keeps serving the others, and the
         // piece asks another server first.
         std::optional<std::size_t> avoid;
-        if (fault == FetchFault::server) {
-            pool_.on_failure(c->server, now, retry_after);
+        if (answer.fault == FetchFault::server) {
+            pool_.on_failure(c->server, now, answer.retry_after);
         } else {
             ++stats_.refusals;
             job.refused_by = avoid = c->server;
@@ -387,7 +394,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
                      urls_[c->server].text, what, job.attempt,
                      std::chrono::duration_cast<std::chrono::milliseconds>(job.ready - now).count());
         queue_.push_back(job);
-        if (on_failed_) on_failed_(job.request, fault, unavailable);
+        if (on_failed_) on_failed_(job.request, answer.fault, answer.unavailable);
         pump();
     }
 };
