@@ -137,9 +137,15 @@ void TitleService::stop() {
 
 void TitleService::load_saved() {
     auto list_path = options_.save_dir / kListFile;
-    if (!std::filesystem::exists(list_path)) return;
+    std::string text;
+    try {
+        text = read_file(list_path);
+    } catch (const FileReadError& e) {
+        if (e.missing()) return;  // a first start: no title saved yet
+        throw;
+    }
     std::string error;
-    auto saved = parse_saved_titles(read_file(list_path), &error);
+    auto saved = parse_saved_titles(text, &error);
     if (!saved) throw std::runtime_error(list_path.string() + ": " + error + " (fix or remove the file)");
     for (auto& s : *saved) {
         auto dir = titles_dir_ / s.id;
