@@ -51,19 +51,15 @@ void StateSaver::save_in_background() {
         spdlog::debug("state: the previous save is still being written; this one is skipped");
         return;
     }
-    auto snapshot =
-        service_.snapshot_state(std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+    auto snapshot = take_snapshot();
     if (!snapshot) return;
     writing_ = true;
     auto shared = std::make_shared<TrackerService::StateSnapshot>(std::move(*snapshot));
     asio::post(writer_thread_, [this, shared] {
-        const auto started = std::chrono::steady_clock::now();
-        auto error = writer_(shared->path, shared->bytes);
-        const auto took = std::chrono::steady_clock::now() - started;
-        asio::post(io_, [this, shared, error = std::move(error), took] {
+        asio::post(io_, [this, shared, written = write(*shared)] {
             writing_ = false;
             if (stopped_) return;  // the last save has been written since, and reported
-            report(service_.record_save(*shared, error, took), false);
+            report(service_.record_save(*shared, written.error, written.took), false);
         });
     });
 }
@@ -74,12 +70,20 @@ void StateSaver::stop() {
     // The save being written finishes first, so that this one is the file that stays.
     writer_thread_.join();
     writing_ = false;
-    auto snapshot =
-        service_.snapshot_state(std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+    auto snapshot = take_snapshot();
     if (!snapshot) return;
+    const auto written = write(*snapshot);
+    report(service_.record_save(*snapshot, written.error, written.took), true);
+}
+
+std::optional<TrackerService::StateSnapshot> StateSaver::take_snapshot() {
+    return service_.snapshot_state(std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+}
+
+StateSaver::Written StateSaver::write(const TrackerService::StateSnapshot& snapshot) const {
     const auto started = std::chrono::steady_clock::now();
-    auto error = writer_(snapshot->path, snapshot->bytes);
-    report(service_.record_save(*snapshot, error, std::chrono::steady_clock::now() - started), true);
+    auto error = writer_(snapshot.path, snapshot.bytes);
+    return {std::move(error), std::chrono::steady_clock::now() - started};
 }
 
 void StateSaver::report(const TrackerService::StateOutcome& outcome, bool last) {

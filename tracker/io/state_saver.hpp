@@ -52,6 +52,12 @@ class StateSaver {
 
   private:
     void save_in_background();
+    std::optional<TrackerService::StateSnapshot> take_snapshot();  // on the io thread
+    struct Written {
+        std::optional<std::string> error;
+        std::chrono::steady_clock::duration took{};
+    };
+    Written write(const TrackerService::StateSnapshot& snapshot) const;  // on either thread
     void report(const TrackerService::StateOutcome& outcome, bool last);
     std::pair<std::optional<std::filesystem::path>, std::chrono::milliseconds> schedule() const;
 
