@@ -11,6 +11,24 @@ using namespace toast::client;
 using namespace toast::client::testing;
 using namespace std::chrono_literals;
 
+namespace {
+
+// Beta draws pieces far ahead too: its plans show where the server's pieces go among the others.
+ControllerSetup beta_setup() {
+    auto st = setup();
+    st.picker = PickerKind::beta;
+    return st;
+}
+
+// A sample at `now` with one viewer connected, holding every piece.
+SwarmSample with_a_viewer(SteadyTime now) {
+    auto s = sample(now, 1);
+    s.peers = {viewer()};
+    return s;
+}
+
+}  // namespace
+
 TEST_CASE("with nobody to ask the server takes each piece at its last moment", "[client][controller]") {
     ClientTuning tuning;
     StreamController c(geometry(), setup(), tuning, t0);
@@ -312,12 +330,9 @@ TEST_CASE("the server is asked for a piece from the first block peers have not d
 TEST_CASE("a server that cannot be reached gives nothing up: peers may have the pieces near the playhead",
           "[client][controller]") {
     ClientTuning tuning;
-    // Beta draws pieces far ahead too: the pieces the server would have taken still come first.
-    auto st = setup();
-    st.picker = PickerKind::beta;
-    StreamController c(geometry(), st, tuning, t0);
-    auto s = sample(t0, 1);
-    s.peers = {viewer()};
+    // The pieces the server would have taken still come first, before beta's far ones.
+    StreamController c(geometry(), beta_setup(), tuning, t0);
+    auto s = with_a_viewer(t0);
     auto up = c.tick(s);
     REQUIRE(up.horizon > PieceCount(0));
     CHECK(up.pieces.wanted.front() >= PieceIndex(up.horizon.value()));
@@ -338,11 +353,8 @@ TEST_CASE("a server that cannot be reached gives nothing up: peers may have the 
 TEST_CASE("a piece the server refused is asked of peers first, with a deadline, while the server stays up",
           "[client][controller]") {
     ClientTuning tuning;
-    auto st = setup();
-    st.picker = PickerKind::beta;
-    StreamController c(geometry(), st, tuning, t0);
-    auto s = sample(t0, 1);
-    s.peers = {viewer()};
+    StreamController c(geometry(), beta_setup(), tuning, t0);
+    auto s = with_a_viewer(t0);
     auto up = c.tick(s);
     REQUIRE(up.horizon > PieceCount(0));
     const PieceIndex refused(up.horizon.value() - 1);  // the last piece of the server's zone
@@ -375,11 +387,8 @@ TEST_CASE("a piece the server refused is asked of peers first, with a deadline, 
 TEST_CASE("a refusal that names the bytes the server lost refuses every piece in them",
           "[client][controller]") {
     ClientTuning tuning;
-    auto st = setup();
-    st.picker = PickerKind::beta;
-    StreamController c(geometry(), st, tuning, t0);
-    auto s = sample(t0, 1);
-    s.peers = {viewer()};
+    StreamController c(geometry(), beta_setup(), tuning, t0);
+    auto s = with_a_viewer(t0);
     auto up = c.tick(s);
     REQUIRE(up.horizon > PieceCount(0));
     REQUIRE(up.horizon < PieceCount(10));
@@ -402,25 +411,21 @@ TEST_CASE("a refusal that names the bytes the server lost refuses every piece in
           plan.pieces.wanted.end());
 
     // Bytes beyond the title name nothing; a range running past its end stops at the last piece.
-    StreamController d(geometry(), st, tuning, t0);
+    StreamController d(geometry(), beta_setup(), tuning, t0);
     d.tick(sample(t0, 1));
     d.on_fetch_failed(asked, FetchFault::piece,
                       UnavailableBytes{ByteOffset(10'000'000), ByteOffset(20'000'000)});
     d.on_fetch_failed(asked, FetchFault::piece,
                       UnavailableBytes{ByteOffset(39 * 250'000), ByteOffset(~0ull)});
-    auto s2 = sample(t0 + 100ms, 1);
-    s2.peers = {viewer()};
-    auto last = d.tick(s2);
+    auto last = d.tick(with_a_viewer(t0 + 100ms));
     REQUIRE(last.pieces.wanted.size() >= 2);
     CHECK(last.pieces.wanted[0] == asked);
     CHECK(last.pieces.wanted[1] == PieceIndex(39));
     // A failure of the whole server names nothing, whatever it carried.
-    StreamController e(geometry(), st, tuning, t0);
+    StreamController e(geometry(), beta_setup(), tuning, t0);
     e.tick(sample(t0, 1));
     e.on_fetch_failed(asked, FetchFault::server, UnavailableBytes{ByteOffset(0), ByteOffset(1'000'000)});
-    auto s3 = sample(t0 + 100ms, 1);
-    s3.peers = {viewer()};
-    CHECK(e.tick(s3).pieces.wanted.front() != PieceIndex(2));
+    CHECK(e.tick(with_a_viewer(t0 + 100ms)).pieces.wanted.front() != PieceIndex(2));
 }
 
 TEST_CASE("a full bounded buffer ejects watched pieces first and suspends when none is left",
