@@ -6,6 +6,7 @@ add_library(toast_client_core STATIC
   core/cancel_ledger.cpp
   core/client_options.cpp
   core/fallback_planner.cpp
+  core/held_pieces.cpp
   core/fidelity.cpp
   core/give_up_horizon.cpp
   core/mp4_layout.cpp
@@ -42,6 +43,7 @@ if(BUILD_TESTING)
     tests/stats_test.cpp
     tests/stream_controller_test.cpp
     tests/stream_controller_newcomer_test.cpp
+    tests/stream_controller_await_test.cpp
     tests/stream_watcher_test.cpp)
   target_link_libraries(client_core_tests PRIVATE toast_client_core toast_warnings Catch2::Catch2WithMain)
   # The stats test checks common/docs/client-stats.md against the code.

@@ -64,6 +64,14 @@ struct ClientTuning {
     // server anyway, and fetched early the viewers just behind take them from this one.
     std::chrono::nanoseconds fetch_ahead_window = std::chrono::seconds(8);
 
+    // --- blocks left to the peers sending them ---
+    // A server fetch of a piece peers are sending leaves them the blocks they will deliver anyway: those
+    // among the first `committed_requests` of their peer's queue (arriving_blocks). Only when the piece is
+    // due at least await_guard after the next tick, on top of the fetch estimate: whatever of them has not
+    // arrived by the next tick is fetched then, still before the server's last moment.
+    int committed_requests = 2;
+    std::chrono::milliseconds await_guard{100};
+
     // --- player mode ---
     // A jump of more than about two seconds of media is a seek (at least four pieces, at most 4 MiB).
     std::chrono::nanoseconds seek_threshold_time = std::chrono::seconds(2);

@@ -180,4 +180,52 @@ PiecePart server_part(Bytes piece_size, Bytes block_size, const std::vector<bool
     return {Bytes(begin), Bytes(end - begin)};
 }
 
+std::vector<bool> arriving_blocks(const std::vector<bool>& delivered, const std::vector<int>& queue_position,
+                                  int committed) {
+    std::vector<bool> out(queue_position.size(), false);
+    for (std::size_t b = 0; b < queue_position.size(); ++b) {
+        const bool here = b < delivered.size() && delivered[b];
+        out[b] = !here && queue_position[b] >= 0 && queue_position[b] < committed;
+    }
+    return out;
+}
+
+ServerShare server_share(Bytes piece_size, Bytes block_size, const std::vector<bool>& delivered,
+                         const std::vector<bool>& arriving) {
+    const auto size = piece_size.value();
+    const auto block = block_size.value();
+    if (block == 0 || size == 0) return {{Bytes(0), piece_size}, {}};
+    const auto blocks = static_cast<std::size_t>((size + block - 1) / block);
+    auto at = [](const std::vector<bool>& v, std::size_t b) { return b < v.size() && v[b]; };
+    std::vector<bool> left(blocks, false);  // delivered, or left to the peer sending it
+    bool any_arriving = false;
+    for (std::size_t b = 0; b < blocks; ++b) {
+        left[b] = at(delivered, b) || at(arriving, b);
+        any_arriving = any_arriving || (at(arriving, b) && !at(delivered, b));
+    }
+    if (!any_arriving) return {server_part(piece_size, block_size, delivered), {}};
+    std::size_t first = 0;
+    while (first < blocks && left[first])
+        ++first;
+    ServerShare out;
+    if (first == blocks) {
+        out.part = {Bytes(0), Bytes(0)};
+    } else {
+        std::size_t last = blocks - 1;
+        while (last > first && left[last])
+            --last;
+        auto begin = static_cast<std::uint64_t>(first) * block;
+        auto end = std::min<std::uint64_t>(static_cast<std::uint64_t>(last + 1) * block, size);
+        out.part = {Bytes(begin), Bytes(end - begin)};
+    }
+    const auto part_first = out.part.offset.value() / block;
+    const auto part_end = (out.part.offset.value() + out.part.length.value() + block - 1) / block;
+    for (std::size_t b = 0; b < blocks; ++b) {
+        bool inside = out.part.length.value() > 0 && b >= part_first && b < part_end;
+        if (at(arriving, b) && !at(delivered, b) && !inside)
+            out.awaited.push_back(static_cast<std::int32_t>(b));
+    }
+    return out;
+}
+
 }  // namespace toast::client

@@ -78,6 +78,25 @@ struct PiecePart {
 // when every block is (the piece is being checked: it passes, or fails and is fetched whole).
 PiecePart server_part(Bytes piece_size, Bytes block_size, const std::vector<bool>& delivered);
 
+// The blocks of a piece peers deliver whatever we do now: those among the first `committed` requests in
+// their peer's queue (`queue_position`, 0 for the block being sent), not delivered yet. An uploader sends
+// requests in the order they came and reads the next one into its send buffer while the block before it
+// still goes out, and a CANCEL does not call back what is in a send buffer. Fetched from the server too,
+// they arrive a moment later as redundant bytes: upload spent for nothing.
+std::vector<bool> arriving_blocks(const std::vector<bool>& delivered, const std::vector<int>& queue_position,
+                                  int committed);
+
+// What the server is asked for when the blocks `arriving` are left to the peers sending them: server_part
+// with those blocks counted as delivered, and the arriving blocks outside that part (inside it they are
+// fetched anyway: a request is one byte range). `part` is empty (length 0) when every block not delivered is
+// arriving.
+struct ServerShare {
+    PiecePart part;
+    std::vector<std::int32_t> awaited;  // block indices, ascending
+};
+ServerShare server_share(Bytes piece_size, Bytes block_size, const std::vector<bool>& delivered,
+                         const std::vector<bool>& arriving);
+
 struct FallbackFetch {
     PieceIndex piece;
     FetchReason reason = FetchReason::needed;

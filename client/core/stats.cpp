@@ -47,6 +47,8 @@ const std::vector<std::string_view>& stats_keys() {
                                                        "inorder_window",
                                                        "late_pieces",
                                                        "pieces_mixed",
+                                                       "blocks_awaited",
+                                                       "blocks_awaited_late",
                                                        "adaptive_share",
                                                        "adaptive_peer_ratio"};
     return keys;
@@ -92,6 +94,8 @@ nlohmann::ordered_json to_json(const StatsRecord& r) {
                          : nlohmann::ordered_json(nullptr);
     j["late_pieces"] = r.late_pieces;
     j["pieces_mixed"] = r.pieces_mixed;
+    j["blocks_awaited"] = r.blocks_awaited;
+    j["blocks_awaited_late"] = r.blocks_awaited_late;
     j["adaptive_share"] = nullable(r.adaptive_share);
     j["adaptive_peer_ratio"] = nullable(r.adaptive_peer_ratio);
     return j;
@@ -209,6 +213,10 @@ std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string*
     }
     if (!uint("late_pieces", r.late_pieces)) return fail("late_pieces", "not a non-negative integer");
     if (!uint("pieces_mixed", r.pieces_mixed)) return fail("pieces_mixed", "not a non-negative integer");
+    if (!uint("blocks_awaited", r.blocks_awaited))
+        return fail("blocks_awaited", "not a non-negative integer");
+    if (!uint("blocks_awaited_late", r.blocks_awaited_late))
+        return fail("blocks_awaited_late", "not a non-negative integer");
     if (!optional_real("adaptive_share", r.adaptive_share, 1))
         return fail("adaptive_share", "not a number in [0, 1] or null");
     if (!optional_real("adaptive_peer_ratio", r.adaptive_peer_ratio, std::numeric_limits<double>::infinity()))

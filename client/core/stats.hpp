@@ -59,6 +59,10 @@ struct StatsRecord {
     std::optional<std::pair<std::int32_t, std::int32_t>> inorder_window;
     std::uint64_t late_pieces = 0;   // the server took them at their last moment: peers asked were too slow
     std::uint64_t pieces_mixed = 0;  // peers sent part of them, the server the rest
+    // Blocks server fetches left to the peers sending them (arriving_blocks), and of those the ones that had
+    // not arrived by the next tick, which the server then sent too.
+    std::uint64_t blocks_awaited = 0;
+    std::uint64_t blocks_awaited_late = 0;
     std::optional<double>
         adaptive_share;  // the adaptive picker's share of its window (AdaptiveTuner), else null
     // The adaptive picker's smoothed peer rate over the bitrate (AdaptiveTuner), else null.

@@ -142,6 +142,13 @@ PieceArrival StreamController::on_piece_finished(PieceIndex p, SteadyTime now) {
     PieceArrival a;
     if (!geometry_.valid(p)) return a;
     a.new_piece = !had_.has(p);
+    // Held for blocks peers were sending, and peers sent the rest too (a peer that ignores CANCELs), or the
+    // server was asked for nothing of it.
+    if (auto dropped = held_.drop(p)) {
+        bytes_server_wasted_ += dropped->bytes.value();
+        // Nothing asked of the server, nothing held: no fetch to stop.
+        if (!dropped->request_running && dropped->bytes == Bytes(0)) fallback_.on_fetch_abandoned(p);
+    }
     auto written = writing_.find(p);
     if (written != writing_.end()) {
         a.from_server = true;
@@ -162,6 +169,13 @@ PieceArrival StreamController::on_piece_finished(PieceIndex p, SteadyTime now) {
 }
 
 bool StreamController::on_hash_failed(PieceIndex p, SteadyTime now) {
+    // Peers' blocks failed the check while the server's bytes waited for them, or while the server was asked
+    // nothing of the piece: it is fetched again as any other. (With a request of it running, its answer is
+    // written as it is, fails the check, and the piece is fetched whole.)
+    if (held_.holding(p) && !held_.request_running(p)) {
+        bytes_server_wasted_ += held_.drop(p)->bytes.value();
+        fallback_.on_fetch_abandoned(p);
+    }
     auto written = writing_.find(p);
     if (written == writing_.end()) return false;
     ++hash_failures_;
@@ -181,7 +195,8 @@ bool StreamController::on_server_data(PieceIndex p, Bytes size, SteadyTime now) 
         if (fallback_.in_flight(p)) fallback_.on_fetch_abandoned(p);
         return false;
     }
-    writing_[p] = {at, size};
+    // Held for the peers' blocks, or the blocks peers did not deliver in time: with them the piece is whole.
+    if (auto whole = held_.on_server_data(p, size, now)) writing_[p] = {at, *whole};
     return true;
 }
 
@@ -202,6 +217,7 @@ void StreamController::on_fetch_failed(PieceIndex p, FetchFault fault,
 
 void StreamController::on_fetch_refused(PieceIndex p) {
     fetching_.erase(p);
+    held_.drop(p);
     fallback_.on_fetch_abandoned(p);
 }
 
@@ -290,6 +306,7 @@ ControllerPlan StreamController::tick(const SwarmSample& sample) {
     const auto buffer = plan_buffer_room(incoming, sample.now, plan);
     // Peer policy first: which pieces peers are asked for decides which ones the server leaves to them.
     plan_peer_pieces(sample, in_flight, buffer.request_end, plan);
+    settle_held(sample, plan);
     plan_server_fetches(sample, in_flight, known, buffer, plan);
     fidelity_.on_plan(plan.pieces.wanted);
     plan.apply_pieces = !buffer.suspend;
@@ -448,10 +465,10 @@ void StreamController::plan_server_fetches(const SwarmSample& sample, const Piec
                       peers_settled ? &by_viewers : nullptr, buffer.request_end, buffer.suspend, &in_flight,
                       &peer_owned};
     if (setup_.has_server) {
-        plan.fetches = fallback_.plan(fin, now);
+        auto planned = fallback_.plan(fin, now);
         PieceSet fetched(n);
         int late = 0;
-        for (const auto& f : plan.fetches) {
+        for (const auto& f : planned) {
             if (f.reason == FetchReason::urgent) ++urgent_fetches_;
             // Left to peers until the server's last moment, or started by them, and they did not make it.
             if (f.reason != FetchReason::ahead && (peer_owned_.has(f.piece) || in_flight.has(f.piece)))
@@ -459,23 +476,65 @@ void StreamController::plan_server_fetches(const SwarmSample& sample, const Piec
             fetching_[f.piece] = now;
             fetched.set(f.piece);
         }
-        take_part_only(sample, plan.fetches);
+        plan_parts(sample, planned);
         // What the server fetches now is no longer asked of peers (unless the server does not answer).
-        if (!plan.fetches.empty() && sample.server_up) drop_from_plan(plan.pieces, fetched);
+        if (!planned.empty() && sample.server_up) drop_from_plan(plan.pieces, fetched);
+        plan.fetches.insert(plan.fetches.end(), planned.begin(), planned.end());
         late_pieces_ += static_cast<std::uint64_t>(late);
     }
     peer_owned_ = std::move(peer_owned);
 }
 
-void StreamController::take_part_only(const SwarmSample& sample, std::vector<FallbackFetch>& fetches) const {
-    // A retry after a failure (perhaps a peer's block failed the check with the server's) is fetched whole.
-    for (auto& f : fetches) {
-        if (f.revalidate) continue;
-        auto it = std::find_if(sample.progress.begin(), sample.progress.end(),
-                               [&](const PieceProgress& pp) { return pp.piece == f.piece; });
-        if (it == sample.progress.end()) continue;
-        auto part = server_part(geometry_.piece_size(f.piece), block_size, it->delivered);
-        if (part.length < geometry_.piece_size(f.piece)) f.part = part;
+void StreamController::plan_parts(const SwarmSample& sample, std::vector<FallbackFetch>& fetches) {
+    const auto now = sample.now;
+    // A fetch with time to spare (not a player's read, nor a retry) leaves the blocks peers are sending to
+    // them: what has not arrived by the next tick is fetched then (settle_held).
+    const auto await_until = fallback_.fetch_estimate() + tuning_.tick + tuning_.await_guard;
+    for (auto it = fetches.begin(); it != fetches.end();) {
+        auto& f = *it;
+        // A retry after a failure (perhaps a peer's block failed the check with the server's) is fetched
+        // whole, as is the rest of a held piece.
+        auto pp = std::find_if(sample.progress.begin(), sample.progress.end(),
+                               [&](const PieceProgress& x) { return x.piece == f.piece; });
+        if (f.revalidate || held_.holding(f.piece) || pp == sample.progress.end()) {
+            ++it;
+            continue;
+        }
+        const auto size = geometry_.piece_size(f.piece);
+        const bool may_await = f.reason == FetchReason::needed && f.due >= await_until;
+        auto share = server_share(
+            size, block_size, pp->delivered,
+            may_await ? arriving_blocks(pp->delivered, pp->queue_position, tuning_.committed_requests)
+                      : std::vector<bool>{});
+        if (!share.awaited.empty()) {
+            const bool nothing_asked = share.part.length == Bytes(0);
+            held_.hold(f.piece, std::move(share.awaited), now, nothing_asked);
+            if (nothing_asked) {
+                // Every block peers have not delivered is on its way: no request.
+                fetching_.erase(f.piece);
+                it = fetches.erase(it);
+                continue;
+            }
+        }
+        if (share.part.length < size) f.part = share.part;
+        ++it;
+    }
+}
+
+void StreamController::settle_held(const SwarmSample& sample, ControllerPlan& plan) {
+    const auto now = sample.now;
+    auto settled = held_.settle(sample.progress, geometry_, now);
+    for (const auto& r : settled.release) {
+        plan.release.push_back(r.piece);
+        writing_[r.piece] = {now - r.took, r.bytes};
+    }
+    // Late: the server sends those blocks too, now, at the piece's last moment.
+    for (const auto& rest : settled.fetch) {
+        const auto ahead = rest.piece.value() - watcher_.playhead_piece().value();
+        const auto due =
+            std::max(geometry_.piece_duration() * ahead - watcher_.into_playhead_piece(), nanoseconds(0));
+        plan.fetches.push_back({rest.piece, FetchReason::needed, false, due, rest.part});
+        fetching_[rest.piece] = now;
     }
 }
 
@@ -501,6 +560,8 @@ void StreamController::fill_record(StatsRecord& r, SteadyTime now) const {
     r.inorder_window = window_;
     r.late_pieces = late_pieces_;
     r.pieces_mixed = pieces_mixed_;
+    r.blocks_awaited = held_.blocks_awaited();
+    r.blocks_awaited_late = held_.blocks_awaited_late();
     if (adaptive_) {
         r.adaptive_share = adaptive_->share();
         r.adaptive_peer_ratio = adaptive_->peer_ratio();

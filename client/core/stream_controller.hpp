@@ -25,6 +25,7 @@
 #include "client/core/fallback_planner.hpp"
 #include "client/core/fidelity.hpp"
 #include "client/core/give_up_horizon.hpp"
+#include "client/core/held_pieces.hpp"
 #include "client/core/piece_policy.hpp"
 #include "client/core/server_request.hpp"
 #include "client/core/stats.hpp"
@@ -86,9 +87,14 @@ class StreamController {
     // True when the failed piece was the server's (it is fetched again after a backoff); a peer's bad data
     // is libtorrent's business.
     bool on_hash_failed(PieceIndex p, SteadyTime now);
-    // The server's bytes for `p` arrived. True: write them into the torrent (the hash check reports back
-    // through on_piece_finished or on_hash_failed). False: a peer was faster, the bytes are wasted.
+    // The server's bytes for `p` arrived. True: keep them: write them into the torrent now (the hash check
+    // reports back through on_piece_finished or on_hash_failed), or, while holding(p), hold them until a
+    // tick's plan releases the piece (ControllerPlan::release) or fetches the rest of it. False: a peer was
+    // faster, the bytes are wasted.
     bool on_server_data(PieceIndex p, Bytes size, SteadyTime now);
+    // The server's bytes for `p` wait for blocks peers are sending: a server fetch left them out
+    // (server_share), and add_piece would write over a block that has not arrived yet.
+    bool holding(PieceIndex p) const { return held_.holding(p); }
     // The fetcher would not take a planned fetch (it is already running one for the piece).
     void on_fetch_refused(PieceIndex p);
     // A fetch of `p` failed and the fetcher tries it again after a backoff. One the server refused
@@ -164,9 +170,13 @@ class StreamController {
     // What peers are asked for: the policy's plan, less what they cannot deliver in time.
     void plan_peer_pieces(const SwarmSample& sample, const PieceSet& in_flight,
                           std::optional<PieceIndex> request_end, ControllerPlan& plan);
+    // Fetches of pieces peers have sent blocks of ask the server only for the rest, and leave the blocks
+    // peers are sending now to them when the piece's time allows (server_share); such a piece is held.
+    void plan_parts(const SwarmSample& sample, std::vector<FallbackFetch>& fetches);
+    // Held pieces, at the first tick after their fetch started: released when the blocks they wait for
+    // arrived, else those blocks are fetched too.
+    void settle_held(const SwarmSample& sample, ControllerPlan& plan);
     // What the server fetches now, taken out of the peers' plan.
-    // Fetches of pieces peers have sent blocks of ask the server only for the rest (server_part).
-    void take_part_only(const SwarmSample& sample, std::vector<FallbackFetch>& fetches) const;
     void plan_server_fetches(const SwarmSample& sample, const PieceSet& in_flight, int known,
                              const BufferRoom& buffer, ControllerPlan& plan);
 
@@ -217,6 +227,7 @@ class StreamController {
     };
     std::map<PieceIndex, SteadyTime> fetching_;
     std::map<PieceIndex, Written> writing_;
+    HeldPieces held_;  // fetches that left blocks to the peers sending them
     std::vector<PieceIndex> urgent_extra_;
 
     // Counters.

@@ -34,11 +34,15 @@ struct PeerSample {
 // tracks each block of a piece it is downloading.
 inline constexpr Bytes block_size{16 * 1024};
 
-// A piece peers have delivered some blocks of: which ones libtorrent holds (written to disk or being
-// written). Block b covers bytes [b * block_size, (b + 1) * block_size) of the piece.
+// A piece peers have delivered some blocks of, or whose blocks are at the front of the queue of requests to a
+// peer: which blocks libtorrent holds (written to disk or being written), and each block's place in the
+// queue of the peer it was asked of (0: the one it is sending now; -1: not among the first few, or not
+// asked). Block b covers bytes [b * block_size, (b + 1) * block_size) of the piece; each vector has one
+// entry per block (missing entries are false / -1).
 struct PieceProgress {
     PieceIndex piece;
     std::vector<bool> delivered;
+    std::vector<int> queue_position = {};
 };
 
 // Invariants the adapter keeps: availability has piece_count entries (peers holding each piece, every
@@ -48,7 +52,7 @@ struct SwarmSample {
     std::vector<int> availability;
     std::vector<PeerSample> peers;
     std::vector<PieceIndex> in_flight;    // pieces peers are sending us now: requested, not yet complete
-    std::vector<PieceProgress> progress;  // in-flight pieces with at least one block delivered
+    std::vector<PieceProgress> progress;  // in-flight pieces with a block delivered or at a queue's front
     // Payload bytes received from peers since the torrent started (pieces the server sent are not counted).
     Bytes from_peers{0};
     // Peers the tracker named that we know of, connected or not (libtorrent's list_peers).
@@ -63,9 +67,12 @@ struct ControllerPlan {
     std::vector<PieceIndex> eject;       // drop from local storage (bounded buffer)
     std::optional<bool> upload_mode;     // set (true) or clear (false) libtorrent's upload_mode; absent: keep
     std::vector<FallbackFetch> fetches;  // start these server fetches, most urgent first
-    PiecePlan pieces;                    // what peers are asked for
-    bool apply_pieces = true;            // false while downloading is suspended (the buffer is full)
-    bool reannounce = false;             // ask the tracker again now
+    // Write the server's bytes held for these pieces now (StreamController::on_server_data said hold): the
+    // peers' blocks they waited for are here.
+    std::vector<PieceIndex> release;
+    PiecePlan pieces;          // what peers are asked for
+    bool apply_pieces = true;  // false while downloading is suspended (the buffer is full)
+    bool reannounce = false;   // ask the tracker again now
     // The last piece just arrived: tell the tracker now that this client is a seed (event=completed), not
     // at its next regular announce. libtorrent does so only when its own download completed the torrent.
     bool announce_completed = false;

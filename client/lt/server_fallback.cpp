@@ -29,13 +29,30 @@ ServerFallback::ServerFallback(boost::asio::io_context& io, std::vector<ServerUr
 void ServerFallback::start(const FallbackFetch& f, SteadyTime now) {
     const auto& g = controller_.geometry();
     const auto p = f.piece;
+    // Bytes held for an earlier fetch of it that the controller dropped (peers completed the piece, which
+    // then failed its check) are stale.
+    if (!controller_.holding(p)) held_.erase(p);
     auto part = f.part.value_or(PiecePart{Bytes(0), g.piece_size(p)});
     PieceRequest r{p, (g.piece_start(p) + part.offset).value(),
                    static_cast<std::uint32_t>(part.length.value()), f.revalidate, now + f.due};
-    if (!fetcher_.fetch(r)) controller_.on_fetch_refused(p);
+    if (!fetcher_.fetch(r)) {
+        held_.erase(p);
+        controller_.on_fetch_refused(p);
+        return;
+    }
+    control_.cancel_requests(key_, p, part.offset, part.length);
+}
+
+void ServerFallback::release(PieceIndex piece) {
+    auto it = held_.find(piece);
+    if (it == held_.end()) return;
+    auto data = std::move(it->second);
+    held_.erase(it);
+    write(piece, std::move(data));
 }
 
 void ServerFallback::stop_fetch(PieceIndex piece) {
+    held_.erase(piece);
     if (auto received = fetcher_.abandon(piece)) controller_.on_fetch_stopped(piece, Bytes(*received));
 }
 
@@ -47,19 +64,30 @@ void ServerFallback::stop() {
 void ServerFallback::on_piece(const PieceRequest& r, std::vector<char> data) {
     if (stopped_) return;
     const auto p = r.piece;
-    if (!controller_.on_server_data(p, Bytes(data.size()), Clock::now())) return;
+    if (!controller_.on_server_data(p, Bytes(data.size()), Clock::now())) {
+        held_.erase(p);
+        return;
+    }
     const auto& g = controller_.geometry();
     const auto size = g.piece_size(p).value();
-    if (data.size() < size) {
+    auto held = held_.find(p);
+    if (data.size() < size || held != held_.end()) {
         const auto offset = ByteOffset(r.offset) - g.piece_start(p);
         // Part of the piece: add_piece skips the blocks libtorrent holds, which are the rest. Should one of
         // them be gone by now (it failed a check), the zeros fail this one and the piece is fetched whole.
-        std::vector<char> piece(size, 0);
-        std::copy(data.begin(), data.end(), piece.begin() + static_cast<std::ptrdiff_t>(offset.value()));
-        data = std::move(piece);
+        if (held == held_.end()) held = held_.emplace(p, std::vector<char>(size, 0)).first;
+        std::copy(data.begin(), data.end(),
+                  held->second.begin() + static_cast<std::ptrdiff_t>(offset.value()));
+        if (controller_.holding(p)) return;
+        data = std::move(held->second);
+        held_.erase(held);
     }
-    control_.expect_server_piece(key_, p);
-    handle_.add_piece(lt::piece_index_t(p.value()), std::move(data));
+    write(p, std::move(data));
+}
+
+void ServerFallback::write(PieceIndex piece, std::vector<char> data) {
+    control_.expect_server_piece(key_, piece);
+    handle_.add_piece(lt::piece_index_t(piece.value()), std::move(data));
 }
 
 }  // namespace toast::client

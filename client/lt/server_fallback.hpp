@@ -1,10 +1,12 @@
 // The server fallback's adapter for one title: the StreamController's fetches become HTTP Range requests
-// (HttpFetcher), the server's bytes go into the torrent with add_piece, a fetch whose piece peers delivered
-// first is stopped, and every failure is reported back. It only translates: what to fetch, and what an
-// answer or a failure means, are the controller's rules.
+// (HttpFetcher), the server's bytes go into the torrent with add_piece (or wait, whole-piece sized, while the
+// controller holds the piece for blocks peers are sending), peers' requests for what the server fetches are
+// cancelled, a fetch whose piece peers delivered first is stopped, and every failure is reported back. It
+// only translates: what to fetch, and what an answer or a failure means, are the controller's rules.
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -28,10 +30,13 @@ class ServerFallback {
     ServerFallback(const ServerFallback&) = delete;
     ServerFallback& operator=(const ServerFallback&) = delete;
 
-    // Starts a fetch the controller planned (the whole piece, or the part peers have not sent).
+    // Starts a fetch the controller planned (the whole piece, or the part peers have not sent), and cancels
+    // what peers are still asked for of those bytes.
     void start(const FallbackFetch& fetch, SteadyTime now);
+    // Writes the server's bytes held for `piece` (ControllerPlan::release).
+    void release(PieceIndex piece);
     // A piece the server was still fetching arrived from peers: the fetch stops, and what the server had
-    // sent of it is wasted.
+    // sent of it is wasted (what was held for it too).
     void stop_fetch(PieceIndex piece);
     // Stops every fetch; nothing more reaches the controller or the torrent.
     void stop();
@@ -42,12 +47,15 @@ class ServerFallback {
 
   private:
     void on_piece(const PieceRequest& request, std::vector<char> data);
+    void write(PieceIndex piece, std::vector<char> data);
 
     StreamController& controller_;
     libtorrent::torrent_handle handle_;
     SwarmControl& control_;
     libtorrent::sha1_hash key_;
     HttpFetcher fetcher_;
+    // Pieces the controller holds: the server's bytes so far at their place in the piece, zeros elsewhere.
+    std::map<PieceIndex, std::vector<char>> held_;
     bool stopped_ = false;
 };
 

@@ -65,9 +65,33 @@ std::uint64_t SwarmControl::raced_bytes(const lt::sha1_hash& torrent) const {
     return it == raced_bytes_.end() ? 0 : it->second;
 }
 
+void SwarmControl::set_queue_front(const lt::sha1_hash& torrent, std::uint64_t peer,
+                                   std::vector<BlockRef> front) {
+    std::lock_guard lock(mutex_);
+    if (front.empty()) {
+        auto it = queue_fronts_.find(torrent);
+        if (it != queue_fronts_.end()) it->second.erase(peer);
+        return;
+    }
+    queue_fronts_[torrent][peer] = std::move(front);
+}
+
+std::vector<std::pair<BlockRef, int>> SwarmControl::queue_fronts(const lt::sha1_hash& torrent) const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::pair<BlockRef, int>> out;
+    auto it = queue_fronts_.find(torrent);
+    if (it == queue_fronts_.end()) return out;
+    for (const auto& [peer, front] : it->second) {
+        for (std::size_t i = 0; i < front.size(); ++i)
+            out.emplace_back(front[i], static_cast<int>(i));
+    }
+    return out;
+}
+
 void SwarmControl::forget_torrent(const lt::sha1_hash& torrent) {
     std::lock_guard lock(mutex_);
     operators_.erase(torrent);
+    queue_fronts_.erase(torrent);
     raced_bytes_.erase(torrent);
     positions_.erase(torrent);
     for (auto it = server_pieces_.begin(); it != server_pieces_.end();) {
@@ -100,6 +124,17 @@ void SwarmControl::post(std::function<void()> work) {
     std::lock_guard lock(mutex_);
     if (network_ == nullptr) return;
     boost::asio::post(*network_, std::move(work));
+}
+
+void SwarmControl::cancel_requests(const lt::sha1_hash& torrent, PieceIndex piece, Bytes offset,
+                                   Bytes length) {
+    std::lock_guard lock(mutex_);
+    if (network_ == nullptr) return;
+    boost::asio::post(*network_, [self = shared_from_this(), torrent, piece, offset, length] {
+        for (auto& weak : self->torrents_) {
+            if (auto t = weak.lock()) toast::client::cancel_requests(*t, torrent, piece, offset, length);
+        }
+    });
 }
 
 void SwarmControl::announce_dont_have(const lt::sha1_hash& torrent, PieceIndex piece) {

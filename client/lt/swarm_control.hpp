@@ -31,6 +31,7 @@
 #include <libtorrent/sha1_hash.hpp>
 #include <libtorrent/socket.hpp>
 
+#include "client/core/cancel_ledger.hpp"
 #include "client/core/piece_types.hpp"
 
 #include "client/lt/session_factory.hpp"
@@ -57,6 +58,9 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     // Title thread. Call before add_piece: when the piece passes, every request still outstanding to a peer
     // for it is cancelled with a raw CANCEL message.
     void expect_server_piece(const libtorrent::sha1_hash& torrent, PieceIndex piece);
+    // Title thread: the server fetches bytes [offset, offset + length) of `piece`: the requests still
+    // outstanding to peers for blocks inside them are cancelled (raw CANCEL messages) before they are sent.
+    void cancel_requests(const libtorrent::sha1_hash& torrent, PieceIndex piece, Bytes offset, Bytes length);
     // Title thread. Sends lt_donthave for `piece` of `torrent` to every peer that supports it.
     void announce_dont_have(const libtorrent::sha1_hash& torrent, PieceIndex piece);
     // Title thread, before the torrent is added: the listen addresses of the operator's peers for `torrent`.
@@ -76,6 +80,9 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
         PieceCount pieces;  // the title's; first_missing == pieces: we hold it all (core/choker.hpp)
     };
     void set_position(const libtorrent::sha1_hash& torrent, Position position);
+    // Title thread: the blocks at the front of every peer's queue of our requests (set_queue_front), each
+    // with its place there (0: the block the peer is sending now).
+    std::vector<std::pair<BlockRef, int>> queue_fronts(const libtorrent::sha1_hash& torrent) const;
     // Title thread: the torrent is gone; forget what was known about it.
     void forget_torrent(const libtorrent::sha1_hash& torrent);
 
@@ -110,6 +117,10 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     void count_choker_change() { ++choker_changes_; }
     void count_interest_held() { ++interests_held_; }
     void count_raced_bytes(const libtorrent::sha1_hash& torrent, int bytes);
+    // The first requests peer `peer` of `torrent` still owes us, in the order they were sent (the order it
+    // serves them in); empty once it is gone.
+    void set_queue_front(const libtorrent::sha1_hash& torrent, std::uint64_t peer,
+                         std::vector<BlockRef> front);
     std::uint64_t next_peer_id() { return ++peers_seen_; }
 
   private:
@@ -123,8 +134,10 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     std::map<libtorrent::sha1_hash, Operators> operators_;                  // guarded by mutex_
     std::map<libtorrent::sha1_hash, std::uint64_t> raced_bytes_;            // guarded by mutex_
     std::map<libtorrent::sha1_hash, Position> positions_;                   // guarded by mutex_
-    libtorrent::io_context* network_ = nullptr;                             // guarded by mutex_
-    std::vector<std::weak_ptr<ToastTorrentPlugin>> torrents_;               // network thread only
+    // Per torrent, per peer id: set_queue_front's blocks. Guarded by mutex_.
+    std::map<libtorrent::sha1_hash, std::map<std::uint64_t, std::vector<BlockRef>>> queue_fronts_;
+    libtorrent::io_context* network_ = nullptr;                // guarded by mutex_
+    std::vector<std::weak_ptr<ToastTorrentPlugin>> torrents_;  // network thread only
     std::atomic<std::uint64_t> cancels_sent_{0};
     std::atomic<std::uint64_t> cancel_ignorers_{0};
     std::atomic<std::uint64_t> requests_again_{0};

@@ -29,7 +29,8 @@ void SwarmReader::refresh_status() {
     status_ = handle_.status({});
 }
 
-SwarmSample SwarmReader::read(SteadyTime now, bool server_up, const std::set<lt::tcp::endpoint>& operators) {
+SwarmSample SwarmReader::read(SteadyTime now, bool server_up, const std::set<lt::tcp::endpoint>& operators,
+                              const std::vector<std::pair<BlockRef, int>>& fronts) {
     SwarmSample s;
     s.now = now;
     s.server_up = server_up;
@@ -48,14 +49,24 @@ SwarmSample SwarmReader::read(SteadyTime now, bool server_up, const std::set<lt:
         PieceIndex piece(static_cast<int>(q.piece_index));
         if (!geometry_.valid(piece)) continue;
         s.in_flight.push_back(piece);
-        if (q.writing + q.finished == 0) continue;  // nothing delivered yet: most in-flight pieces
-        PieceProgress progress{piece, std::vector<bool>(static_cast<std::size_t>(q.blocks_in_piece), false)};
-        for (int b = 0; b < q.blocks_in_piece; ++b) {
-            auto state = q.blocks[b].state;
-            progress.delivered[static_cast<std::size_t>(b)] =
-                state == lt::block_info::writing || state == lt::block_info::finished;
+        const auto blocks = static_cast<std::size_t>(q.blocks_in_piece);
+        PieceProgress progress{piece, std::vector<bool>(blocks, false), std::vector<int>(blocks, -1)};
+        bool any = false;  // most in-flight pieces: nothing of them here yet, nor next from a peer
+        for (std::size_t b = 0; b < blocks; ++b) {
+            const auto state = q.blocks[b].state;
+            progress.delivered[b] = state == lt::block_info::writing || state == lt::block_info::finished;
+            any = any || progress.delivered[b];
         }
-        s.progress.push_back(std::move(progress));
+        for (const auto& [block, place] : fronts) {
+            if (block.piece != piece.value() || block.start < 0) continue;
+            const auto b =
+                static_cast<std::size_t>(block.start / static_cast<std::int32_t>(block_size.value()));
+            if (b >= blocks) continue;
+            progress.queue_position[b] =
+                progress.queue_position[b] < 0 ? place : std::min(progress.queue_position[b], place);
+            any = true;
+        }
+        if (any) s.progress.push_back(std::move(progress));
     }
 
     // libtorrent updates peer rates and request queues once a second, and get_peer_info copies every peer's

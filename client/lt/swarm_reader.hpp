@@ -13,6 +13,7 @@
 #include <libtorrent/torrent_handle.hpp>
 #include <libtorrent/torrent_status.hpp>
 
+#include "client/core/cancel_ledger.hpp"
 #include "client/core/swarm_sample.hpp"
 #include "client/core/title_geometry.hpp"
 
@@ -30,7 +31,10 @@ class SwarmReader {
     PieceSet pieces_on_disk() const;
     // The sample at `now`; refreshes status(). `operators` are the remote ends of the connections to the
     // operator's peers (SwarmControl::operator_connections).
-    SwarmSample read(SteadyTime now, bool server_up, const std::set<libtorrent::tcp::endpoint>& operators);
+    // `fronts`: the blocks at the front of each peer's queue of our requests, with their places there
+    // (SwarmControl::queue_fronts).
+    SwarmSample read(SteadyTime now, bool server_up, const std::set<libtorrent::tcp::endpoint>& operators,
+                     const std::vector<std::pair<BlockRef, int>>& fronts = {});
     // The status read by the last read() or refresh_status(): byte totals for the stats.
     const libtorrent::torrent_status& status() const { return status_; }
     void refresh_status();

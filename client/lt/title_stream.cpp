@@ -203,8 +203,9 @@ void TitleStream::tick() {
             if (playback_) playback_->on_piece_had(p);
         }
     }
-    auto plan = controller_->tick(
-        reader_->read(now, fallback_->reachable(now), session_.control().operator_connections(key_)));
+    auto plan = controller_->tick(reader_->read(now, fallback_->reachable(now),
+                                                session_.control().operator_connections(key_),
+                                                session_.control().queue_fronts(key_)));
     apply(plan, now);
     if (session_.control().ranks_by_position())
         session_.control().set_position(
@@ -252,6 +253,8 @@ void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
                      format_bytes(controller_->stored_bytes()),
                      format_bytes(controller_->buffer_limit().value_or(Bytes(0))));
     }
+    for (auto p : plan.release)
+        fallback_->release(p);
     for (const auto& f : plan.fetches) {
         spdlog::debug("server fetch of piece {} ({}{}), playhead piece {}", f.piece.value(),
                       to_string(f.reason), f.revalidate ? ", revalidate" : "",

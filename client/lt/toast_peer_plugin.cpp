@@ -1,5 +1,6 @@
 #include "client/lt/toast_peer_plugin.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -57,6 +58,7 @@ bool ToastPeerPlugin::on_extension_handshake(const lt::bdecode_node& handshake) 
 
 void ToastPeerPlugin::on_disconnect(const lt::error_code&) {
     control_->on_peer_gone(torrent_, remote_);
+    control_->set_queue_front(torrent_, id_, {});
 }
 
 // With a Toast choker libtorrent's slots are unlimited, so it unchokes a peer the moment it says it is
@@ -115,17 +117,20 @@ const PeerSighting& ToastPeerPlugin::sighting(PieceIndex told, Clock::time_point
 }
 
 void ToastPeerPlugin::sent_request(const lt::peer_request& r) {
-    outstanding_.insert(block_of(r));
+    outstanding_.emplace(block_of(r), requests_sent_++);
+    publish_front();
 }
 
 void ToastPeerPlugin::sent_cancel(const lt::peer_request& r) {
     // libtorrent's own cancel (a deadline, end-game): it waits for the peer's answer.
     outstanding_.erase(block_of(r));
+    publish_front();
     if (fast_ && ledger_.on_cancel_sent(block_of(r), Clock::now())) request_again(block_of(r));
 }
 
 bool ToastPeerPlugin::on_piece(const lt::peer_request& r, lt::span<char const>) {
     outstanding_.erase(block_of(r));
+    publish_front();
     if (delivered_->count(static_cast<int>(r.piece)) != 0) control_->count_raced_bytes(torrent_, r.length);
     if (fast_) ledger_.on_block(block_of(r));
     return false;
@@ -133,8 +138,27 @@ bool ToastPeerPlugin::on_piece(const lt::peer_request& r, lt::span<char const>) 
 
 bool ToastPeerPlugin::on_reject(const lt::peer_request& r) {
     outstanding_.erase(block_of(r));
+    publish_front();
     if (fast_) ledger_.on_reject(block_of(r));
     return false;
+}
+
+void ToastPeerPlugin::publish_front() {
+    // A few more than the controller counts as on their way (ClientTuning::committed_requests).
+    constexpr std::size_t published = 4;
+    std::vector<std::pair<std::uint64_t, BlockRef>> order;
+    order.reserve(outstanding_.size());
+    for (const auto& [block, sent] : outstanding_)
+        order.emplace_back(sent, block);
+    const auto n = std::min(published, order.size());
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end());
+    std::vector<BlockRef> front;
+    front.reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+        front.push_back(order[i].second);
+    if (front == front_) return;
+    front_ = front;
+    control_->set_queue_front(torrent_, id_, std::move(front));
 }
 
 void ToastPeerPlugin::tick() {
@@ -153,20 +177,27 @@ void ToastPeerPlugin::tick() {
         request_again(b);
 }
 
-void ToastPeerPlugin::cancel_piece(int piece) {
+void ToastPeerPlugin::cancel_piece(int piece, std::uint64_t begin, std::uint64_t end) {
     if (pc_.is_disconnecting()) return;
     // Without an answer to count on, a cancelled request would wait in libtorrent's queue for good: such a
     // peer is left to send the blocks (they count as redundant bytes).
     if (!fast_ || !ledger_.may_cancel()) return;
     auto now = Clock::now();
     auto it = outstanding_.lower_bound({piece, 0, 0});
-    while (it != outstanding_.end() && it->piece == piece) {
-        auto msg = encode_cancel(it->piece, it->start, it->length);
+    while (it != outstanding_.end() && it->first.piece == piece) {
+        const auto& b = it->first;
+        const auto start = static_cast<std::uint64_t>(b.start);
+        if (start < begin || start >= end) {
+            ++it;
+            continue;
+        }
+        auto msg = encode_cancel(b.piece, b.start, b.length);
         pc_.send_buffer(msg.data(), static_cast<int>(msg.size()));
         control_->count_cancel();
-        ledger_.on_cancel_sent(*it, now);
+        ledger_.on_cancel_sent(b, now);
         it = outstanding_.erase(it);
     }
+    publish_front();
 }
 
 void ToastPeerPlugin::send_dont_have(int piece) {

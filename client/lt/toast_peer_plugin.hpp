@@ -8,11 +8,13 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include <libtorrent/extensions.hpp>
 #include <libtorrent/peer_connection_handle.hpp>
@@ -70,7 +72,9 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     // Where the peer was when the choker first saw it (`told` and `now` then).
     const PeerSighting& sighting(PieceIndex told, Clock::time_point now);
     // The server delivered `piece`: cancel what we still ask of this peer for it.
-    void cancel_piece(int piece);
+    // Cancels the requests outstanding to this peer for blocks of `piece` that start inside [begin, end)
+    // (the whole piece by default).
+    void cancel_piece(int piece, std::uint64_t begin = 0, std::uint64_t end = UINT64_MAX);
     // We dropped `piece` (a bounded buffer ejected it): tell the peer with lt_donthave.
     void send_dont_have(int piece);
 
@@ -79,6 +83,8 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
 
   private:
     void request_again(BlockRef b);
+    // Tells control_ the first requests the peer still owes us, when they changed.
+    void publish_front();
     std::string endpoint_text() const;
 
     libtorrent::peer_connection_handle pc_;
@@ -100,7 +106,11 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     bool fast_ = false;
     bool convicted_ = false;
     std::string client_;
-    std::set<BlockRef> outstanding_;  // sent by libtorrent, not answered nor cancelled yet
+    // Requests sent by libtorrent, not answered nor cancelled yet, each with its place in the order they were
+    // sent (the peer serves them in that order).
+    std::map<BlockRef, std::uint64_t> outstanding_;
+    std::uint64_t requests_sent_ = 0;
+    std::vector<BlockRef> front_;  // the first of outstanding_ in that order, as last told to control_
     CancelLedger ledger_;
 };
 

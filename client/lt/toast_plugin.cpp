@@ -66,6 +66,10 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
         ++ticks_;
     }
 
+    void cancel_requests(int piece, std::uint64_t offset, std::uint64_t length) {
+        for_each_peer([&](ToastPeerPlugin& p) { p.cancel_piece(piece, offset, offset + length); });
+    }
+
     void send_dont_have(int piece) {
         // Ejected: if peers send it again, it is wanted again.
         delivered_->erase(piece);
@@ -183,6 +187,11 @@ std::shared_ptr<lt::plugin> make_toast_plugin(std::shared_ptr<SwarmControl> cont
 
 void send_dont_have(ToastTorrentPlugin& plugin, const lt::sha1_hash& torrent, PieceIndex piece) {
     if (plugin.key() == torrent) plugin.send_dont_have(piece.value());
+}
+
+void cancel_requests(ToastTorrentPlugin& plugin, const lt::sha1_hash& torrent, PieceIndex piece, Bytes offset,
+                     Bytes length) {
+    if (plugin.key() == torrent) plugin.cancel_requests(piece.value(), offset.value(), length.value());
 }
 
 }  // namespace toast::client

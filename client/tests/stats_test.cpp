@@ -45,6 +45,8 @@ StatsRecord sample() {
     r.inorder_window = std::pair{12, 40};
     r.late_pieces = 2;
     r.pieces_mixed = 1;
+    r.blocks_awaited = 4;
+    r.blocks_awaited_late = 1;
     r.adaptive_share = 0.5;
     r.adaptive_peer_ratio = 0.75;
     return r;
@@ -66,7 +68,8 @@ TEST_CASE("a stats record serialises to one JSON line with exactly the documente
         R"("fidelity":0.75,"completed":true,"peers":3,"buffer_ahead_s":8.5,)"
         R"("player_url":"http://127.0.0.1:8080/title.mp4","first_byte_ms":95,"seeks":2,"seek_ms":[120,310],)"
         R"("urgent_fetches":4,"server_late_answers":1,"inorder_window":[12,40],"late_pieces":2,)"
-        R"("pieces_mixed":1,"adaptive_share":0.5,"adaptive_peer_ratio":0.75})"
+        R"("pieces_mixed":1,"blocks_awaited":4,"blocks_awaited_late":1,"adaptive_share":0.5,)"
+        R"("adaptive_peer_ratio":0.75})"
         "\n");
     auto j = to_json(sample());
     std::vector<std::string> keys;
