@@ -5,6 +5,7 @@
 
 #include "fuzz_support.hpp"
 #include "server/core/request_handler.hpp"
+#include "server_fakes.hpp"
 
 namespace {
 
@@ -17,24 +18,8 @@ class NoTitles : public TitleStore {
     std::shared_ptr<const TitleInfo> find(std::string_view) const override { return nullptr; }
     std::vector<std::shared_ptr<const TitleInfo>> titles() const override { return {}; }
     std::optional<std::string> torrent(const TitleInfo&) const override { return std::nullopt; }
-    void read(ReadRequest, ReadHandler done) override {
-        done(ReadResult{ReadStatus::io_error, "no titles", {}});
-    }
+    void read(ReadRequest, ReadHandler done) override { done(fuzz::failed_read("no titles")); }
     void interrupt_reads() override {}
-};
-
-class Disks : public DiskControl {
-  public:
-    std::vector<DiskStatus> disk_status() const override { return disks_; }
-    bool set_fault(std::size_t disk, const DiskFault& fault) override {
-        if (disk >= disks_.size()) return false;
-        disks_[disk].fault = fault;
-        return true;
-    }
-
-  private:
-    std::vector<DiskStatus> disks_{DiskStatus{.index = 0, .id = "d0", .path = "/d0"},
-                                   DiskStatus{.index = 1, .id = "d1", .path = "/d1"}};
 };
 
 }  // namespace
@@ -42,7 +27,7 @@ class Disks : public DiskControl {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static NoTitles titles;
     static MetricsRegistry metrics;
-    Disks disks;
+    fuzz::TwoDisks disks;
     HandlerContext ctx{titles, disks, metrics, HandlerLimits{}};
     HttpRequest req;
     req.method = "POST";

@@ -10,6 +10,7 @@
 #include "fuzz_support.hpp"
 #include "server/core/request_handler.hpp"
 #include "server/http/request_view.hpp"
+#include "server_fakes.hpp"
 
 namespace {
 
@@ -38,7 +39,7 @@ class Titles : public TitleStore {
         return std::string("d4:infod6:lengthi1e4:name1:aee");
     }
     void read(ReadRequest, ReadHandler done) override {
-        done(ReadResult{ReadStatus::io_error, "the fuzz store holds no bytes", {}});
+        done(fuzz::failed_read("the fuzz store holds no bytes"));
     }
     void interrupt_reads() override {}
 
@@ -56,20 +57,6 @@ class Titles : public TitleStore {
         titles_[name] = std::move(t);
     }
     std::map<std::string, std::shared_ptr<const TitleInfo>> titles_;
-};
-
-class Disks : public DiskControl {
-  public:
-    std::vector<DiskStatus> disk_status() const override { return disks_; }
-    bool set_fault(std::size_t disk, const DiskFault& fault) override {
-        if (disk >= disks_.size()) return false;
-        disks_[disk].fault = fault;
-        return true;
-    }
-
-  private:
-    std::vector<DiskStatus> disks_{DiskStatus{.index = 0, .id = "d0", .path = "/d0"},
-                                   DiskStatus{.index = 1, .id = "d1", .path = "/d1"}};
 };
 
 void check(const HttpResponse& r) {
@@ -95,7 +82,7 @@ void check(const HttpResponse& r) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static Titles titles;
     static MetricsRegistry metrics;
-    Disks disks;  // faults set by one input must not change the next one's answers
+    fuzz::TwoDisks disks;  // faults set by one input must not change the next one's answers
     HandlerLimits limits;
     limits.max_ranges = 16;
     limits.max_multipart_bytes = 64 * 1024;
