@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from toastbed import drill_report, drills  # noqa: E402
+from toastbed import drill_checks, drill_report, drills  # noqa: E402
 
 
 def run_main(*argv):
@@ -55,14 +55,14 @@ class BytesLostTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             copy = Path(d) / "copy"
             copy.write_bytes(title)
-            self.assertEqual(drills.bytes_lost(copy, title), 0)
+            self.assertEqual(drill_checks.bytes_lost(copy, title), 0)
             damaged = bytearray(title)
             damaged[70000:70003] = b"\0\0\0"  # bytes 70000..70002 were 112, 113, 114
             copy.write_bytes(bytes(damaged))
-            self.assertEqual(drills.bytes_lost(copy, title), 3)
+            self.assertEqual(drill_checks.bytes_lost(copy, title), 3)
             copy.write_bytes(title[:-10])
-            self.assertEqual(drills.bytes_lost(copy, title), 10)
-            self.assertEqual(drills.bytes_lost(Path(d) / "absent", title), len(title))
+            self.assertEqual(drill_checks.bytes_lost(copy, title), 10)
+            self.assertEqual(drill_checks.bytes_lost(Path(d) / "absent", title), len(title))
 
 
 def run_row(stalls, seconds, lost, service, viewer, completed=8):
