@@ -488,8 +488,12 @@ void StreamController::plan_server_fetches(const SwarmSample& sample, const Piec
 void StreamController::plan_parts(const SwarmSample& sample, std::vector<FallbackFetch>& fetches) {
     const auto now = sample.now;
     // A fetch with time to spare (not a player's read, nor a retry) leaves the blocks peers are sending to
-    // them: what has not arrived by the next tick is fetched then (settle_held).
-    const auto await_until = fallback_.fetch_estimate() + tuning_.tick + tuning_.await_guard;
+    // them: what has not arrived by the next tick is fetched then (settle_held), and the time to spare must
+    // hold a second fetch. Not while the server refuses pieces (a lost block, failing disks): its answers
+    // then come late, and the tick's wait would come out of the piece's margin (the disks-offline drill
+    // stalled twice as often).
+    const auto await_until = 2 * fallback_.fetch_estimate() + tuning_.tick + tuning_.await_guard;
+    const bool server_degraded = refused_.count().value() > 0;
     for (auto it = fetches.begin(); it != fetches.end();) {
         auto& f = *it;
         // A retry after a failure (perhaps a peer's block failed the check with the server's) is fetched
@@ -501,7 +505,7 @@ void StreamController::plan_parts(const SwarmSample& sample, std::vector<Fallbac
             continue;
         }
         const auto size = geometry_.piece_size(f.piece);
-        const bool may_await = f.reason == FetchReason::needed && f.due >= await_until;
+        const bool may_await = f.reason == FetchReason::needed && f.due >= await_until && !server_degraded;
         auto share = server_share(
             size, block_size, pp->delivered,
             may_await ? arriving_blocks(pp->delivered, pp->queue_position, tuning_.committed_requests)

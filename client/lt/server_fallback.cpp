@@ -40,7 +40,6 @@ void ServerFallback::start(const FallbackFetch& f, SteadyTime now) {
         controller_.on_fetch_refused(p);
         return;
     }
-    control_.cancel_requests(key_, p, part.offset, part.length);
 }
 
 void ServerFallback::release(PieceIndex piece) {
@@ -70,9 +69,12 @@ void ServerFallback::on_piece(const PieceRequest& r, std::vector<char> data) {
     }
     const auto& g = controller_.geometry();
     const auto size = g.piece_size(p).value();
+    const auto offset = ByteOffset(r.offset) - g.piece_start(p);
+    // Peers are no longer asked for what the server sent. Not before it is here: a server that refuses the
+    // piece (a lost block) would leave it to peers whose requests for it were just cancelled.
+    control_.cancel_requests(key_, p, Bytes(offset.value()), Bytes(data.size()));
     auto held = held_.find(p);
     if (data.size() < size || held != held_.end()) {
-        const auto offset = ByteOffset(r.offset) - g.piece_start(p);
         // Part of the piece: add_piece skips the blocks libtorrent holds, which are the rest. Should one of
         // them be gone by now (it failed a check), the zeros fail this one and the piece is fetched whole.
         if (held == held_.end()) held = held_.emplace(p, std::vector<char>(size, 0)).first;

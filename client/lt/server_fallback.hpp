@@ -1,6 +1,6 @@
 // The server fallback's adapter for one title: the StreamController's fetches become HTTP Range requests
 // (HttpFetcher), the server's bytes go into the torrent with add_piece (or wait, whole-piece sized, while the
-// controller holds the piece for blocks peers are sending), peers' requests for what the server fetches are
+// controller holds the piece for blocks peers are sending), peers' requests for what the server sent are
 // cancelled, a fetch whose piece peers delivered first is stopped, and every failure is reported back. It
 // only translates: what to fetch, and what an answer or a failure means, are the controller's rules.
 #pragma once
@@ -30,8 +30,8 @@ class ServerFallback {
     ServerFallback(const ServerFallback&) = delete;
     ServerFallback& operator=(const ServerFallback&) = delete;
 
-    // Starts a fetch the controller planned (the whole piece, or the part peers have not sent), and cancels
-    // what peers are still asked for of those bytes.
+    // Starts a fetch the controller planned (the whole piece, or the part peers have not sent). When the
+    // server's bytes come, what peers are still asked for of them is cancelled.
     void start(const FallbackFetch& fetch, SteadyTime now);
     // Writes the server's bytes held for `piece` (ControllerPlan::release).
     void release(PieceIndex piece);

@@ -58,8 +58,8 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     // Title thread. Call before add_piece: when the piece passes, every request still outstanding to a peer
     // for it is cancelled with a raw CANCEL message.
     void expect_server_piece(const libtorrent::sha1_hash& torrent, PieceIndex piece);
-    // Title thread: the server fetches bytes [offset, offset + length) of `piece`: the requests still
-    // outstanding to peers for blocks inside them are cancelled (raw CANCEL messages) before they are sent.
+    // Title thread: the server sent bytes [offset, offset + length) of `piece`: the requests still
+    // outstanding to peers for blocks inside them are cancelled (raw CANCEL messages).
     void cancel_requests(const libtorrent::sha1_hash& torrent, PieceIndex piece, Bytes offset, Bytes length);
     // Title thread. Sends lt_donthave for `piece` of `torrent` to every peer that supports it.
     void announce_dont_have(const libtorrent::sha1_hash& torrent, PieceIndex piece);

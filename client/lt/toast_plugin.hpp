@@ -1,5 +1,5 @@
 // The libtorrent plugins SwarmControl installs: one per session; one per torrent (CANCEL for the requests
-// still outstanding when the server starts fetching their bytes and when a server piece passes, lt_donthave
+// still outstanding when the server's bytes for them arrive and when a server piece passes, lt_donthave
 // on ejection, the Toast chokers); one per peer connection (ToastPeerPlugin, toast_peer_plugin.hpp). They run
 // on libtorrent's network thread and share what they learn through SwarmControl.
 #pragma once

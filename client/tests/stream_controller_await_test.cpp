@@ -214,3 +214,17 @@ TEST_CASE("a fetch with no time to wait takes the arriving blocks too", "[client
     CHECK(*f->part == PiecePart{Bytes(5 * block), Bytes(250'000 - 5 * block)});
     CHECK_FALSE(c.holding(PieceIndex(1)));
 }
+
+TEST_CASE("no blocks are awaited while the server refuses pieces: its answers may come late",
+          "[client][controller]") {
+    const auto tuning = roomy();
+    StreamController c(geometry(), setup(), tuning, t0);
+    // Piece 30's block is lost on the server.
+    c.on_fetch_failed(PieceIndex(30), FetchFault::piece);
+    auto plan = c.tick(sending_piece_1(t0, 4, {5, 6, 7}));
+    const auto* f = fetch_of(plan, 1);
+    REQUIRE(f != nullptr);
+    REQUIRE(f->part);
+    CHECK(*f->part == PiecePart{Bytes(5 * block), Bytes(250'000 - 5 * block)});
+    CHECK_FALSE(c.holding(PieceIndex(1)));
+}
