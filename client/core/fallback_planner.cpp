@@ -1,6 +1,7 @@
 #include "client/core/fallback_planner.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace toast::client {
 
@@ -198,33 +199,22 @@ ServerShare server_share(Bytes piece_size, Bytes block_size, const std::vector<b
     const auto blocks = static_cast<std::size_t>((size + block - 1) / block);
     auto at = [](const std::vector<bool>& v, std::size_t b) { return b < v.size() && v[b]; };
     std::vector<bool> left(blocks, false);  // delivered, or left to the peer sending it
-    bool any_arriving = false;
+    std::vector<std::int32_t> waiting;      // arriving, not delivered
     for (std::size_t b = 0; b < blocks; ++b) {
         left[b] = at(delivered, b) || at(arriving, b);
-        any_arriving = any_arriving || (at(arriving, b) && !at(delivered, b));
+        if (at(arriving, b) && !at(delivered, b)) waiting.push_back(static_cast<std::int32_t>(b));
     }
-    if (!any_arriving) return {server_part(piece_size, block_size, delivered), {}};
-    std::size_t first = 0;
-    while (first < blocks && left[first])
-        ++first;
-    ServerShare out;
-    if (first == blocks) {
-        out.part = {Bytes(0), Bytes(0)};
-    } else {
-        std::size_t last = blocks - 1;
-        while (last > first && left[last])
-            --last;
-        auto begin = static_cast<std::uint64_t>(first) * block;
-        auto end = std::min<std::uint64_t>(static_cast<std::uint64_t>(last + 1) * block, size);
-        out.part = {Bytes(begin), Bytes(end - begin)};
-    }
+    if (waiting.empty()) return {server_part(piece_size, block_size, delivered), {}};
+    if (std::all_of(left.begin(), left.end(), [](bool l) { return l; }))
+        return {{Bytes(0), Bytes(0)}, waiting};
+    // Some block is for the server: server_part of what is left is exactly its range.
+    ServerShare out{server_part(piece_size, block_size, left), {}};
     const auto part_first = out.part.offset.value() / block;
     const auto part_end = (out.part.offset.value() + out.part.length.value() + block - 1) / block;
-    for (std::size_t b = 0; b < blocks; ++b) {
-        bool inside = out.part.length.value() > 0 && b >= part_first && b < part_end;
-        if (at(arriving, b) && !at(delivered, b) && !inside)
-            out.awaited.push_back(static_cast<std::int32_t>(b));
-    }
+    std::copy_if(waiting.begin(), waiting.end(), std::back_inserter(out.awaited), [&](std::int32_t b) {
+        const auto i = static_cast<std::uint64_t>(b);
+        return i < part_first || i >= part_end;
+    });
     return out;
 }
 

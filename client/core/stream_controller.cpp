@@ -534,10 +534,8 @@ void StreamController::settle_held(const SwarmSample& sample, ControllerPlan& pl
     }
     // Late: the server sends those blocks too, now, at the piece's last moment.
     for (const auto& rest : settled.fetch) {
-        const auto ahead = rest.piece.value() - watcher_.playhead_piece().value();
-        const auto due =
-            std::max(geometry_.piece_duration() * ahead - watcher_.into_playhead_piece(), nanoseconds(0));
-        plan.fetches.push_back({rest.piece, FetchReason::needed, false, due, rest.part});
+        plan.fetches.push_back(
+            {rest.piece, FetchReason::needed, false, watcher_.time_until_needed(rest.piece), rest.part});
         fetching_[rest.piece] = now;
     }
 }

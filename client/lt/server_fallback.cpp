@@ -72,7 +72,7 @@ void ServerFallback::on_piece(const PieceRequest& r, std::vector<char> data) {
     const auto offset = ByteOffset(r.offset) - g.piece_start(p);
     // Peers are no longer asked for what the server sent. Not before it is here: a server that refuses the
     // piece (a lost block) would leave it to peers whose requests for it were just cancelled.
-    control_.cancel_requests(key_, p, Bytes(offset.value()), Bytes(data.size()));
+    control_.cancel_requests(key_, p, offset, Bytes(data.size()));
     auto held = held_.find(p);
     if (data.size() < size || held != held_.end()) {
         // Part of the piece: add_piece skips the blocks libtorrent holds, which are the rest. Should one of

@@ -71,9 +71,8 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     bool interested() const { return interest_held_ || pc_.is_peer_interested(); }
     // Where the peer was when the choker first saw it (`told` and `now` then).
     const PeerSighting& sighting(PieceIndex told, Clock::time_point now);
-    // The server delivered `piece`: cancel what we still ask of this peer for it.
-    // Cancels the requests outstanding to this peer for blocks of `piece` that start inside [begin, end)
-    // (the whole piece by default).
+    // The server delivered bytes [begin, end) of `piece` (the whole piece by default): cancel what we still
+    // ask of this peer for blocks that start inside them.
     void cancel_piece(int piece, std::uint64_t begin = 0, std::uint64_t end = UINT64_MAX);
     // We dropped `piece` (a bounded buffer ejected it): tell the peer with lt_donthave.
     void send_dont_have(int piece);

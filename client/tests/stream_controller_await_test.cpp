@@ -49,6 +49,14 @@ const FallbackFetch* fetch_of(const ControllerPlan& plan, int piece) {
     return nullptr;
 }
 
+// The part of `piece` the plan fetches: there is such a fetch, and of part of the piece.
+PiecePart part_of(const ControllerPlan& plan, int piece) {
+    const auto* f = fetch_of(plan, piece);
+    REQUIRE(f != nullptr);
+    REQUIRE(f->part);
+    return *f->part;
+}
+
 }  // namespace
 
 TEST_CASE("the blocks at the front of a peer's queue are the ones it delivers whatever we do",
@@ -88,10 +96,7 @@ TEST_CASE("a server fetch waits a tick for the blocks a peer is sending", "[clie
     StreamController c(geometry(), setup(), tuning, t0);
     // Blocks 0-4 here, 5 being sent, 6 next in the peer's send buffer, 7 queued behind them.
     auto plan = c.tick(sending_piece_1(t0, 4, {5, 6, 7}));
-    const auto* f = fetch_of(plan, 1);
-    REQUIRE(f != nullptr);
-    REQUIRE(f->part);
-    CHECK(*f->part == PiecePart{Bytes(7 * block), Bytes(250'000 - 7 * block)});
+    CHECK(part_of(plan, 1) == PiecePart{Bytes(7 * block), Bytes(250'000 - 7 * block)});
     CHECK(c.holding(PieceIndex(1)));
     // Piece 0 (due now) has no time to wait, and nothing of it is on its way: whole.
     REQUIRE(fetch_of(plan, 0) != nullptr);
@@ -120,11 +125,8 @@ TEST_CASE("a server fetch waits a tick for the blocks a peer is sending", "[clie
     SECTION("one is late: the server sends it too") {
         auto next = c.tick(sending_piece_1(t0 + 200ms, 5, {6}));
         CHECK(next.release.empty());
-        const auto* rest = fetch_of(next, 1);
-        REQUIRE(rest != nullptr);
-        REQUIRE(rest->part);
-        CHECK(*rest->part == PiecePart{Bytes(6 * block), Bytes(block)});
-        CHECK(rest->reason == FetchReason::needed);
+        CHECK(part_of(next, 1) == PiecePart{Bytes(6 * block), Bytes(block)});
+        CHECK(fetch_of(next, 1)->reason == FetchReason::needed);
         // The rest completes the piece: written at once.
         REQUIRE(c.on_server_data(PieceIndex(1), Bytes(block), t0 + 230ms));
         CHECK_FALSE(c.holding(PieceIndex(1)));
@@ -193,9 +195,7 @@ TEST_CASE("a piece whose missing blocks are all on their way costs the server no
     }
     SECTION("the last one is late: the server sends it") {
         auto next = c.tick(sending_piece_1(t0 + 200ms, 14, {15}));
-        const auto* rest = fetch_of(next, 1);
-        REQUIRE(rest != nullptr);
-        CHECK(*rest->part == PiecePart{Bytes(15 * block), Bytes(250'000 - 15 * block)});
+        CHECK(part_of(next, 1) == PiecePart{Bytes(15 * block), Bytes(250'000 - 15 * block)});
         REQUIRE(c.on_server_data(PieceIndex(1), Bytes(250'000 - 15 * block), t0 + 230ms));
         CHECK_FALSE(c.holding(PieceIndex(1)));
         CHECK(c.on_piece_finished(PieceIndex(1), t0 + 240ms).from_server);
@@ -208,10 +208,7 @@ TEST_CASE("a fetch with no time to wait takes the arriving blocks too", "[client
     tuning.await_guard = 1000ms;
     StreamController c(geometry(), setup(), tuning, t0);
     auto plan = c.tick(sending_piece_1(t0, 4, {5, 6}));
-    const auto* f = fetch_of(plan, 1);
-    REQUIRE(f != nullptr);
-    REQUIRE(f->part);
-    CHECK(*f->part == PiecePart{Bytes(5 * block), Bytes(250'000 - 5 * block)});
+    CHECK(part_of(plan, 1) == PiecePart{Bytes(5 * block), Bytes(250'000 - 5 * block)});
     CHECK_FALSE(c.holding(PieceIndex(1)));
 }
 
@@ -222,9 +219,6 @@ TEST_CASE("no blocks are awaited while the server refuses pieces: its answers ma
     // Piece 30's block is lost on the server.
     c.on_fetch_failed(PieceIndex(30), FetchFault::piece);
     auto plan = c.tick(sending_piece_1(t0, 4, {5, 6, 7}));
-    const auto* f = fetch_of(plan, 1);
-    REQUIRE(f != nullptr);
-    REQUIRE(f->part);
-    CHECK(*f->part == PiecePart{Bytes(5 * block), Bytes(250'000 - 5 * block)});
+    CHECK(part_of(plan, 1) == PiecePart{Bytes(5 * block), Bytes(250'000 - 5 * block)});
     CHECK_FALSE(c.holding(PieceIndex(1)));
 }
