@@ -192,6 +192,26 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(r["redundant_raced_bytes"], 18)
         self.assertAlmostEqual(r["server_wasted_pct"], 2.0)  # of the 1200 bytes the viewers took from the server
 
+    def test_upload_used_is_what_viewers_sent_over_their_cap_while_present(self):
+        # 3 viewers of a 1000-byte title, upload capped at 800 bits/s (100 bytes/s): present 4 s and 6 s, and
+        # one that wrote no summary (not counted).
+        s = scenario.from_dict({"clients": 3, "behavior": "stream", "upload_limit": "800bps"})
+        a = {"completed": True, "bytes_uploaded": 300, "t_ms": 4000}
+        b = {"completed": True, "bytes_uploaded": 500, "t_ms": 6000}
+        r = report.compute(s, 1000, [a, b, None], vod_bytes=2200, seed_bytes=0, tracker_bytes=0)
+        self.assertEqual(r["upload_capacity_bytes"], 1000)
+        self.assertAlmostEqual(r["upload_used_pct"], 80.0)
+        self.assertAlmostEqual(r["upload_bound_pct"], 100.0 * 1000 / 3000)
+        self.assertIn("| viewers' upload used (of cap x time present) | 80.0% (reduction if all of it reached "
+                      "peers: 33.3%) |", report.render_markdown(r, []))
+        # The bound is at most 1 - 1/N: the first viewer's copy comes from the server.
+        b["t_ms"] = 60000
+        self.assertAlmostEqual(report.compute(s, 1000, [a, b, None], 0, 0, 0)["upload_bound_pct"], 200.0 / 3)
+        # No summaries: nothing to say.
+        r = report.compute(s, 1000, [None, None, None], 0, 0, 0)
+        self.assertIsNone(r["upload_used_pct"])
+        self.assertNotIn("upload used", report.render_markdown(r, []))
+
     def test_server_bytes_no_viewer_received_are_wasted(self):
         # Toast viewers stop a fetch whose piece a peer delivered first; what the server had sent of it they
         # never read, and it shows only in the server's own count.
@@ -346,10 +366,13 @@ class RunAllPlanTest(unittest.TestCase):
         f53 += [row("1Mbps", "hybrid", v, i) for i, v in enumerate([17.0, 30.0, 16.0])]
         f53 += [row("1Mbps", "adaptive", v, i) for i, v in enumerate([26.0, 31.0, 30.0])]
         f53 += [row("2Mbps", "hybrid", 55.0, 0), row("2Mbps", "adaptive", 54.0, 0)]
+        for r, used in zip(f53, [90.0, 95.0, 93.0, 91.0]):
+            r["report"]["upload_used_pct"] = used
         lines = {claim: ours for claim, _, ours in run_all.headline({"fig5_3_pickers_upload": f53})}
         # hybrid's best single run (30%) does not make it the best: medians are compared.
         self.assertEqual(lines["1 Mbps upload, stream: adaptive vs the best fixed picker"],
-                         "adaptive 30.0% vs beta 28.0% (+2.0 points, median of 3)")
+                         "adaptive 30.0% vs beta 28.0% (+2.0 points, median of 3); "
+                         "the viewers used 92% of their upload")
         self.assertEqual(lines["2 Mbps upload, stream: adaptive vs the best fixed picker"],
                          "adaptive 54.0% vs hybrid 55.0% (-1.0 points, median of 1)")
         self.assertNotIn("1.5 Mbps upload, stream: adaptive vs the best fixed picker", lines)

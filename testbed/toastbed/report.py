@@ -71,6 +71,7 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
     server = vod_bytes + seed_bytes + tracker_bytes
     rows, startups = [], []
     stall_count, stall_seconds, redundant, raced, uploaded, from_server, wasted = 0, 0.0, 0, 0, 0, 0, 0
+    capacity = 0.0  # what the viewers could have uploaded: their cap over the time each was present
     for i, summ in enumerate(client_summaries):
         summ = summ or {}
         row = {
@@ -87,6 +88,9 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
             "startup_ms": summ.get("startup_ms"),
             "summary_written": bool(summ),
         }
+        present = summ.get("t_ms")
+        if isinstance(present, (int, float)) and present > 0:
+            capacity += s.upload_limit / 8.0 * present / 1000.0
         rows.append(row)
         stall_count += row["stalls"]
         stall_seconds += row["stall_seconds"]
@@ -118,6 +122,13 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
         "seed_share_pct": 100.0 * seed_bytes / server if server else 0.0,
         "reduction_pct": reduction,
         "ceiling_pct": ceiling_pct(s),
+        # The viewers' upload: what they sent peers over what their caps allowed while they were present
+        # (from start to summary). Where it is near 100% the swarm carries all it can, whatever the picker;
+        # upload_bound_pct is the reduction if every byte of it had gone to peers (at most 1 - 1/N), an upper
+        # bound: the last viewers have nobody behind them to upload to.
+        "upload_capacity_bytes": int(capacity),
+        "upload_used_pct": 100.0 * uploaded / capacity if capacity else None,
+        "upload_bound_pct": 100.0 * min(capacity, unicast - title_bytes) / unicast if unicast and capacity else None,
         "total_traffic_bytes": int(server + uploaded),
         "redundant_bytes": redundant,
         # Of those, peers' blocks of pieces the server had already delivered: it raced peers sending them.
@@ -180,6 +191,9 @@ def render_markdown(report: dict, plots: list[str]) -> str:
         + (f"; not comparable: {r['clients'] - r['completed_clients']} viewers did not complete |"
            if r["completed_clients"] < r["clients"] else " |"),
         f"| total traffic | {_mb(r['total_traffic_bytes'])} |",
+        *([f"| viewers' upload used (of cap x time present) | {r['upload_used_pct']:.1f}% "
+           f"(reduction if all of it reached peers: {r['upload_bound_pct']:.1f}%) |"]
+          if r.get("upload_used_pct") is not None else []),
         f"| redundant bytes (of pieces the server raced) | {_mb(r['redundant_bytes'])} "
         f"({_mb(r.get('redundant_raced_bytes', 0))}) |",
         f"| wasted server bytes | {_mb(r.get('server_wasted_bytes', 0))} "

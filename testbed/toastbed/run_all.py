@@ -145,9 +145,14 @@ def headline(results: dict) -> list[tuple[str, str, str]]:
         if adaptive and fixed:
             best = max(fixed, key=lambda p: fixed[p])
             a = statistics.median(adaptive)
+            # How much of the viewers' upload the runs at this upload used: near all of it, no picker can
+            # carry much more than another.
+            used = [row["report"]["upload_used_pct"] for row in _cells(results, f53, upload_limit=up)
+                    if row["report"].get("upload_used_pct") is not None]
             out.append((f"{up[:-4]} Mbps upload, stream: adaptive vs the best fixed picker", "- (not in the thesis)",
                         f"adaptive {a:.1f}% vs {best} {fixed[best]:.1f}% ({a - fixed[best]:+.1f} points, "
-                        f"median of {len(adaptive)})"))
+                        f"median of {len(adaptive)})"
+                        + (f"; the viewers used {statistics.median(used):.0f}% of their upload" if used else "")))
     f57 = "fig5_7_choker"
     wins, total = 0, 0
     for p in scen.PICKERS:
