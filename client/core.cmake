@@ -44,6 +44,7 @@ if(BUILD_TESTING)
     tests/stream_controller_test.cpp
     tests/stream_controller_newcomer_test.cpp
     tests/stream_controller_await_test.cpp
+    tests/stream_controller_refusal_test.cpp
     tests/stream_watcher_test.cpp)
   target_link_libraries(client_core_tests PRIVATE toast_client_core toast_warnings Catch2::Catch2WithMain)
   # The stats test checks common/docs/client-stats.md against the code.
