@@ -38,7 +38,6 @@ void ServerFallback::start(const FallbackFetch& f, SteadyTime now) {
     if (!fetcher_.fetch(r)) {
         held_.erase(p);
         controller_.on_fetch_refused(p);
-        return;
     }
 }
 
