@@ -44,7 +44,6 @@ if(BUILD_TESTING)
   add_executable(client_tests
     tests/client_integration_test.cpp
     tests/lt_http_fetcher_test.cpp
-    tests/lt_plan_applier_test.cpp
     tests/lt_range_server.cpp
     tests/lt_session_test.cpp
     tests/lt_swarm_test.cpp
