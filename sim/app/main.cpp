@@ -197,6 +197,8 @@ int run_one(const Scenario& scenario, const fs::path& dir, const RunOptions& opt
 
 // SimGrid's engine runs once per process: each run is a child.
 int run_in_child(const Scenario& scenario, const fs::path& dir, const RunOptions& options, const json& config) {
+    std::cout.flush();
+    std::fflush(nullptr);
     const pid_t pid = fork();
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {

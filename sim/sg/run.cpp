@@ -93,7 +93,8 @@ void fill_sim_cost(RunRecords& r, const World& w, std::chrono::steady_clock::tim
 }
 
 std::vector<std::string> default_simgrid_args() {
-    return {"--cfg=network/crosstraffic:0", "--log=root.thres:warning", "--cfg=contexts/stack-size:256"};
+    return {"--cfg=network/model:CM02", "--cfg=network/crosstraffic:0", "--log=root.thres:warning",
+            "--cfg=contexts/stack-size:256"};
 }
 
 double ceiling_pct(const TitleScenario& s) {

@@ -492,7 +492,8 @@ void Viewer::cede_to_server(int piece, std::uint64_t server_from, double t) {
         const double started = flows_[*fi].started;
         comms_[*fi]->cancel();
         remove_flow(*fi);
-        if (delivered < server_from && to > server_from) {
+        const bool open = swarm_.connection(c).open;
+        if (open && delivered < server_from && to > server_from) {
             auto carried = swarm_.cancel_transfer(c, plan_.box, done);
             world_.add_upload(carried.up, carried.bytes, started, t);
             from_peers_ += carried.bytes;
