@@ -190,19 +190,27 @@ double Viewer::next_wake(double t) {
     if (!disk_ready_.empty()) wake = std::min(wake, disk_ready_.begin()->first);
     if (world_.tuning().end_s > 0) wake = std::min(wake, world_.tuning().end_s);
     if (world_.tuning().deadline_wakeups && ready_ && world_.tuning().tick_s > 0.25) {
-        // The server's last moment for the first missing piece past the playhead: the fallback fetches it once
-        // its deadline is inside the need window.
+        // The fallback fetches a missing piece once its deadline is inside the need window (horizon + fetch
+        // estimate + margin), or, for a piece left to peers, at its last moment (estimate + margin): with
+        // ticks longer than that margin such a moment would pass between two ticks. Wake at the next of
+        // them for the first few missing pieces the server is not already fetching.
         const auto& w = ctl_->watcher();
-        const auto first = ctl_->had().first_missing();
-        if (first.value() < geometry_.piece_count().value() && w.state() == client::PlaybackState::playing) {
-            const double until = std::chrono::duration<double>(w.time_until_needed(first)).count();
-            const double window = std::chrono::duration<double>(
-                                      ctl_->fallback().need_window(ctl_->horizon().horizon_time()))
-                                      .count();
-            const double due = t + until - window;
-            if (due > t + 0.05 && due < wake) {
-                wake = due;
-                deadline_at_ = due;
+        if (w.state() == client::PlaybackState::playing) {
+            const auto& fb = ctl_->fallback();
+            const double window = std::chrono::duration<double>(fb.need_window(ctl_->horizon().horizon_time())).count();
+            const double lead = std::chrono::duration<double>(fb.lead()).count();
+            const auto& had = ctl_->had();
+            int looked = 0;
+            for (auto p = w.playhead_piece(); p.value() < geometry_.piece_count().value() && looked < 4; ++p) {
+                if (had.has(p) || fb.in_flight(p)) continue;
+                ++looked;
+                const double until = std::chrono::duration<double>(w.time_until_needed(p)).count();
+                for (double due : {t + until - window, t + until - lead}) {
+                    if (due > t + 0.02 && due < wake) {
+                        wake = due;
+                        deadline_at_ = due;
+                    }
+                }
             }
         }
     }
@@ -474,7 +482,13 @@ void Viewer::on_peer_bytes(const Flow& f, double t) {
         if (from_server_.has(p)) raced_ += carried.bytes;
         return;
     }
-    if (carried.whole) piece_finished(carried.piece, false, t);
+    if (carried.whole) {
+        piece_finished(carried.piece, false, t);
+    } else if (ctl_->holding(p)) {
+        // The blocks a held server part waited for are here: the tick that writes it comes now, not a whole
+        // (possibly long) tick later.
+        next_tick_ = std::min(next_tick_, t);
+    }
 }
 
 void Viewer::cede_to_server(int piece, std::uint64_t server_from, double t) {

@@ -59,7 +59,11 @@ World::World(const PlatformSpec& platform, std::vector<TitleState> titles, Serve
       tuning_(tuning),
       box_uplink_bps_(std::move(box_uplink_bps)),
       tracker_(registry_policy(), tracker::SipKey{1, 2}),
-      uploaded_(box_uplink_bps_.size() + 1, 0) {}
+      uploaded_(box_uplink_bps_.size() + 1, 0) {
+    // The controller's rules that count on the next tick (how long a held server part may wait for the peers'
+    // blocks) must know the tick they get.
+    client_tuning_.tick = std::chrono::milliseconds(std::llround(tuning_.tick_s * 1000));
+}
 
 simgrid::s4u::Host* World::host_of(BoxId box) const {
     if (is_seed(box)) return built_.seed;
