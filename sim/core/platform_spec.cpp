@@ -18,7 +18,6 @@ PlatformSpec make_platform(const std::vector<double>& uplinks_bps, const Platfor
     p.config = c;
     const int boxes = static_cast<int>(uplinks_bps.size());
     const int per = std::max(1, c.boxes_per_aggregation);
-    const double down = c.box_downlink_bps.value_or(kUnboundedBps);
     for (int first = 0; first < boxes; first += per) {
         ZoneSpec z;
         z.name = "agg" + std::to_string(p.zones.size());
@@ -30,7 +29,7 @@ PlatformSpec make_platform(const std::vector<double>& uplinks_bps, const Platfor
             HostSpec h;
             h.name = "box" + std::to_string(b);
             h.up = add_link(p, h.name + "-up", uplinks_bps[static_cast<std::size_t>(b)], c.access_latency_s);
-            h.down = add_link(p, h.name + "-down", down, c.access_latency_s);
+            if (c.box_downlink_bps) h.down = add_link(p, h.name + "-down", *c.box_downlink_bps, c.access_latency_s);
             p.box_at.emplace_back(static_cast<int>(p.zones.size()), static_cast<int>(z.hosts.size()));
             z.hosts.push_back(h);
         }
@@ -42,10 +41,9 @@ PlatformSpec make_platform(const std::vector<double>& uplinks_bps, const Platfor
     for (int n = 0; n < std::max(1, c.server_nodes); ++n) {
         HostSpec h;
         h.name = "server" + std::to_string(n);
-        if (c.server_link_bps) {
-            h.up = add_link(p, h.name + "-nic-out", *c.server_link_bps, c.server_latency_s);
-            h.down = add_link(p, h.name + "-nic-in", *c.server_link_bps, c.server_latency_s);
-        }
+        const double nic = c.server_link_bps.value_or(kServerNicBps);
+        h.up = add_link(p, h.name + "-nic-out", nic, c.server_latency_s);
+        h.down = add_link(p, h.name + "-nic-in", nic, c.server_latency_s);
         p.server_at.emplace_back(head_index, static_cast<int>(head.hosts.size()));
         head.hosts.push_back(h);
     }
@@ -66,7 +64,7 @@ double PlatformSpec::box_server_latency(int box) const {
     double lat = links.at(static_cast<std::size_t>(zones[static_cast<std::size_t>(z)].hosts[static_cast<std::size_t>(h)].up)).latency;
     const auto& zone = zones[static_cast<std::size_t>(z)];
     if (zone.up >= 0) lat += links[static_cast<std::size_t>(zone.up)].latency;
-    if (config.server_link_bps) lat += config.server_latency_s;
+    lat += config.server_latency_s;
     return lat;
 }
 
@@ -75,8 +73,9 @@ double PlatformSpec::box_box_latency(int a, int b) const {
     const auto [zb, hb] = box_at.at(static_cast<std::size_t>(b));
     const auto& A = zones[static_cast<std::size_t>(za)];
     const auto& B = zones[static_cast<std::size_t>(zb)];
+    const auto& down = B.hosts[static_cast<std::size_t>(hb)];
     double lat = links[static_cast<std::size_t>(A.hosts[static_cast<std::size_t>(ha)].up)].latency +
-                 links[static_cast<std::size_t>(B.hosts[static_cast<std::size_t>(hb)].down)].latency;
+                 (down.down >= 0 ? links[static_cast<std::size_t>(down.down)].latency : config.access_latency_s);
     if (za != zb) {
         if (A.up >= 0) lat += links[static_cast<std::size_t>(A.up)].latency;
         if (B.down >= 0) lat += links[static_cast<std::size_t>(B.down)].latency;

@@ -1,13 +1,16 @@
 // The simulated network and servers, as plain data: the generator decides names, capacities and latencies;
 // the SimGrid adapter (sim/sg/platform_builder) only builds what this describes.
 //
-// Shape: every box sits behind its own asymmetric access link (an uplink and a downlink, each a SimGrid link
-// shared max-min by the flows crossing it), under an aggregation node (a DSLAM or OLT: `boxes_per_aggregation`
+// Shape: every box sits behind its own asymmetric access link (an uplink and, when given a capacity, a
+// downlink, each a SimGrid link shared max-min by the flows crossing it), under an aggregation node (a DSLAM or OLT: `boxes_per_aggregation`
 // boxes each) whose uplink and downlink to the core are modelled only when given a capacity (a link every flow
 // of the node crosses ties them all into one sharing problem, which costs the simulation dearly, and at the
-// operator's scale the access links are what binds). The head end holds the VoD server nodes, each with its
-// NIC (unconstrained when no capacity is given: the simulation then measures the bandwidth the service needs)
-// and its disk array by the thesis's ch. 3 model, and the operator's seed beside them.
+// operator's scale the access links are what binds). The same holds for a box's downlink: it ties every
+// flow into the box to every other flow of its uploaders, and with downlinks a few times the bitrate it
+// rarely binds; it is modelled when the scenario (download_limit) or the command line gives it. The head end
+// holds the VoD server nodes, each with its NIC (100 Gbps when no capacity is given: the simulation then
+// measures the bandwidth the service needs) and its disk array by the thesis's ch. 3 model, and the
+// operator's seed beside them.
 #pragma once
 
 #include <chrono>
@@ -41,13 +44,13 @@ struct ZoneSpec {
 
 struct PlatformConfig {
     double access_latency_s = 0.0005;      // one way, box to its aggregation node
-    std::optional<double> box_downlink_bps;  // absent: 1 Gbps (the testbed's loopback is not a bound)
+    std::optional<double> box_downlink_bps;  // absent: no downlink link (not a bound, as on the testbed)
     int boxes_per_aggregation = 1000;
     std::optional<double> aggregation_uplink_bps;  // absent: not modelled (no link)
     std::optional<double> aggregation_downlink_bps;
     double aggregation_latency_s = 0.001;
     int server_nodes = 1;
-    std::optional<double> server_link_bps;  // per node; absent: unconstrained
+    std::optional<double> server_link_bps;  // per node; absent: kServerNicBps
     double server_latency_s = 0.0005;
     server::DiskArrayModel disks{4, std::chrono::milliseconds(0), BitRate(0)};  // r_d 0: reads cost nothing
     bool seed = false;
@@ -73,5 +76,7 @@ PlatformSpec make_platform(const std::vector<double>& uplinks_bps, const Platfor
 
 // Unlimited, for links the scenario does not bound: 1 Gbps, well above any access rate here.
 inline constexpr double kUnboundedBps = 1e9;
+// A server node's NIC when none is given: far above what any run here asks of it.
+inline constexpr double kServerNicBps = 100e9;
 
 }  // namespace toast::sim

@@ -21,6 +21,9 @@ namespace {
 constexpr std::uint64_t kBlock = 16 * 1024;
 // A CANCEL cannot call back what is already in the uploader's send buffer: the block being sent and the next.
 constexpr std::uint64_t kSendBuffer = 2 * kBlock;
+// The client's own tick (ClientTuning::tick): at it or below, the viewer ticks as the client does and nothing
+// more; longer ticks (to simulate more boxes) add wake-ups at the moments the client's ticks would have caught.
+constexpr double kClientTick = 0.2 + 1e-9;
 
 class Viewer {
   public:
@@ -189,7 +192,7 @@ double Viewer::next_wake(double t) {
     if (tracker_reply_at_) wake = std::min(wake, *tracker_reply_at_);
     if (!disk_ready_.empty()) wake = std::min(wake, disk_ready_.begin()->first);
     if (world_.tuning().end_s > 0) wake = std::min(wake, world_.tuning().end_s);
-    if (world_.tuning().deadline_wakeups && ready_ && world_.tuning().tick_s > 0.25) {
+    if (world_.tuning().deadline_wakeups && ready_ && world_.tuning().tick_s > kClientTick) {
         // The fallback fetches a missing piece once its deadline is inside the need window (horizon + fetch
         // estimate + margin), or, for a piece left to peers, at its last moment (estimate + margin): with
         // ticks longer than that margin such a moment would pass between two ticks. Wake at the next of
@@ -205,8 +208,9 @@ double Viewer::next_wake(double t) {
                 if (had.has(p) || fb.in_flight(p)) continue;
                 ++looked;
                 const double until = std::chrono::duration<double>(w.time_until_needed(p)).count();
-                for (double due : {t + until - window, t + until - lead}) {
-                    if (due > t + 0.02 && due < wake) {
+                // A millisecond past the moment: at the moment itself the fallback's comparison may still fail.
+                for (double due : {t + until - window + 0.001, t + until - lead + 0.001}) {
+                    if (due > t + 1e-4 && due < wake) {
                         wake = due;
                         deadline_at_ = due;
                     }
@@ -484,9 +488,9 @@ void Viewer::on_peer_bytes(const Flow& f, double t) {
     }
     if (carried.whole) {
         piece_finished(carried.piece, false, t);
-    } else if (ctl_->holding(p)) {
-        // The blocks a held server part waited for are here: the tick that writes it comes now, not a whole
-        // (possibly long) tick later.
+    } else if (ctl_->holding(p) && world_.tuning().tick_s > kClientTick) {
+        // The blocks a held server part waited for are here: with ticks longer than the client's, the tick that
+        // writes it comes now, not a whole tick later (at the client's own tick it comes when the client's would).
         next_tick_ = std::min(next_tick_, t);
     }
 }

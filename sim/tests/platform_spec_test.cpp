@@ -24,6 +24,7 @@ TEST_CASE("each box gets its own uplink and downlink under its aggregation node"
     CHECK(p.zones[0].down == -1);
     CHECK(p.server_at.size() == 1);
     CHECK(!p.seed_at);
+    CHECK(p.box_box_latency(0, 2) == Approx(2 * c.access_latency_s));
 }
 
 TEST_CASE("aggregation links, server NICs and the seed appear when configured", "[sim][platform]") {
@@ -49,10 +50,12 @@ TEST_CASE("aggregation links, server NICs and the seed appear when configured", 
     CHECK(p.box_box_latency(0, 1) == Approx(2 * c.access_latency_s + 2 * c.aggregation_latency_s));
 }
 
-TEST_CASE("an unlimited seed and unbounded downlinks run at 1 Gbps", "[sim][platform]") {
+TEST_CASE("without a downlink capacity a box has no downlink, and an unlimited seed runs at 1 Gbps", "[sim][platform]") {
     PlatformConfig c;
     c.seed = true;
     const auto p = make_platform({1e6}, c);
-    CHECK(p.links[static_cast<std::size_t>(p.zones[0].hosts[0].down)].bandwidth == kUnboundedBps / 8);
-    CHECK(p.links[static_cast<std::size_t>(p.zones[1].hosts[1].up)].bandwidth == kUnboundedBps / 8);
+    CHECK(p.zones[0].hosts[0].down == -1);
+    const auto& head = p.zones[1];
+    CHECK(p.links[static_cast<std::size_t>(head.hosts[0].up)].bandwidth == kServerNicBps / 8);
+    CHECK(p.links[static_cast<std::size_t>(head.hosts[1].up)].bandwidth == kUnboundedBps / 8);
 }

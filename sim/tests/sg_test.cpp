@@ -100,16 +100,23 @@ TEST_CASE("a transfer between two boxes runs at the uploader's uplink", "[sim][s
     PlatformConfig c;
     c.access_latency_s = 0.001;
     const auto spec = make_platform({1e6, 1e6, 4e6}, c);
-    // 125,000 bytes at 1 Mbps: 1 s, plus the two access links' latency.
+    // 125,000 bytes at 1 Mbps: 1 s, plus the uplink's latency (no downlink capacity given: no downlink).
     auto t = nlohmann::json::parse(transfer_times(spec, {{0, 1}}, 125'000));
     REQUIRE(t.size() == 1);
-    CHECK(t[0].get<double>() == Approx(1.002).epsilon(1e-6));
+    CHECK(t[0].get<double>() == Approx(1.001).epsilon(1e-6));
     // Two flows out of one 1 Mbps uplink share it: both end at 2 s.
     t = nlohmann::json::parse(transfer_times(spec, {{0, 1}, {0, 2}}, 125'000));
-    CHECK(t[1].get<double>() == Approx(2.002).epsilon(1e-6));
+    CHECK(t[1].get<double>() == Approx(2.001).epsilon(1e-6));
     // A box's downlink is not a bound unless given: two uploaders into one box each run at their own rate.
     t = nlohmann::json::parse(transfer_times(spec, {{0, 1}, {2, 1}}, 125'000));
-    CHECK(t[0].get<double>() == Approx(0.252).epsilon(1e-6));
+    CHECK(t[0].get<double>() == Approx(0.251).epsilon(1e-6));
+    CHECK(t[1].get<double>() == Approx(1.001).epsilon(1e-6));
+    // With a downlink of 2 Mbps the two share it: 1 Mbps each, the 4 Mbps uploader held to its share.
+    PlatformConfig d = c;
+    d.box_downlink_bps = 2e6;
+    const auto limited = make_platform({1e6, 1e6, 4e6}, d);
+    t = nlohmann::json::parse(transfer_times(limited, {{0, 1}, {2, 1}}, 125'000));
+    CHECK(t[0].get<double>() == Approx(1.002).epsilon(1e-6));
     CHECK(t[1].get<double>() == Approx(1.002).epsilon(1e-6));
 }
 
