@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <stdexcept>
 
@@ -27,8 +28,8 @@ int rotate_every(ChokerKind k) {
 
 }  // namespace
 
-SwarmModel::SwarmModel(int pieces, std::uint64_t piece_length, std::uint64_t total_bytes)
-    : pieces_(pieces), piece_length_(piece_length), total_(total_bytes) {}
+SwarmModel::SwarmModel(int pieces, std::uint64_t piece_length, std::uint64_t total_bytes, double piece_seconds)
+    : pieces_(pieces), piece_length_(piece_length), total_(total_bytes), piece_seconds_(piece_seconds) {}
 
 std::uint64_t SwarmModel::piece_size(int p) const {
     if (p < pieces_ - 1) return piece_length_;
@@ -36,6 +37,7 @@ std::uint64_t SwarmModel::piece_size(int p) const {
 }
 
 double SwarmModel::round_period(ChokerKind k) {
+    if (getenv("ROUNDP")) return toast_choker(k) ? atof(getenv("ROUNDP")) : 15.0;
     return toast_choker(k) ? 1.0 : 15.0;
 }
 
@@ -101,7 +103,7 @@ bool SwarmModel::connected(BoxId a, BoxId b) const {
     return false;
 }
 
-bool SwarmModel::connect(BoxId a, BoxId b) {
+bool SwarmModel::connect(BoxId a, BoxId b, double now) {
     if (a == b) return false;
     auto* ma = find(a);
     auto* mb = find(b);
@@ -124,6 +126,8 @@ bool SwarmModel::connect(BoxId a, BoxId b) {
     cn.a = a;
     cn.b = b;
     cn.open = true;
+    cn.a_sees_b = {mb->have.first_missing(), now};
+    cn.b_sees_a = {ma->have.first_missing(), now};
     ma->conns.push_back(id);
     mb->conns.push_back(id);
     if (ma->downloading) mb->have.for_each([&](int p) { ++ma->availability[static_cast<std::size_t>(p)]; });
@@ -157,7 +161,7 @@ void SwarmModel::close(int conn) {
             if (const auto* o = find(other))
                 o->have.for_each([&](int p) { --m->availability[static_cast<std::size_t>(p)]; });
             for (int p : towards.queue)
-                m->requested.clear(p);
+                unask(*m, p);
         }
         towards.queue.clear();
     }
@@ -177,6 +181,7 @@ void SwarmModel::start_download(BoxId box) {
     m.downloading = true;
     m.wanted = PieceBits(pieces_);
     m.requested = PieceBits(pieces_);
+    m.asked.clear();
     m.priority.assign(static_cast<std::size_t>(pieces_), kInitialPriority);
     for (int p = 0; p < pieces_; ++p)
         if (!m.have.test(p)) m.wanted.set(p);
@@ -212,6 +217,7 @@ void SwarmModel::stop_download(BoxId box) {
     }
     m.wanted = PieceBits();
     m.requested = PieceBits();
+    m.asked.clear();
     m.priority.clear();
     m.deadline.clear();
     m.partial.clear();
@@ -224,6 +230,7 @@ void SwarmModel::on_have(BoxId box, int piece) {
     if (m.downloading) {
         m.wanted.clear(piece);
         m.requested.clear(piece);
+        m.asked.erase(piece);
         m.deadline.erase(piece);
         m.partial.erase(piece);
     }
@@ -276,6 +283,20 @@ int SwarmModel::desired_queue(const Pipe& p) const {
     return std::max(1, static_cast<int>(std::ceil(bytes / static_cast<double>(piece_length_))));
 }
 
+void SwarmModel::ask(Member& d, int piece) {
+    ++d.asked[piece];
+    d.requested.set(piece);
+}
+
+void SwarmModel::unask(Member& d, int piece) {
+    auto it = d.asked.find(piece);
+    if (it == d.asked.end()) return;
+    if (--it->second <= 0) {
+        d.asked.erase(it);
+        d.requested.clear(piece);
+    }
+}
+
 std::vector<int> SwarmModel::pick(const Member& d, const Member& u, int n) const {
     std::vector<int> out;
     if (n <= 0 || !d.downloading) return out;
@@ -300,7 +321,8 @@ std::vector<int> SwarmModel::pick(const Member& d, const Member& u, int n) const
     d.wanted.for_each_and_not(u.have, d.requested, [&](int p) {
         if (d.deadline.count(p)) return;
         const auto i = static_cast<std::size_t>(p);
-        const std::int64_t key = (static_cast<std::int64_t>(d.availability[i]) + 1) * (8 - d.priority[i]) * 3 - 2;
+        const std::int64_t adj = d.partial.count(p) ? -3 : -2;  // pieces being downloaded come first
+        const std::int64_t key = (static_cast<std::int64_t>(d.availability[i]) + 1) * (8 - d.priority[i]) * 3 + adj;
         ranked.push_back({key, d.order[i], p});
     });
     const auto want = static_cast<std::size_t>(n) - out.size();
@@ -332,7 +354,28 @@ client::ChokerSlots SwarmModel::slots_of(const Member& up) const {
     return {slots, true};
 }
 
-std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std::uint64_t assume) const {
+int SwarmModel::estimated_position(const Member& up, int conn, double now) const {
+    const auto& cn = conns_[static_cast<std::size_t>(conn)];
+    const BoxId other = cn.other(up.box);
+    const auto* d = find(other);
+    if (!d) return 0;
+    const int truth = d->have.first_missing();
+    const auto& seen = up.box == cn.a ? cn.a_sees_b : cn.b_sees_a;
+    // A peer ahead of us tells us of its pieces (we lack them); one behind us told us only its bitfield.
+    const int told = truth >= up.have.first_missing() ? truth : std::min(truth, seen.first_missing);
+    std::optional<std::chrono::nanoseconds> piece_time;
+    if (piece_seconds_ > 0)
+        piece_time = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(piece_seconds_));
+    auto tp = [](double s) {
+        return std::chrono::steady_clock::time_point(
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s)));
+    };
+    return client::estimated_first_missing({PieceIndex(seen.first_missing), tp(seen.at)}, PieceIndex(told), tp(now),
+                                           piece_time, client::PieceCount(pieces_))
+        .value();
+}
+
+std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std::uint64_t assume, double now) const {
     std::vector<client::ChokeCandidate> out;
     out.reserve(up.conns.size());
     const auto epoch = up.rounds / static_cast<std::uint64_t>(rotate_every(up.setup.choker));
@@ -349,10 +392,10 @@ std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std
         switch (up.setup.choker) {
             case ChokerKind::nearest:
                 rank = up.have.all() ? client::rotating_rank(id, epoch)
-                                     : client::nearest_behind_rank(PieceIndex(d->have.first_missing()), ours);
+                                     : client::nearest_behind_rank(PieceIndex(estimated_position(up, c, now)), ours);
                 break;
             case ChokerKind::leader:
-                rank = client::leader_rank(PieceIndex(d->have.first_missing()));
+                rank = client::leader_rank(PieceIndex(estimated_position(up, c, now)));
                 break;
             case ChokerKind::seed_style:
                 rank = client::seed_rank(static_cast<std::int64_t>(pipe.rate));
@@ -369,25 +412,29 @@ std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std
     return out;
 }
 
-void SwarmModel::choke_round(Member& up, bool tick) {
+void SwarmModel::choke_round(Member& up, bool tick, double now) {
     const auto split = slots_of(up);
-    auto set = client::choker_unchoke_set(candidates(up, 0), split.regular, split.optimistic,
+    auto set = client::choker_unchoke_set(candidates(up, 0, now), split.regular, split.optimistic,
                                           rotate_every(up.setup.choker), up.choker, tick);
     for (int c : up.conns) {
         auto& cn = conns_[static_cast<std::size_t>(c)];
         if (!cn.open) continue;
-        cn.towards(cn.other(up.box)).unchoked = set.count(static_cast<std::uint64_t>(c) + 1) > 0;
+        const BoxId down = cn.other(up.box);
+        auto& pipe = cn.towards(down);
+        const bool now = set.count(static_cast<std::uint64_t>(c) + 1) > 0;
+        if (now && !pipe.unchoked && pipe.interested) woken_.push_back(down);
+        pipe.unchoked = now;
     }
     if (tick) ++up.rounds;
 }
 
 void SwarmModel::ensure_round(Member& up, double now) {
     if (now < up.next_round) return;
-    choke_round(up, true);
+    choke_round(up, true, now);
     up.next_round = now + round_period(up.setup.choker);
 }
 
-void SwarmModel::on_interested(Member& up, int conn) {
+void SwarmModel::on_interested(Member& up, int conn, double now) {
     auto& cn = conns_[static_cast<std::size_t>(conn)];
     auto& pipe = cn.towards(cn.other(up.box));
     if (pipe.unchoked) return;
@@ -397,7 +444,7 @@ void SwarmModel::on_interested(Member& up, int conn) {
         // optimistic rotation on.
         auto state = up.choker;
         const auto id = static_cast<std::uint64_t>(conn) + 1;
-        auto set = client::choker_unchoke_set(candidates(up, id), split.regular, split.optimistic,
+        auto set = client::choker_unchoke_set(candidates(up, id, now), split.regular, split.optimistic,
                                               rotate_every(up.setup.choker), state, false);
         pipe.unchoked = set.count(id) > 0;
         return;
@@ -411,10 +458,28 @@ void SwarmModel::on_interested(Member& up, int conn) {
     if (unchoked < split.regular + (split.optimistic ? 1 : 0)) pipe.unchoked = true;
 }
 
-PumpResult SwarmModel::pump(BoxId down, double now) {
+std::vector<BoxId> SwarmModel::would_request(BoxId up, int piece) const {
+    std::vector<BoxId> out;
+    const auto* u = find(up);
+    if (!u) return out;
+    for (int c : u->conns) {
+        const auto& cn = conns_[static_cast<std::size_t>(c)];
+        if (!cn.open) continue;
+        const BoxId down = cn.other(up);
+        const auto& pipe = cn.towards(down);
+        if (!pipe.unchoked || pipe.active >= 0 || !pipe.queue.empty()) continue;
+        const auto* d = find(down);
+        if (d && d->downloading && !d->upload_mode && d->wanted.test(piece) && !d->requested.test(piece))
+            out.push_back(down);
+    }
+    return out;
+}
+
+PumpResult SwarmModel::pump(BoxId down, double now, const std::function<std::uint64_t(int)>& delivered) {
     PumpResult r;
     auto& d = at(down);
     if (!d.downloading) return r;
+    woken_.clear();
     for (int c : std::vector<int>(d.conns)) {
         auto& cn = conns_[static_cast<std::size_t>(c)];
         auto& pipe = cn.towards(down);
@@ -433,7 +498,7 @@ PumpResult SwarmModel::pump(BoxId down, double now) {
         // Requests for pieces no longer wanted (had, given to the server, beyond the buffer) are dropped.
         for (auto it = pipe.queue.begin(); it != pipe.queue.end();) {
             if (!d.wanted.test(*it)) {
-                if (pipe.active != *it) d.requested.clear(*it);
+                unask(d, *it);
                 it = pipe.queue.erase(it);
             } else {
                 ++it;
@@ -442,12 +507,12 @@ PumpResult SwarmModel::pump(BoxId down, double now) {
         const bool want = !d.upload_mode && u->have.any_and_not(d.wanted, PieceBits());
         if (want != pipe.interested) {
             pipe.interested = want;
-            if (want) on_interested(*u, c);
+            if (want) on_interested(*u, c, now);
         }
         ensure_round(*u, now);
         if (!pipe.unchoked || d.upload_mode) {
             for (int p : pipe.queue)
-                d.requested.clear(p);
+                unask(d, p);
             pipe.queue.clear();
             continue;
         }
@@ -455,34 +520,55 @@ PumpResult SwarmModel::pump(BoxId down, double now) {
             const int room = desired_queue(pipe) - (pipe.active >= 0 ? 1 : 0) - static_cast<int>(pipe.queue.size());
             for (int p : pick(d, *u, room)) {
                 pipe.queue.push_back(p);
-                d.requested.set(p);
+                ask(d, p);
+            }
+        }
+        if (want && !d.upload_mode && pipe.active < 0 && pipe.queue.empty() && delivered) {
+            if (auto sp = split_for(d, *u, c, delivered)) {
+                auto& other = conns_[static_cast<std::size_t>(sp->conn)].towards(down);
+                const auto to = other.to;
+                r.split.push_back(*sp);
+                ask(d, sp->piece);
+                pipe.active = sp->piece;
+                pipe.from = sp->at;
+                pipe.to = to;
+                r.start.push_back({c, u->box, sp->piece, pipe.from, pipe.to});
+                continue;
             }
         }
         if (pipe.active < 0 && !pipe.queue.empty()) {
             const int p = pipe.queue.front();
             pipe.queue.pop_front();
             pipe.active = p;
-            auto prefix = d.partial.find(p);
-            pipe.from = prefix == d.partial.end() ? 0 : prefix->second;
+            pipe.from = 0;
             pipe.to = piece_size(p);
+            if (auto got = d.partial.find(p); got != d.partial.end()) {
+                const auto gap = got->second.gap_from(0, piece_size(p));
+                pipe.from = gap.first;
+                pipe.to = gap.second;
+            }
             r.start.push_back({c, u->box, p, pipe.from, pipe.to});
         }
     }
+    for (BoxId w : woken_)
+        if (w != down && std::find(r.unchoked.begin(), r.unchoked.end(), w) == r.unchoked.end()) r.unchoked.push_back(w);
+    woken_.clear();
     return r;
 }
 
 SwarmModel::Carried SwarmModel::finish_transfer(int conn, BoxId down) {
     auto& cn = conns_[static_cast<std::size_t>(conn)];
     auto& pipe = cn.towards(down);
-    Carried c{pipe.active, cn.other(down), pipe.to - pipe.from, pipe.to >= piece_size(pipe.active)};
+    Carried c{pipe.active, cn.other(down), pipe.to - pipe.from, false};
     pipe.delivered += c.bytes;
     pipe.active = -1;
     if (auto* d = find(down); d && d->downloading) {
-        d->requested.clear(c.piece);
-        if (c.whole) {
-            d->partial.erase(c.piece);
-        } else if (!d->have.test(c.piece)) {
-            d->partial[c.piece] = pipe.to;
+        unask(*d, c.piece);
+        if (!d->have.test(c.piece)) {
+            auto& got = d->partial[c.piece];
+            got.add(pipe.from, pipe.to);
+            c.whole = got.covers(0, piece_size(c.piece));
+            if (c.whole) d->partial.erase(c.piece);
         }
     }
     if (!cn.open)
@@ -497,11 +583,8 @@ SwarmModel::Carried SwarmModel::cancel_transfer(int conn, BoxId down, std::uint6
     Carried c{pipe.active, cn.other(down), delivered, false};
     pipe.delivered += delivered;
     if (auto* d = find(down); d && d->downloading && pipe.active >= 0) {
-        d->requested.clear(pipe.active);
-        if (!d->have.test(pipe.active) && pipe.from + delivered > 0) {
-            auto& prefix = d->partial[pipe.active];
-            prefix = std::max(prefix, pipe.from + delivered);
-        }
+        unask(*d, pipe.active);
+        if (!d->have.test(pipe.active) && delivered > 0) d->partial[pipe.active].add(pipe.from, pipe.from + delivered);
     }
     pipe.active = -1;
     if (!cn.open)
@@ -515,8 +598,33 @@ TransferStart SwarmModel::resume_transfer(int conn, BoxId down, int piece, std::
     pipe.active = piece;
     pipe.from = from;
     pipe.to = to;
-    if (auto* d = find(down); d && d->downloading) d->requested.set(piece);
+    if (auto* d = find(down); d && d->downloading) ask(*d, piece);
     return {conn, cn.other(down), piece, from, to};
+}
+
+std::optional<TransferSplit> SwarmModel::split_for(Member& d, const Member& u, int conn,
+                                                   const std::function<std::uint64_t(int)>& delivered) const {
+    constexpr std::uint64_t block = 16 * 1024;
+    std::optional<TransferSplit> best;
+    std::uint64_t most = 0;
+    for (int oc : d.conns) {
+        if (oc == conn) continue;
+        const auto& cn = conns_[static_cast<std::size_t>(oc)];
+        const auto& other = cn.towards(d.box);
+        if (other.active < 0 || !u.have.test(other.active) || d.asked.count(other.active) == 0 ||
+            d.asked.at(other.active) > 1)
+            continue;
+        const auto at = other.from + delivered(oc);
+        if (other.to <= at) continue;
+        const auto left = other.to - at;
+        if (left < 4 * block || left <= most) continue;
+        // The second half of what is left, from a block boundary.
+        const auto cut = (at + left / 2) / block * block;
+        if (cut <= at || cut >= other.to) continue;
+        most = left;
+        best = TransferSplit{oc, other.active, cut};
+    }
+    return best;
 }
 
 void SwarmModel::set_rate(int conn, BoxId down, double bytes_per_second) {

@@ -77,7 +77,9 @@ TitleState make_sim_title(const std::string& name, int index, double seconds, do
     auto g = client::TitleGeometry::make(Bytes(bytes), Bytes(static_cast<std::uint64_t>(piece_size)),
                                          BitRate(static_cast<std::uint64_t>(bitrate)), &error);
     if (!g) throw std::runtime_error("title " + name + ": " + error);
-    TitleState t{name, *g, std::make_unique<SwarmModel>(g->piece_count().value(), g->piece_length().value(), bytes),
+    const double piece_seconds = std::chrono::duration<double>(g->piece_duration()).count();
+    TitleState t{name, *g,
+                 std::make_unique<SwarmModel>(g->piece_count().value(), g->piece_length().value(), bytes, piece_seconds),
                  title_hash(index)};
     return t;
 }

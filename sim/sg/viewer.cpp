@@ -8,6 +8,7 @@
 #include "client/core/plan_applier.hpp"
 #include "client/core/stream_controller.hpp"
 #include "sim/core/model_piece_control.hpp"
+#include "sim/core/received_bytes.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -33,6 +34,7 @@ class Viewer {
   private:
     struct Flow {
         bool server = false;
+        bool bell = false;  // the doorbell (World::poke): not a transfer
         int conn = -1;  // peer flows
         int piece = -1;
         std::uint64_t bytes = 0;
@@ -64,15 +66,17 @@ class Viewer {
     void on_server_bytes(const Flow& f, double t);
     void on_peer_bytes(const Flow& f, double t);
     void piece_finished(int piece, bool from_server, double t);
-    void cede_to_server(int piece, std::uint64_t server_from, double t);
+    void cede_to_server(int piece, std::uint64_t server_from, std::uint64_t server_to, double t);
+    void restart(int conn, int piece, std::uint64_t until, double t);
 
     std::size_t add_flow(sg4::CommPtr comm, Flow f);
     void remove_flow(std::size_t i);
     std::optional<std::size_t> peer_flow(int conn) const;
     std::optional<std::size_t> server_flow(int piece) const;
     std::uint64_t done_bytes(std::size_t i) const;
-    std::uint64_t prefix(int piece) const;  // bytes of the piece held from its start
+    ReceivedBytes received(int piece) const;  // what peers have delivered of the piece so far
     void finish(double t);
+    void arm_bell();
     double next_wake(double t);
 
     World& world_;
@@ -85,9 +89,12 @@ class Viewer {
     client::PlanApplier applier_;
     ModelPieceControl control_;
 
+    int* bell_data_ = nullptr;
     std::vector<sg4::CommPtr> comms_;
     std::vector<Flow> flows_;
     std::map<int, Fetch> fetches_;
+    // The server's bytes of pieces the controller holds (ServerFallback keeps them until the piece is whole).
+    std::map<int, ReceivedBytes> from_server_bytes_;
     std::multimap<double, int> disk_ready_;  // server fetches whose bytes are read: piece
     std::optional<double> tracker_reply_at_;
     std::optional<double> deadline_at_;  // a wake-up at the server's last moment for the next missing piece
@@ -145,6 +152,8 @@ void Viewer::run() {
     rec_.start_s = t0;
     rec_.watch_s = plan_.watch_s.value_or(std::chrono::duration<double>(geometry_.title_duration()).count());
     rec_.upload_cap_bps = plan_.upload_cap_bps;
+    world_.listen(plan_.box, true);
+    arm_bell();
     announce(t0, false);
     next_tick_ = t0;
     last_rate_ = t0;
@@ -169,7 +178,7 @@ void Viewer::run() {
             tracker_reply_at_.reset();
             int connected = 0;
             for (BoxId b : named_)
-                if (swarm_.connect(plan_.box, b) || swarm_.connected(plan_.box, b)) ++connected;
+                if (swarm_.connect(plan_.box, b, t1) || swarm_.connected(plan_.box, b)) ++connected;
             ctl_->on_tracker_reply(static_cast<int>(named_.size()), at(t1));
             pump(t1);
         }
@@ -251,17 +260,17 @@ std::uint64_t Viewer::done_bytes(std::size_t i) const {
     return flows_[i].bytes > left ? flows_[i].bytes - left : 0;
 }
 
-std::uint64_t Viewer::prefix(int piece) const {
-    std::uint64_t held = 0;
+ReceivedBytes Viewer::received(int piece) const {
+    ReceivedBytes got;
     const auto* m = swarm_.find(plan_.box);
-    if (!m) return 0;
-    if (auto it = m->partial.find(piece); it != m->partial.end()) held = it->second;
+    if (!m) return got;
+    if (auto it = m->partial.find(piece); it != m->partial.end()) got = it->second;
     for (int c : m->conns) {
         const auto& pipe = swarm_.connection(c).towards(plan_.box);
         if (pipe.active != piece) continue;
-        if (auto fi = peer_flow(c)) held = std::max(held, pipe.from + done_bytes(*fi));
+        if (auto fi = peer_flow(c)) got.add(pipe.from, pipe.from + done_bytes(*fi));
     }
-    return held;
+    return got;
 }
 
 client::SwarmSample Viewer::sample(double t) {
@@ -271,7 +280,7 @@ client::SwarmSample Viewer::sample(double t) {
     s.availability = m.availability;
     const int blocks_per_piece = static_cast<int>((geometry_.piece_length().value() + kBlock - 1) / kBlock);
     std::uint64_t partial_bytes = 0;
-    std::vector<int> in_flight;
+    std::vector<std::pair<int, std::pair<std::uint64_t, std::uint64_t>>> sending;  // piece, [delivered, to)
     for (int c : m.conns) {
         const auto& cn = swarm_.connection(c);
         if (!cn.open) continue;
@@ -290,33 +299,39 @@ client::SwarmSample Viewer::sample(double t) {
             partial_bytes += done;
             const std::uint64_t delivered = pipe.from + done;
             ps.queue_length += static_cast<int>((pipe.to - std::min(pipe.to, delivered) + kBlock - 1) / kBlock);
-            const auto size = swarm_.piece_size(pipe.active);
-            const auto blocks = static_cast<std::size_t>((size + kBlock - 1) / kBlock);
-            client::PieceProgress pp{PieceIndex(pipe.active), std::vector<bool>(blocks, false),
-                                     std::vector<int>(blocks, -1)};
-            const auto full = static_cast<std::size_t>(delivered / kBlock);
-            for (std::size_t b = 0; b < blocks && b < full; ++b)
-                pp.delivered[b] = true;
-            if (delivered >= size) std::fill(pp.delivered.begin(), pp.delivered.end(), true);
-            // The block being sent and the next one are at the front of the uploader's queue.
-            for (std::size_t b = full, place = 0; b < blocks && place < 2 && b * kBlock < pipe.to; ++b, ++place)
-                pp.queue_position[b] = static_cast<int>(place);
-            s.progress.push_back(std::move(pp));
+            sending.emplace_back(pipe.active, std::pair{delivered, pipe.to});
         }
         s.peers.push_back(std::move(ps));
     }
-    for (const auto& [piece, bytes] : m.partial) {
-        const bool active = std::any_of(s.progress.begin(), s.progress.end(),
-                                        [p = piece](const auto& x) { return x.piece.value() == p; });
-        if (active || m.have.test(piece)) continue;
-        const auto blocks = static_cast<std::size_t>((swarm_.piece_size(piece) + kBlock - 1) / kBlock);
+    // Pieces peers are sending or have sent part of: which blocks are here, and the two blocks at the front
+    // of each transfer (the one being sent and the next).
+    std::vector<int> pieces;
+    for (const auto& [piece, at] : sending)
+        pieces.push_back(piece);
+    for (const auto& [piece, got] : m.partial)
+        pieces.push_back(piece);
+    std::sort(pieces.begin(), pieces.end());
+    pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
+    for (int piece : pieces) {
+        if (m.have.test(piece)) continue;
+        const auto size = swarm_.piece_size(piece);
+        const auto blocks = static_cast<std::size_t>((size + kBlock - 1) / kBlock);
+        const auto got = received(piece);
         client::PieceProgress pp{PieceIndex(piece), std::vector<bool>(blocks, false), std::vector<int>(blocks, -1)};
-        for (std::size_t b = 0; b < blocks && (b + 1) * kBlock <= bytes; ++b)
-            pp.delivered[b] = true;
+        for (std::size_t b = 0; b < blocks; ++b)
+            pp.delivered[b] = got.covers(b * kBlock, std::min<std::uint64_t>((b + 1) * kBlock, size));
+        for (const auto& [p, range] : sending) {
+            if (p != piece) continue;
+            for (auto b = static_cast<std::size_t>(range.first / kBlock), place = std::size_t{0};
+                 b < blocks && place < 2 && b * kBlock < range.second; ++b) {
+                if (pp.delivered[b]) continue;
+                pp.queue_position[b] = static_cast<int>(place++);
+            }
+        }
         s.progress.push_back(std::move(pp));
     }
     m.requested.for_each([&](int p) { s.in_flight.push_back(PieceIndex(p)); });
-    for (const auto& [piece, bytes] : m.partial)
+    for (const auto& [piece, got] : m.partial)
         if (!m.requested.test(piece) && !m.have.test(piece)) s.in_flight.push_back(PieceIndex(piece));
     s.from_peers = Bytes(from_peers_ + partial_bytes);
     s.known_peers = static_cast<int>(named_.size());
@@ -372,8 +387,33 @@ void Viewer::announce(double t, bool completed) {
     tracker_reply_at_ = t + world_.tuning().tracker_rtt_s;
 }
 
+void Viewer::restart(int conn, int piece, std::uint64_t until, double t) {
+    // The uploader on `conn` stops at byte `until` of the piece: its transfer is cut there (SimGrid cannot
+    // shorten a communication: the rest is a new one).
+    auto fi = peer_flow(conn);
+    if (!fi) return;
+    const auto done = done_bytes(*fi);
+    const double started = flows_[*fi].started;
+    comms_[*fi]->cancel();
+    remove_flow(*fi);
+    const auto from = swarm_.connection(conn).towards(plan_.box).from;
+    auto carried = swarm_.cancel_transfer(conn, plan_.box, done);
+    world_.add_upload(carried.up, carried.bytes, started, t);
+    from_peers_ += carried.bytes;
+    if (from + done >= until || !swarm_.connection(conn).open) return;
+    auto s = swarm_.resume_transfer(conn, plan_.box, piece, from + done, until);
+    add_flow(sg4::Comm::sendto_async(world_.host_of(s.up), host_, s.to - s.from),
+             Flow{false, false, conn, piece, s.to - s.from, t, 0});
+    ++world_.transfers;
+}
+
 void Viewer::pump(double t) {
-    auto r = swarm_.pump(plan_.box, t);
+    auto r = swarm_.pump(plan_.box, t, [this](int conn) -> std::uint64_t {
+        auto fi = peer_flow(conn);
+        return fi ? done_bytes(*fi) : 0;
+    });
+    for (const auto& sp : r.split)
+        restart(sp.conn, sp.piece, sp.at, t);
     for (const auto& c : r.cancel) {
         if (auto fi = peer_flow(c.conn)) {
             const auto done = done_bytes(*fi);
@@ -386,11 +426,19 @@ void Viewer::pump(double t) {
             swarm_.cancel_transfer(c.conn, plan_.box, 0);
         }
     }
+    for (BoxId w : r.unchoked)
+        world_.poke(w);
     for (const auto& s : r.start) {
         auto comm = sg4::Comm::sendto_async(world_.host_of(s.up), host_, s.to - s.from);
-        add_flow(comm, Flow{false, s.conn, s.piece, s.to - s.from, t, 0});
+        add_flow(comm, Flow{false, false, s.conn, s.piece, s.to - s.from, t, 0});
         ++world_.transfers;
     }
+}
+
+void Viewer::arm_bell() {
+    Flow f;
+    f.bell = true;
+    add_flow(world_.bell(plan_.box)->get_async<int>(&bell_data_), f);
 }
 
 std::size_t Viewer::add_flow(sg4::CommPtr comm, Flow f) {
@@ -408,7 +456,7 @@ void Viewer::remove_flow(std::size_t i) {
 
 std::optional<std::size_t> Viewer::peer_flow(int conn) const {
     for (std::size_t i = 0; i < flows_.size(); ++i)
-        if (!flows_[i].server && flows_[i].conn == conn) return i;
+        if (!flows_[i].server && !flows_[i].bell && flows_[i].conn == conn) return i;
     return std::nullopt;
 }
 
@@ -441,7 +489,7 @@ void Viewer::send_fetch(int piece, double t) {
     if (it == fetches_.end() || it->second.sending) return;
     it->second.sending = true;
     auto comm = sg4::Comm::sendto_async(world_.server_host(it->second.node), host_, it->second.length);
-    add_flow(comm, Flow{true, -1, piece, it->second.length, t, it->second.node});
+    add_flow(comm, Flow{true, false, -1, piece, it->second.length, t, it->second.node});
     ++world_.transfers;
 }
 
@@ -468,7 +516,10 @@ void Viewer::stop_fetch(int piece, double t) {
 void Viewer::on_flow_done(std::size_t i, double t) {
     const Flow f = flows_[i];
     remove_flow(i);
-    if (f.server) {
+    if (f.bell) {
+        world_.answered(plan_.box);
+        arm_bell();
+    } else if (f.server) {
         on_server_bytes(f, t);
     } else {
         on_peer_bytes(f, t);
@@ -495,39 +546,34 @@ void Viewer::on_peer_bytes(const Flow& f, double t) {
     }
 }
 
-void Viewer::cede_to_server(int piece, std::uint64_t server_from, double t) {
-    // The server's bytes [server_from, end) are here: peers' requests for them are cancelled (ServerFallback
-    // cancels on arrival). A peer still sending blocks before them goes on up to there; one that already sent
-    // into them stops, and its send buffer still arrives, redundant.
+void Viewer::cede_to_server(int piece, std::uint64_t server_from, std::uint64_t server_to, double t) {
+    // The server's bytes [server_from, server_to) are here: peers' requests for them are cancelled
+    // (ServerFallback cancels on arrival). A peer still sending blocks before them goes on up to there; one
+    // already sending inside them stops, and its send buffer still arrives, redundant.
     for (int c : std::vector<int>(member().conns)) {
         const auto& pipe = swarm_.connection(c).towards(plan_.box);
         if (pipe.active != piece) continue;
         auto fi = peer_flow(c);
-        if (!fi || pipe.to <= server_from) continue;  // sending only blocks before the server's part
+        if (!fi) continue;
         const auto done = done_bytes(*fi);
-        const auto delivered = pipe.from + done;
+        const auto from = pipe.from;
+        const auto delivered = from + done;
         const auto to = pipe.to;
+        if (to <= server_from || delivered >= server_to) continue;  // its blocks are outside the server's
+        if (delivered < server_from && swarm_.connection(c).open) {
+            restart(c, piece, server_from, t);
+            continue;
+        }
         const double started = flows_[*fi].started;
         comms_[*fi]->cancel();
         remove_flow(*fi);
-        const bool open = swarm_.connection(c).open;
-        if (open && delivered < server_from && to > server_from) {
-            auto carried = swarm_.cancel_transfer(c, plan_.box, done);
-            world_.add_upload(carried.up, carried.bytes, started, t);
-            from_peers_ += carried.bytes;
-            auto s = swarm_.resume_transfer(c, plan_.box, piece, delivered, server_from);
-            add_flow(sg4::Comm::sendto_async(world_.host_of(s.up), host_, s.to - s.from),
-                     Flow{false, c, piece, s.to - s.from, t, 0});
-            ++world_.transfers;
-            continue;
-        }
         const auto extra = std::min(kSendBuffer, to - std::min(to, delivered));
         auto carried = swarm_.cancel_transfer(c, plan_.box, done + extra);
         world_.add_upload(carried.up, carried.bytes, started, t);
         from_peers_ += carried.bytes;
-        const auto wasted = (delivered > server_from ? delivered - server_from : 0) + extra;
-        redundant_ += wasted;
-        raced_ += wasted;
+        const auto overlap = delivered > std::max(from, server_from) ? delivered - std::max(from, server_from) : 0;
+        redundant_ += overlap + extra;
+        raced_ += overlap + extra;
     }
 }
 
@@ -538,10 +584,16 @@ void Viewer::on_server_bytes(const Flow& f, double t) {
     world_.add_server_bytes(f.bytes, f.started, t, false);
     const PieceIndex p(f.piece);
     if (!ctl_->on_server_data(p, Bytes(f.bytes), at(t))) return;  // a peer was faster: wasted
-    cede_to_server(f.piece, fetch.offset, t);
+    cede_to_server(f.piece, fetch.offset, fetch.offset + fetch.length, t);
+    auto& server = from_server_bytes_[f.piece];
+    server.add(fetch.offset, fetch.offset + fetch.length);
     if (ctl_->holding(p)) return;
-    if (prefix(f.piece) < fetch.offset) {
-        // The peers' blocks before the server's part are not all here: add_piece would write zeros there.
+    auto got = received(f.piece);
+    for (const auto& [a, b] : server.spans())
+        got.add(a, b);
+    from_server_bytes_.erase(f.piece);
+    if (!got.covers(0, geometry_.piece_size(p).value())) {
+        // Peers' blocks outside the server's parts are not all here: add_piece would write zeros there.
         ctl_->on_hash_failed(p, at(t));
         return;
     }
@@ -550,23 +602,33 @@ void Viewer::on_server_bytes(const Flow& f, double t) {
 
 void Viewer::piece_finished(int piece, bool from_server, double t) {
     const PieceIndex p(piece);
+    from_server_bytes_.erase(piece);
     auto arrival = ctl_->on_piece_finished(p, at(t));
     if (arrival.cancel_fetch) stop_fetch(piece, t);
     if (arrival.from_server || from_server) {
         from_server_.set(p);
         ++rec_.pieces_from_server;
-        cede_to_server(piece, 0, t);
     }
+    // Whatever peers are still sending of it is cancelled (their send buffers still arrive, redundant).
+    cede_to_server(piece, 0, geometry_.piece_size(p).value(), t);
     if (!arrival.new_piece) return;
     swarm_.on_have(plan_.box, piece);
     applier_.on_piece_had(p);
+    for (BoxId d : swarm_.would_request(plan_.box, piece))
+        world_.poke(d);
 }
 
 void Viewer::finish(double t) {
     if (done_) return;
     done_ = true;
+    world_.listen(plan_.box, false);
     for (std::size_t i = flows_.size(); i-- > 0;) {
         const Flow f = flows_[i];
+        if (f.bell) {
+            comms_[i]->cancel();
+            remove_flow(i);
+            continue;
+        }
         const auto done = done_bytes(i);
         comms_[i]->cancel();
         remove_flow(i);

@@ -70,6 +70,14 @@ class World {
     void add_upload(BoxId up, std::uint64_t bytes, double from, double to);
     std::uint64_t uploaded(BoxId box) const;
 
+    // A viewer's doorbell: a running viewer waits on its box's mailbox beside its transfers; poke() rings it
+    // (a message of no size, crossing the network's latency like the HAVE or UNCHOKE it stands for) so the
+    // viewer asks its peers at once rather than at its next tick. Rung at most once until it is answered.
+    simgrid::s4u::Mailbox* bell(BoxId box);
+    void listen(BoxId box, bool on);
+    void answered(BoxId box) { rung_.at(static_cast<std::size_t>(box)) = false; }
+    void poke(BoxId box);
+
     void add_session(SessionRecord r) { sessions_.push_back(std::move(r)); }
     std::vector<SessionRecord>& sessions() { return sessions_; }
     std::uint64_t vod_bytes() const { return vod_; }
@@ -93,6 +101,9 @@ class World {
     std::vector<double> box_uplink_bps_;
     tracker::SwarmRegistry tracker_;
     std::vector<std::uint64_t> uploaded_;
+    std::vector<simgrid::s4u::Mailbox*> bells_;
+    std::vector<bool> listening_, rung_;
+    int token_ = 0;
     std::vector<SessionRecord> sessions_;
     std::uint64_t vod_ = 0, seed_bytes_ = 0, unreceived_ = 0;
     double bin_s_ = 10;

@@ -115,7 +115,7 @@ TEST_CASE("the nearest-behind choker gives its one slot to the interested peer j
     s.connect(1, 3);
     s.pump(2, 0.0);  // both tell the uploader they are interested
     s.pump(3, 0.0);
-    s.choke_round(*s.find(1), true);
+    s.choke_round(*s.find(1), true, 0.0);
     auto unchoked = [&](BoxId d) {
         for (int c : s.find(1)->conns)
             if (s.connection(c).other(1) == d) return s.connection(c).towards(d).unchoked;
@@ -137,12 +137,14 @@ TEST_CASE("a stopped transfer keeps the bytes delivered, and the rest is asked f
     auto c = s.cancel_transfer(r.start[0].conn, 1, 100'000);
     CHECK(c.bytes == 100'000);
     CHECK(!c.whole);
-    CHECK(s.find(1)->partial.at(p) == 100'000);
+    CHECK(s.find(1)->partial.at(p).covers(0, 100'000));
+    CHECK(!s.find(1)->partial.at(p).has(100'000));
     auto again = s.resume_transfer(r.start[0].conn, 1, p, 100'000, 200'000);
     CHECK(again.from == 100'000);
     auto part = s.finish_transfer(r.start[0].conn, 1);
     CHECK(!part.whole);
-    CHECK(s.find(1)->partial.at(p) == 200'000);
+    CHECK(s.find(1)->partial.at(p).covers(0, 200'000));
+    CHECK(s.find(1)->partial.at(p).total() == 200'000);
     s.on_have(1, p);
     CHECK(s.find(1)->partial.count(p) == 0);
 }
@@ -181,4 +183,33 @@ TEST_CASE("the PlanApplier's calls reach the model as libtorrent would hold them
     CHECK(m.deadline.at(0) == Approx(10.5));
     CHECK(m.wanted.test(1));
     CHECK(!m.wanted.test(2));
+}
+
+TEST_CASE("an idle uploader takes the second half of what another peer still has to send", "[sim][swarm]") {
+    auto s = swarm_of(1);
+    s.join(1, MemberSetup{});
+    s.start_download(1);
+    seed_in(s, 8, ChokerKind::stock_seed, 8);
+    seed_in(s, 9, ChokerKind::stock_seed, 8);
+    s.connect(1, 8);
+    auto first = s.pump(1, 0.0);
+    REQUIRE(first.start.size() == 1);  // the only piece, from seed 8
+    CHECK(first.start[0].up == 8);
+    s.connect(1, 9);
+    // Seed 8 has delivered 64 KiB of the 256 KiB piece: seed 9 takes [160 KiB, 256 KiB).
+    auto r = s.pump(1, 0.1, [](int) -> std::uint64_t { return 64 * 1024; });
+    REQUIRE(r.split.size() == 1);
+    CHECK(r.split[0].conn == first.start[0].conn);
+    CHECK(r.split[0].at == 160 * 1024);
+    REQUIRE(r.start.size() == 1);
+    CHECK(r.start[0].up == 9);
+    CHECK(r.start[0].from == 160 * 1024);
+    CHECK(r.start[0].to == kPiece);
+    // The adapter cuts seed 8's transfer at the split; both halves arriving make the piece whole.
+    s.cancel_transfer(first.start[0].conn, 1, 64 * 1024);
+    s.resume_transfer(first.start[0].conn, 1, 0, 64 * 1024, 160 * 1024);
+    CHECK(!s.finish_transfer(r.start[0].conn, 1).whole);
+    CHECK(s.find(1)->requested.test(0));  // still coming from seed 8
+    CHECK(s.finish_transfer(first.start[0].conn, 1).whole);
+    CHECK(!s.find(1)->requested.test(0));
 }
