@@ -125,6 +125,8 @@ bool SwarmModel::connect(BoxId a, BoxId b, double now) {
     cn = Connection{};
     cn.a = a;
     cn.b = b;
+    cn.a_slot = slot_of(a);
+    cn.b_slot = slot_of(b);
     cn.open = true;
     cn.a_sees_b = {mb->have.first_missing(), now};
     cn.b_sees_a = {ma->have.first_missing(), now};
@@ -237,8 +239,8 @@ void SwarmModel::on_have(BoxId box, int piece) {
     for (int c : m.conns) {
         const auto& cn = conns_[static_cast<std::size_t>(c)];
         if (!cn.open) continue;
-        auto* o = find(cn.other(box));
-        if (o && o->downloading) ++o->availability[static_cast<std::size_t>(piece)];
+        auto& o = peer(cn, box);
+        if (o.downloading) ++o.availability[static_cast<std::size_t>(piece)];
     }
 }
 
@@ -249,8 +251,8 @@ void SwarmModel::on_lost(BoxId box, int piece) {
     for (int c : m.conns) {
         const auto& cn = conns_[static_cast<std::size_t>(c)];
         if (!cn.open) continue;
-        auto* o = find(cn.other(box));
-        if (o && o->downloading) --o->availability[static_cast<std::size_t>(piece)];
+        auto& o = peer(cn, box);
+        if (o.downloading) --o.availability[static_cast<std::size_t>(piece)];
     }
 }
 
@@ -356,9 +358,8 @@ client::ChokerSlots SwarmModel::slots_of(const Member& up) const {
 
 int SwarmModel::estimated_position(const Member& up, int conn, double now) const {
     const auto& cn = conns_[static_cast<std::size_t>(conn)];
-    const BoxId other = cn.other(up.box);
-    const auto* d = find(other);
-    if (!d) return 0;
+    if (!cn.open) return 0;
+    const auto* d = &peer(cn, up.box);
     const int truth = d->have.first_missing();
     const auto& seen = up.box == cn.a ? cn.a_sees_b : cn.b_sees_a;
     // A peer ahead of us tells us of its pieces (we lack them); one behind us told us only its bitfield.
@@ -384,8 +385,7 @@ std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std
         const auto& cn = conns_[static_cast<std::size_t>(c)];
         if (!cn.open) continue;
         const BoxId other = cn.other(up.box);
-        const auto* d = find(other);
-        if (!d) continue;
+        const auto* d = &peer(cn, up.box);
         const auto& pipe = cn.towards(other);
         const auto id = static_cast<std::uint64_t>(c) + 1;
         std::int64_t rank = 0;
@@ -468,7 +468,7 @@ std::vector<BoxId> SwarmModel::would_request(BoxId up, int piece) const {
         const BoxId down = cn.other(up);
         const auto& pipe = cn.towards(down);
         if (!pipe.unchoked || pipe.active >= 0 || !pipe.queue.empty()) continue;
-        const auto* d = find(down);
+        const auto* d = &peer(cn, up);
         if (d && d->downloading && !d->upload_mode && d->wanted.test(piece) && !d->requested.test(piece))
             out.push_back(down);
     }
@@ -493,8 +493,7 @@ PumpResult SwarmModel::pump(BoxId down, double now, const std::function<std::uin
             }
             continue;
         }
-        auto* u = find(cn.other(down));
-        if (!u) continue;
+        auto* u = &peer(cn, down);
         // Requests for pieces no longer wanted (had, given to the server, beyond the buffer) are dropped.
         for (auto it = pipe.queue.begin(); it != pipe.queue.end();) {
             if (!d.wanted.test(*it)) {

@@ -68,6 +68,7 @@ struct Sighting {
 
 struct Connection {
     BoxId a = -1, b = -1;
+    int a_slot = -1, b_slot = -1;  // the members' places in the swarm, valid while the connection is open
     Sighting a_sees_b, b_sees_a;
     Pipe to_b;  // a uploads to b
     Pipe to_a;  // b uploads to a
@@ -200,6 +201,13 @@ class SwarmModel {
   private:
     int slot_of(BoxId box) const;
     Member& at(BoxId box);
+    // The member at the other end of an open connection (no lookup by box: the hot paths ask this a lot).
+    Member& peer(const Connection& cn, BoxId self) {
+        return members_[static_cast<std::size_t>(self == cn.a ? cn.b_slot : cn.a_slot)];
+    }
+    const Member& peer(const Connection& cn, BoxId self) const {
+        return members_[static_cast<std::size_t>(self == cn.a ? cn.b_slot : cn.a_slot)];
+    }
     void detach(int conn, Member& m);
     void close(int conn);
     void on_interested(Member& up, int conn, double now);
