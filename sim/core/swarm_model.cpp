@@ -37,7 +37,6 @@ std::uint64_t SwarmModel::piece_size(int p) const {
 }
 
 double SwarmModel::round_period(ChokerKind k) {
-    if (getenv("ROUNDP")) return toast_choker(k) ? atof(getenv("ROUNDP")) : 15.0;
     return toast_choker(k) ? 1.0 : 15.0;
 }
 

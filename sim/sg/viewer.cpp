@@ -164,10 +164,8 @@ void Viewer::run() {
     rec_.start_s = t0;
     rec_.watch_s = plan_.watch_s.value_or(std::chrono::duration<double>(geometry_.title_duration()).count());
     rec_.upload_cap_bps = plan_.upload_cap_bps;
-    if (!getenv("NOBELL")) {
-        world_.listen(plan_.box, true);
-        arm_bell();
-    }
+    world_.listen(plan_.box, true);
+    arm_bell();
     announce(t0, false);
     next_tick_ = t0;
     last_rate_ = t0;
