@@ -15,6 +15,8 @@ Checks, and prints every problem with the file, line and the option, field or li
             `<!-- check: fields drills -->`.
   commands  every command line in a markdown file that runs one of these programs (in a code block or a
             code span) uses only options its --help prints.
+  figures   every figure (a number with % or x) in the second column of a table marked
+            `<!-- check: figures docs/results.md -->` (the README's headline) appears in docs/results.md.
   links     every relative link and image in every markdown file of the repository names a file inside the
             repository that exists, and an anchor names a heading of the file it points into.
 
@@ -47,7 +49,8 @@ PROGRAMS = {
     "testbed/run-all": ("testbed/README.md", [["{repo}/testbed/run-all", "--help"]]),
     "testbed/drills": ("testbed/README.md", [["{repo}/testbed/drills", "--help"]]),
 }
-MARK = re.compile(r"^<!--\s*check:\s*(options|keys|fields)\s+(.+?)\s*-->\s*$")
+MARK = re.compile(r"^<!--\s*check:\s*(options|keys|fields|figures)\s+(.+?)\s*-->\s*$")
+FIGURE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:%|x)(?!\w)")
 OPTION = re.compile(r"--[a-z0-9][a-z0-9-]*")
 # A program named in a command line: its path may lead to it (build/client/toast-client).
 PROGRAM_IN_TEXT = re.compile(
@@ -259,6 +262,8 @@ def check_tables(docs: dict[str, Markdown], wanted: dict[tuple[str, str], tuple[
     for md in docs.values():
         for kind, name, mark_line, rows in md.marked_tables():
             key = (kind, name)
+            if kind == "figures":
+                continue
             if key not in wanted:
                 problems.append(Problem(md.rel, mark_line, f"unknown check mark '{kind} {name}' (known: " +
                                         ", ".join(f"{k} {n}" for k, n in sorted(wanted)) + ")"))
@@ -317,6 +322,29 @@ def commands_in(text: str) -> list[tuple[str, list[str]]]:
         options = [t.split("=")[0] for t in tokens if t.startswith("--") and len(t) > 2]
         out.append((program, [o for o in options if OPTION.fullmatch(o)]))
     return out
+
+
+def check_figures(docs: dict[str, Markdown]) -> list[Problem]:
+    """Every figure (a number with % or x) in the second column of a table marked `<!-- check: figures
+    docs/results.md -->` appears in that file: a headline repeats a result, it never has its own."""
+    problems = []
+    for md in docs.values():
+        for kind, name, mark_line, rows in md.marked_tables():
+            if kind != "figures":
+                continue
+            source = docs.get(name)
+            if source is None:
+                problems.append(Problem(md.rel, mark_line, f"the figures of this table should come from {name}, "
+                                                           "which does not exist"))
+                continue
+            known = set(FIGURE.findall(source.prose()))
+            for line, _ in rows:
+                cells = re.split(r"(?<!\\)\|", md.lines[line - 1].strip().strip("|"))
+                for figure in FIGURE.findall(cells[1] if len(cells) > 1 else ""):
+                    if figure not in known:
+                        problems.append(Problem(md.rel, line, f"figure {figure} is not in {name}: a headline "
+                                                              f"repeats a result from there, with the same figure"))
+    return problems
 
 
 def check_commands(docs: dict[str, Markdown], helps: dict[str, set[str]]) -> list[Problem]:
@@ -405,7 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     wanted[("fields", "scenario")] = ("testbed/README.md", fields, "scenario field")
     wanted[("fields", "drills")] = ("testbed/README.md", drills, "drill")
 
-    problems = check_tables(docs, wanted) + check_commands(docs, helps) + check_links(docs)
+    problems = (check_tables(docs, wanted) + check_figures(docs) + check_commands(docs, helps) +
+                check_links(docs))
     for p in problems:
         print(p)
     checked = (f"{sum(len(h) for h in helps.values())} options of {len(helps)} programs, "

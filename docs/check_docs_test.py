@@ -143,6 +143,28 @@ class TableTest(unittest.TestCase):
         self.assertTrue(any("unknown check mark 'options toast-client'" in p for p in problems))
 
 
+class FigureTest(unittest.TestCase):
+    def setUp(self):
+        self.repo = Repo({
+            "README.md": """\
+                <!-- check: figures docs/results.md -->
+                | what | figure | how |
+                |---|---|---|
+                | offload at 50% upload | 93.1% below unicast, 1.25x nginx | `x` |
+                | the same | 93.6% below unicast | `y` |
+                """,
+            "docs/results.md": "| a | 93.1% and 1.25x |\n",
+        })
+
+    def tearDown(self):
+        self.repo.close()
+
+    def test_a_headline_figure_missing_from_the_results_is_named(self):
+        self.assertEqual([str(p) for p in cd.check_figures(self.repo.docs())], [
+            "README.md:5: figure 93.6% is not in docs/results.md: a headline repeats a result from there, with "
+            "the same figure"])
+
+
 class LinkTest(unittest.TestCase):
     def setUp(self):
         self.repo = Repo({
