@@ -43,8 +43,9 @@ options:
   --box-downlink RATE       each box's downlink (default: unbounded, 1 Gbps)
   --access-latency MS       one way, box to its aggregation node (default 0.5)
   --aggregation-boxes N     boxes per aggregation node (default 1000)
-  --aggregation-uplink RATE, --aggregation-downlink RATE
-                            the aggregation node's links to the core (default: not modelled)
+  --aggregation-uplink RATE the aggregation node's link to the core (default: not modelled)
+  --aggregation-downlink RATE
+                            the core's link to the aggregation node (default: not modelled)
   --server-nodes N          VoD server nodes (default 1)
   --server-link RATE        each server node's NIC (default: unconstrained)
   --disks N                 disks per server node (default 4)
