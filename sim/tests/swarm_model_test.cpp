@@ -213,3 +213,22 @@ TEST_CASE("an idle uploader takes the second half of what another peer still has
     CHECK(s.finish_transfer(first.start[0].conn, 1).whole);
     CHECK(!s.find(1)->requested.test(0));
 }
+
+TEST_CASE("a new piece wakes the unchoked peers idle on us that want it", "[sim][swarm]") {
+    auto s = swarm_of(4);
+    auto& up = s.join(1, MemberSetup{});
+    s.start_download(1);
+    up.have.set(0);
+    s.join(2, MemberSetup{});
+    s.start_download(2);
+    s.connect(1, 2);
+    auto first = s.pump(2, 0.0);  // 2 asks 1 for piece 0, the only one 1 has
+    REQUIRE(first.start.size() == 1);
+    CHECK(s.would_request(1, 1).empty());  // busy sending piece 0
+    s.finish_transfer(first.start[0].conn, 2);
+    s.on_have(2, 0);
+    s.on_have(1, 1);
+    CHECK(s.would_request(1, 1) == std::vector<BoxId>{2});
+    s.set_priority(2, 1, 0);  // not wanted any more
+    CHECK(s.would_request(1, 1).empty());
+}
