@@ -39,6 +39,7 @@ options:
   --print-sessions          a catalogue scenario: print its sessions as JSON (the testbed's sessions.json) and exit
   --tick MS                 a viewer's controller tick in milliseconds (default 200, the client's)
   --jobs N                  experiment rows simulated at once (default 1)
+  --progress SECONDS        a catalogue run: a progress line on stderr every SECONDS simulated (default: none)
   --only LABEL              an experiment: run only the rows whose label contains LABEL (repeatable)
   --box-downlink RATE       each box's downlink (default: unbounded, 1 Gbps)
   --access-latency MS       one way, box to its aggregation node (default 0.5)
@@ -107,6 +108,8 @@ Args parse_args(int argc, char** argv) {
             a.run.tuning.tick_s = number_arg(o, value(), 10) / 1000.0;
         } else if (o == "--jobs") {
             a.jobs = static_cast<int>(number_arg(o, value(), 1));
+        } else if (o == "--progress") {
+            a.run.tuning.progress_s = number_arg(o, value(), 1);
         } else if (o == "--only") {
             a.only.push_back(value());
         } else if (o == "--box-downlink") {

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <memory>
 
@@ -69,9 +70,20 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
             world.announce(vp.title, vp.box, left, false, 0, sg4::Engine::get_clock());
         }
     };
+    const auto wall_start = std::chrono::steady_clock::now();
+    double next_progress = tuning.progress_s;
+    auto report_progress = [&](double t) {
+        if (tuning.progress_s <= 0 || t < next_progress) return;
+        next_progress = t + tuning.progress_s;
+        std::fprintf(stderr, "toast-sim: %.0f s simulated, %zu sessions ended, %.0f s wall, %llu events\n", t,
+                     world.sessions().size(),
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(),
+                     static_cast<unsigned long long>(world.events));
+    };
     sg4::Actor::create("launcher", world.server_host(0), [&]() {
         for (const auto& x : plan.sessions) {
             sg4::this_actor::sleep_until(x.start_s);
+            report_progress(x.start_s);
             ViewerPlan vp;
             vp.box = x.box;
             vp.title = x.title;

@@ -32,6 +32,7 @@ struct SimTuning {
     // longer than the fallback's margin a piece would otherwise be fetched too late.
     bool deadline_wakeups = true;
     double end_s = 0;  // a hard stop (the scenario's time limit), 0: none
+    double progress_s = 0;  // print a progress line to stderr every this many simulated seconds, 0: never
 };
 
 struct TitleState {
