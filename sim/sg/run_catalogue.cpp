@@ -82,6 +82,7 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
     };
     sg4::Actor::create("launcher", world.server_host(0), [&]() {
         for (const auto& x : plan.sessions) {
+            if (tuning.end_s > 0 && x.start_s >= tuning.end_s) break;  // the time limit: later sessions never start
             sg4::this_actor::sleep_until(x.start_s);
             report_progress(x.start_s);
             ViewerPlan vp;
@@ -125,6 +126,13 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
     if (!s.push.is_null()) r.notes.push_back("push (pre-placement) is not simulated yet: this run has none");
     for (const auto& f : s.unread_fields)
         r.notes.push_back("scenario field '" + f + "' is not read by the simulator");
+    const auto started_sessions = static_cast<std::size_t>(std::count_if(
+        plan.sessions.begin(), plan.sessions.end(),
+        [&](const Session& x) { return tuning.end_s <= 0 || x.start_s < tuning.end_s; }));
+    if (started_sessions < plan.sessions.size())
+        r.notes.push_back("time limit of " + std::to_string(static_cast<long long>(tuning.end_s)) + " s: " +
+                          std::to_string(plan.sessions.size() - started_sessions) +
+                          " planned sessions did not start; the sessions still running then were stopped");
     if (plan.dropped > 0)
         r.notes.push_back(std::to_string(plan.dropped) + " arrivals found no idle box and were dropped");
     fill_sim_cost(r, world, started, tuning.tick_s);
