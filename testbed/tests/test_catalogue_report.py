@@ -77,7 +77,7 @@ class ComputeTest(unittest.TestCase):
         w = s.workload()
         t0 = 1000.0
         # The VoD server sends title t001 at 2 MB/s for the first 20 s, then nothing; t002 nothing.
-        metrics = [(t0 + t, {"t001": 2e6 * min(t, 20), "t002": 0.0}, 0.0, 0) for t in range(-1, 41)]
+        metrics = [(t0 + t, {"t001": 2e6 * min(t, 20), "t002": 0.0}, 0.0) for t in range(-1, 41)]
         rec = {"index": 0, "box": 0, "title": 1, "planned_start_s": 0.0, "watch_s": 40.0, "seek": None,
                "started_s": 0.0, "play_s": 0.0, "stop_s": 40.0, "held_before": False, "played_s": 40.0,
                "startup_ms": 0.0, "seek_ms": [100.0], "player_stalls": 1, "player_stall_s": 0.5, "box_stalls": 2,
@@ -87,19 +87,26 @@ class ComputeTest(unittest.TestCase):
                   "upload_samples": [(t0, 0), (t0 + 40, 0)], "push_bytes": 0, "titles_held": 1},
                  {"index": 1, "name": "box001", "uplink_bps": 2e6, "probe": False, "warm": 0,
                   "upload_samples": [(t0, 0), (t0 + 20, 2.5e6), (t0 + 40, 5e6)], "push_bytes": 123,
-                  "titles_held": 1}]
+                  "titles_held": 1},
+                 # The probe box's upload is server-side: 4 MB over the evening, polled every 20 s.
+                 {"index": 2, "name": "probe", "uplink_bps": 2e6, "probe": True, "warm": 2,
+                  "upload_samples": [(t0, 0), (t0 + 20, 2e6), (t0 + 40, 4e6)], "push_bytes": 0, "titles_held": 2}]
         res = {"processes": [{"name": "box000", "cpu_pct": 1.0, "mem_private_peak_kb": 4096,
                               "mem_private_median_kb": 2048}]}
         r = cr.compute(s, w, records=[rec], t0=t0, end_s=40.0, metrics=metrics, boxes=boxes, res=res,
                        cpu_samples={})
         self.assertEqual(r["unicast_bytes"], 40e6)
-        self.assertEqual(r["server_bytes"], 40e6)
-        self.assertEqual(r["reduction_pct"], 0.0)
-        # Bins: the server 16 Mbps in the first two, 0 after; unicast 8 Mbps in all four: p95 = 16 vs 8.
-        self.assertEqual(r["bins"]["server_bps"], [16e6, 16e6, 0.0, 0.0])
-        self.assertEqual(r["peak_server_bps"], 16e6)
+        self.assertEqual(r["server_bytes"], 44e6)
+        self.assertEqual((r["vod_server_bytes"], r["probe_box_bytes"], r["tracker_bytes"]), (40e6, 4e6, 0))
+        self.assertAlmostEqual(r["reduction_pct"], -10.0)
+        # Bins: the VoD server 16 Mbps in the first two, 0 after, the probe 0.8 Mbps throughout; unicast 8 Mbps
+        # in all four: p95 = 16.8 vs 8.
+        self.assertEqual([round(b) for b in r["bins"]["server_bps"]], [16.8e6, 16.8e6, 0.8e6, 0.8e6])
+        self.assertAlmostEqual(r["peak_server_bps"], 16.8e6)
         self.assertEqual(r["peak_unicast_bps"], 8e6)
-        self.assertEqual(r["peak_reduction_pct"], -100.0)
+        self.assertAlmostEqual(r["peak_reduction_pct"], -110.0)
+        self.assertEqual(r["probe_box"]["bytes_uploaded"], 4e6)
+        self.assertEqual(r["probe_box"]["idle_upload_used_pct"], 40.0)
         self.assertEqual(r["peak_bound_pct"], 50.0)        # 4 Mbps of upload over 8 Mbps of demand
         self.assertEqual(r["stalls"], {"count": 2, "seconds": 1.5})
         self.assertEqual(r["player_stalls"], {"count": 1, "seconds": 0.5})
@@ -113,7 +120,7 @@ class ComputeTest(unittest.TestCase):
         self.assertEqual(r["sessions_completed"], 1)
         self.assertEqual(r["box_resources"]["mem_private_peak_mb"]["median"], 4.0)
         md = cr.render_markdown({**r, "shape": cs.shape(s, w)}, [])
-        self.assertIn("**-100.0% below**", md)
+        self.assertIn("**-110.0% below**", md)
         with tempfile.TemporaryDirectory() as d:
             self.assertEqual(cr.plot({**r, "scenario": "x"}, Path(d)), ["rate.png", "offload.png"])
 

@@ -128,22 +128,24 @@ def _spread(values: list) -> dict:
 
 def compute(s, w, *, records: list[dict], t0: float, end_s: float, metrics: list, boxes: list[dict],
             res: dict, cpu_samples: dict) -> dict:
-    """The report. `metrics`: (monotonic time, VoD bytes by title, tracker bytes, probe box upload);
+    """The report. `metrics`: (monotonic time, VoD bytes by title, tracker bytes), every second;
     `records`: SessionRecord dicts (evening seconds); `boxes`: index, name, uplink_bps, probe, upload_samples
     (monotonic time, cumulative upload), push_bytes; `cpu_samples`: process name -> (monotonic, ticks)."""
     notes = []
     bps = s.bitrate / 8.0
-    # ---- the server's side, on the evening's clock ----
-    series = [(t - t0, sum(per.values()) + tracker + probe) for t, per, tracker, probe in metrics]
+    # ---- the server's side, on the evening's clock: the VoD server, the tracker, the probe box ----
+    probe_box = next((b for b in boxes if b["probe"]), None)
+    probe = [(t - t0, v) for t, v in probe_box["upload_samples"]] if probe_box else []
+    series = [(t - t0, sum(per.values()) + tracker + (cumulative_at(probe, t - t0) if probe else 0.0))
+              for t, per, tracker in metrics]
     end = max([end_s] + [r["stop_s"] or 0 for r in records])
     edges = bin_edges(end)
     server_bins = counter_bins(series, edges)
     base = cumulative_at(series, 0.0)
     server_bytes = cumulative_at(series, end) - base
-    vod = [(t - t0, sum(per.values())) for t, per, _, _ in metrics]
+    vod = [(t - t0, sum(per.values())) for t, per, _ in metrics]
     vod_bytes = cumulative_at(vod, end) - cumulative_at(vod, 0.0)
-    probe = [(t - t0, p) for t, _, _, p in metrics]
-    probe_bytes = cumulative_at(probe, end) - cumulative_at(probe, 0.0)
+    probe_bytes = cumulative_at(probe, end) - cumulative_at(probe, 0.0) if probe else 0.0
     # ---- unicast for the same sessions ----
     played = [r for r in records if r["play_s"] is not None and r["played_s"] > 0]
     intervals = [(first_byte(r), first_byte(r) + r["played_s"]) for r in played]
@@ -156,7 +158,7 @@ def compute(s, w, *, records: list[dict], t0: float, end_s: float, metrics: list
     per_title = []
     for rank in range(1, s.titles + 1):
         name = title_name(rank)
-        sent = [(t - t0, per.get(name, 0.0)) for t, per, _, _ in metrics]
+        sent = [(t - t0, per.get(name, 0.0)) for t, per, _ in metrics]
         srv = cumulative_at(sent, end) - cumulative_at(sent, 0.0)
         uni = sum(r["played_s"] for r in played if r["title"] == rank) * bps
         per_title.append({"rank": rank, "title": name, "sessions": sum(1 for r in records if r["title"] == rank),
@@ -180,8 +182,7 @@ def compute(s, w, *, records: list[dict], t0: float, end_s: float, metrics: list
                "titles_held_at_end": b["titles_held"], "cpu_pct": p.get("cpu_pct"),
                "cpu_pct_idle": cpu_idle, "mem_private_peak_kb": p.get("mem_private_peak_kb"),
                "mem_private_median_kb": p.get("mem_private_median_kb")}
-        if b["probe"]:  # never watches: idle all evening; its upload is polled every second
-            row["bytes_uploaded"] = int(probe_bytes)
+        if b["probe"]:  # never watches: idle all evening
             probe_row = row
             continue
         up_idle, cap_idle, up_total = up_idle + ui, cap_idle + ci, up_total + ut
