@@ -242,6 +242,7 @@ def disk_needed(s: CatalogueScenario, w: Workload) -> int:
     return int((3 * s.titles + len(w.sessions)) * s.title_bytes * 1.1)
 
 
+
 def run_catalogue(s: CatalogueScenario, bins: dict, out: Path, progress=print,
                   stop: threading.Event | None = None, keep_data: bool = False) -> dict:
     """Runs the catalogue scenario; returns the report dict. Ctrl-C or `stop` stops every process and
@@ -273,8 +274,9 @@ def run_catalogue(s: CatalogueScenario, bins: dict, out: Path, progress=print,
         sampler.start()
         stack.start()
         timings["ingest_s"] = round(stack.ingest_seconds, 1)
-        progress(f"[catalogue] {s.titles} titles ingested in {stack.ingest_seconds:.1f} s; starting {len(boxes)} "
-                 "boxes")
+        timings["store"] = "tmpfs" if stack.store_in_memory else "disk"
+        progress(f"[catalogue] {s.titles} titles ingested in {stack.ingest_seconds:.1f} s (store on "
+                 f"{timings['store']}); starting {len(boxes)} boxes")
         started = time.monotonic()
         start_boxes(s, bins, procs, stack, boxes)
         timings["boxes_start_s"] = round(time.monotonic() - started, 1)
@@ -308,6 +310,8 @@ def run_catalogue(s: CatalogueScenario, bins: dict, out: Path, progress=print,
         sampler.stop()
         killed = stop_many(procs, boxes)
         procs.stop_all()
+        if not keep_data or stack.store_in_memory:
+            stack.remove_store()
     if killed:
         notes.append(f"{len(killed)} boxes did not stop on SIGTERM within 20 s and were killed: "
                      + ", ".join(killed[:10]))
@@ -315,8 +319,7 @@ def run_catalogue(s: CatalogueScenario, bins: dict, out: Path, progress=print,
     if interrupted:
         raise KeyboardInterrupt
     if not keep_data:
-        for d in [*work.glob("box*/data/titles"), work / "probe" / "data" / "titles", work / "disks",
-                  work / "media"]:
+        for d in [*work.glob("box*/data/titles"), work / "probe" / "data" / "titles", work / "media"]:
             shutil.rmtree(d, ignore_errors=True)
     r = catalogue_report.compute(
         s, w, records=[asdict(x) for x in evening.records], t0=evening.t0, end_s=end,
