@@ -185,9 +185,15 @@ class SessionsTest(unittest.TestCase):
         self.assertGreater(w.dropped, 0)
         self.assertLessEqual(len(w.sessions), 2 * 300 / 200 + 2)
 
-    def test_no_warm_titles_without_a_cache(self):
-        self.assertTrue(all(h == [] for h in self.base(cache="none").workload().warm))
-        self.assertTrue(all(len(h) == 3 for h in self.base().workload().warm))
+    def test_every_cache_policy_sees_the_same_sessions(self):
+        none, lru, pop = (self.base(cache=c).workload() for c in ("none", "lru", "popularity"))
+        self.assertTrue(all(h == [] for h in none.warm))
+        self.assertTrue(all(len(h) == 3 for h in lru.warm))
+        self.assertEqual(lru.warm, pop.warm)
+        self.assertEqual(none.sessions, lru.sessions)
+        self.assertEqual(lru.sessions, pop.sessions)
+        # Warm titles are drawn even when a box keeps none, and only their count changes the sessions.
+        self.assertNotEqual(self.base(warm_titles=1).workload().sessions, lru.sessions)
 
     def test_a_known_workload(self):
         """What a C++ program with std::mt19937_64, std::log and std::pow printed for this scenario (the spec's

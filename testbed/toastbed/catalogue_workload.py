@@ -190,10 +190,11 @@ def generate(*, random_seed: int, boxes: int, titles: int, zipf_alpha: float, ti
     rng = MT19937_64(random_seed)
     uplinks = box_uplinks(rng, boxes, uplink_bps, uplink_mix)
     cdf = zipf_cdf(titles, zipf_alpha)
-    if cache == "none" or warm_count == 0:
+    # Drawn whatever the cache, so that every cache policy sees the same sessions; without a cache the boxes
+    # kept nothing of their earlier evenings.
+    warm = warm_titles(rng, boxes, cdf, warm_count, title_bytes, quota_bytes)
+    if cache == "none":
         warm = [[] for _ in range(boxes)]
-    else:
-        warm = warm_titles(rng, boxes, cdf, warm_count, title_bytes, quota_bytes)
     lo, hi = watched
     m = mean_watch_seconds(title_seconds, abandon_pct, lo, hi)
     lam = peak_viewers_pct / 100.0 * boxes / m
