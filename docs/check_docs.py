@@ -236,22 +236,21 @@ def scenario_fields() -> set[str]:
     return set(scenario.Scenario.__dataclass_fields__) | {"description"}
 
 
-def catalogue_fields() -> set[str]:
+def testbed_module(name: str):
+    """A module of the testbed's package (toastbed.NAME), which imports its siblings."""
     sys.path.insert(0, str(REPO / "testbed"))
     try:
-        import toastbed.catalogue_scenario as catalogue  # noqa: E402 (the testbed's package, as for the drills)
+        return importlib.import_module(f"toastbed.{name}")
     finally:
         sys.path.pop(0)
-    return set(catalogue.CatalogueScenario.__dataclass_fields__) | {"description"}
+
+
+def catalogue_fields() -> set[str]:
+    return set(testbed_module("catalogue_scenario").CatalogueScenario.__dataclass_fields__) | {"description"}
 
 
 def drill_names() -> set[str]:
-    sys.path.insert(0, str(REPO / "testbed"))
-    try:
-        import toastbed.drills as drills  # noqa: E402 (the testbed's package, found on the path just added)
-    finally:
-        sys.path.pop(0)
-    return set(drills.DRILLS)
+    return set(testbed_module("drills").DRILLS)
 
 
 # ---------------------------------------------------------------------------------------------- checks

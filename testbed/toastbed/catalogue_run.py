@@ -115,6 +115,8 @@ class Evening:
             except asyncio.CancelledError:
                 r.error = r.error or "cancelled at the time limit"
                 raise
+            except Exception as e:  # noqa: BLE001 - a box's odd answer ends this session, not the evening
+                r.error = r.error or f"{type(e).__name__}: {e}"
             finally:
                 self.active -= 1
 
