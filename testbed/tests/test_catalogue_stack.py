@@ -107,6 +107,28 @@ class CommandLineTest(unittest.TestCase):
                                          stack)[-2:], ["--cache", "lru"])  # "none" is the app's doing
 
 
+class ServerConfigTest(unittest.TestCase):
+    def test_the_forecast_is_the_zipf_expectation_per_hour(self):
+        s = cs.from_dict({"type": "catalogue", "titles": 2, "zipf_alpha": 1.0,
+                          "evening": {"seconds": 100, "profile": [[0, 0], [1, 1]]}})
+        f = st.demand_forecast(s, lambda_peak=0.1)["titles"]
+        # 0.1 a second at the peak, the profile's mean 0.5: 180 an hour, split 2:1.
+        self.assertAlmostEqual(f["t001"], 120.0)
+        self.assertAlmostEqual(f["t002"], 60.0)
+
+    def test_push_gets_its_window_on_the_evenings_clock(self):
+        with tempfile.TemporaryDirectory() as d:
+            s = cs.from_dict({"type": "catalogue", "uplink": "2Mbps", "peak_viewers_pct": 10,
+                              "push": {"quota": "200MB", "rate": "3Mbps", "window": [10, 99.5], "replicas": 3}})
+            extra = st.server_extra(s, 0.05, Path(d), evening_unix=1_700_000_000)
+            self.assertEqual(extra["push"], {"rate": 3_000_000, "box_quota": 200_000_000, "box_upload": 2_000_000,
+                                             "peak_viewers_pct": 10.0, "refresh": "10s", "replicas": 3,
+                                             "window": {"unix": [1_700_000_010, 1_700_000_100]}})
+            self.assertEqual(json.loads(Path(extra["demand"]["forecast"]).read_text())["titles"].keys(),
+                             {f"t{i:03d}" for i in range(1, 31)})
+            self.assertEqual(st.server_extra(cs.from_dict({"type": "catalogue"}), 0.05, Path(d), 0), {})
+
+
 class StoreTest(unittest.TestCase):
     def test_the_store_goes_to_memory_only_with_room_to_spare(self):
         with tempfile.TemporaryDirectory() as d:

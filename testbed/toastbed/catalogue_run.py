@@ -20,7 +20,8 @@ from pathlib import Path
 
 from . import catalogue_report, player, report, resources
 from .catalogue_scenario import CatalogueScenario, shape
-from .catalogue_stack import (Box, CatalogueStack, api_call, client_problem, start_boxes, wait_warm)
+from .catalogue_stack import (Box, CatalogueStack, api_call, client_problem, server_extra, start_boxes,
+                              wait_warm)
 from .catalogue_workload import Workload
 from .run import Processes, RunError
 
@@ -272,9 +273,17 @@ def run_catalogue(s: CatalogueScenario, bins: dict, out: Path, progress=print,
     poller = Poller(stack, boxes)
     notes, interrupted, timings = [], False, {}
     limit = s.derived_time_limit()
+    # Push's window is on the evening's clock, and the server must know it when it starts, before the boxes
+    # do: the evening is planned to start a generous boot time after the server (the boxes' start and
+    # their warm titles' check), and waits for it when they are ready sooner.
+    evening_unix = [0]
+
+    def before_serve() -> dict:
+        evening_unix[0] = int(time.time() + 15 + 0.4 * len(boxes)) + 1
+        return server_extra(s, w.lambda_peak, work, evening_unix[0])
     try:
         sampler.start()
-        stack.start()
+        stack.start(before_serve)
         timings["ingest_s"] = round(stack.ingest_seconds, 1)
         timings["store"] = "tmpfs" if stack.store_in_memory else "disk"
         progress(f"[catalogue] {s.titles} titles ingested in {stack.ingest_seconds:.1f} s (store on "
@@ -285,6 +294,14 @@ def run_catalogue(s: CatalogueScenario, bins: dict, out: Path, progress=print,
         timings["warm_check_s"] = round(wait_warm(boxes, 300 + 2 * len(boxes), stop), 1)
         progress(f"[catalogue] {len(boxes)} boxes up in {timings['boxes_start_s']:.1f} s, warm titles checked "
                  f"in {timings['warm_check_s']:.1f} s; the evening starts ({len(w.sessions)} sessions)")
+        if s.push is not None:
+            late = time.time() - evening_unix[0]
+            if late > 0:
+                notes.append(f"the boxes were ready {late:.0f} s after the evening's planned start: the push "
+                             "window ran that much earlier on the evening's clock")
+            else:
+                time.sleep(-late)
+            timings["evening_wait_s"] = round(max(0.0, -late), 1)
         poller.start()
         evening.start()
         last = 0.0

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from . import report
 from .catalogue_scenario import CatalogueScenario
-from .catalogue_workload import title_name
+from .catalogue_workload import title_name, zipf_cdf
 from .run import Processes, RunError, free_port, http_get, supports_option, wait_port
 
 MIB = 1 << 20
@@ -111,7 +111,9 @@ class CatalogueStack:
     def tracker_url(self) -> str:
         return f"http://{self.host}:{self.tracker_port}"
 
-    def start(self) -> None:
+    def start(self, before_serve=None) -> None:
+        """Tracker, titles, ingest, then the server; `before_serve()` may return config fields the server
+        gets that ingest does not need (the push window, set once ingest's length is known)."""
         s, w = self.s, self.work
         (w / "media").mkdir(parents=True, exist_ok=True)
         (w / "torrents").mkdir(exist_ok=True)
@@ -138,6 +140,14 @@ class CatalogueStack:
                     pending = maker.submit(make_title, nxt.media, s.title_bytes, f"{s.random_seed}/{nxt.name}")
                 self._ingest(t)
         self.ingest_seconds = time.monotonic() - started
+        if before_serve is not None:
+            config.update(before_serve())
+            (w / "server.json").write_text(json.dumps(config, indent=2))
+        check = subprocess.run([str(self.bins["server"]), "--config", str(w / "server.json"), "check"],
+                               capture_output=True, text=True, timeout=120)
+        if check.returncode != 0:
+            raise RunError("the VoD server refuses its config (" + str(w / "server.json") + "): " +
+                           (check.stderr.strip() or check.stdout.strip()))
         self.server_proc = self.procs.start("server", [str(self.bins["server"]), "--config",
                                                        str(w / "server.json"), "serve"], role="server")
         if not wait_port(self.host, self.server_port, 20) or not wait_port(self.host, self.tracker_port, 20):
@@ -245,6 +255,35 @@ def place_warm(box: Box, titles: list[CatalogueTitle], now_ms: int) -> None:
     (box.save_dir / "titles.json").write_text(json.dumps({"version": 1, "titles": entries}, indent=2) + "\n")
 
 
+def demand_forecast(s: CatalogueScenario, lambda_peak: float) -> dict:
+    """The operator's forecast of each title's demand, sessions per hour: the workload's expected arrival rate
+    over the evening (the peak rate times the profile's mean) split by the Zipf weights. What last evenings
+    taught the operator, not this evening's draws."""
+    prof = s.profile
+    mean_shape = sum((x1 - x0) * (y0 + y1) / 2 for (x0, y0), (x1, y1) in zip(prof, prof[1:]))
+    per_hour = lambda_peak * mean_shape * 3600
+    cdf = zipf_cdf(s.titles, s.zipf_alpha)
+    return {"titles": {title_name(i + 1): round(per_hour * (c - (cdf[i - 1] if i else 0.0)), 6)
+                       for i, c in enumerate(cdf)}}
+
+
+def server_extra(s: CatalogueScenario, lambda_peak: float, work: Path, evening_unix: int) -> dict:
+    """What the VoD server is told of the catalogue's demand and of push: a demand forecast for the
+    popularity cache and the push planner, and push's section with its window on the evening's clock."""
+    extra = {}
+    if s.cache == "popularity" or s.push is not None:
+        path = work / "forecast.json"
+        path.write_text(json.dumps(demand_forecast(s, lambda_peak), indent=1))
+        extra["demand"] = {"forecast": str(path)}
+    if s.push is not None:
+        own = {k: v for k, v in s.push.items() if k not in ("quota", "rate", "window")}
+        start, end = s.push["window"]
+        extra["push"] = {"rate": s.push["rate"], "box_quota": s.push["quota"], "box_upload": s.uplink,
+                         "peak_viewers_pct": s.peak_viewers_pct, "refresh": "10s", **own,
+                         "window": {"unix": [evening_unix + int(start), evening_unix + int(-(-end // 1))]}}
+    return extra
+
+
 def client_problem(s: CatalogueScenario, client: Path) -> str:
     """Why this toast-client cannot run the scenario, or "": the cache policies and push are options of
     newer builds of `serve`, and picker/choker other than the service's own need options too."""
@@ -289,7 +328,7 @@ def box_argv(s: CatalogueScenario, client: Path, box: Box, stack: CatalogueStack
     if serve_supports(client, "--cache"):
         # "none" is the app's doing (it removes each title after watching it): the box keeps its own policy.
         argv += ["--cache", "lru" if s.cache == "none" else s.cache]
-    if s.push is not None:
+    if s.push is not None and not box.probe:  # the probe box holds every title: nothing to push to it
         argv += ["--push-quota", str(s.push["quota"]), "--push-rate", str(s.push["rate"]),
                  "--box-id", box.name]
     if s.picker != "adaptive":
