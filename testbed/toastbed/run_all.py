@@ -466,7 +466,8 @@ def main(argv: list[str] | None = None) -> int:
         cached = rdir / "report.json"
         if args.resume and cached.exists():
             r = json.loads(cached.read_text())
-            if r.get("scenario_config") == s.to_json() and r.get("kind") == kind:
+            wanted = "catalogue" if cat.is_catalogue(s) else kind  # a catalogue report says it is one
+            if r.get("scenario_config") == s.to_json() and r.get("kind") == wanted:
                 say(f"reused {kind} {s.name}")
                 reused[0] += 1
                 return r
