@@ -118,6 +118,7 @@ class ComputeTest(unittest.TestCase):
         self.assertIsNone(r["per_title"][1]["offload_pct"])
         self.assertEqual(r["seek_ms"]["median"], 100.0)
         self.assertEqual(r["sessions_completed"], 1)
+        self.assertEqual(r["watching_at_once_max"], 1)
         self.assertEqual(r["box_resources"]["mem_private_peak_mb"]["median"], 4.0)
         md = cr.render_markdown({**r, "shape": cs.shape(s, w)}, [])
         self.assertIn("**-110.0% below**", md)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from .catalogue_workload import title_name
+from .catalogue_workload import concurrency, title_name
 from .report import percentile
 from .resources import TICKS
 
@@ -204,6 +204,7 @@ def compute(s, w, *, records: list[dict], t0: float, end_s: float, metrics: list
         "sessions_dropped": w.dropped,
         "sessions_with_title_held": sum(1 for r in records if r["held_before"]),
         "sessions_started_late": sum(1 for x in late if x > 1.0),
+        "watching_at_once_max": concurrency(intervals),
         "evening_seconds": round(end, 1),
         "unicast_bytes": int(unicast_bytes),
         "server_bytes": int(server_bytes),
@@ -291,8 +292,9 @@ def render_markdown(r: dict, plots: list[str]) -> str:
         f"(peak bound {_pct(r['peak_bound_pct'])}: every box's upload over the peak's demand) |",
         f"| server bytes (VoD + tracker + probe box) | {r['server_bytes'] / 1e6:.1f} MB against unicast's "
         f"{r['unicast_bytes'] / 1e6:.1f} MB: **{_pct(r['reduction_pct'])} below** |",
-        f"| sessions (completed, title already on the box, started late) | {r['sessions']} "
-        f"({r['sessions_completed']}, {r['sessions_with_title_held']}, {r['sessions_started_late']}) |",
+        f"| sessions (completed, title already on the box, started late; most watching at once) | {r['sessions']} "
+        f"({r['sessions_completed']}, {r['sessions_with_title_held']}, {r['sessions_started_late']}; "
+        f"{r['watching_at_once_max']}) |",
         f"| stalls (the boxes' StreamWatcher) | {r['stalls']['count']} ({r['stalls']['seconds']:.1f} s); "
         f"as the players saw them {r['player_stalls']['count']} ({r['player_stalls']['seconds']:.1f} s) |",
         f"| startup median / p95 (play request to first media byte) | {_msf(r['startup_ms']['median'])} / "
