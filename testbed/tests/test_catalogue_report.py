@@ -126,6 +126,32 @@ class ComputeTest(unittest.TestCase):
             self.assertEqual(cr.plot({**r, "scenario": "x"}, Path(d)), ["rate.png", "offload.png"])
 
 
+class NightTest(unittest.TestCase):
+    def test_a_push_window_before_the_evening_counts_in_bytes_not_in_the_peak(self):
+        s = cs.from_dict({"type": "catalogue", "boxes": 1, "titles": 1, "title_seconds": 20, "bitrate": "8Mbps",
+                          "evening": {"seconds": 20}, "peak_viewers_pct": 100, "probe_box": False,
+                          "push": {"quota": "10MB", "rate": "8Mbps", "window": [-30, 0]}})
+        t0 = 500.0
+        # The night: the server sends 1 MB/s for 30 s (push); the evening: nothing (the box holds the title).
+        metrics = [(t0 + t, {"t001": 1e6 * (min(t, 0) + 30)}, 0.0) for t in range(-31, 21)]
+        rec = {"index": 0, "box": 0, "title": 1, "planned_start_s": 0.0, "watch_s": 20.0, "seek": None,
+               "started_s": 0.0, "play_s": 0.0, "stop_s": 20.0, "held_before": True, "played_s": 20.0,
+               "startup_ms": 0.0, "seek_ms": [], "player_stalls": 0, "player_stall_s": 0.0, "box_stalls": 0,
+               "box_stall_s": 0.0, "box_startup_ms": 5, "box_seek_ms": [], "bytes_from_peers": 0,
+               "bytes_from_server": 0, "error": ""}
+        boxes = [{"index": 0, "name": "box000", "uplink_bps": 1e6, "probe": False, "warm": 0,
+                  "upload_samples": [], "push_bytes": 30e6, "titles_held": 1}]
+        r = cr.compute(s, s.workload(), records=[rec], t0=t0, end_s=20.0, metrics=metrics, boxes=boxes,
+                       res={"processes": []}, cpu_samples={})
+        self.assertEqual(r["night_server_bytes"], 30e6)
+        self.assertEqual(r["night_peak_bps"], 8e6)
+        self.assertEqual(r["server_bytes"], 0)
+        self.assertEqual(r["peak_server_bps"], 0.0)
+        self.assertEqual(r["peak_reduction_pct"], 100.0)
+        self.assertAlmostEqual(r["reduction_pct"], 100.0 * (1 - 30e6 / 20e6))   # the push cost more bytes
+        self.assertEqual(r["push_bytes"], 30e6)
+
+
 class PlayerModelTest(unittest.TestCase):
     def test_startup_stall_and_resume(self):
         m = PlayerModel(8000, buffer_s=2.0, target_s=10.0, now=0.0)   # 1000 bytes a second

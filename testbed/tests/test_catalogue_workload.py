@@ -267,6 +267,15 @@ class ValidationTest(unittest.TestCase):
         with self.assertRaisesRegex(scenario.ScenarioError, "'type'"):
             scenario.from_dict({"type": "playlist"})
 
+    def test_a_push_window_before_the_evening_is_a_night(self):
+        s = cs.from_dict({"type": "catalogue", "push": {"quota": "1GB", "rate": "2Mbps", "window": [-300, 0],
+                                                        "replicas": 3}})
+        self.assertEqual(s.night_seconds, 300.0)
+        self.assertEqual(s.push["replicas"], 3)  # the planner's own fields pass through
+        self.assertEqual(cs.from_dict({"type": "catalogue"}).night_seconds, 0.0)
+        with self.assertRaisesRegex(scenario.ScenarioError, "'push.window'"):
+            cs.from_dict({"type": "catalogue", "push": {"quota": "1GB", "rate": "2Mbps", "window": [-4000, 0]}})
+
     def test_quota_as_titles_or_size(self):
         s = cs.from_dict({"type": "catalogue", "disk_quota": "2.5 titles"})
         self.assertEqual(s.quota_bytes, int(2.5 * s.title_bytes))

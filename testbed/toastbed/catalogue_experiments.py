@@ -32,7 +32,7 @@ def is_catalogue(s) -> bool:
 
 
 def estimate_seconds(s: CatalogueScenario) -> float:
-    return s.evening_seconds + s.title_seconds + SETUP_SECONDS
+    return s.night_seconds + s.evening_seconds + s.title_seconds + SETUP_SECONDS
 
 
 def run(s: CatalogueScenario, bins: dict, out: Path, stop) -> dict:

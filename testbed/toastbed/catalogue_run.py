@@ -240,6 +240,27 @@ def stop_many(procs: Processes, boxes: list[Box], grace: float = 20.0) -> list[s
     return killed
 
 
+def wait_for_evening(s: CatalogueScenario, evening_unix: int, boxes: list[Box], notes: list, timings: dict,
+                     progress, stop) -> None:
+    """Until the evening's planned start (the push window's clock): the night, boxes idle and fetching their
+    assignments when the window opens before the evening."""
+    late = time.time() - evening_unix
+    if late > 0:
+        notes.append(f"the boxes were ready {late:.0f} s after the evening's planned start: the push window ran "
+                     "that much earlier on the evening's clock")
+    timings["evening_wait_s"] = round(max(0.0, -late), 1)
+    last = 0.0
+    while time.time() < evening_unix:
+        if stop is not None and stop.is_set():
+            raise KeyboardInterrupt
+        if time.monotonic() - last >= 5:
+            last = time.monotonic()
+            pushed = sum(b.push_bytes for b in boxes if not b.probe)
+            progress(f"[catalogue] t={time.time() - evening_unix:5.0f}s before the evening, push fetched "
+                     f"{pushed / 1e6:.1f} MB")
+        time.sleep(min(0.5, max(0.0, evening_unix - time.time())))
+
+
 def disk_needed(s: CatalogueScenario, w: Workload) -> int:
     """The titles, the server's store (two replicas of each block) and every session's copy, with 10% more."""
     return int((3 * s.titles + len(w.sessions)) * s.title_bytes * 1.1)
@@ -274,12 +295,13 @@ def run_catalogue(s: CatalogueScenario, bins: dict, out: Path, progress=print,
     notes, interrupted, timings = [], False, {}
     limit = s.derived_time_limit()
     # Push's window is on the evening's clock, and the server must know it when it starts, before the boxes
-    # do: the evening is planned to start a generous boot time after the server (the boxes' start and
-    # their warm titles' check), and waits for it when they are ready sooner.
+    # do: the evening is planned to start a generous boot time (the boxes' start and their warm titles' check)
+    # and the night (a push window before the evening) after the server, and waits for that moment when the
+    # boxes are ready sooner.
     evening_unix = [0]
 
     def before_serve() -> dict:
-        evening_unix[0] = int(time.time() + 15 + 0.4 * len(boxes)) + 1
+        evening_unix[0] = int(time.time() + 15 + 0.4 * len(boxes) + s.night_seconds) + 1
         return server_extra(s, w.lambda_peak, work, evening_unix[0])
     try:
         sampler.start()
@@ -293,16 +315,13 @@ def run_catalogue(s: CatalogueScenario, bins: dict, out: Path, progress=print,
         timings["boxes_start_s"] = round(time.monotonic() - started, 1)
         timings["warm_check_s"] = round(wait_warm(boxes, 300 + 2 * len(boxes), stop), 1)
         progress(f"[catalogue] {len(boxes)} boxes up in {timings['boxes_start_s']:.1f} s, warm titles checked "
-                 f"in {timings['warm_check_s']:.1f} s; the evening starts ({len(w.sessions)} sessions)")
+                 f"in {timings['warm_check_s']:.1f} s")
         if s.push is not None:
-            late = time.time() - evening_unix[0]
-            if late > 0:
-                notes.append(f"the boxes were ready {late:.0f} s after the evening's planned start: the push "
-                             "window ran that much earlier on the evening's clock")
-            else:
-                time.sleep(-late)
-            timings["evening_wait_s"] = round(max(0.0, -late), 1)
-        poller.start()
+            poller.start()  # the night's push traffic is measured too
+            wait_for_evening(s, evening_unix[0], boxes, notes, timings, progress, stop)
+        progress(f"[catalogue] the evening starts ({len(w.sessions)} sessions)")
+        if s.push is None:
+            poller.start()
         evening.start()
         last = 0.0
         while not evening.done.is_set():

@@ -19,6 +19,7 @@ CHOKERS = ("nearest", "tit-for-tat", "seed")
 DEFAULT_PROFILE = [[0.0, 0.15], [0.5, 1.0], [0.8, 1.0], [1.0, 0.2]]
 _TITLES_QUOTA = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*titles?\s*$", re.I)
 PUSH_KEYS = ("quota", "rate", "window")
+MAX_NIGHT_S = 3600  # the longest off-peak phase before the evening a push window may ask for
 
 
 @dataclass
@@ -86,8 +87,14 @@ class CatalogueScenario:
                            watched=(float(lo), float(hi)), quota_bytes=self.quota_bytes,
                            warm_count=self.warm_titles, cache=self.cache, seek_pct=self.seek_pct)
 
+    @property
+    def night_seconds(self) -> float:
+        """The off-peak phase before the evening that a push window starting before it asks for."""
+        return max(0.0, -self.push["window"][0]) if self.push else 0.0
+
     def derived_time_limit(self) -> float:
-        """The evening, then the last sessions' watch with room for startup and stalls, then the wind-down."""
+        """The evening, then the last sessions' watch with room for startup and stalls, then the wind-down
+        (counted from the evening's start)."""
         return self.time_limit or self.evening_seconds + 2 * self.title_seconds + 60
 
 
@@ -204,8 +211,9 @@ def _push(raw, evening_s: float) -> dict | None:
     w = raw["window"]
     if (not isinstance(w, list) or len(w) != 2
             or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in w)
-            or not 0 <= w[0] < w[1] <= evening_s):
-        raise _fail("push.window", f"[start, end] seconds of the evening, 0 <= start < end <= {evening_s:g}", w)
+            or not -MAX_NIGHT_S <= w[0] < w[1] <= evening_s):
+        raise _fail("push.window", f"[start, end] seconds from the evening's start (before it: negative), "
+                                   f"-{MAX_NIGHT_S} <= start < end <= {evening_s:g}", w)
     out["window"] = [float(w[0]), float(w[1])]
     return out
 

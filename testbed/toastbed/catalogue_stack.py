@@ -213,7 +213,7 @@ class Box:
     proc: subprocess.Popen | None = None
     upload_total: int = 0                       # bytes uploaded, every title together (polled)
     upload_samples: list = field(default_factory=list)  # (evening seconds, upload_total)
-    push_bytes: int = 0
+    push_bytes: int = 0                         # fetched by assignment since the box started (its status)
     titles_held: int = 0
     _seen: dict = field(default_factory=dict)   # title id -> last bytes_uploaded polled
 
@@ -228,15 +228,14 @@ class Box:
     def absorb_status(self, status: dict) -> None:
         """Adds what each title uploaded since the last poll; a title evicted since keeps what was counted."""
         seen = {}
-        push = 0
         for t in status.get("titles", []):
             up = int(t.get("bytes_uploaded", 0))
             seen[t["id"]] = up
             self.upload_total += max(0, up - self._seen.get(t["id"], 0))
-            push += int(t.get("bytes_pushed", 0) or 0)
         self._seen = seen
         self.titles_held = len(seen)
-        self.push_bytes = max(self.push_bytes, push + int(status.get("push_bytes", 0) or 0))
+        push = status.get("push") or {}  # null without --push-quota
+        self.push_bytes = max(self.push_bytes, int(push.get("push_bytes", 0) or 0))
 
 
 def place_warm(box: Box, titles: list[CatalogueTitle], now_ms: int) -> None:
