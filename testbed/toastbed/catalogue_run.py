@@ -176,14 +176,18 @@ class Poller:
         self._stop = threading.Event()
         self._threads = [threading.Thread(target=self._metrics_loop, name="metrics", daemon=True),
                          threading.Thread(target=self._box_loop, name="box-status", daemon=True)]
+        self.started = False
 
     def start(self) -> None:
+        self.started = True
         for t in self._threads:
             t.start()
 
     def stop(self) -> None:
         """The last samples: the server's, and every box's (the upload between the last poll and the end)."""
         self._stop.set()
+        if not self.started:  # the run failed before the evening
+            return
         for t in self._threads:
             t.join(15)
         self.sample_metrics()
@@ -313,7 +317,7 @@ def run_catalogue(s: CatalogueScenario, bins: dict, out: Path, progress=print,
         started = time.monotonic()
         start_boxes(s, bins, procs, stack, boxes)
         timings["boxes_start_s"] = round(time.monotonic() - started, 1)
-        timings["warm_check_s"] = round(wait_warm(boxes, 300 + 2 * len(boxes), stop), 1)
+        timings["warm_check_s"] = round(wait_warm(boxes, stack.titles, 300 + 2 * len(boxes), stop), 1)
         progress(f"[catalogue] {len(boxes)} boxes up in {timings['boxes_start_s']:.1f} s, warm titles checked "
                  f"in {timings['warm_check_s']:.1f} s")
         if s.push is not None:

@@ -374,17 +374,19 @@ def start_boxes(s: CatalogueScenario, bins: dict, procs: Processes, stack: Catal
                 raise RunError(f"{b.name} did not start (exit {b.proc.poll()}): {tail.strip()}")
 
 
-def wait_warm(boxes: list[Box], timeout: float, stop=None) -> float:
-    """Waits until every box has checked its warm titles and holds each whole; returns the seconds it took."""
+def wait_warm(boxes: list[Box], titles: list[CatalogueTitle], timeout: float, stop=None) -> float:
+    """Waits until every box has checked its warm titles and holds each whole (a box may hold others too:
+    titles pushed to it); returns the seconds it took."""
     started = time.monotonic()
+    ids = {t.rank: t.info_hash for t in titles}
     pending = [b for b in boxes if b.warm]
     while pending:
         still = []
         for b in pending:
             status, doc = api_call(b.api, "GET", "/api/status", timeout=10)
-            titles = doc.get("titles", []) if status == 200 else []
-            ready = len(titles) == len(b.warm) and all(not t.get("checking") and t.get("pieces_had") == t.get(
-                "pieces") for t in titles)
+            held = {t["id"]: t for t in doc.get("titles", [])} if status == 200 else {}
+            ready = all(ids[r] in held and not held[ids[r]].get("checking")
+                        and held[ids[r]].get("pieces_had") == held[ids[r]].get("pieces") for r in b.warm)
             if not ready:
                 still.append(b)
         pending = still
