@@ -147,7 +147,11 @@ Result run(const Params& p, CachePolicy policy, const std::vector<Session>& all,
                     c.bytes = Bytes(static_cast<std::uint64_t>(held.first * static_cast<double>(size)));
                     c.size = Bytes(size);
                     c.last_watched = static_cast<std::int64_t>(held.second * 1000);
-                    c.demand = demand_now(t, now);
+                    // Starts, decayed, as sessions started per hour.
+                    c.demand = demand_now(t, now) * std::log(2.0) / half_life * 3600;
+                    c.bitrate = BitRate(static_cast<std::uint64_t>(p.bitrate));
+                    c.duration_s = p.title_s;
+                    c.upload = BitRate(static_cast<std::uint64_t>(p.uplink));
                     for (const auto& other : kept)
                         c.copies += other.count(t);
                     c.copies -= 1;

@@ -25,9 +25,28 @@ std::string_view to_string(CachePolicy policy) {
     return "lru";
 }
 
+namespace {
+
+double size_of(const CacheEntry& e) {
+    return static_cast<double>(std::max<std::uint64_t>(e.size.value(), 1));
+}
+
+double copies_of(const CacheEntry& e) {
+    return static_cast<double>(std::max<std::int64_t>(e.copies, 0));
+}
+
+// The tie-break: demand over the copies, per byte.
+double share_per_byte(const CacheEntry& e) {
+    return std::max(0.0, e.demand) / (copies_of(e) + 1) / size_of(e);
+}
+
+}  // namespace
+
 double need_per_byte(const CacheEntry& e) {
-    const double size = static_cast<double>(std::max<std::uint64_t>(e.size.value(), 1));
-    return std::max(0.0, e.demand) / static_cast<double>(std::max<std::int64_t>(e.copies, 0) + 1) / size;
+    const double viewers = std::max(0.0, e.demand) / 3600.0 * std::max(0.0, e.duration_s);
+    const double bitrate = static_cast<double>(e.bitrate.value());
+    const double upload = e.upload.value() > 0 ? static_cast<double>(e.upload.value()) : bitrate / 4;
+    return std::max(0.0, viewers * bitrate - (viewers + copies_of(e)) * upload) / size_of(e);
 }
 
 EvictionPlan plan_cache_evictions(std::vector<CacheEntry> titles, Bytes quota, CachePolicy policy,
@@ -46,6 +65,8 @@ EvictionPlan plan_cache_evictions(std::vector<CacheEntry> titles, Bytes quota, C
         std::sort(titles.begin(), titles.end(), [&](const CacheEntry& a, const CacheEntry& b) {
             const double na = need_per_byte(a), nb = need_per_byte(b);
             if (na != nb) return na < nb;
+            const double sa = share_per_byte(a), sb = share_per_byte(b);
+            if (sa != sb) return sa < sb;
             return by_age(a, b);
         });
     } else {

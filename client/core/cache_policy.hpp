@@ -3,10 +3,12 @@
 //   none:       nothing is kept: a title is removed when its play stops.
 //   lru:        titles stay and seed; the least recently watched leave first.
 //   popularity: titles stay and seed; the ones the swarm needs least per byte leave first. A title's need is
-//               its demand (sessions started per hour, from the operator's catalogue) over the copies the
-//               swarm already has (the other boxes holding it, as the tracker counts them, plus this one):
-//               demand / (copies + 1) / size. Ties (no catalogue, equal need) leave least recently watched
-//               first, then by id.
+//               what its viewers would still lack at the boxes' upload with the copies the swarm has:
+//               max(0, V x bitrate - (V + copies) x u), with V its expected viewers (its demand, sessions
+//               started per hour from the operator's catalogue, times its duration), copies the other boxes
+//               holding it (as the tracker counts them) and u the box's upload (a quarter of the bitrate when
+//               unknown), per byte of the title. Ties (no catalogue, or every title's need met) go by
+//               demand / (copies + 1) per byte, then least recently watched first, then by id.
 // A playing title, and the title a play makes room for, are never evicted. Titles the box holds by push
 // assignment are not the cache's: they count against the push quota (push_fetch_policy.hpp).
 #pragma once
@@ -35,9 +37,12 @@ struct CacheEntry {
     bool pinned = false;
     double demand = 0;        // sessions started per hour; 0 when the catalogue does not say
     std::int64_t copies = 0;  // other boxes holding the title (complete or not); 0 when unknown
+    BitRate bitrate{0};
+    double duration_s = 0;  // the title's
+    BitRate upload{0};      // the box's; 0: unknown
 };
 
-// The swarm's need for this box's copy, per byte of the title.
+// What the title's swarm lacks in bits per second with the copies it has, per byte of the title.
 double need_per_byte(const CacheEntry& entry);
 
 // The titles to evict, in order, so that the rest plus `incoming` bytes fit in `quota` (EvictionPlan as in

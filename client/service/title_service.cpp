@@ -243,6 +243,9 @@ bool TitleService::make_room(ServiceTitle* for_title, ControlResponse* refusal) 
                      std::max(t->saved.added, t->saved.last_watched), pinned};
         if (options_.cache == CachePolicy::popularity && link_) {
             e.demand = link_->demand(id);
+            e.bitrate = t->geometry.bitrate();
+            e.duration_s = std::chrono::duration<double>(t->geometry.title_duration()).count();
+            e.upload = options_.upload_limit.value_or(BitRate(0));
             if (t->seed.is_valid()) {
                 // The tracker's counts include this box: the others are one fewer.
                 const auto st = t->seed.status({});

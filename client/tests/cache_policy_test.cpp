@@ -51,8 +51,34 @@ TEST_CASE("lru evicts the least recently watched; popularity the least needed pe
     // Needs per byte: a 40/2, b 2/2, c 40/40, d 0: d first, then b and c tie at 1 and the older (c) leaves.
     CHECK(pop.evict == std::vector<std::string>{"d", "c"});
     CHECK(pop.used_after == Bytes(4 * 60 * kMiB));
-    // A big title needs more demand to earn its bytes.
-    CHECK(need_per_byte(title("x", 0, 10, 0, 120)) == Approx(need_per_byte(title("y", 0, 5, 0, 60))));
+    // Without bitrates no title's need is known: the tie-break (demand over copies) decided.
+    CHECK(need_per_byte(titles[0]) == 0);
+}
+
+TEST_CASE("the popularity cache keeps the title whose swarm lacks most, not the most demanded",
+          "[client][service][cache]") {
+    auto with_rate = [](CacheEntry e) {
+        e.bitrate = BitRate(4'000'000);
+        e.duration_s = 120;
+        e.upload = BitRate(1'000'000);
+        return e;
+    };
+    // hit: 60 starts an hour, 2 viewers at once, 10 other boxes keep it: 8 Mbps needed, 12 offered.
+    // niche: 30 an hour, 1 viewer, nobody keeps it: 3 Mbps short.
+    auto hit = with_rate(title("hit", 900, 60, 10));
+    auto niche = with_rate(title("niche", 100, 30, 0));
+    CHECK(need_per_byte(hit) == 0);
+    CHECK(need_per_byte(niche) == Approx(3e6 / double(60 * kMiB)));
+    auto pop = plan_cache_evictions({hit, niche}, Bytes(60 * kMiB), CachePolicy::popularity);
+    CHECK(pop.evict == std::vector<std::string>{"hit"});
+    auto lru = plan_cache_evictions({hit, niche}, Bytes(60 * kMiB), CachePolicy::lru);
+    CHECK(lru.evict == std::vector<std::string>{"niche"});
+    // A big title needs more shortfall to earn its bytes.
+    auto big = with_rate(title("big", 0, 30, 0, 120));
+    CHECK(need_per_byte(big) == Approx(need_per_byte(niche) / 2));
+    // Upload unknown: a quarter of the bitrate.
+    niche.upload = BitRate(0);
+    CHECK(need_per_byte(niche) == Approx(3e6 / double(60 * kMiB)));
 }
 
 TEST_CASE("no policy evicts a pinned title, and nothing when it cannot fit", "[client][service][cache]") {
