@@ -37,7 +37,7 @@ TEST_CASE("cache policies are named none, lru and popularity", "[client][service
     CHECK(keeps_watched_titles(CachePolicy::lru));
 }
 
-TEST_CASE("lru evicts the least recently watched; popularity the least needed per byte",
+TEST_CASE("lru evicts the least recently watched, popularity the least needed per byte",
           "[client][service][cache]") {
     // a: watched long ago, in high demand and rare; b: recent, little demand; c: recent, high demand but
     // every box has it; d: oldest, no demand.
