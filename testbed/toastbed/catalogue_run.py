@@ -346,14 +346,16 @@ def run_catalogue(s: CatalogueScenario, bins: dict, out: Path, progress=print,
         interrupted = True
         notes.append("interrupted")
     finally:
-        evening.cancel()
-        end = evening.now() if evening.t0 else 0.0
-        poller.stop()
-        sampler.stop()
-        killed = stop_many(procs, boxes)
-        procs.stop_all()
-        if not keep_data or stack.store_in_memory:
-            stack.remove_store()
+        try:
+            evening.cancel()
+            end = evening.now() if evening.t0 else 0.0
+            poller.stop()
+            sampler.stop()
+        finally:  # whatever failed above, no process and no store outlives the run
+            killed = stop_many(procs, boxes)
+            procs.stop_all()
+            if not keep_data or stack.store_in_memory:
+                stack.remove_store()
     if killed:
         notes.append(f"{len(killed)} boxes did not stop on SIGTERM within 20 s and were killed: "
                      + ", ".join(killed[:10]))
