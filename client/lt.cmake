@@ -3,6 +3,8 @@ add_library(toast_client_lt STATIC
   lt/ejecting_disk_io.cpp
   lt/engine.cpp
   lt/http_fetcher.cpp
+  lt/http_request.cpp
+  lt/http_stream.cpp
   lt/lt_events.cpp
   lt/plan_applier.cpp
   lt/session_factory.cpp
@@ -13,12 +15,14 @@ add_library(toast_client_lt STATIC
   lt/toast_plugin.cpp
   lt/swarm_reader.cpp
   lt/title_playback.cpp
+  lt/server_access.cpp
   lt/server_fallback.cpp
+  lt/telemetry_sender.cpp
   lt/title_stream.cpp
   lt/torrent_file.cpp)
 target_include_directories(toast_client_lt PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_client_lt
-  PUBLIC toast_common toast_asio LibtorrentRasterbar::torrent-rasterbar
+  PUBLIC toast_common toast_asio LibtorrentRasterbar::torrent-rasterbar OpenSSL::SSL OpenSSL::Crypto
   PRIVATE toast_warnings)
 if(TARGET toast_client_core)
   target_link_libraries(toast_client_lt PUBLIC toast_client_core)
@@ -42,6 +46,7 @@ if(BUILD_TESTING)
     TOAST_TRACKER_BIN="$<TARGET_FILE:toast-tracker>")
 
   add_executable(client_tests
+    tests/access_integration_test.cpp
     tests/client_integration_test.cpp
     tests/lt_http_fetcher_test.cpp
     tests/lt_plan_applier_test.cpp

@@ -2,6 +2,7 @@
 // naming the option and the bad value out.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 
 #include <nlohmann/json_fwd.hpp>
@@ -27,6 +28,12 @@ struct ServeOptions {
     int max_connections = 40;  // peer connections of the session (SessionConfig::max_connections)
     DiskIoKind disk_io = DiskIoKind::posix;  // --disk-io
     std::string log_level = "info";
+    // The operator's server: signed URLs, TLS, QoE reports (as the standalone client's options).
+    std::string token;
+    std::filesystem::path token_file;
+    std::filesystem::path ca_file;
+    std::string telemetry;  // URL, "off", or empty: the first server's /telemetry
+    std::chrono::nanoseconds telemetry_interval = std::chrono::minutes(5);
 };
 
 struct ServeParse {
@@ -41,7 +48,8 @@ struct ServeParse {
 ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOptions& base = {});
 
 // The config file's options (deploy/etc/client.json): save_dir, listen, control_listen, servers, trackers,
-// disk_quota, upload_limit, download_limit, max_connections, disk_io, log_level. Throws toast::ConfigError
+// disk_quota, upload_limit, download_limit, max_connections, disk_io, log_level, token, token_file, ca_file,
+// telemetry, telemetry_interval. Throws toast::ConfigError
 // naming the field and the value; an unknown key is an error.
 ServeOptions serve_options_from_config(const nlohmann::json& config);
 std::string serve_help_text();
