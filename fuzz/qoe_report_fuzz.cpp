@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto& q = *parsed.report;
     TOAST_FUZZ_CHECK(q.session.size() >= 8 && q.session.size() <= 64);
     TOAST_FUZZ_CHECK(!q.title.empty() && q.title.size() <= 128);
-    TOAST_FUZZ_CHECK(q.stall_durations.size() <= kMaxStallDurations && q.stall_durations.size() <= q.stall_count);
+    TOAST_FUZZ_CHECK(q.stall_durations.size() <= kMaxStallDurations &&
+                     q.stall_durations.size() <= q.stall_count);
     for (double d : q.stall_durations)
         TOAST_FUZZ_CHECK(std::isfinite(d) && d >= 0 && d <= kMaxReportSeconds);
     TOAST_FUZZ_CHECK(q.bytes_from_peers <= kMaxReportBytes && q.bytes_from_server <= kMaxReportBytes &&

@@ -91,7 +91,7 @@ struct ClientOptions {
     bool enable_dht = false;
     std::string log_level = "info";
     // The operator's server: signed URLs, TLS, QoE reports.
-    std::string token;                 // --token: every request to the server carries it (renewed before expiry)
+    std::string token;  // --token: every request to the server carries it (renewed before expiry)
     std::filesystem::path token_file;  // --token-file: the token, read at start-up (and written when renewed)
     std::filesystem::path ca_file;     // --ca-file: https:// servers are verified against this CA (PEM)
     std::string telemetry;             // --telemetry URL|off; empty: the first server's /telemetry

@@ -19,7 +19,7 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 
 // A session's totals so far.
 struct QoeSample {
-    std::optional<std::int64_t> startup_ms;            // null until playback started
+    std::optional<std::int64_t> startup_ms;                         // null until playback started
     const std::vector<std::chrono::nanoseconds>* stalls = nullptr;  // every stall that ended, in order
     std::uint32_t seeks = 0;
     std::chrono::nanoseconds played{0};
@@ -30,7 +30,8 @@ struct QoeSample {
 
 class QoeReporter {
   public:
-    QoeReporter(std::string session_id, std::string title, std::chrono::nanoseconds interval, SteadyTime start);
+    QoeReporter(std::string session_id, std::string title, std::chrono::nanoseconds interval,
+                SteadyTime start);
 
     // A report when `interval` has passed since the previous one (or the session's start).
     std::optional<QoeReport> on_tick(const QoeSample& sample, SteadyTime now);

@@ -53,7 +53,8 @@ std::optional<ServerUrl> parse_http_url(std::string_view url) {
 
 std::string origin_url(const ServerUrl& url) {
     const bool v6 = url.host.find(':') != std::string::npos;
-    return std::string(url.tls ? "https://" : "http://") + (v6 ? "[" + url.host + "]" : url.host) + ":" + url.port;
+    return std::string(url.tls ? "https://" : "http://") + (v6 ? "[" + url.host + "]" : url.host) + ":" +
+           url.port;
 }
 
 std::string range_header(const PieceRequest& r) {

@@ -87,7 +87,8 @@ ApiParse parse_add(const ApiInput& in) {
         if (!j.is_object())
             return fail(400, "the body must be a JSON object such as {\"url\": \"http://...\"}");
         auto it = j.find("url");
-        if (it == j.end()) return fail(400, "missing \"url\": the http:// or https:// URL of the title's .torrent");
+        if (it == j.end())
+            return fail(400, "missing \"url\": the http:// or https:// URL of the title's .torrent");
         if (!it->is_string()) return fail(400, "\"url\" must be a string");
         for (auto& [key, value] : j.items()) {
             if (key != "url") return fail(400, "unknown field \"" + key + "\" (only \"url\" is accepted)");

@@ -3,8 +3,8 @@
 // (client/service/control_server) only moves bytes; every route and every check lives here.
 //
 // Nothing a request carries names a local path: a title is added from the torrent's bytes in the body or
-// from an http:// or https:// URL, and a title is named by its info-hash (40 hex digits), never by a file name, so no
-// request can make the service read outside its save dir.
+// from an http:// or https:// URL, and a title is named by its info-hash (40 hex digits), never by a file
+// name, so no request can make the service read outside its save dir.
 #pragma once
 
 #include <cstddef>

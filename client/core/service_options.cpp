@@ -31,7 +31,8 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
             return quoted + " is not a loopback address: the control API has no authentication";
         (name == "--api" ? o.api : o.listen) = *e;
     } else if (name == "--server") {
-        if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) return quoted + " is not an http:// or https:// URL";
+        if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0)
+            return quoted + " is not an http:// or https:// URL";
         o.servers.push_back(v);
     } else if (name == "--token") {
         if (v.empty() || v.find_first_of(" \t\r\n") != std::string::npos) return "expected a token (v1~...)";
@@ -167,8 +168,10 @@ ServeOptions serve_options_from_config(const nlohmann::json& config) {
     if (reader.has("ca_file")) set("ca_file", "--ca-file", reader.string("ca_file"));
     if (reader.has("telemetry")) set("telemetry", "--telemetry", reader.string("telemetry"));
     if (reader.has("telemetry_interval"))
-        o.telemetry_interval = reader.duration("telemetry_interval", std::nullopt, std::chrono::seconds(1), std::chrono::hours(24));
-    if (!o.token.empty() && !o.token_file.empty()) reader.fail("token_file", "give either token or token_file, not both");
+        o.telemetry_interval = reader.duration("telemetry_interval", std::nullopt, std::chrono::seconds(1),
+                                               std::chrono::hours(24));
+    if (!o.token.empty() && !o.token_file.empty())
+        reader.fail("token_file", "give either token or token_file, not both");
     reader.finish();
     return o;
 }

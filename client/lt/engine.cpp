@@ -75,7 +75,8 @@ std::optional<ServerUrl> telemetry_endpoint(const ClientOptions& o, const std::v
     if (o.telemetry == "off") return std::nullopt;
     if (!o.telemetry.empty()) {
         auto url = parse_http_url(o.telemetry);
-        if (!url) throw std::runtime_error("--telemetry '" + o.telemetry + "' is not an http:// or https:// URL");
+        if (!url)
+            throw std::runtime_error("--telemetry '" + o.telemetry + "' is not an http:// or https:// URL");
         return url;
     }
     if (servers.empty()) return std::nullopt;
@@ -97,7 +98,8 @@ class Engine::Impl {
         });
         auto access = server_access_for(options);
         title_ = std::make_unique<TitleStream>(
-            *session_, options, std::move(torrent), tuning_, [this] { on_title_finished(); }, launched_, access);
+            *session_, options, std::move(torrent), tuning_, [this] { on_title_finished(); }, launched_,
+            access);
         const auto& servers = title_->server_urls();
         if (access.credential && !servers.empty()) {
             renewer_ = std::make_unique<TokenRenewer>(io_, access, servers.front());
@@ -126,8 +128,8 @@ class Engine::Impl {
         }
         telemetry_->flush(kTelemetryFlush, [this] {
             const auto& t = telemetry_->stats();
-            spdlog::info("telemetry to {}: {} reports sent, {} dropped", redact_token(telemetry_->endpoint().text),
-                         t.sent, t.dropped);
+            spdlog::info("telemetry to {}: {} reports sent, {} dropped",
+                         redact_token(telemetry_->endpoint().text), t.sent, t.dropped);
             io_.stop();
         });
     }

@@ -27,7 +27,8 @@ using EngineResult = TitleResult;
 ServerAccess server_access_for(const ClientOptions& options);
 // Where QoE reports go: --telemetry, else the first server's /telemetry; none with --telemetry off or
 // without a server. Throws std::runtime_error for a --telemetry that is not a URL.
-std::optional<ServerUrl> telemetry_endpoint(const ClientOptions& options, const std::vector<ServerUrl>& servers);
+std::optional<ServerUrl> telemetry_endpoint(const ClientOptions& options,
+                                            const std::vector<ServerUrl>& servers);
 
 class Engine {
   public:

@@ -45,7 +45,8 @@ struct FailedAnswer {
 class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl> {
   public:
     struct Connection {
-        Connection(asio::io_context& io, const ServerUrl& url, std::shared_ptr<asio::ssl::context> tls, std::size_t s)
+        Connection(asio::io_context& io, const ServerUrl& url, std::shared_ptr<asio::ssl::context> tls,
+                   std::size_t s)
             : stream(io, url, std::move(tls)), server(s) {}
         HttpStream stream;
         beast::flat_buffer buffer;
@@ -253,12 +254,13 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
     void connect(const std::shared_ptr<Connection>& c) {
         c->fresh = true;
         c->stream.reset();
-        c->stream.connect(config_.timeout, [self = shared_from_this(), c, gen = c->generation](beast::error_code ec) {
-            self->guarded(c, [&] {
-                if (self->stale(c, gen)) return;
-                self->on_connect(c, ec);
-            });
-        });
+        c->stream.connect(config_.timeout,
+                          [self = shared_from_this(), c, gen = c->generation](beast::error_code ec) {
+                              self->guarded(c, [&] {
+                                  if (self->stale(c, gen)) return;
+                                  self->on_connect(c, ec);
+                              });
+                          });
     }
 
     void on_connect(const std::shared_ptr<Connection>& c, beast::error_code ec) {
@@ -270,15 +272,14 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
 
     void write(const std::shared_ptr<Connection>& c) {
         c->stream.expires_after(config_.timeout);
-        c->stream.async_write(
-            c->request,
-            [self = shared_from_this(), c, gen = c->generation](beast::error_code ec, std::size_t) {
-                self->guarded(c, [&] {
-                    if (self->stale(c, gen)) return;
-                    if (ec) return self->connection_error(c, "write: " + ec.message());
-                    self->read(c);
-                });
+        c->stream.async_write(c->request, [self = shared_from_this(), c, gen = c->generation](
+                                              beast::error_code ec, std::size_t) {
+            self->guarded(c, [&] {
+                if (self->stale(c, gen)) return;
+                if (ec) return self->connection_error(c, "write: " + ec.message());
+                self->read(c);
             });
+        });
     }
 
     void read(const std::shared_ptr<Connection>& c) {

@@ -16,8 +16,8 @@ namespace {
 
 class Exchange : public std::enable_shared_from_this<Exchange> {
   public:
-    Exchange(boost::asio::io_context& io, HttpRequestSpec spec, std::shared_ptr<boost::asio::ssl::context> tls,
-             std::function<void(HttpAnswer)> done)
+    Exchange(boost::asio::io_context& io, HttpRequestSpec spec,
+             std::shared_ptr<boost::asio::ssl::context> tls, std::function<void(HttpAnswer)> done)
         : spec_(std::move(spec)), stream_(io, spec_.url, std::move(tls)), done_(std::move(done)) {
         parser_.body_limit(spec_.body_limit);
     }
@@ -51,7 +51,8 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
     }
 
     void on_read(beast::error_code ec) {
-        if (ec == http::error::body_limit) return finish("the answer is larger than " + std::to_string(spec_.body_limit) + " bytes");
+        if (ec == http::error::body_limit)
+            return finish("the answer is larger than " + std::to_string(spec_.body_limit) + " bytes");
         if (ec == beast::error::timeout) return finish("no complete answer within the time limit");
         if (ec) return finish("cannot read the answer: " + ec.message());
         HttpAnswer a;
@@ -86,8 +87,8 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
 }  // namespace
 
-void http_request(boost::asio::io_context& io, HttpRequestSpec spec, std::shared_ptr<boost::asio::ssl::context> tls,
-                  std::function<void(HttpAnswer)> done) {
+void http_request(boost::asio::io_context& io, HttpRequestSpec spec,
+                  std::shared_ptr<boost::asio::ssl::context> tls, std::function<void(HttpAnswer)> done) {
     std::make_shared<Exchange>(io, std::move(spec), std::move(tls), std::move(done))->start();
 }
 

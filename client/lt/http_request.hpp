@@ -23,7 +23,7 @@ struct HttpRequestSpec {
     ServerUrl url;
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;
-    std::size_t body_limit = 64 * 1024;  // larger answers fail
+    std::size_t body_limit = 64 * 1024;         // larger answers fail
     std::chrono::milliseconds timeout{10'000};  // each of connect, write, read
 };
 
@@ -35,7 +35,7 @@ struct HttpAnswer {
 };
 
 // `done` runs once on `io`'s thread. `tls` may be null (an https:// URL then fails).
-void http_request(boost::asio::io_context& io, HttpRequestSpec spec, std::shared_ptr<boost::asio::ssl::context> tls,
-                  std::function<void(HttpAnswer)> done);
+void http_request(boost::asio::io_context& io, HttpRequestSpec spec,
+                  std::shared_ptr<boost::asio::ssl::context> tls, std::function<void(HttpAnswer)> done);
 
 }  // namespace toast::client

@@ -22,7 +22,9 @@ std::shared_ptr<ssl::context> make_client_tls(const std::string& ca_file) {
         if (ec) throw std::runtime_error("cannot load the system's CA certificates: " + ec.message());
     } else {
         ctx->load_verify_file(ca_file, ec);
-        if (ec) throw std::runtime_error("--ca-file " + ca_file + ": cannot load CA certificates: " + ec.message());
+        if (ec)
+            throw std::runtime_error("--ca-file " + ca_file +
+                                     ": cannot load CA certificates: " + ec.message());
     }
     return ctx;
 }
@@ -63,30 +65,34 @@ void HttpStream::connect(std::chrono::milliseconds timeout, Handler done) {
         return;
     }
     const auto gen = generation_;
-    resolver_.async_resolve(url_.host, url_.port, [this, gen, timeout, done = std::move(done)](
-                                                       beast::error_code ec, tcp::resolver::results_type r) mutable {
-        if (gen != generation_) return done(asio::error::operation_aborted);
-        if (ec) return done(ec);
-        lowest().expires_after(timeout);
-        lowest().async_connect(r, [this, gen, timeout, done = std::move(done)](beast::error_code ec2,
-                                                                               const tcp::endpoint&) mutable {
+    resolver_.async_resolve(
+        url_.host, url_.port,
+        [this, gen, timeout, done = std::move(done)](beast::error_code ec,
+                                                     tcp::resolver::results_type r) mutable {
             if (gen != generation_) return done(asio::error::operation_aborted);
-            if (ec2 || !tls_) return done(ec2);
-            // The name the certificate must carry, and SNI (for a name, never an address: RFC 6066 §3) so a
-            // server with several names picks this one.
-            beast::error_code not_ip;
-            asio::ip::make_address(url_.host, not_ip);
-            if (not_ip && !SSL_set_tlsext_host_name(tls_->native_handle(), url_.host.c_str())) {
-                return done(beast::error_code(static_cast<int>(::ERR_get_error()), asio::error::get_ssl_category()));
-            }
-            tls_->set_verify_callback(ssl::host_name_verification(url_.host));
+            if (ec) return done(ec);
             lowest().expires_after(timeout);
-            tls_->async_handshake(ssl::stream_base::client, [this, gen, done = std::move(done)](beast::error_code ec3) {
+            lowest().async_connect(r, [this, gen, timeout, done = std::move(done)](
+                                          beast::error_code ec2, const tcp::endpoint&) mutable {
                 if (gen != generation_) return done(asio::error::operation_aborted);
-                done(ec3);
+                if (ec2 || !tls_) return done(ec2);
+                // The name the certificate must carry, and SNI (for a name, never an address: RFC 6066 §3) so
+                // a server with several names picks this one.
+                beast::error_code not_ip;
+                asio::ip::make_address(url_.host, not_ip);
+                if (not_ip && !SSL_set_tlsext_host_name(tls_->native_handle(), url_.host.c_str())) {
+                    return done(beast::error_code(static_cast<int>(::ERR_get_error()),
+                                                  asio::error::get_ssl_category()));
+                }
+                tls_->set_verify_callback(ssl::host_name_verification(url_.host));
+                lowest().expires_after(timeout);
+                tls_->async_handshake(ssl::stream_base::client,
+                                      [this, gen, done = std::move(done)](beast::error_code ec3) {
+                                          if (gen != generation_) return done(asio::error::operation_aborted);
+                                          done(ec3);
+                                      });
             });
         });
-    });
 }
 
 }  // namespace toast::client

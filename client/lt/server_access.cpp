@@ -14,7 +14,8 @@ namespace toast::client {
 namespace {
 
 std::int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
 
@@ -62,7 +63,11 @@ std::string ServerAccess::authorization() const {
 }
 
 TokenRenewer::TokenRenewer(boost::asio::io_context& io, ServerAccess access, ServerUrl server)
-    : io_(io), access_(std::move(access)), server_(std::move(server)), timer_(io), alive_(std::make_shared<bool>(true)) {
+    : io_(io),
+      access_(std::move(access)),
+      server_(std::move(server)),
+      timer_(io),
+      alive_(std::make_shared<bool>(true)) {
     server_.target = "/token/renew";
     server_.text = origin_url(server_) + server_.target;
 }
@@ -125,7 +130,9 @@ void TokenRenewer::on_answer(int status, const std::string& body, const std::str
     std::string problem;
     std::optional<AccessToken> fresh;
     if (status != 200) {
-        problem = status == 0 ? "POST " + redact_token(server_.text) + ": " + error : "the server answered " + std::to_string(status) + ": " + trimmed_first_line(body);
+        problem = status == 0
+                      ? "POST " + redact_token(server_.text) + ": " + error
+                      : "the server answered " + std::to_string(status) + ": " + trimmed_first_line(body);
     } else {
         fresh = parse_access_token(trimmed_first_line(body)).token;
         if (!fresh) {

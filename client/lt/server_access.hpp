@@ -41,7 +41,7 @@ class AccessCredential {
 std::string read_token_file(const std::filesystem::path& file);
 
 struct ServerAccess {
-    std::shared_ptr<AccessCredential> credential;  // null: requests carry no token
+    std::shared_ptr<AccessCredential> credential;    // null: requests carry no token
     std::shared_ptr<boost::asio::ssl::context> tls;  // null: https:// servers cannot be used
     // "Bearer TOKEN", or empty without a token.
     std::string authorization() const;

@@ -26,8 +26,8 @@ struct TelemetryStats {
 
 class TelemetrySender {
   public:
-    TelemetrySender(boost::asio::io_context& io, ServerAccess access, ServerUrl endpoint, std::size_t max_queue = 8,
-                    std::chrono::milliseconds timeout = std::chrono::seconds(5));
+    TelemetrySender(boost::asio::io_context& io, ServerAccess access, ServerUrl endpoint,
+                    std::size_t max_queue = 8, std::chrono::milliseconds timeout = std::chrono::seconds(5));
     ~TelemetrySender();
     TelemetrySender(const TelemetrySender&) = delete;
     TelemetrySender& operator=(const TelemetrySender&) = delete;

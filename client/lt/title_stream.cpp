@@ -49,7 +49,9 @@ std::vector<ServerUrl> server_urls_of(const TitleTorrent& t, const ClientOptions
     std::vector<ServerUrl> out;
     for (const auto& text : title_urls(t.url_list, o.servers, title_file_name(t))) {
         auto u = parse_http_url(text);
-        if (!u) throw std::runtime_error("server URL '" + redact_token(text) + "' is not an http:// or https:// URL");
+        if (!u)
+            throw std::runtime_error("server URL '" + redact_token(text) +
+                                     "' is not an http:// or https:// URL");
         out.push_back(*u);
     }
     return out;

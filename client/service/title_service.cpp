@@ -8,10 +8,10 @@
 #include <libtorrent/torrent_status.hpp>
 
 #include "client/core/client_options.hpp"
+#include "client/lt/engine.hpp"
 #include "client/lt/torrent_file.hpp"
 #include "client/service/piece_map.hpp"
 #include "client/service/service_title.hpp"
-#include "client/lt/engine.hpp"
 #include "client/service/torrent_download.hpp"
 #include "toast/common/durable_file.hpp"
 #include "toast/common/read_file.hpp"
@@ -120,7 +120,8 @@ void TitleService::link_server(const std::vector<ServerUrl>& title_servers) {
         renewer_ = std::make_unique<TokenRenewer>(io_, access_, servers.front());
         renewer_->start();
     }
-    if (auto endpoint = telemetry_endpoint(o, servers)) telemetry_ = std::make_unique<TelemetrySender>(io_, access_, *endpoint);
+    if (auto endpoint = telemetry_endpoint(o, servers))
+        telemetry_ = std::make_unique<TelemetrySender>(io_, access_, *endpoint);
 }
 
 void TitleService::start() {
@@ -169,7 +170,8 @@ void TitleService::flush_reports(std::chrono::milliseconds limit, std::function<
         return;
     }
     telemetry_->flush(limit, [this, done = std::move(done)] {
-        spdlog::info("telemetry: {} reports sent, {} dropped", telemetry_->stats().sent, telemetry_->stats().dropped);
+        spdlog::info("telemetry: {} reports sent, {} dropped", telemetry_->stats().sent,
+                     telemetry_->stats().dropped);
         done();
     });
 }
@@ -362,13 +364,15 @@ void TitleService::play(ServiceTitle& t, const ControlServer::Reply& reply) {
         const auto generation = ++t.generation;
         const auto id = t.saved.id;
         try {
-            t.stream =
-                std::make_unique<TitleStream>(*session_, o, t.torrent, tuning_, [this, id, generation] {
+            t.stream = std::make_unique<TitleStream>(
+                *session_, o, t.torrent, tuning_,
+                [this, id, generation] {
                     asio::post(io_, [this, id, generation] {
                         auto* title = find(id);
                         if (title && title->stream && title->generation == generation) end_stream(*title);
                     });
-                }, std::chrono::steady_clock::now(), access_);
+                },
+                std::chrono::steady_clock::now(), access_);
             link_server(t.stream->server_urls());
             if (telemetry_) t.stream->report_to(*telemetry_);
         } catch (const std::exception& e) {

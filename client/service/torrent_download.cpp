@@ -23,7 +23,8 @@ void download_torrent(boost::asio::io_context& io, const std::string& url, std::
         if (a.status == 0) {
             r.error = "cannot fetch " + shown + ": " + a.error;
         } else if (a.status != 200) {
-            r.error = "cannot fetch " + shown + ": the server answered " + std::to_string(a.status) + " " + a.reason;
+            r.error = "cannot fetch " + shown + ": the server answered " + std::to_string(a.status) + " " +
+                      a.reason;
         } else {
             r.ok = true;
             r.body = std::move(a.body);

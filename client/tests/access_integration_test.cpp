@@ -24,7 +24,8 @@ namespace {
 
 constexpr std::uint64_t kTitle = 4 * 1024 * 1024;
 constexpr const char* kBitrate = "3355443";  // 4 MiB plays for 10 s
-const std::string kKeys = R"({"access": {"keys": [{"id": "k1", "secret": ")" + std::string(64, 'c') + R"("}]}})";
+const std::string kKeys =
+    R"({"access": {"keys": [{"id": "k1", "secret": ")" + std::string(64, 'c') + R"("}]}})";
 
 class SignedBed : public toast::client::testing::SwarmFixture {
   public:
@@ -79,8 +80,8 @@ TEST_CASE("a swarm of boxes with signed tokens streams with 0 stalls and reports
     CHECK(same_bytes(bed.data("b"), bed.media()));
 
     // Nothing was refused, and each session's report (periodic ones and the final one) adds up on /metrics.
-    for (const char* reason : {"missing", "malformed", "unknown_key", "bad_signature", "expired", "revoked",
-                               "out_of_scope"})
+    for (const char* reason :
+         {"missing", "malformed", "unknown_key", "bad_signature", "expired", "revoked", "out_of_scope"})
         CHECK(bed.server_metric(std::string("toast_access_denied_total{reason=\"") + reason + "\"}") == 0);
     CHECK(bed.server_metric("toast_qoe_sessions_total") == 2);
     CHECK(bed.server_metric("toast_qoe_sessions_ended_total") == 2);
@@ -127,7 +128,8 @@ TEST_CASE("a stream crossing its token's expiry renews it and plays on with 0 st
     CHECK(bed.server_metric("toast_access_renewals_total") >= 2);
     CHECK(bed.server_metric("toast_access_denied_total{reason=\"expired\"}") == 0);
     // The renewed token went back to the file, for the box's next start.
-    auto saved = toast::parse_access_token(toast::testing::read_file(token_file).substr(0, first.size())).token;
+    auto saved =
+        toast::parse_access_token(toast::testing::read_file(token_file).substr(0, first.size())).token;
     auto original = toast::parse_access_token(first).token;
     REQUIRE(saved);
     CHECK(saved->subscriber == "box-1");
@@ -156,11 +158,14 @@ TEST_CASE("boxes stream over TLS from a server their CA signed, and refuse one i
     const auto pki = toast::testing::make_test_pki(pki_dir.path());
     const auto admin = toast::testing::free_tcp_port();
     SignedBed bed(R"({"access": {"keys": [{"id": "k1", "secret": ")" + std::string(64, 'd') +
-                  R"("}]}, "tls": {"certificate_chain": ")" + pki.server_cert.string() + R"(", "private_key": ")" +
-                  pki.server_key.string() + R"("}, "admin_listen": "127.0.0.1:)" + std::to_string(admin) + "\"}");
+                  R"("}]}, "tls": {"certificate_chain": ")" + pki.server_cert.string() +
+                  R"(", "private_key": ")" + pki.server_key.string() + R"("}, "admin_listen": "127.0.0.1:)" +
+                  std::to_string(admin) + "\"}");
     const auto token = bed.sign({"--subscriber", "box-1", "--scope", "catalog"});
-    auto good = bed.viewer("good", {"--token", token, "--ca-file", pki.ca.string(), "--telemetry-interval", "2s"});
-    auto wrong = bed.viewer("wrong", {"--token", token, "--ca-file", pki.other_ca.string(), "--telemetry", "off"});
+    auto good =
+        bed.viewer("good", {"--token", token, "--ca-file", pki.ca.string(), "--telemetry-interval", "2s"});
+    auto wrong =
+        bed.viewer("wrong", {"--token", token, "--ca-file", pki.other_ca.string(), "--telemetry", "off"});
     const auto s = finished(*good, bed.stats("good"), 60s);
     CHECK(s.stalls == 0);
     CHECK(s.bytes_server_useful == kTitle);

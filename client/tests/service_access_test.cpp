@@ -16,10 +16,10 @@ TEST_CASE("the service plays from a signed TLS server with its token file and CA
     toast::testing::TempDir pki_dir;
     const auto pki = toast::testing::make_test_pki(pki_dir.path());
     const auto admin = toast::testing::free_tcp_port();
-    bed.patch_server_config(json{{"access", {{"keys", {{{"id", "k1"}, {"secret", std::string(64, 'e')}}}}}},
-                                 {"tls", {{"certificate_chain", pki.server_cert.string()},
-                                          {"private_key", pki.server_key.string()}}},
-                                 {"admin_listen", "127.0.0.1:" + std::to_string(admin)}}
+    bed.patch_server_config(json{
+        {"access", {{"keys", {{{"id", "k1"}, {"secret", std::string(64, 'e')}}}}}},
+        {"tls", {{"certificate_chain", pki.server_cert.string()}, {"private_key", pki.server_key.string()}}},
+        {"admin_listen", "127.0.0.1:" + std::to_string(admin)}}
                                 .dump());
     bed.add_video("movie", 4, 440);
     bed.start_tracker();
@@ -27,10 +27,11 @@ TEST_CASE("the service plays from a signed TLS server with its token file and CA
     const auto token_file = bed.dir() / "box.token";
     std::ofstream(token_file) << bed.sign({"--subscriber", "box-7", "--scope", "catalog"}) << "\n";
     const auto base = "https://127.0.0.1:" + std::to_string(bed.server_port());
-    bed.start_service({"--token-file", token_file.string(), "--ca-file", pki.ca.string(), "--telemetry-interval",
-                       "2s"});
+    bed.start_service(
+        {"--token-file", token_file.string(), "--ca-file", pki.ca.string(), "--telemetry-interval", "2s"});
 
-    auto added = bed.call("POST", "/api/titles", "application/json", json{{"url", base + "/torrents/movie.torrent"}}.dump());
+    auto added = bed.call("POST", "/api/titles", "application/json",
+                          json{{"url", base + "/torrents/movie.torrent"}}.dump());
     INFO(added.body);
     REQUIRE(added.status == 201);
     const auto id = added.j()["id"].get<std::string>();
@@ -38,7 +39,8 @@ TEST_CASE("the service plays from a signed TLS server with its token file and CA
     REQUIRE(play.status == 200);
     auto player_url = play.j()["url"].get<std::string>();
     auto port = static_cast<std::uint16_t>(std::stoi(player_url.substr(player_url.rfind(':') + 1)));
-    auto body = toast::testing::http_request(port, "GET", player_url.substr(player_url.find('/', 7)), {}, 60s);
+    auto body =
+        toast::testing::http_request(port, "GET", player_url.substr(player_url.find('/', 7)), {}, 60s);
     REQUIRE(body.status == 200);
     CHECK(body.body == toast::testing::read_file(bed.media_of("movie")));
     REQUIRE(bed.call("POST", "/api/titles/" + id + "/stop").status == 200);
@@ -52,8 +54,10 @@ TEST_CASE("the service plays from a signed TLS server with its token file and CA
 
     // A box whose CA did not sign the server's certificate fetches nothing from it.
     bed.start_service({"--token-file", token_file.string(), "--ca-file", pki.other_ca.string()});
-    auto refused = bed.call("POST", "/api/titles", "application/json", json{{"url", base + "/torrents/movie.torrent"}}.dump());
+    auto refused = bed.call("POST", "/api/titles", "application/json",
+                            json{{"url", base + "/torrents/movie.torrent"}}.dump());
     CHECK(refused.status == 502);
-    CHECK_THAT(refused.j()["error"].get<std::string>(), Catch::Matchers::Contains("certificate verify failed"));
+    CHECK_THAT(refused.j()["error"].get<std::string>(),
+               Catch::Matchers::Contains("certificate verify failed"));
     bed.stop_service();
 }

@@ -99,7 +99,8 @@ TEST_CASE("a bad add request is refused with what is wrong", "[client][service][
              {"application/json", "{", 400, "the body is not valid JSON"},
              {"application/json", "[1]", 400,
               "the body must be a JSON object such as {\"url\": \"http://...\"}"},
-             {"application/json", "{}", 400, "missing \"url\": the http:// or https:// URL of the title's .torrent"},
+             {"application/json", "{}", 400,
+              "missing \"url\": the http:// or https:// URL of the title's .torrent"},
              {"application/json", R"({"url": 5})", 400, "\"url\" must be a string"},
              {"application/json", R"({"url": "http://h/a", "path": "/etc"})", 400,
               "unknown field \"path\" (only \"url\" is accepted)"},
@@ -260,8 +261,8 @@ TEST_CASE("serve's command line", "[client][service][options]") {
           "--telemetry: 'tcp://x' is not an http:// or https:// URL, or off");
     CHECK(parse_serve_args({"--save-dir", "d", "--telemetry-interval", "0s"}).error ==
           "--telemetry-interval: '0s' is not a duration from 1s to 24h");
-    auto access = parse_serve_args({"--save-dir", "d", "--token-file", "/etc/toast/token", "--ca-file", "ca.pem",
-                                    "--telemetry", "off", "--telemetry-interval", "30s"});
+    auto access = parse_serve_args({"--save-dir", "d", "--token-file", "/etc/toast/token", "--ca-file",
+                                    "ca.pem", "--telemetry", "off", "--telemetry-interval", "30s"});
     REQUIRE(access.options);
     CHECK(access.options->token_file == "/etc/toast/token");
     CHECK(access.options->ca_file == "ca.pem");

@@ -1,8 +1,8 @@
 #include "toast/common/access_token.hpp"
 
 #include <array>
-#include <charconv>
-#include <vector>
+
+#include "toast/common/text.hpp"
 
 namespace toast {
 
@@ -14,8 +14,8 @@ constexpr std::size_t kMaxTokenLength = 512;
 constexpr std::string_view kTitlePrefix = "title:";
 
 bool name_char(char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-           c == '-';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
 }
 
 bool all_name_chars(std::string_view s) {
@@ -39,13 +39,6 @@ std::optional<std::int64_t> parse_time(std::string_view s) {
     return v;
 }
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 std::optional<std::string> percent_decode_query(std::string_view s) {
     std::string out;
     out.reserve(s.size());
@@ -56,8 +49,8 @@ std::optional<std::string> percent_decode_query(std::string_view s) {
             out += s[i];
         } else {
             if (i + 2 >= s.size()) return std::nullopt;
-            const int hi = hex_value(s[i + 1]);
-            const int lo = hex_value(s[i + 2]);
+            const int hi = hex_digit(s[i + 1]);
+            const int lo = hex_digit(s[i + 2]);
             if (hi < 0 || lo < 0) return std::nullopt;
             out += static_cast<char>(hi * 16 + lo);
             i += 2;
@@ -194,7 +187,9 @@ std::string base64url_encode(std::string_view bytes) {
     std::string out;
     out.reserve((bytes.size() * 4 + 2) / 3);
     std::size_t i = 0;
-    auto byte = [&](std::size_t k) { return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[k])); };
+    auto byte = [&](std::size_t k) {
+        return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[k]));
+    };
     for (; i + 3 <= bytes.size(); i += 3) {
         const auto v = (byte(i) << 16) | (byte(i + 1) << 8) | byte(i + 2);
         for (int s = 18; s >= 0; s -= 6)

@@ -76,7 +76,8 @@ class Reader {
     double seconds_value(const char* key, const json& v) {
         if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
             v.get<double>() > kMaxReportSeconds) {
-            fail(key, "expected seconds from 0 to " + std::to_string(static_cast<std::uint64_t>(kMaxReportSeconds)));
+            fail(key, "expected seconds from 0 to " +
+                          std::to_string(static_cast<std::uint64_t>(kMaxReportSeconds)));
             return 0;
         }
         return v.get<double>();
@@ -98,7 +99,9 @@ class Reader {
         bool ok = s.size() >= min && s.size() <= max;
         for (char c : s)
             ok = ok && allowed(c);
-        if (!ok) fail(key, "expected " + std::to_string(min) + "-" + std::to_string(max) + " characters of its set");
+        if (!ok)
+            fail(key,
+                 "expected " + std::to_string(min) + "-" + std::to_string(max) + " characters of its set");
         return ok ? s : std::string();
     }
 
@@ -153,12 +156,14 @@ QoeParse parse(std::string_view body, std::size_t max_body) {
     } else if (v) {
         q.final = v->get<bool>();
     }
-    if (const auto* v = r.field("startup_s", false); v && !v->is_null()) q.startup_seconds = r.seconds_value("startup_s", *v);
+    if (const auto* v = r.field("startup_s", false); v && !v->is_null())
+        q.startup_seconds = r.seconds_value("startup_s", *v);
     q.stall_count = r.count("stall_count", kMaxReportCount);
     q.stall_seconds = r.seconds("stall_s");
     if (const auto* v = r.field("stall_durations_s")) {
         if (!v->is_array() || v->size() > kMaxStallDurations) {
-            r.fail("stall_durations_s", "expected an array of at most " + std::to_string(kMaxStallDurations) + " durations");
+            r.fail("stall_durations_s",
+                   "expected an array of at most " + std::to_string(kMaxStallDurations) + " durations");
         } else {
             double sum = 0;
             for (const auto& d : *v) {

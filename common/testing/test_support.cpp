@@ -199,8 +199,8 @@ HttpResponse http_request(std::uint16_t port, const std::string& method, const s
 }
 
 HttpResponse http_request_with_body(std::uint16_t port, const std::string& method, const std::string& target,
-                                    const std::map<std::string, std::string>& headers, const std::string& body,
-                                    std::chrono::milliseconds timeout) {
+                                    const std::map<std::string, std::string>& headers,
+                                    const std::string& body, std::chrono::milliseconds timeout) {
     boost::asio::io_context ioc;
     beast::tcp_stream stream(ioc);
     stream.expires_after(timeout);
@@ -307,7 +307,8 @@ TestPki make_test_pki(const fs::path& dir) {
     auto ca = [&](const fs::path& cert, const fs::path& key, const std::string& cn) {
         std::vector<std::string> args{"req", "-x509"};
         args.insert(args.end(), ec_key.begin(), ec_key.end());
-        args.insert(args.end(), {"-keyout", key.string(), "-out", cert.string(), "-days", "2", "-subj", "/CN=" + cn});
+        args.insert(args.end(),
+                    {"-keyout", key.string(), "-out", cert.string(), "-days", "2", "-subj", "/CN=" + cn});
         openssl(args);
     };
     ca(p.ca, p.ca_key, "Toast Test CA");
@@ -317,8 +318,9 @@ TestPki make_test_pki(const fs::path& dir) {
     csr.insert(csr.end(), {"-keyout", p.server_key.string(), "-out", (dir / "server.csr").string(), "-subj",
                            "/CN=127.0.0.1"});
     openssl(csr);
-    openssl({"x509", "-req", "-in", (dir / "server.csr").string(), "-CA", p.ca.string(), "-CAkey", p.ca_key.string(),
-             "-CAcreateserial", "-out", p.server_cert.string(), "-days", "2", "-extfile", ext.string()});
+    openssl({"x509", "-req", "-in", (dir / "server.csr").string(), "-CA", p.ca.string(), "-CAkey",
+             p.ca_key.string(), "-CAcreateserial", "-out", p.server_cert.string(), "-days", "2", "-extfile",
+             ext.string()});
     return p;
 }
 

@@ -84,7 +84,8 @@ HttpResponse http_request(std::uint16_t port, const std::string& method, const s
 
 // The same with a request body (Content-Length set).
 HttpResponse http_request_with_body(std::uint16_t port, const std::string& method, const std::string& target,
-                                    const std::map<std::string, std::string>& headers, const std::string& body,
+                                    const std::map<std::string, std::string>& headers,
+                                    const std::string& body,
                                     std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 // A throwaway PKI made with the openssl command line in `dir`: a CA, a server certificate it signed for

@@ -72,16 +72,20 @@ TEST_CASE("a QoE report outside its bounds is refused naming the field", "[commo
     CHECK(error_of("[[[[[[[[]]]]]]]]") == "report nested deeper than 2");
     CHECK(error_of(with("v", "2")) == "field 'v': unsupported version (expected 1)");
     CHECK(error_of(with("session", "\"short\"")) == "field 'session': expected 8-64 characters of its set");
-    CHECK(error_of(with("session", "\"has space in it\"")) == "field 'session': expected 8-64 characters of its set");
+    CHECK(error_of(with("session", "\"has space in it\"")) ==
+          "field 'session': expected 8-64 characters of its set");
     CHECK(error_of(with("title", "\"a/b\"")) == "field 'title': expected 1-128 characters of its set");
     CHECK(error_of(with("seq", "-1")) == "field 'seq': expected a whole number from 0 to 1000000000");
     CHECK(error_of(with("final", "1")) == "field 'final': expected true or false");
     CHECK(error_of(with("startup_s", "-0.5")) == "field 'startup_s': expected seconds from 0 to 604800");
     CHECK(error_of(with("stall_s", "1e300")) == "field 'stall_s': expected seconds from 0 to 604800");
-    CHECK(error_of(with("stall_count", "1.5")) == "field 'stall_count': expected a whole number from 0 to 1000000");
+    CHECK(error_of(with("stall_count", "1.5")) ==
+          "field 'stall_count': expected a whole number from 0 to 1000000");
     CHECK(error_of(with("stall_count", "1")) == "field 'stall_durations_s': more durations than stall_count");
-    CHECK(error_of(with("stall_durations_s", "[4.0,4.0]")) == "field 'stall_durations_s': add up to more than stall_s");
-    CHECK(error_of(with("stall_durations_s", "[\"1\"]")) == "field 'stall_durations_s': expected seconds from 0 to 604800");
+    CHECK(error_of(with("stall_durations_s", "[4.0,4.0]")) ==
+          "field 'stall_durations_s': add up to more than stall_s");
+    CHECK(error_of(with("stall_durations_s", "[\"1\"]")) ==
+          "field 'stall_durations_s': expected seconds from 0 to 604800");
     CHECK(error_of(with("bytes_peers", "1125899906842625")) ==
           "field 'bytes_peers': expected a whole number from 0 to 1125899906842624");
     CHECK(error_of(R"({"v":1})") == "field 'session': missing");

@@ -53,7 +53,8 @@ int run_sign(const ServerConfig& config, const std::vector<std::string>& args, s
     if (!subscriber) return usage("--subscriber is required");
     if (!scope) return usage("--scope is required");
     if (config.access.keys.empty()) {
-        std::fprintf(stderr, "toast-server sign: the config has no access keys (\"access\": {\"keys\": [...]})\n");
+        std::fprintf(stderr,
+                     "toast-server sign: the config has no access keys (\"access\": {\"keys\": [...]})\n");
         return 1;
     }
     const auto id = key_id.value_or(config.access.signing_key);

@@ -74,9 +74,11 @@ AccessVerdict check_credential(const AccessPolicy& policy, const std::optional<C
     v.token = std::move(parsed.token);
     const auto& t = *v.token;
     const auto* key = policy.key(t.key_id);
-    if (!key) return deny(std::move(v), AccessDenial::unknown_key, "token signed with unknown key id " + t.key_id);
+    if (!key)
+        return deny(std::move(v), AccessDenial::unknown_key, "token signed with unknown key id " + t.key_id);
     const auto expected = mac_of(*key, t);
-    if (expected.size() != t.mac.size() || CRYPTO_memcmp(expected.data(), t.mac.data(), expected.size()) != 0) {
+    if (expected.size() != t.mac.size() ||
+        CRYPTO_memcmp(expected.data(), t.mac.data(), expected.size()) != 0) {
         return deny(std::move(v), AccessDenial::bad_signature, "token signature does not match");
     }
     if (now >= t.expires) {
@@ -116,7 +118,8 @@ std::string sign_token(const AccessKey& key, std::string subscriber, AccessScope
     return format_access_token(t);
 }
 
-std::optional<std::string> renew_token(const AccessPolicy& policy, const AccessToken& valid, std::int64_t now) {
+std::optional<std::string> renew_token(const AccessPolicy& policy, const AccessToken& valid,
+                                       std::int64_t now) {
     const AccessKey* key = policy.key(policy.signing_key);
     if (!key && !policy.keys.empty()) key = &policy.keys.front();
     if (!key) return std::nullopt;

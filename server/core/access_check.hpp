@@ -24,7 +24,7 @@ std::string_view to_string(AccessDenial denial);
 struct AccessVerdict {
     std::optional<AccessToken> token;  // the token as read (set from unknown_key on)
     std::optional<AccessDenial> denial;
-    std::string reason;  // for the 403's body and the log line; never the token itself
+    std::string reason;       // for the 403's body and the log line; never the token itself
     bool from_query = false;  // the token came as a query parameter (not an Authorization header)
     bool allowed() const { return !denial.has_value(); }
 };
@@ -57,6 +57,7 @@ std::string sign_token(const AccessKey& key, std::string subscriber, AccessScope
 
 // A fresh token for the holder of `valid` (a token check_credential allowed): same subscriber and scope, the
 // same lifetime from `now`, signed with the policy's signing key. Nullopt when the policy has no key.
-std::optional<std::string> renew_token(const AccessPolicy& policy, const AccessToken& valid, std::int64_t now);
+std::optional<std::string> renew_token(const AccessPolicy& policy, const AccessToken& valid,
+                                       std::int64_t now);
 
 }  // namespace toast::server

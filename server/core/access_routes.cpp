@@ -50,12 +50,14 @@ HttpResponse serve_renew(const HttpRequest& req, HandlerContext& ctx) {
 }
 
 HttpResponse serve_telemetry(const HttpRequest& req, HandlerContext& ctx) {
-    if (!ctx.telemetry || !ctx.limits.telemetry) return error_response(404, "telemetry is not collected here");
+    if (!ctx.telemetry || !ctx.limits.telemetry)
+        return error_response(404, "telemetry is not collected here");
     if (req.method != "POST") return method_not_allowed(req.method, "POST");
     auto verdict = check_request_access(req, ctx);
     if (!verdict.allowed()) return forbidden(verdict);
     if (req.body.size() > ctx.limits.telemetry_max_body) {
-        auto r = error_response(413, "report larger than " + std::to_string(ctx.limits.telemetry_max_body) + " bytes");
+        auto r = error_response(
+            413, "report larger than " + std::to_string(ctx.limits.telemetry_max_body) + " bytes");
         r.close = true;
         return r;
     }
@@ -68,7 +70,8 @@ HttpResponse serve_telemetry(const HttpRequest& req, HandlerContext& ctx) {
     const auto outcome = ctx.telemetry->submit(reporter, *parsed.report);
     HttpResponse r;
     if (!outcome.accepted) {
-        r = error_response(429, "too many reports; retry in " + std::to_string(outcome.retry_after.count()) + " s");
+        r = error_response(
+            429, "too many reports; retry in " + std::to_string(outcome.retry_after.count()) + " s");
         r.headers.push_back({"Retry-After", std::to_string(outcome.retry_after.count())});
     } else {
         r.status = 202;

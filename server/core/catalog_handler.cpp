@@ -56,7 +56,8 @@ HttpResponse serve_torrent(const HttpRequest& req, const TitleStore& titles, std
     }
     // Other bytes than the stored torrent's: not the title's validators, and not for any cache.
     auto signed_torrent = torrent_with_token(*bytes, url_token);
-    if (!signed_torrent) return error_response(500, "the stored torrent of '" + title->name + "' does not decode");
+    if (!signed_torrent)
+        return error_response(500, "the stored torrent of '" + title->name + "' does not decode");
     r.headers.push_back({"Cache-Control", "no-store"});
     r.body = std::move(*signed_torrent);
     return r;

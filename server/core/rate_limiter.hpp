@@ -29,7 +29,7 @@ class RateLimiter {
 
     struct Decision {
         bool allowed = false;
-        bool overall = false;  // refused by the overall bucket (the key's own had a token)
+        bool overall = false;                 // refused by the overall bucket (the key's own had a token)
         std::chrono::seconds retry_after{0};  // refused: when a token will be there (at least 1 s)
     };
 

@@ -142,8 +142,8 @@ ReloadPlan plan_reload(const ServerConfig& running, const ServerConfig& loaded) 
         if (running.access.signing_key != loaded.access.signing_key)
             line += ", signing " + running.access.signing_key + " -> " + loaded.access.signing_key;
         if (running.access.revoked_subscribers != loaded.access.revoked_subscribers)
-            line += ", revoked subscribers " + std::to_string(running.access.revoked_subscribers.size()) + " -> " +
-                    std::to_string(loaded.access.revoked_subscribers.size());
+            line += ", revoked subscribers " + std::to_string(running.access.revoked_subscribers.size()) +
+                    " -> " + std::to_string(loaded.access.revoked_subscribers.size());
         plan.applied.push_back(std::move(line));
         c.access = loaded.access;
         plan.http_limits = true;
@@ -156,7 +156,8 @@ ReloadPlan plan_reload(const ServerConfig& running, const ServerConfig& loaded) 
     // The certificate and key are read again on every reload (renewed certificates keep their paths); a
     // change between TLS and plain HTTP needs a restart.
     if (running.tls.has_value() != loaded.tls.has_value()) {
-        plan.not_applied.push_back(std::string("tls ") + (loaded.tls ? "added" : "removed") + " (needs a restart)");
+        plan.not_applied.push_back(std::string("tls ") + (loaded.tls ? "added" : "removed") +
+                                   " (needs a restart)");
     } else if (loaded.tls) {
         if (!(*running.tls == *loaded.tls))
             plan.applied.push_back("tls: " + running.tls->certificate_chain.string() + " -> " +

@@ -389,7 +389,8 @@ HttpResponse handle_request(const HttpRequest& req, HandlerContext& ctx) {
                 return not_found("torrents are at /torrents/NAME.torrent");
             const auto stem = std::string_view(*name).substr(0, name->size() - kSuffix.size());
             if (access.token)
-                require_scope(access, scope_covers_title(access.token->scope, stem), "title '" + std::string(stem) + "'");
+                require_scope(access, scope_covers_title(access.token->scope, stem),
+                              "title '" + std::string(stem) + "'");
             if (!access.allowed()) return forbidden(access);
             // A token that came in the URL goes into the torrent's url-list, so that a stock client given
             // the torrent's URL fetches from the server with it too.
@@ -400,8 +401,10 @@ HttpResponse handle_request(const HttpRequest& req, HandlerContext& ctx) {
             auto title = find_title(ctx.titles, *name);
             if (access.token) {
                 // The name a token covers is the title's, also when the request names the torrent's file.
-                const std::string_view covered = title ? std::string_view(title->name) : std::string_view(*name);
-                require_scope(access, scope_covers_title(access.token->scope, covered), "title '" + *name + "'");
+                const std::string_view covered =
+                    title ? std::string_view(title->name) : std::string_view(*name);
+                require_scope(access, scope_covers_title(access.token->scope, covered),
+                              "title '" + *name + "'");
                 if (!access.allowed()) return forbidden(access);
             }
             if (!title) return not_found("no title named '" + *name + "'");

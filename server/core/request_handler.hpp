@@ -77,10 +77,10 @@ struct HttpResponse {
     // The client asked the server not to trust what it verified before (Cache-Control: no-cache): every
     // byte of this answer is checked against the manifest again (ReadRequest::revalidate).
     bool revalidate = false;
-    bool close = false;  // close the connection after this response
-    std::string reason;  // why a 4xx/5xx was chosen, for the log line
-    std::string subscriber;  // whose signed token allowed the request (the access log's user), else empty
-    std::string denial;      // a 403 of the access check: why (to_string(AccessDenial)), else empty
+    bool close = false;          // close the connection after this response
+    std::string reason;          // why a 4xx/5xx was chosen, for the log line
+    std::string subscriber;      // whose signed token allowed the request (the access log's user), else empty
+    std::string denial;          // a 403 of the access check: why (to_string(AccessDenial)), else empty
     bool token_renewed = false;  // POST /token/renew issued a token
 
     std::uint64_t content_length() const;
@@ -90,8 +90,8 @@ struct HttpResponse {
 
 struct HandlerLimits {
     std::size_t max_ranges = 16;
-    bool telemetry = true;                   // POST /telemetry is served
-    std::size_t telemetry_max_body = 8192;   // larger reports: 413
+    bool telemetry = true;                  // POST /telemetry is served
+    std::size_t telemetry_max_body = 8192;  // larger reports: 413
     std::uint64_t max_multipart_bytes = 64ull * 1024 * 1024;
     bool admin_on_separate_listener = false;  // admin_listen configured: admin routes only there
 };

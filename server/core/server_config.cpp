@@ -3,6 +3,7 @@
 #include "toast/common/access_token.hpp"
 #include "toast/common/config.hpp"
 #include "toast/common/read_file.hpp"
+#include "toast/common/text.hpp"
 
 namespace toast::server {
 
@@ -115,16 +116,10 @@ DiskConfig load_disk(ConfigReader r) {
     return d;
 }
 
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 // Messages never show a secret: only where it came from and what is wrong with it.
 std::string secret_from_hex(ConfigReader& r, std::string_view field, std::string_view hex) {
-    while (!hex.empty() && (hex.back() == '\n' || hex.back() == '\r' || hex.back() == ' ')) hex.remove_suffix(1);
+    while (!hex.empty() && (hex.back() == '\n' || hex.back() == '\r' || hex.back() == ' '))
+        hex.remove_suffix(1);
     if (hex.size() % 2 != 0) r.fail(field, "expected hex digits in pairs");
     std::string out;
     for (std::size_t i = 0; i < hex.size(); i += 2) {
@@ -134,9 +129,9 @@ std::string secret_from_hex(ConfigReader& r, std::string_view field, std::string
         out += static_cast<char>(hi * 16 + lo);
     }
     if (out.size() < kMinSecretBytes || out.size() > kMaxSecretBytes) {
-        r.fail(field, "expected " + std::to_string(kMinSecretBytes) + " to " + std::to_string(kMaxSecretBytes) +
-                          " bytes (" + std::to_string(2 * kMinSecretBytes) + "+ hex digits, e.g. `openssl rand -hex 32`), got " +
-                          std::to_string(out.size()));
+        r.fail(field, "expected " + std::to_string(kMinSecretBytes) + " to " +
+                          std::to_string(kMaxSecretBytes) + " bytes (" + std::to_string(2 * kMinSecretBytes) +
+                          "+ hex digits, e.g. `openssl rand -hex 32`), got " + std::to_string(out.size()));
     }
     return out;
 }
@@ -168,7 +163,8 @@ AccessPolicy load_access(ConfigReader r) {
     AccessPolicy a;
     if (r.has("keys")) {
         const auto& keys = r.raw("keys");
-        if (!keys.is_array()) r.fail("keys", "expected an array of {\"id\", \"secret\" or \"secret_file\"} objects");
+        if (!keys.is_array())
+            r.fail("keys", "expected an array of {\"id\", \"secret\" or \"secret_file\"} objects");
         for (std::size_t i = 0; i < keys.size(); ++i) {
             const auto name = "access.keys[" + std::to_string(i) + "]";
             if (!keys[i].is_object()) throw ConfigError("config field '" + name + "': expected an object");
@@ -176,7 +172,8 @@ AccessPolicy load_access(ConfigReader r) {
             // print the secret.
             for (const auto& [field, value] : keys[i].items()) {
                 if (field != "id" && field != "secret" && field != "secret_file")
-                    throw ConfigError("config field '" + name + "." + field + "': unknown field (value not shown)");
+                    throw ConfigError("config field '" + name + "." + field +
+                                      "': unknown field (value not shown)");
             }
             auto k = load_access_key(ConfigReader(keys[i], name));
             if (a.key(k.id)) r.fail("keys", "two keys have the id \"" + k.id + "\"");
@@ -210,7 +207,8 @@ TelemetryConfig load_telemetry(ConfigReader r) {
     TelemetryConfig t;
     t.enabled = r.boolean("enabled", t.enabled);
     t.max_body = r.bytes("max_body", Bytes(t.max_body), Bytes(256), Bytes(64 * 1024)).value();
-    t.per_subscriber_per_minute = r.number("per_subscriber_per_minute", t.per_subscriber_per_minute, 0.01, 6000);
+    t.per_subscriber_per_minute =
+        r.number("per_subscriber_per_minute", t.per_subscriber_per_minute, 0.01, 6000);
     t.per_subscriber_burst = r.uint("per_subscriber_burst", t.per_subscriber_burst, 1, 10'000);
     t.overall_per_second = r.number("overall_per_second", t.overall_per_second, 0.01, 1'000'000);
     t.overall_burst = r.uint("overall_burst", t.overall_burst, 1, 10'000'000);

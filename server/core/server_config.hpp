@@ -91,10 +91,10 @@ struct TlsConfig {
 // Boxes' QoE reports (POST /telemetry): bounded in size and rate, per subscriber and overall.
 struct TelemetryConfig {
     bool enabled = true;
-    std::size_t max_body = 8 * 1024;           // bytes; larger reports are refused (413)
-    double per_subscriber_per_minute = 6;      // sustained reports a subscriber may send
-    std::size_t per_subscriber_burst = 10;     // reports a subscriber may send at once
-    double overall_per_second = 200;           // every subscriber together
+    std::size_t max_body = 8 * 1024;        // bytes; larger reports are refused (413)
+    double per_subscriber_per_minute = 6;   // sustained reports a subscriber may send
+    std::size_t per_subscriber_burst = 10;  // reports a subscriber may send at once
+    double overall_per_second = 200;        // every subscriber together
     std::size_t overall_burst = 400;
     std::size_t tracked_subscribers = 100'000;  // rate-limit buckets kept; the longest idle go first
     bool operator==(const TelemetryConfig&) const = default;

@@ -41,7 +41,8 @@ std::string url_with_token(std::string_view url, std::string_view token) {
 
 std::optional<std::string> torrent_with_token(std::string_view torrent, std::string_view token) {
     lt::error_code ec;
-    auto node = lt::bdecode(lt::span<char const>(torrent.data(), static_cast<std::ptrdiff_t>(torrent.size())), ec);
+    auto node =
+        lt::bdecode(lt::span<char const>(torrent.data(), static_cast<std::ptrdiff_t>(torrent.size())), ec);
     if (ec || node.type() != lt::bdecode_node::dict_t) return std::nullopt;
     lt::entry e(node);
     auto& dict = e.dict();

@@ -375,7 +375,8 @@ void HttpSession::write_tls() {
         tls_out_.resize(at + n);
         std::uint64_t got = 0;
         while (got < n) {
-            const auto r = ::pread(b.fd, tls_out_.data() + at + got, n - got, static_cast<off_t>(b.offset + got));
+            const auto r =
+                ::pread(b.fd, tls_out_.data() + at + got, n - got, static_cast<off_t>(b.offset + got));
             if (r < 0 && errno == EINTR) continue;
             if (r <= 0) {
                 spdlog::error("{} {}: store file read failed ({}); closing", peer_, queue_.front().what,
@@ -386,9 +387,9 @@ void HttpSession::write_tls() {
             got += static_cast<std::uint64_t>(r);
         }
     }
-    asio::async_write(*tls_, asio::buffer(tls_out_), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-        self->on_tls_written(ec, n);
-    });
+    asio::async_write(
+        *tls_, asio::buffer(tls_out_),
+        [self = shared_from_this()](beast::error_code ec, std::size_t n) { self->on_tls_written(ec, n); });
 }
 
 void HttpSession::on_tls_written(beast::error_code ec, std::size_t n) {

@@ -125,7 +125,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const bool reject_;
     bool loopback_ = false;
     std::string peer_address_;
-    std::string peer_;  // address:port, for log lines
+    std::string peer_;              // address:port, for log lines
     std::size_t header_limit_ = 0;  // of the request being read
 
     State state_ = State::idle;

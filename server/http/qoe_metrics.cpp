@@ -43,10 +43,12 @@ QoeMetrics::QoeMetrics(MetricsRegistry& m, const TelemetryConfig& config)
       accepted_(m.counter(kReports, kReportsHelp, {{"result", "accepted"}})),
       limited_subscriber_(m.counter(kReports, kReportsHelp, {{"result", "rate_limited_subscriber"}})),
       limited_overall_(m.counter(kReports, kReportsHelp, {{"result", "rate_limited_overall"}})),
-      sessions_(m.counter("toast_qoe_sessions_total", "Viewing sessions boxes reported (their first report)")),
-      sessions_ended_(m.counter("toast_qoe_sessions_ended_total", "Viewing sessions whose final report came")),
-      startup_(m.histogram("toast_qoe_startup_seconds", "Time from a box asking for a title to playback starting",
-                           startup_buckets())),
+      sessions_(
+          m.counter("toast_qoe_sessions_total", "Viewing sessions boxes reported (their first report)")),
+      sessions_ended_(
+          m.counter("toast_qoe_sessions_ended_total", "Viewing sessions whose final report came")),
+      startup_(m.histogram("toast_qoe_startup_seconds",
+                           "Time from a box asking for a title to playback starting", startup_buckets())),
       stall_(m.histogram("toast_qoe_stall_seconds", "Length of each stall boxes reported", stall_buckets())),
       stalls_(m.counter("toast_qoe_stalls_total", "Stalls boxes reported")),
       stall_seconds_(m.counter("toast_qoe_stall_milliseconds_total", "Time boxes spent stalled, in ms")),
@@ -54,7 +56,8 @@ QoeMetrics::QoeMetrics(MetricsRegistry& m, const TelemetryConfig& config)
       played_seconds_(m.counter("toast_qoe_played_milliseconds_total", "Media time boxes played, in ms")),
       bytes_peers_(m.counter(kBytes, kBytesHelp, {{"source", "peers"}})),
       bytes_server_(m.counter(kBytes, kBytesHelp, {{"source", "server"}})),
-      bytes_uploaded_(m.counter("toast_qoe_uploaded_bytes_total", "Title bytes boxes uploaded to other boxes")) {}
+      bytes_uploaded_(
+          m.counter("toast_qoe_uploaded_bytes_total", "Title bytes boxes uploaded to other boxes")) {}
 
 void QoeMetrics::set_config(const TelemetryConfig& config) {
     std::lock_guard lock(mutex_);

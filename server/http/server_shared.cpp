@@ -19,14 +19,15 @@ HttpMetrics::HttpMetrics(MetricsRegistry& registry)
       max_connections(registry.gauge("toast_http_max_connections", "The max_connections limit in force")),
       registry_(registry) {
     // Present from the start, so that dashboards and alert rules see zeros rather than no series.
-    for (const char* reason : {"missing", "malformed", "unknown_key", "bad_signature", "expired", "revoked",
-                               "out_of_scope"})
+    for (const char* reason :
+         {"missing", "malformed", "unknown_key", "bad_signature", "expired", "revoked", "out_of_scope"})
         count_denial(reason, 0);
 }
 
 void HttpMetrics::count_denial(const std::string& reason, std::uint64_t n) {
-    registry_.counter("toast_access_denied_total", "Requests refused 403 by the signed-URL check, by reason",
-                      {{"reason", reason}})
+    registry_
+        .counter("toast_access_denied_total", "Requests refused 403 by the signed-URL check, by reason",
+                 {{"reason", reason}})
         .inc(n);
 }
 

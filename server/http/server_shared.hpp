@@ -13,11 +13,11 @@
 
 #include <boost/asio/ssl/context.hpp>
 
+#include "server/core/access_policy.hpp"
 #include "server/core/disk_control.hpp"
 #include "server/core/request_handler.hpp"
 #include "server/core/server_config.hpp"
 #include "server/core/title_store.hpp"
-#include "server/core/access_policy.hpp"
 #include "server/http/qoe_metrics.hpp"
 #include "server/http/response_transfer.hpp"
 #include "server/http/stream_admission.hpp"

@@ -18,7 +18,8 @@ std::shared_ptr<ssl::context> make_server_tls(const TlsConfig& config) {
     boost::system::error_code ec;
     ctx->use_certificate_chain_file(config.certificate_chain.string(), ec);
     if (ec) {
-        throw std::runtime_error("tls.certificate_chain " + config.certificate_chain.string() + ": " + ec.message());
+        throw std::runtime_error("tls.certificate_chain " + config.certificate_chain.string() + ": " +
+                                 ec.message());
     }
     ctx->use_private_key_file(config.private_key.string(), ssl::context::pem, ec);
     if (ec) throw std::runtime_error("tls.private_key " + config.private_key.string() + ": " + ec.message());

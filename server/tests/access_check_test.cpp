@@ -64,7 +64,8 @@ TEST_CASE("expiry is exact: valid one second before, refused at the second it na
 
 TEST_CASE("every byte of a token is covered by its signature", "[server][access]") {
     const auto p = policy();
-    const auto token = sign_token(*p.key("k1"), "alice", AccessScope::for_title("movie"), kNow - 10, kNow + 60);
+    const auto token =
+        sign_token(*p.key("k1"), "alice", AccessScope::for_title("movie"), kNow - 10, kNow + 60);
     // Change each character in turn to another character the format allows: nothing passes. The key id
     // field gives unknown_key (or bad_signature when it becomes k2), the others a bad signature or a
     // malformed token, never an allowed one.
@@ -86,13 +87,16 @@ TEST_CASE("every byte of a token is covered by its signature", "[server][access]
     REQUIRE(t);
     auto longer = *t;
     longer.expires += 86400;
-    CHECK(check_credential(p, bearer(format_access_token(longer)), kNow).denial == AccessDenial::bad_signature);
+    CHECK(check_credential(p, bearer(format_access_token(longer)), kNow).denial ==
+          AccessDenial::bad_signature);
     auto wider = *t;
     wider.scope = AccessScope::catalog();
-    CHECK(check_credential(p, bearer(format_access_token(wider)), kNow).denial == AccessDenial::bad_signature);
+    CHECK(check_credential(p, bearer(format_access_token(wider)), kNow).denial ==
+          AccessDenial::bad_signature);
     auto other = *t;
     other.subscriber = "mallory";
-    CHECK(check_credential(p, bearer(format_access_token(other)), kNow).denial == AccessDenial::bad_signature);
+    CHECK(check_credential(p, bearer(format_access_token(other)), kNow).denial ==
+          AccessDenial::bad_signature);
 }
 
 TEST_CASE("a token names its key: an unknown or removed key id is refused", "[server][access]") {
@@ -109,7 +113,8 @@ TEST_CASE("a token names its key: an unknown or removed key id is refused", "[se
     // Rotation: k1 removed from the config, its tokens stop working; k2's keep working.
     p.keys.erase(p.keys.begin());
     CHECK(check_credential(p, bearer(token), kNow).denial == AccessDenial::unknown_key);
-    CHECK(check_credential(p, bearer(sign_token(*p.key("k2"), "alice", AccessScope::catalog(), kNow, kNow + 5)), kNow)
+    CHECK(check_credential(
+              p, bearer(sign_token(*p.key("k2"), "alice", AccessScope::catalog(), kNow, kNow + 5)), kNow)
               .allowed());
 }
 
@@ -136,8 +141,8 @@ TEST_CASE("a title scope covers that title only; the catalogue scope covers all"
     CHECK_FALSE(scope_covers_catalog(AccessScope::for_title("movie")));
 
     const auto p = policy();
-    auto v = check_credential(p, bearer(sign_token(*p.key("k1"), "bob", AccessScope::for_title("movie"), kNow, kNow + 9)),
-                              kNow);
+    auto v = check_credential(
+        p, bearer(sign_token(*p.key("k1"), "bob", AccessScope::for_title("movie"), kNow, kNow + 9)), kNow);
     require_scope(v, scope_covers_title(v.token->scope, "other"), "title 'other'");
     CHECK(v.denial == AccessDenial::out_of_scope);
     CHECK(v.reason == "token scope title:movie does not cover title 'other'");
@@ -161,7 +166,8 @@ TEST_CASE("the Authorization header's bearer token wins over the query's", "[ser
 
 TEST_CASE("renewal keeps subscriber, scope and lifetime, signed with the signing key", "[server][access]") {
     const auto p = policy();
-    const auto token = sign_token(*p.key("k1"), "alice", AccessScope::for_title("movie"), kNow - 100, kNow + 500);
+    const auto token =
+        sign_token(*p.key("k1"), "alice", AccessScope::for_title("movie"), kNow - 100, kNow + 500);
     auto v = check_credential(p, bearer(token), kNow);
     REQUIRE(v.allowed());
     auto fresh = renew_token(p, *v.token, kNow);

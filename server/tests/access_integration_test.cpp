@@ -55,7 +55,8 @@ tt::HttpResponse get(Operated& op, const std::string& target, const std::string&
 
 }  // namespace
 
-TEST_CASE("a signed server refuses every bad credential with 403 and serves nothing", "[server][integration][access]") {
+TEST_CASE("a signed server refuses every bad credential with 403 and serves nothing",
+          "[server][integration][access]") {
     Operated op(true, with_keys);
     const auto good = sign(op, {"--subscriber", "alice", "--scope", "catalog", "--lifetime", "1h"});
     const auto movie = sign(op, {"--subscriber", "bob", "--scope", "title:movie"});
@@ -66,7 +67,8 @@ TEST_CASE("a signed server refuses every bad credential with 403 and serves noth
     tampered[tampered.find("alice")] = 'A';
     std::this_thread::sleep_for(1100ms);  // short_lived expires
 
-    const std::vector<std::string> routes{"/titles/movie", "/stream/movie", "/torrents/movie.torrent", "/catalog"};
+    const std::vector<std::string> routes{"/titles/movie", "/stream/movie", "/torrents/movie.torrent",
+                                          "/catalog"};
     for (const auto& route : routes) {
         INFO(route);
         for (const auto& [token, reason] : std::vector<std::pair<std::string, std::string>>{
@@ -94,7 +96,8 @@ TEST_CASE("a signed server refuses every bad credential with 403 and serves noth
     auto whole = get(op, "/titles/movie", good);
     CHECK(whole.status == 200);
     CHECK(whole.body == op.source());
-    auto range = tt::http_request(op.port(), "GET", "/titles/movie?token=" + movie, {{"Range", "bytes=100-199"}});
+    auto range =
+        tt::http_request(op.port(), "GET", "/titles/movie?token=" + movie, {{"Range", "bytes=100-199"}});
     CHECK(range.status == 206);
     CHECK(range.body == op.source().substr(100, 100));
     CHECK(get(op, "/catalog", movie).status == 403);  // a title token does not list the catalogue
@@ -123,7 +126,8 @@ TEST_CASE("sign, check and serve say how access is set up", "[server][integratio
     auto check_open = tt::run(TOAST_SERVER_BIN, {"--config", open.config_path(), "check"});
     CHECK_THAT(check_open.out, Contains("access: OPEN, no keys in the config"));
     CHECK_THAT(open.server().stderr_text(), Contains("access: OPEN"));
-    auto no_keys = tt::run(TOAST_SERVER_BIN, {"--config", open.config_path(), "sign", "--subscriber", "a", "--scope", "catalog"});
+    auto no_keys = tt::run(TOAST_SERVER_BIN, {"--config", open.config_path(), "sign", "--subscriber", "a",
+                                              "--scope", "catalog"});
     CHECK(no_keys.exit_code == 1);
     CHECK_THAT(no_keys.err, Contains("the config has no access keys"));
 
@@ -135,7 +139,8 @@ TEST_CASE("sign, check and serve say how access is set up", "[server][integratio
              {{"--subscriber", "a"}, "--scope is required"},
              {{"--subscriber", "a b", "--scope", "catalog"}, "--subscriber 'a b': expected 1-64 characters"},
              {{"--subscriber", "a", "--scope", "all"}, "--scope 'all': expected catalog or title:NAME"},
-             {{"--subscriber", "a", "--scope", "catalog", "--lifetime", "0s"}, "--lifetime '0s': expected a duration"},
+             {{"--subscriber", "a", "--scope", "catalog", "--lifetime", "0s"},
+              "--lifetime '0s': expected a duration"},
              {{"--subscriber", "a", "--scope", "catalog", "--key-id", "k9"}, "--key-id 'k9': no such key"},
              {{"--subscriber", "a", "--scope", "catalog", "--frob"}, "unknown argument '--frob'"},
              {{"--subscriber"}, "--subscriber needs a value"}}) {
@@ -153,10 +158,12 @@ TEST_CASE("sign, check and serve say how access is set up", "[server][integratio
     CHECK(t->key_id == "k1");
 }
 
-TEST_CASE("a token is renewed over HTTP and QoE reports reach /metrics", "[server][integration][access][telemetry]") {
+TEST_CASE("a token is renewed over HTTP and QoE reports reach /metrics",
+          "[server][integration][access][telemetry]") {
     Operated op(false, with_keys);
     const auto token = sign(op, {"--subscriber", "alice", "--scope", "title:movie", "--lifetime", "10m"});
-    auto renewed = tt::http_request(op.port(), "POST", "/token/renew", {{"Authorization", "Bearer " + token}});
+    auto renewed =
+        tt::http_request(op.port(), "POST", "/token/renew", {{"Authorization", "Bearer " + token}});
     REQUIRE(renewed.status == 200);
     auto fresh = toast::parse_access_token(renewed.body.substr(0, renewed.body.size() - 1)).token;
     REQUIRE(fresh);
@@ -179,7 +186,8 @@ TEST_CASE("a token is renewed over HTTP and QoE reports reach /metrics", "[serve
     const std::map<std::string, std::string> headers{{"Authorization", "Bearer " + token},
                                                      {"Content-Type", "application/json"}};
     auto post = [&](const toast::QoeReport& r) {
-        return tt::http_request_with_body(op.port(), "POST", "/telemetry", headers, toast::format_qoe_report(r));
+        return tt::http_request_with_body(op.port(), "POST", "/telemetry", headers,
+                                          toast::format_qoe_report(r));
     };
     CHECK(post(q).status == 202);
     q.sequence = 1;
@@ -211,7 +219,8 @@ TEST_CASE("a TLS server serves HTTPS with a certificate the box's CA signed", "[
     const auto pki = tt::make_test_pki(pki_dir.path());
     Operated op(true, [&](Operated& o) {
         with_keys(o);
-        o.config()["tls"] = {{"certificate_chain", pki.server_cert.string()}, {"private_key", pki.server_key.string()}};
+        o.config()["tls"] = {{"certificate_chain", pki.server_cert.string()},
+                             {"private_key", pki.server_key.string()}};
     });
     const auto token = sign(op, {"--subscriber", "alice", "--scope", "catalog"});
     const auto url = "https://127.0.0.1:" + std::to_string(op.port()) + "/titles/movie";

@@ -20,13 +20,16 @@ struct SignedFixture : Fixture {
         policy.keys.push_back({"k1", std::string(32, '\x5a')});
         policy.signing_key = "k1";
         access = &policy;
-        store.set_torrent("movie", "movie.ts", std::string("d8:url-listl31:http://vod.example/titles/moviee4:infod4:name8:movie.tsee"));
+        store.set_torrent(
+            "movie", "movie.ts",
+            std::string("d8:url-listl31:http://vod.example/titles/moviee4:infod4:name8:movie.tsee"));
     }
-    std::string token(const AccessScope& scope, std::int64_t lifetime = 60, const std::string& who = "alice") {
+    std::string token(const AccessScope& scope, std::int64_t lifetime = 60,
+                      const std::string& who = "alice") {
         return sign_token(*policy.key("k1"), who, scope, unix_now, unix_now + lifetime);
     }
-    HttpResponse bearer(const std::string& target, const std::string& token, const std::string& method = "GET",
-                        const std::string& body = "") {
+    HttpResponse bearer(const std::string& target, const std::string& token,
+                        const std::string& method = "GET", const std::string& body = "") {
         return get(target, {{"Authorization", "Bearer " + token}}, method, body, false);
     }
 };
@@ -73,7 +76,8 @@ TEST_CASE("an open server answers content routes without a token", "[server][acc
 }
 
 TEST_CASE("each bad credential is refused 403 on every content route, reading nothing", "[server][access]") {
-    for (const std::string target : {"/titles/movie", "/stream/movie", "/torrents/movie.torrent", "/catalog"}) {
+    for (const std::string target :
+         {"/titles/movie", "/stream/movie", "/torrents/movie.torrent", "/catalog"}) {
         INFO(target);
         {
             SignedFixture f;
@@ -98,7 +102,9 @@ TEST_CASE("each bad credential is refused 403 on every content route, reading no
         {
             SignedFixture f;
             AccessKey old{"k0", std::string(32, '\x01')};
-            check_refused(f, f.bearer(target, sign_token(old, "alice", AccessScope::catalog(), f.unix_now, f.unix_now + 60)),
+            check_refused(f,
+                          f.bearer(target, sign_token(old, "alice", AccessScope::catalog(), f.unix_now,
+                                                      f.unix_now + 60)),
                           "unknown_key");
         }
         {
@@ -130,8 +136,8 @@ TEST_CASE("a valid token serves the title and names its subscriber", "[server][a
     CHECK(r.status == 200);
     CHECK(r.subscriber == "alice");
     CHECK(f.body_of(r) == f.bytes);
-    auto q = f.get("/titles/movie?token=" + f.token(AccessScope::for_title("movie")), {{"Range", "bytes=0-9"}}, "GET", "",
-                   false);
+    auto q = f.get("/titles/movie?token=" + f.token(AccessScope::for_title("movie")),
+                   {{"Range", "bytes=0-9"}}, "GET", "", false);
     CHECK(q.status == 206);
     CHECK(f.body_of(q) == f.bytes.substr(0, 10));
     // The torrent's file name is the title's too.
@@ -166,7 +172,8 @@ TEST_CASE("a torrent fetched with a token in its URL carries the token in its ur
     libtorrent::error_code ec;
     auto node = libtorrent::bdecode(r.body, ec);
     REQUIRE_FALSE(ec);
-    CHECK(node.dict_find_list("url-list").list_string_value_at(0) == "http://vod.example/titles/movie?token=" + t);
+    CHECK(node.dict_find_list("url-list").list_string_value_at(0) ==
+          "http://vod.example/titles/movie?token=" + t);
     CHECK(node.dict_find_dict("info").dict_find_string_value("name") == "movie.ts");
     // With the header, the stored bytes as they are (a box adds its own header to every request).
     auto plain = f.bearer("/torrents/movie.torrent", t);
@@ -204,8 +211,8 @@ TEST_CASE("telemetry is authenticated, bounded and rate-limited", "[server][acce
     CountingSink sink;
     f.telemetry = &sink;
     const auto t = f.token(AccessScope::for_title("movie"));
-    auto ok = f.get("/telemetry", {{"Authorization", "Bearer " + t}, {"Content-Type", "application/json"}}, "POST",
-                    report_body(), false);
+    auto ok = f.get("/telemetry", {{"Authorization", "Bearer " + t}, {"Content-Type", "application/json"}},
+                    "POST", report_body(), false);
     CHECK(ok.status == 202);
     REQUIRE(sink.reports.size() == 1);
     CHECK(sink.reporters[0] == "subscriber:alice");

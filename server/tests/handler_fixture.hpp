@@ -9,8 +9,8 @@
 #include <string>
 
 #include "fake_store.hpp"
-#include "server/core/http_date.hpp"
 #include "server/core/access_policy.hpp"
+#include "server/core/http_date.hpp"
 #include "server/core/request_handler.hpp"
 
 namespace toast::server::testing {

@@ -69,11 +69,15 @@ TEST_CASE("disk objects carry emulation and faults", "[server][config]") {
 
 TEST_CASE("public_url is http or https; https by default with tls", "[server][config]") {
     auto load = [](const char* text) { return load_server_config(nlohmann::json::parse(text)); };
-    CHECK(load(R"({"disks":["/a","/b"],"public_url":"https://vod.example/"})").public_url == "https://vod.example");
-    CHECK(load(R"({"disks":["/a","/b"],"listen":"0.0.0.0:8443","tls":{"certificate_chain":"c.pem","private_key":"k.pem"}})")
-              .public_url == "https://0.0.0.0:8443");
-    CHECK_THROWS_WITH(load(R"({"disks":["/a","/b"],"public_url":"ftp://vod.example"})"),
-                      "config field 'public_url': expected an http:// or https:// URL, got \"ftp://vod.example\"");
+    CHECK(load(R"({"disks":["/a","/b"],"public_url":"https://vod.example/"})").public_url ==
+          "https://vod.example");
+    CHECK(
+        load(
+            R"({"disks":["/a","/b"],"listen":"0.0.0.0:8443","tls":{"certificate_chain":"c.pem","private_key":"k.pem"}})")
+            .public_url == "https://0.0.0.0:8443");
+    CHECK_THROWS_WITH(
+        load(R"({"disks":["/a","/b"],"public_url":"ftp://vod.example"})"),
+        "config field 'public_url': expected an http:// or https:// URL, got \"ftp://vod.example\"");
     CHECK_THROWS_WITH(load(R"({"disks":["/a","/b"],"public_url":"http://"})"), Contains("'public_url'"));
     CHECK_THROWS_WITH(load(R"({"disks":["/a","/b"],"public_url":"https://"})"), Contains("'public_url'"));
 }
@@ -106,27 +110,33 @@ TEST_CASE("access keys, TLS and telemetry limits are read with their bounds", "[
         CHECK_THROWS_WITH(load(R"({"disks":["/a","/b"],"access":)" + access + "}"), message);
     };
     fails(R"({"keys":[{"id":"k1","secret":"abcd"}]})",
-          "config field 'access.keys[0].secret': expected 16 to 128 bytes (32+ hex digits, e.g. `openssl rand -hex 32`), got 2");
+          "config field 'access.keys[0].secret': expected 16 to 128 bytes (32+ hex digits, e.g. `openssl "
+          "rand -hex 32`), got 2");
     fails(R"({"keys":[{"id":"k1","secret":")" + std::string(63, 'a') + "g" + R"("}]})",
           "config field 'access.keys[0].secret': expected hex digits only");
     fails(R"({"keys":[{"id":"k 1","secret":")" + hex32 + R"("}]})",
           "config field 'access.keys[0].id': expected 1-32 characters of [A-Za-z0-9._-], got \"k 1\"");
-    fails(R"({"keys":[{"id":"k1"}]})", "config field 'access.keys[0].secret': give exactly one of secret (hex) and secret_file");
+    fails(R"({"keys":[{"id":"k1"}]})",
+          "config field 'access.keys[0].secret': give exactly one of secret (hex) and secret_file");
     fails(R"({"keys":[{"id":"k1","secret":")" + hex32 + R"("},{"id":"k1","secret":")" + hex32 + R"("}]})",
           "config field 'access.keys': two keys have the id \"k1\"");
     fails(R"({"keys":[{"id":"k1","secret":")" + hex32 + R"("}],"signing_key":"k9"})",
           "config field 'access.signing_key': names no key in keys: \"k9\"");
-    fails(R"({"revoked_subscribers":["a b"]})", "config field 'access.revoked_subscribers': not a subscriber id: \"a b\"");
-    CHECK_THROWS_WITH(load(R"({"disks":["/a","/b"],"access":{"keys":[{"id":"k1","secret_file":"/nonexistent/k"}]}})"),
-                      Contains("'access.keys[0].secret_file'") && Contains("/nonexistent/k"));
+    fails(R"({"revoked_subscribers":["a b"]})",
+          "config field 'access.revoked_subscribers': not a subscriber id: \"a b\"");
+    CHECK_THROWS_WITH(
+        load(R"({"disks":["/a","/b"],"access":{"keys":[{"id":"k1","secret_file":"/nonexistent/k"}]}})"),
+        Contains("'access.keys[0].secret_file'") && Contains("/nonexistent/k"));
     // A secret is never shown in a message.
     try {
-        load(R"({"disks":["/a","/b"],"access":{"keys":[{"id":"k1","secret":")" + hex32 + R"(","extra":1}]}})");
+        load(R"({"disks":["/a","/b"],"access":{"keys":[{"id":"k1","secret":")" + hex32 +
+             R"(","extra":1}]}})");
         FAIL("accepted an unknown key field");
     } catch (const ConfigError& e) {
         CHECK(std::string(e.what()).find(hex32) == std::string::npos);
     }
-    CHECK_THROWS_WITH(load(R"({"disks":["/a","/b"],"telemetry":{"max_body":100}})"), Contains("'telemetry.max_body'"));
+    CHECK_THROWS_WITH(load(R"({"disks":["/a","/b"],"telemetry":{"max_body":100}})"),
+                      Contains("'telemetry.max_body'"));
     CHECK_THROWS_WITH(load(R"({"disks":["/a","/b"],"tls":{"certificate_chain":"c.pem"}})"),
                       Contains("'tls.private_key'"));
 }

@@ -40,9 +40,9 @@ struct QoeReport {
 };
 
 inline constexpr std::size_t kMaxStallDurations = 64;
-inline constexpr double kMaxReportSeconds = 7 * 24 * 3600.0;      // any duration field
-inline constexpr std::uint64_t kMaxReportBytes = 1ull << 50;     // any byte count (1 PiB)
-inline constexpr std::uint64_t kMaxReportCount = 1'000'000;       // stall_count, seeks
+inline constexpr double kMaxReportSeconds = 7 * 24 * 3600.0;  // any duration field
+inline constexpr std::uint64_t kMaxReportBytes = 1ull << 50;  // any byte count (1 PiB)
+inline constexpr std::uint64_t kMaxReportCount = 1'000'000;   // stall_count, seeks
 inline constexpr std::uint64_t kMaxReportSequence = 1'000'000'000;
 
 struct QoeParse {
