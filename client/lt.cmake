@@ -59,7 +59,8 @@ if(BUILD_TESTING)
     PRIVATE toast_client_lt client_test_fixture toast_testing toast_warnings Catch2::Catch2WithMain)
   add_dependencies(client_tests toast-client toast-server toast-tracker)
   # A stock libtorrent seed (Debian's python3-libtorrent, visible only to /usr/bin/python3).
-  target_compile_definitions(client_tests PRIVATE STOCK_SEED_PY="${CMAKE_CURRENT_SOURCE_DIR}/tests/stock_seed.py")
+  target_compile_definitions(client_tests PRIVATE STOCK_SEED_PY="${CMAKE_CURRENT_SOURCE_DIR}/tests/stock_seed.py"
+    STOCK_WEBSEED_PY="${CMAKE_CURRENT_SOURCE_DIR}/tests/stock_webseed.py")
   catch_discover_tests(client_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client." PROPERTIES TIMEOUT 120)
 endif()
 

@@ -179,3 +179,36 @@ TEST_CASE("boxes stream over TLS from a server their CA signed, and refuse one i
     CHECK_THAT(wrong->stderr_text(), Contains("certificate verify failed"));
     CHECK(bed.server_metric("toast_http_tls_handshake_failures_total", admin) > 0);
 }
+
+TEST_CASE(
+    "a stock BitTorrent client given a torrent's signed URL downloads the title from the server's web seed",
+    "[client][integration][access][interop]") {
+    SignedBed bed;
+    const auto token = bed.sign({"--subscriber", "stock-1", "--scope", "title:movie"});
+    const auto base = "http://127.0.0.1:" + std::to_string(bed.server_port());
+    auto signed_torrent =
+        toast::testing::http_request(bed.server_port(), "GET", "/torrents/movie.torrent?token=" + token);
+    REQUIRE(signed_torrent.status == 200);
+    std::ofstream(bed.dir() / "signed.torrent", std::ios::binary) << signed_torrent.body;
+    std::filesystem::create_directories(bed.dir() / "stock");
+    auto r = toast::testing::run("/usr/bin/python3",
+                                 {STOCK_WEBSEED_PY, (bed.dir() / "signed.torrent").string(), "--save-dir",
+                                  (bed.dir() / "stock").string(), "--timeout", "60"},
+                                 90s);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(same_bytes(bed.dir() / "stock" / "movie", bed.media()));
+    CHECK(bed.server_metric("toast_http_bytes_sent_total{title=\"movie\"}") >= static_cast<double>(kTitle));
+    // The unsigned torrent's web seed is refused: the same client gets nothing.
+    auto plain = toast::testing::http_request(bed.server_port(), "GET", "/torrents/movie.torrent",
+                                              {{"Authorization", "Bearer " + token}});
+    REQUIRE(plain.status == 200);
+    std::ofstream(bed.dir() / "plain.torrent", std::ios::binary) << plain.body;
+    std::filesystem::create_directories(bed.dir() / "stock2");
+    auto refused = toast::testing::run("/usr/bin/python3",
+                                       {STOCK_WEBSEED_PY, (bed.dir() / "plain.torrent").string(),
+                                        "--save-dir", (bed.dir() / "stock2").string(), "--timeout", "4"},
+                                       30s);
+    CHECK(refused.exit_code == 1);
+    CHECK(bed.server_metric("toast_access_denied_total{reason=\"missing\"}") > 0);
+}
