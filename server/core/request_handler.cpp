@@ -12,6 +12,7 @@
 #include "server/core/admin_routes.hpp"
 #include "server/core/catalog_handler.hpp"
 #include "server/core/http_date.hpp"
+#include "server/core/push_routes.hpp"
 #include "toast/common/config.hpp"
 #include "toast/common/text.hpp"
 
@@ -370,7 +371,16 @@ HttpResponse handle_request(const HttpRequest& req, HandlerContext& ctx) {
         auto access = check_request_access(req, ctx);
         if (access.token) require_scope(access, scope_covers_catalog(access.token->scope), "the catalogue");
         if (!access.allowed()) return forbidden(access);
-        r = serve_catalog(req, ctx.titles);
+        r = serve_catalog(req, ctx.titles, ctx.push ? ctx.push->demand() : std::map<std::string, double>{});
+        if (access.token) r.subscriber = access.token->subscriber;
+    } else if (*path == "/catalog/plays" || path->substr(0, 6) == "/push/") {
+        // Boxes' own routes: any valid token (a box with one title's token reports its plays too); the whole
+        // plan lists every title, so it needs the catalogue's.
+        auto access = check_request_access(req, ctx);
+        if (access.token && *path == "/push/plan")
+            require_scope(access, scope_covers_catalog(access.token->scope), "the push plan");
+        if (!access.allowed()) return forbidden(access);
+        r = serve_push(req, *path, ctx.push);
         if (access.token) r.subscriber = access.token->subscriber;
     } else if (path->substr(0, 8) == "/titles/" || path->substr(0, 8) == "/stream/" ||
                path->substr(0, 10) == "/torrents/") {

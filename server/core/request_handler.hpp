@@ -98,6 +98,7 @@ struct HandlerLimits {
 
 class TelemetrySink;  // access_routes.hpp
 struct AccessPolicy;  // access_policy.hpp
+class PushControl;  // push_routes.hpp
 
 // What the handler may consult. find() is the only way a title name is resolved.
 struct HandlerContext {
@@ -108,6 +109,7 @@ struct HandlerContext {
     const AccessPolicy* access = nullptr;  // null, or no keys: content routes answer everyone
     std::int64_t unix_now = 0;             // the time tokens are judged at (Unix seconds)
     TelemetrySink* telemetry = nullptr;    // null: /telemetry is not served
+    PushControl* push = nullptr;  // catalogue demand and pre-placement; null: no demand, push not enabled
 };
 
 HttpResponse handle_request(const HttpRequest& request, HandlerContext& context);

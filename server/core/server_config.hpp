@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/core/access_policy.hpp"
+#include "server/core/push_config.hpp"
 #include "toast/common/endpoint.hpp"
 #include "toast/common/units.hpp"
 
@@ -134,6 +135,8 @@ struct ServerConfig {
     std::optional<std::filesystem::path> access_log;  // one line per request (toast/common/access_log.hpp)
 
     AdmissionConfig admission;
+    DemandConfig demand;  // each title's demand in the catalogue
+    PushConfig push;      // pre-placement on idle boxes; disabled unless the config has a "push" object
 
     // Signed URLs: no keys, every content route answers everyone.
     AccessPolicy access;

@@ -192,6 +192,7 @@ void HttpSession::on_read(beast::error_code ec) {
     } else {
         const auto settings = shared_.settings();
         HandlerContext ctx{shared_.store, shared_.disks, shared_.registry, settings->limits};
+        ctx.push = shared_.push.get();
         ctx.access = &settings->access;
         ctx.unix_now = std::chrono::duration_cast<std::chrono::seconds>(
                            std::chrono::system_clock::now().time_since_epoch())

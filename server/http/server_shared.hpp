@@ -21,6 +21,7 @@
 #include "server/http/qoe_metrics.hpp"
 #include "server/http/response_transfer.hpp"
 #include "server/http/stream_admission.hpp"
+#include "server/io/push_coordinator.hpp"
 #include "toast/common/access_log.hpp"
 #include "toast/common/metrics.hpp"
 
@@ -73,6 +74,7 @@ struct ServerShared {
     HttpMetrics metrics;
     std::unique_ptr<StreamAdmission> admission;  // null: every /stream is accepted
     QoeMetrics qoe;                              // POST /telemetry's sink
+    std::unique_ptr<PushCoordinator> push;        // catalogue demand, and pre-placement when enabled
 
     std::shared_ptr<const HttpSettings> settings() const { return settings_.load(); }
     void set_settings(const ServerConfig& c) {
