@@ -35,7 +35,7 @@ if(BUILD_TESTING)
   catch_discover_tests(client_service_core_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client.service.")
 
   add_executable(client_service_tests tests/service_integration_test.cpp tests/service_box_test.cpp
-    tests/service_push_test.cpp)
+    tests/service_access_test.cpp tests/service_push_test.cpp)
   target_link_libraries(client_service_tests
     PRIVATE client_test_fixture toast_testing toast_warnings nlohmann_json::nlohmann_json Catch2::Catch2WithMain)
   add_dependencies(client_service_tests toast-client toast-server toast-tracker)

@@ -328,6 +328,35 @@ const std::vector<OptionSpec>& specs() {
         // clang-format 14 splits this last entry's return type (std:: / string) and indents its body past
         // the others.
         // clang-format off
+        {"--token", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty() || v.find_first_of(" \t\r\n") != std::string::npos) return "expected a token (v1~...)";
+             o.token = v;
+             return "";
+         }},
+        {"--token-file", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty()) return "empty path";
+             o.token_file = v;
+             return "";
+         }},
+        {"--ca-file", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty()) return "empty path";
+             o.ca_file = v;
+             return "";
+         }},
+        {"--telemetry", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v != "off" && !is_http_url(v)) return "expected an http:// or https:// URL, or off, got " + quoted(v);
+             o.telemetry = v;
+             return "";
+         }},
+        {"--telemetry-interval", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             return duration_within(v, std::chrono::seconds(1), std::chrono::hours(24), "5min",
+                                    o.telemetry_interval);
+         }},
         {"--player-arg", true, true,
          [](ClientOptions& o, const std::string& v) -> std::string {
              if (v.empty()) return "empty argument";
@@ -401,6 +430,8 @@ ParseResult parse_client_args(const std::vector<std::string>& args) {
             return failure(std::string(play_only) + ": only valid with 'play'");
     if (!o.player_args.empty() && o.player == PlayerKind::none)
         return failure("--player-arg: needs a --player to pass it to");
+    if (seen.count("--token") && seen.count("--token-file"))
+        return failure("--token-file: give either --token or --token-file, not both");
     ParseResult r;
     r.options = std::move(o);
     return r;
@@ -470,6 +501,17 @@ Options:
                               itself (its JSON IPC); with the others it is estimated from their reads
   --player-arg ARG            play: one more argument for the player, before the URL; repeatable, e.g.
                               --player-arg=--vo=null --player-arg=--volume=50
+  --token TOKEN               the operator's signed token (toast-server sign): sent on every request to the
+                              server as Authorization: Bearer, renewed at the server before it expires
+                              (default: none; a server with access keys then refuses the box)
+  --token-file FILE           the same, read from FILE (one line); a renewed token is written back to it
+  --ca-file FILE              PEM certificate(s) of the operator's CA: https:// servers must present a
+                              certificate it signed, for their host name (default: the system's CAs)
+  --telemetry URL|off         where the session's QoE reports go, POSTed with the token (default: the
+                              first server's /telemetry); off: none. An unreachable endpoint never holds
+                              playback: its reports are dropped and counted
+  --telemetry-interval D      a report every D during the session, 1s..24h, and one at its end
+                              (default: 5min)
   -h, --help                  show this text
 )";
 }

@@ -90,6 +90,12 @@ struct ClientOptions {
     std::vector<Endpoint> operator_peers;
     bool enable_dht = false;
     std::string log_level = "info";
+    // The operator's server: signed URLs, TLS, QoE reports.
+    std::string token;  // --token: every request to the server carries it (renewed before expiry)
+    std::filesystem::path token_file;  // --token-file: the token, read at start-up (and written when renewed)
+    std::filesystem::path ca_file;     // --ca-file: https:// servers are verified against this CA (PEM)
+    std::string telemetry;             // --telemetry URL|off; empty: the first server's /telemetry
+    std::chrono::nanoseconds telemetry_interval = std::chrono::minutes(5);
     // play
     Endpoint http{"127.0.0.1", 0};
     PlayerKind player = PlayerKind::none;

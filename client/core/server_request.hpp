@@ -16,12 +16,15 @@ namespace toast::client {
 struct ServerUrl {
     std::string text;    // as given
     std::string host;    // without brackets
-    std::string port;    // "80" when absent
+    std::string port;    // "80" (http) or "443" (https) when absent
     std::string target;  // path and query, "/" when absent
+    bool tls = false;    // https://: TLS, the certificate verified for `host`
 };
 
-// "http://host[:port][/path]"; nullopt for anything else (https is not spoken here).
+// "http://host[:port][/path]" or "https://..."; nullopt for anything else.
 std::optional<ServerUrl> parse_http_url(std::string_view url);
+// "http://host:port" (or https): where the server's own routes (/token/renew, /telemetry) are.
+std::string origin_url(const ServerUrl& url);
 
 struct PieceRequest {
     PieceIndex piece{0};

@@ -11,12 +11,12 @@ namespace toast::client {
 
 ServerFallback::ServerFallback(boost::asio::io_context& io, std::vector<ServerUrl> urls,
                                StreamController& controller, lt::torrent_handle handle, SwarmControl& control,
-                               lt::sha1_hash key)
+                               lt::sha1_hash key, ServerAccess access)
     : controller_(controller),
       handle_(std::move(handle)),
       control_(control),
       key_(key),
-      fetcher_(io, std::move(urls), FetcherConfig{},
+      fetcher_(io, std::move(urls), FetcherConfig{.access = std::move(access)},
                [this](const PieceRequest& r, std::vector<char> data, std::size_t) {
                    on_piece(r, std::move(data));
                }) {

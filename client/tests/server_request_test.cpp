@@ -23,7 +23,15 @@ TEST_CASE("server URLs parse into host, port and target", "[client][server-reque
     CHECK(v6->host == "::1");
     CHECK(v6->target == "/");
     CHECK(toast::client::parse_http_url("http://example.org")->port == "80");
-    CHECK_FALSE(toast::client::parse_http_url("https://127.0.0.1/x"));
+    auto tls = toast::client::parse_http_url("https://vod.example/x?token=t");
+    REQUIRE(tls);
+    CHECK(tls->tls);
+    CHECK(tls->port == "443");
+    CHECK(tls->target == "/x?token=t");
+    CHECK(toast::client::origin_url(*tls) == "https://vod.example:443");
+    CHECK(toast::client::origin_url(*v6) == "http://[::1]:81");
+    CHECK(toast::client::parse_http_url("http://h:1?a=b")->target == "/?a=b");
+    CHECK_FALSE(toast::client::parse_http_url("ftp://127.0.0.1/x"));
     CHECK_FALSE(toast::client::parse_http_url("http://127.0.0.1:0/x"));
     CHECK_FALSE(toast::client::parse_http_url("http://127.0.0.1:99999/x"));
     CHECK_FALSE(toast::client::parse_http_url("http://:80/x"));

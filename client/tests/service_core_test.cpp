@@ -99,16 +99,17 @@ TEST_CASE("a bad add request is refused with what is wrong", "[client][service][
              {"application/json", "{", 400, "the body is not valid JSON"},
              {"application/json", "[1]", 400,
               "the body must be a JSON object such as {\"url\": \"http://...\"}"},
-             {"application/json", "{}", 400, "missing \"url\": the http:// URL of the title's .torrent"},
+             {"application/json", "{}", 400,
+              "missing \"url\": the http:// or https:// URL of the title's .torrent"},
              {"application/json", R"({"url": 5})", 400, "\"url\" must be a string"},
              {"application/json", R"({"url": "http://h/a", "path": "/etc"})", 400,
               "unknown field \"path\" (only \"url\" is accepted)"},
              {"application/json", R"({"url": "file:///etc/passwd"})", 400,
-              "\"url\": 'file:///etc/passwd' is not an http:// URL (only http:// is fetched)"},
+              "\"url\": 'file:///etc/passwd' is not an http:// or https:// URL"},
              {"application/json", R"({"url": "http:///a"})", 400,
-              "\"url\": 'http:///a' is not an http:// URL (only http:// is fetched)"},
+              "\"url\": 'http:///a' is not an http:// or https:// URL"},
              {"application/json", R"({"url": "http://h/a b"})", 400,
-              "\"url\": 'http://h/a b' is not an http:// URL (only http:// is fetched)"},
+              "\"url\": 'http://h/a b' is not an http:// or https:// URL"},
          }) {
         INFO(c.type << " " << c.body);
         auto r = req("POST", "/api/titles", c.type, c.body);
@@ -250,8 +251,23 @@ TEST_CASE("serve's command line", "[client][service][options]") {
           "--disk-quota: 'lots' is not a positive size such as 20GiB");
     CHECK(parse_serve_args({"--save-dir", "d", "--upload-limit", "1bps"})
               .error.rfind("--upload-limit: '1bps' is outside", 0) == 0);
-    CHECK(parse_serve_args({"--save-dir", "d", "--server", "https://s/"}).error ==
-          "--server: 'https://s/' is not an http:// URL");
+    CHECK(parse_serve_args({"--save-dir", "d", "--server", "ftp://s/"}).error ==
+          "--server: 'ftp://s/' is not an http:// or https:// URL");
+    CHECK(parse_serve_args({"--save-dir", "d", "--server", "https://s/"}).options->servers ==
+          std::vector<std::string>{"https://s/"});
+    CHECK(parse_serve_args({"--save-dir", "d", "--token", "t", "--token-file", "f"}).error ==
+          "--token-file: give either a token or a token file, not both");
+    CHECK(parse_serve_args({"--save-dir", "d", "--telemetry", "tcp://x"}).error ==
+          "--telemetry: 'tcp://x' is not an http:// or https:// URL, or off");
+    CHECK(parse_serve_args({"--save-dir", "d", "--telemetry-interval", "0s"}).error ==
+          "--telemetry-interval: '0s' is not a duration from 1s to 24h");
+    auto access = parse_serve_args({"--save-dir", "d", "--token-file", "/etc/toast/token", "--ca-file",
+                                    "ca.pem", "--telemetry", "off", "--telemetry-interval", "30s"});
+    REQUIRE(access.options);
+    CHECK(access.options->token_file == "/etc/toast/token");
+    CHECK(access.options->ca_file == "ca.pem");
+    CHECK(access.options->telemetry == "off");
+    CHECK(access.options->telemetry_interval == std::chrono::seconds(30));
     CHECK(parse_serve_args({"--save-dir", "d", "--frobnicate", "1"}).error == "--frobnicate: unknown option");
     CHECK(parse_serve_args({"--save-dir"}).error == "--save-dir: missing value");
     CHECK(parse_serve_args({"movie.torrent"}).error ==

@@ -30,7 +30,8 @@ std::optional<HttpResponse> framing_rejection(const BeastRequest& message) {
     return r;
 }
 
-HttpRequest request_view(const BeastRequest& message, bool peer_is_loopback, bool on_admin_listener) {
+HttpRequest request_view(const BeastRequest& message, bool peer_is_loopback, bool on_admin_listener,
+                         std::string_view peer_address) {
     HttpRequest req;
     req.method = message.method_string();
     req.target = message.target();
@@ -47,6 +48,8 @@ HttpRequest request_view(const BeastRequest& message, bool peer_is_loopback, boo
     field(http::field::if_modified_since, req.if_modified_since);
     field(http::field::if_unmodified_since, req.if_unmodified_since);
     field(http::field::host, req.host);
+    field(http::field::authorization, req.authorization);
+    req.peer_address = peer_address;
     req.has_content_type = field(http::field::content_type, req.content_type);
     req.has_origin = field(http::field::origin, req.origin);
     if (auto it = message.find("Sec-Fetch-Site"); it != message.end()) req.sec_fetch_site = it->value();
