@@ -132,7 +132,7 @@ TEST_CASE("missing, malformed and revoked credentials are refused with their rea
     CHECK(revoked.reason == "subscriber alice is revoked");
 }
 
-TEST_CASE("a title scope covers that title only; the catalogue scope covers all", "[server][access]") {
+TEST_CASE("a title scope covers that title only and the catalogue scope covers all", "[server][access]") {
     CHECK(scope_covers_title(AccessScope::catalog(), "anything"));
     CHECK(scope_covers_catalog(AccessScope::catalog()));
     CHECK(scope_covers_title(AccessScope::for_title("movie"), "movie"));

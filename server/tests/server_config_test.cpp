@@ -67,7 +67,7 @@ TEST_CASE("disk objects carry emulation and faults", "[server][config]") {
     CHECK(c.public_url == "http://vod.example");
 }
 
-TEST_CASE("public_url is http or https; https by default with tls", "[server][config]") {
+TEST_CASE("public_url is http or https, and https by default with tls", "[server][config]") {
     auto load = [](const char* text) { return load_server_config(nlohmann::json::parse(text)); };
     CHECK(load(R"({"disks":["/a","/b"],"public_url":"https://vod.example/"})").public_url ==
           "https://vod.example");
