@@ -14,6 +14,8 @@
 #include <boost/beast/http/read.hpp>
 
 #include "client/http/player_request.hpp"
+#include "toast/common/beast_request_head.hpp"
+#include "toast/common/http_status.hpp"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -24,30 +26,6 @@ using Clock = std::chrono::steady_clock;
 namespace toast::client {
 
 namespace {
-
-std::string_view reason_phrase(int status) {
-    switch (status) {
-        case 200:
-            return "OK";
-        case 206:
-            return "Partial Content";
-        case 400:
-            return "Bad Request";
-        case 404:
-            return "Not Found";
-        case 405:
-            return "Method Not Allowed";
-        case 416:
-            return "Range Not Satisfiable";
-        case 421:
-            return "Misdirected Request";
-        case 431:
-            return "Request Header Fields Too Large";
-        case 503:
-            return "Service Unavailable";
-    }
-    return "Error";
-}
 
 std::chrono::milliseconds ms_since(Clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t);
@@ -162,13 +140,8 @@ class Session : public std::enable_shared_from_this<Session> {
         last_progress_ = arrived_;
         // A body left unread would be taken for the next request.
         keep_alive_ = req.keep_alive() && parser_->is_done();
-        PlayerRequestHead head;
-        head.version = req.version();
-        for (auto r = req.equal_range(http::field::host); r.first != r.second; ++r.first)
-            head.hosts.push_back(r.first->value());
-        for (auto r = req.equal_range(http::field::transfer_encoding); r.first != r.second; ++r.first)
-            head.transfer_encodings.push_back(r.first->value());
-        if (auto refused = refuse_request_head(head, EndpointIdentity{sh_->config.listen.host, sh_->port})) {
+        if (auto refused = refuse_request_head(request_head_of(req),
+                                               EndpointIdentity{sh_->config.listen.host, sh_->port})) {
             keep_alive_ = false;
             spdlog::debug("player: refused ({}): {}", refused->status, refused->reason);
             write_error(refused->status, refused->reason);

@@ -18,6 +18,8 @@
 
 #include "client/core/service_api.hpp"
 #include "client/http/player_request.hpp"
+#include "toast/common/beast_request_head.hpp"
+#include "toast/common/http_status.hpp"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -27,44 +29,6 @@ using tcp = asio::ip::tcp;
 namespace toast::client {
 
 namespace {
-
-std::string_view reason_phrase(int status) {
-    switch (status) {
-        case 200:
-            return "OK";
-        case 201:
-            return "Created";
-        case 400:
-            return "Bad Request";
-        case 404:
-            return "Not Found";
-        case 405:
-            return "Method Not Allowed";
-        case 409:
-            return "Conflict";
-        case 413:
-            return "Payload Too Large";
-        case 403:
-            return "Forbidden";
-        case 415:
-            return "Unsupported Media Type";
-        case 421:
-            return "Misdirected Request";
-        case 422:
-            return "Unprocessable Entity";
-        case 431:
-            return "Request Header Fields Too Large";
-        case 500:
-            return "Internal Server Error";
-        case 502:
-            return "Bad Gateway";
-        case 503:
-            return "Service Unavailable";
-        case 507:
-            return "Insufficient Storage";
-    }
-    return "Error";
-}
 
 class Connection;
 
@@ -165,13 +129,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
         keep_alive_ = req.keep_alive();
         // The player endpoint's rules for the request head: one Host naming this address (a web page that
         // rebinds its DNS name to 127.0.0.1 must not reach the API), body framing that is unambiguous.
-        PlayerRequestHead head;
-        head.version = req.version();
-        for (auto r = req.equal_range(http::field::host); r.first != r.second; ++r.first)
-            head.hosts.push_back(r.first->value());
-        for (auto r = req.equal_range(http::field::transfer_encoding); r.first != r.second; ++r.first)
-            head.transfer_encodings.push_back(r.first->value());
-        if (auto refused = refuse_request_head(head, EndpointIdentity{sh_->config.listen.host, sh_->port})) {
+        if (auto refused = refuse_request_head(request_head_of(req),
+                                               EndpointIdentity{sh_->config.listen.host, sh_->port})) {
             error(refused->status, refused->reason);
             return;
         }
