@@ -113,13 +113,8 @@ DiskConfig load_disk(ConfigReader r) {
     return d;
 }
 
-}  // namespace
-
-ServerConfig load_server_config(const nlohmann::json& json) {
-    ConfigReader r(json);
-    ServerConfig c;
-    c.listen = endpoint_field(r, "listen", c.listen.to_string());
-
+// `disks`: each a directory, or an object with its path, workers, emulation and fault.
+void load_disks(ConfigReader& r, ServerConfig& c) {
     const auto& disks = r.raw("disks");
     if (!disks.is_array() || disks.empty()) r.fail("disks", "expected a non-empty array of directories");
     for (std::size_t i = 0; i < disks.size(); ++i) {
@@ -134,7 +129,10 @@ ServerConfig load_server_config(const nlohmann::json& json) {
             c.disks.push_back(load_disk(ConfigReader(d, name)));
         }
     }
+}
 
+// `policy`, checked against the number of disks.
+void load_policy(ConfigReader& r, ServerConfig& c) {
     auto policy_text = r.string("policy", "rda");
     auto policy = parse_placement_policy(policy_text);
     if (!policy) r.fail("policy", "expected naive, raid0, raid1, random or rda, got \"" + policy_text + "\"");
@@ -144,7 +142,9 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     if (c.policy == PlacementPolicy::raid1 && c.disks.size() % 2 != 0) {
         r.fail("policy", "raid1 needs an even number of disks, got " + std::to_string(c.disks.size()));
     }
+}
 
+void load_public_url(ConfigReader& r, ServerConfig& c) {
     c.public_url = r.string("public_url", "http://" + c.listen.to_string());
     // The URL goes into every torrent's url-list, and the client's server fetcher speaks plain HTTP only:
     // a torrent naming an https:// server would be refused by every client that loads it.
@@ -158,6 +158,11 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     }
     while (!c.public_url.empty() && c.public_url.back() == '/')
         c.public_url.pop_back();
+}
+
+// How titles are cut and stored: placement seed, time slice, disk queue order, block, bitrate and piece
+// defaults, open files, the service-time model.
+void load_storage(ConfigReader& r, ServerConfig& c) {
     c.placement_seed = r.uint("placement_seed", c.placement_seed);
     c.time_slice = r.duration("time_slice", c.time_slice, 100ms, 10min);
     const auto order_text = r.string("disk_order", std::string(to_string(c.disk_order)));
@@ -171,10 +176,12 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     c.piece_size = r.bytes("piece_size", c.piece_size, Bytes(16 * 1024), Bytes(64 * 1024 * 1024));
     auto ps = c.piece_size.value();
     if ((ps & (ps - 1)) != 0) r.fail("piece_size", "must be a power of two, got " + std::to_string(ps));
-
     c.open_files = r.uint("open_files", c.open_files, 16, 1'048'576);
     c.service_model_half_life = r.duration("service_model_half_life", c.service_model_half_life, 10ms, 24h);
+}
 
+// The HTTP side: threads, connections and their limits, the admin listener.
+void load_http(ConfigReader& r, ServerConfig& c) {
     c.io_threads = static_cast<unsigned>(r.uint("io_threads", c.io_threads, 1, 256));
     c.max_connections = r.uint("max_connections", c.max_connections, 1, 1'000'000);
     // Below a tenth of a second a client cannot even send its request line before the connection is closed.
@@ -185,27 +192,31 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     c.max_multipart_bytes =
         r.bytes("max_multipart_bytes", c.max_multipart_bytes, Bytes(1024), Bytes(16ull * 1024 * 1024 * 1024));
     if (r.has("admin_listen")) c.admin_listen = endpoint_field(r, "admin_listen", "");
-    if (r.has("admission")) {
-        auto a = r.object("admission");
-        auto& ac = c.admission;
-        ac.enabled = a.boolean("enabled", true);
-        ac.disk_share = a.number("disk_share", ac.disk_share, 0.01, 1.0);
-        ac.network = a.bitrate("network", ac.network, BitRate(0), kMaxBitrate);
-        ac.buffer = a.bytes("buffer", ac.buffer, Bytes(0), Bytes(1ull << 40));
-        ac.start_latency = a.duration("start_latency", ac.start_latency, 0s, 1h);
-        const auto policy_name = a.string("start_policy", std::string(to_string(ac.start_policy)));
-        const auto sp = parse_start_policy(policy_name);
-        if (!sp) {
-            a.fail("start_policy",
-                   "expected greedy, minimal_load or last_scheduled, got \"" + policy_name + "\"");
-        }
-        ac.start_policy = *sp;
-        const auto reservation = a.string("reserve", ac.reserve_peak ? "peak" : "trace");
-        if (reservation != "peak" && reservation != "trace")
-            a.fail("reserve", "expected trace or peak, got \"" + reservation + "\"");
-        ac.reserve_peak = reservation == "peak";
-        a.finish();
-    }
+}
+
+// `admission`: present, it is enabled unless it says otherwise.
+AdmissionConfig load_admission(ConfigReader a, AdmissionConfig ac) {
+    ac.enabled = a.boolean("enabled", true);
+    ac.disk_share = a.number("disk_share", ac.disk_share, 0.01, 1.0);
+    ac.network = a.bitrate("network", ac.network, BitRate(0), kMaxBitrate);
+    ac.buffer = a.bytes("buffer", ac.buffer, Bytes(0), Bytes(1ull << 40));
+    ac.start_latency = a.duration("start_latency", ac.start_latency, 0s, 1h);
+    const auto policy_name = a.string("start_policy", std::string(to_string(ac.start_policy)));
+    const auto sp = parse_start_policy(policy_name);
+    if (!sp)
+        a.fail("start_policy",
+               "expected greedy, minimal_load or last_scheduled, got \"" + policy_name + "\"");
+    ac.start_policy = *sp;
+    const auto reservation = a.string("reserve", ac.reserve_peak ? "peak" : "trace");
+    if (reservation != "peak" && reservation != "trace")
+        a.fail("reserve", "expected trace or peak, got \"" + reservation + "\"");
+    ac.reserve_peak = reservation == "peak";
+    a.finish();
+    return ac;
+}
+
+// `access_log` and `log_level`.
+void load_logging(ConfigReader& r, ServerConfig& c) {
     if (r.has("access_log")) {
         auto log = r.object("access_log");
         auto path = log.string("path");
@@ -218,6 +229,21 @@ ServerConfig load_server_config(const nlohmann::json& json) {
         c.log_level != "error" && c.log_level != "off") {
         r.fail("log_level", "expected trace, debug, info, warn, error or off, got \"" + c.log_level + "\"");
     }
+}
+
+}  // namespace
+
+ServerConfig load_server_config(const nlohmann::json& json) {
+    ConfigReader r(json);
+    ServerConfig c;
+    c.listen = endpoint_field(r, "listen", c.listen.to_string());
+    load_disks(r, c);
+    load_policy(r, c);
+    load_public_url(r, c);
+    load_storage(r, c);
+    load_http(r, c);
+    if (r.has("admission")) c.admission = load_admission(r.object("admission"), c.admission);
+    load_logging(r, c);
     r.finish();
     return c;
 }
