@@ -86,8 +86,8 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
         if (due > window) break;
         // A full buffer still lets the piece under the playhead through (playback cannot free space without
         // it), and the needed pieces inside the buffer's window: request_end already counts room for every
-        // missing piece before it, so fetching them cannot overrun the limit. Holding them back until each
-        // was under the playhead stalled playback for a fetch time at each one.
+        // missing piece before it, so fetching them cannot overrun the limit. Holding each back until it is
+        // under the playhead would stall playback for a fetch time at each one.
         if (input.suspended && p != input.playhead && !(input.request_end && p < *input.request_end)) break;
         if (needed >= config_.max_concurrent) break;
         if (!startable(p, input, now)) continue;

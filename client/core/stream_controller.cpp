@@ -265,13 +265,13 @@ int StreamController::observe_peers(const SwarmSample& sample, ControllerPlan& p
 
     // The rate a missing piece arrives at is what all our peers deliver together: libtorrent gives a
     // deadline piece's blocks to several peers at once. Taking one rate-limited peer's share (a seed shared
-    // by every viewer) made the horizon grow to the whole title.
+    // by every viewer) would make the horizon grow to the whole title.
     if (now - peers_.last_sample >= tuning_.rate_sample_interval) {
         if (peers_.figures.saturated && peers_.figures.rate > 0) horizon_.on_peer_rate(peers_.figures.rate);
         // The tuner takes what peers delivered since the last sample, not libtorrent's per-peer rates: those
-        // are five-second averages that start at zero for each new connection, so a newcomer read a
-        // fraction of what its peers sent and took them for too slow for the in-order window for about ten
-        // seconds.
+        // are five-second averages that start at zero for each new connection, so a newcomer would read a
+        // fraction of what its peers send and take them for too slow for the in-order window while those
+        // averages fill.
         if (adaptive_ && peers_.figures.saturated && peers_.last_delivered &&
             sample.from_peers >= *peers_.last_delivered) {
             const double seconds = std::chrono::duration<double>(now - peers_.last_sample).count();

@@ -124,8 +124,8 @@ void StreamController::plan_parts(const SwarmSample& sample, std::vector<Fallbac
     // A fetch with time to spare (not a player's read, nor a retry) leaves the blocks peers are sending to
     // them: what has not arrived by the next tick is fetched then (settle_held), and the time to spare must
     // hold a second fetch. Not while the server refuses pieces (a lost block, failing disks): its answers
-    // then come late, and the tick's wait would come out of the piece's margin (the disks-offline drill
-    // stalled twice as often).
+    // then come late, and the tick's wait would come out of the piece's margin: viewers would stall more
+    // often.
     const auto await_until = 2 * fallback_.fetch_estimate() + tuning_.tick + tuning_.await_guard;
     const bool server_degraded = server_.refused.count().value() > 0;
     for (auto it = fetches.begin(); it != fetches.end();) {
