@@ -61,7 +61,11 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
         in_flight_.emplace(p, why);
         const auto due = why == FetchReason::urgent ? nanoseconds(0)
                                                     : std::max(nanoseconds(0), time_until_needed(input, p));
-        out.push_back({p, why, failures_.count(p) != 0, due, std::nullopt});
+        out.push_back({.piece = p,
+                       .reason = why,
+                       .revalidate = failures_.count(p) != 0,
+                       .due = due,
+                       .part = std::nullopt});
         ++started_;
         if (why == FetchReason::ahead) ++fetched_ahead_;
     };

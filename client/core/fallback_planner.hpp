@@ -108,7 +108,7 @@ struct FallbackFetch {
     // Toast-Deadline header) so it can serve the swarm's safety net earliest deadline first.
     std::chrono::nanoseconds due{0};
     // What of it to fetch (server_part); none: the whole piece.
-    std::optional<PiecePart> part;
+    std::optional<PiecePart> part{};
     bool operator==(const FallbackFetch&) const = default;
 };
 

@@ -30,7 +30,7 @@ struct PieceRequest {
     bool revalidate = false;  // sent with Cache-Control: no-cache (FallbackFetch::revalidate)
     // When the playhead needs the piece: sent as Toast-Deadline (milliseconds left when the request goes
     // out, 0 once passed) so a server ordering its reads by deadline serves it in time; none: best effort.
-    std::optional<std::chrono::steady_clock::time_point> deadline;
+    std::optional<std::chrono::steady_clock::time_point> deadline{};
 };
 
 // The Range header of `r`: "bytes=FIRST-LAST". `r.length` is at least 1.

@@ -110,9 +110,12 @@ PiecePlan StreamController::initial_plan() {
     snap.want_past_pieces = want_past_pieces();
     snap.piece_duration = duration_cast<milliseconds>(geometry_.piece_duration());
     if (setup_.buffer_limit) {
-        snap.request_end =
-            plan_buffer({geometry_, pieces_.stored, PieceIndex(0), *setup_.buffer_limit, Bytes(0)})
-                .request_end;
+        snap.request_end = plan_buffer({.geometry = geometry_,
+                                        .stored = pieces_.stored,
+                                        .playhead = PieceIndex(0),
+                                        .limit = *setup_.buffer_limit,
+                                        .incoming = Bytes(0)})
+                               .request_end;
     }
     auto plan = policy_->plan(snap);
     fidelity_.on_plan(plan.wanted);
@@ -311,8 +314,11 @@ StreamController::BufferRoom StreamController::plan_buffer_room(Bytes incoming, 
         incoming += geometry_.piece_size(p);
     for (auto p : fallback_.in_flight_pieces())
         incoming += geometry_.piece_size(p);
-    auto bp =
-        plan_buffer({geometry_, pieces_.stored, watcher_.playhead_piece(), *setup_.buffer_limit, incoming});
+    auto bp = plan_buffer({.geometry = geometry_,
+                           .stored = pieces_.stored,
+                           .playhead = watcher_.playhead_piece(),
+                           .limit = *setup_.buffer_limit,
+                           .incoming = incoming});
     for (auto p : bp.eject) {
         if (!pieces_.stored.clear(p)) continue;
         watcher_.on_piece_lost(p, now);

@@ -92,12 +92,21 @@ void StreamController::plan_server_fetches(const SwarmSample& sample, const Piec
         if (finding_peers || (i < by_viewers.size() && by_viewers[i] > 0)) peer_owned.set(p);
     }
     const bool peers_settled = now - started_ >= tuning_.discovery_grace && peers_.figures.connected > 0;
-    FallbackInput fin{pieces_.had, watcher_.playhead_piece(), geometry_.piece_duration(),
-                      watcher_.into_playhead_piece(), horizon_.horizon_time(), urgent_pieces(peer_owned),
-                      // "No peer has it" means nothing until peers had time to send their bitfields, nor
-                      // while no peer is connected: every piece would qualify.
-                      peers_settled ? &by_viewers : nullptr, buffer.request_end, buffer.suspend, &in_flight,
-                      &peer_owned};
+    const FallbackInput fin{
+        .had = pieces_.had,
+        .playhead = watcher_.playhead_piece(),
+        .piece_duration = geometry_.piece_duration(),
+        .into_playhead_piece = watcher_.into_playhead_piece(),
+        .horizon = horizon_.horizon_time(),
+        .urgent = urgent_pieces(peer_owned),
+        // "No peer has it" means nothing until peers had time to send their bitfields, nor while no peer is
+        // connected: every piece would qualify.
+        .availability = peers_settled ? &by_viewers : nullptr,
+        .request_end = buffer.request_end,
+        .suspended = buffer.suspend,
+        .peer_sending = &in_flight,
+        .peer_owned = &peer_owned,
+    };
     if (setup_.has_server) {
         auto planned = fallback_.plan(fin, now);
         PieceSet fetched(n);
@@ -168,8 +177,11 @@ void StreamController::settle_held(const SwarmSample& sample, ControllerPlan& pl
     }
     // Late: the server sends those blocks too, now, at the piece's last moment.
     for (const auto& rest : settled.fetch) {
-        plan.fetches.push_back(
-            {rest.piece, FetchReason::needed, false, watcher_.time_until_needed(rest.piece), rest.part});
+        plan.fetches.push_back({.piece = rest.piece,
+                                .reason = FetchReason::needed,
+                                .revalidate = false,
+                                .due = watcher_.time_until_needed(rest.piece),
+                                .part = rest.part});
         server_.fetching[rest.piece] = now;
     }
 }

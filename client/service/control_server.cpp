@@ -66,7 +66,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     void start(bool reject) {
         if (reject) {
-            respond({503, "application/json", api_error_body("too many connections"), {}, false}, false);
+            respond({.status = 503, .body = api_error_body("too many connections")}, false);
             return;
         }
         do_read();
@@ -134,12 +134,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
             error(refused->status, refused->reason);
             return;
         }
-        ControlRequest cr{std::string(req.method_string()),
-                          std::string(req.target()),
-                          std::string(req[http::field::content_type]),
-                          std::move(req.body()),
-                          std::string(req[http::field::host]),
-                          std::string(req[http::field::origin])};
+        ControlRequest cr{.method = std::string(req.method_string()),
+                          .target = std::string(req.target()),
+                          .content_type = std::string(req[http::field::content_type]),
+                          .body = std::move(req.body()),
+                          .host = std::string(req[http::field::host]),
+                          .origin = std::string(req[http::field::origin])};
         spdlog::debug("control: {} {}", cr.method, cr.target);
         auto answered = std::make_shared<bool>(false);
         sh_->handler(cr, [self = shared_from_this(), answered](ControlResponse r) {
@@ -162,7 +162,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
 
     void error(int status, const std::string& message) {
-        respond({status, "application/json", api_error_body(message), {}, false}, false);
+        respond({.status = status, .body = api_error_body(message)}, false);
     }
 
     void respond(ControlResponse r, bool keep_alive) {

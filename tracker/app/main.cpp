@@ -256,7 +256,8 @@ void serve(const Options& opt, const TrackerConfig& config) {
     StateSaver saver(ioc, service);
     saver.start();
     asio::signal_set signals(ioc, SIGINT, SIGTERM, SIGHUP);
-    Running run{opt, service, http, udp, tick, saver, ioc};
+    Running run{
+        .opt = opt, .service = service, .http = http, .udp = udp, .tick = tick, .saver = saver, .ioc = ioc};
     wait_signal(signals, run);
     ioc.run();
 }
