@@ -72,11 +72,7 @@ TEST_CASE("the service adds a title, plays it through ffmpeg, reports it, stops 
           "[client][service][integration]") {
     ServiceBed bed;
     auto torrent = bed.add_video("movie.ts", 8, 440);
-    bed.start_tracker();
-    bed.start_server();
-    auto seed = bed.seed("seed");
-    REQUIRE(bed.wait_for_seeders(1, 10s));
-    bed.start_service();
+    auto seed = bed.start_seeded_service();
 
     auto added = bed.call("POST", "/api/titles", "application/x-bittorrent", torrent);
     INFO(added.body);
