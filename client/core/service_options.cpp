@@ -56,6 +56,24 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
         auto kind = parse_disk_io(v);
         if (!kind) return quoted + " is not a disk I/O (posix, mmap)";
         o.disk_io = *kind;
+    } else if (name == "--cache") {
+        auto policy = parse_cache_policy(v);
+        if (!policy) return quoted + " is not a cache policy (none, lru, popularity)";
+        o.cache = *policy;
+    } else if (name == "--box-id") {
+        if (!is_box_id(v)) return quoted + " is not a box id (1 to 64 of A-Z a-z 0-9 . _ -)";
+        o.box_id = v;
+    } else if (name == "--push-quota") {
+        auto b = parse_bytes(v);
+        if (!b || b->value() == 0) return quoted + " is not a positive size such as 4GiB";
+        o.push_quota = *b;
+    } else if (name == "--push-rate") {
+        auto r = parse_bitrate(v);
+        if (!r) return quoted + " is not a rate such as 2Mbps";
+        if (*r < kMinRate || *r > kMaxRate)
+            return quoted + " is outside [" + format_bitrate(kMinRate) + ", " + format_bitrate(kMaxRate) +
+                   "]";
+        o.push_rate = *r;
     } else if (name == "--log-level") {
         if (!parse_log_level(v)) return quoted + " is not a log level (trace, debug, info, warn, error, off)";
         o.log_level = v;
@@ -66,6 +84,16 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
 }
 
 }  // namespace
+
+bool is_box_id(std::string_view text) {
+    if (text.empty() || text.size() > 64) return false;
+    for (char c : text) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                        c == '.' || c == '_' || c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
 
 ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOptions& base) {
     ServeParse r;
@@ -142,6 +170,11 @@ ServeOptions serve_options_from_config(const nlohmann::json& config) {
     o.max_connections = static_cast<int>(reader.uint("max_connections", 40, 2, 10'000));
     if (reader.has("disk_io")) set("disk_io", "--disk-io", reader.string("disk_io"));
     if (reader.has("log_level")) set("log_level", "--log-level", reader.string("log_level"));
+    if (reader.has("cache")) set("cache", "--cache", reader.string("cache"));
+    if (reader.has("box_id")) set("box_id", "--box-id", reader.string("box_id"));
+    if (reader.has("push_quota"))
+        o.push_quota = reader.bytes("push_quota", std::nullopt, kMinQuota, kMaxQuota);
+    if (reader.has("push_rate")) o.push_rate = reader.bitrate("push_rate", std::nullopt, kMinRate, kMaxRate);
     reader.finish();
     return o;
 }
@@ -152,12 +185,13 @@ std::string serve_help_text() {
 
 The set-top-box service: one long-running process with one BitTorrent session and one listen port for every
 title, driven by a JSON control API on a loopback address (docs/client.md lists the routes). Titles watched
-earlier keep seeding within the disk quota, least recently watched evicted first; after a restart the
-service resumes its titles and their playback positions from DIR.
+earlier keep seeding within the disk quota (--cache decides which leave first); with --push-quota the box
+also holds what the operator's server assigns it, fetched while idle and off-peak. After a restart the
+service resumes its titles, their playback positions and its assignment from DIR.
 
   --config FILE           JSON with the same settings (save_dir, listen, control_listen, servers, trackers,
                           disk_quota, upload_limit, download_limit, max_connections, disk_io,
-                          log_level); options
+                          log_level, cache, box_id, push_quota, push_rate); options
                           given on the command line override it
   --save-dir DIR          every title (DIR/titles/ID/), its torrent and position, the title list (required)
   --api HOST:PORT         control API and live piece map, loopback only (default 127.0.0.1:8780)
@@ -170,6 +204,14 @@ service resumes its titles and their playback positions from DIR.
   --max-connections N     peer connections of the session (default 40)
   --disk-io D             posix: pieces read and written with pread/pwrite on the network thread; mmap:
                           read from a memory map on disk threads, libtorrent's own default (default posix)
+  --cache POLICY          what stays of a watched title once its play stops: none (nothing), lru (seed within
+                          the disk quota, least recently watched evicted first), popularity (seed within
+                          the quota, the title the swarm needs least per byte evicted first, from the
+                          server's catalogue demand and the tracker's copies) (default lru)
+  --box-id ID             this box's name to the server (default: kept in DIR/box_id, random at first start)
+  --push-quota SIZE       take part in pre-placement: hold up to SIZE of what the first --server assigns,
+                          beside the disk quota (default: no push)
+  --push-rate RATE        fetch the assignment at most this fast (default and cap: the server's rate)
   --log-level LEVEL       trace, debug, info, warn, error, off (default info)
 )";
 }

@@ -243,6 +243,8 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     load_storage(r, c);
     load_http(r, c);
     if (r.has("admission")) c.admission = load_admission(r.object("admission"), c.admission);
+    if (r.has("demand")) c.demand = load_demand_config(r.object("demand"));
+    if (r.has("push")) c.push = load_push_config(r.object("push"));
     load_logging(r, c);
     r.finish();
     return c;
