@@ -21,6 +21,7 @@ add_library(toast_client_core STATIC
   core/stats.cpp
   core/status_line.cpp
   core/stream_controller.cpp
+  core/stream_controller_fetches.cpp
   core/stream_watcher.cpp
   core/swarm_sample.cpp
   core/title_geometry.cpp

@@ -25,6 +25,8 @@ add_library(toast_client_service STATIC
 target_include_directories(toast_client_service PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_client_service
   PUBLIC toast_client_service_core toast_client_lt toast_common toast_asio PRIVATE toast_warnings)
+# The piece map's page (HTML, CSS and script), built in.
+toast_embed_resource(toast_client_service service/piece_map.html toast::client::resources::piece_map_html)
 target_link_libraries(toast-client PRIVATE toast_client_service)
 
 if(BUILD_TESTING)

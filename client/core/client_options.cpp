@@ -128,8 +128,9 @@ bool is_http_url(const std::string& v) {
     return rest("http://") || rest("https://");
 }
 
-const std::vector<OptionSpec>& specs() {
-    static const std::vector<OptionSpec> list = {
+// Where the title's bytes come from and go.
+std::vector<OptionSpec> source_specs() {
+    return {
         {"--save-dir", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              if (v.empty()) return "empty directory";
@@ -173,6 +174,12 @@ const std::vector<OptionSpec>& specs() {
              o.stats_file = v;
              return "";
          }},
+    };
+}
+
+// What is asked of peers, and what is kept.
+std::vector<OptionSpec> policy_specs() {
+    return {
         {"--picker", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              auto k = parse_picker_kind(v);
@@ -205,6 +212,12 @@ const std::vector<OptionSpec>& specs() {
                  return "unknown behavior " + quoted(v) + " (expected download|stream|seed)";
              return "";
          }},
+    };
+}
+
+// The swarm's rates, choking and connections.
+std::vector<OptionSpec> swarm_specs() {
+    return {
         {"--upload-limit", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              auto r = parse_bitrate(v);
@@ -253,6 +266,12 @@ const std::vector<OptionSpec>& specs() {
              o.max_connections = n;
              return "";
          }},
+    };
+}
+
+// The session: disk, seed, startup, trackers and peers.
+std::vector<OptionSpec> session_specs() {
+    return {
         {"--disk-io", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              auto kind = parse_disk_io(v);
@@ -297,6 +316,12 @@ const std::vector<OptionSpec>& specs() {
              o.enable_dht = true;
              return "";
          }},
+    };
+}
+
+// The log, the local endpoint and the player.
+std::vector<OptionSpec> player_specs() {
+    return {
         {"--log-level", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              if (!parse_log_level(v))
@@ -365,6 +390,15 @@ const std::vector<OptionSpec>& specs() {
          }},
         // clang-format on
     };
+}
+
+const std::vector<OptionSpec>& specs() {
+    static const std::vector<OptionSpec> list = [] {
+        std::vector<OptionSpec> all;
+        for (auto group : {source_specs(), policy_specs(), swarm_specs(), session_specs(), player_specs()})
+            all.insert(all.end(), group.begin(), group.end());
+        return all;
+    }();
     return list;
 }
 

@@ -46,12 +46,12 @@ struct ApiParse {
 };
 
 struct ApiInput {
-    std::string_view method;
-    std::string_view target;
-    std::string_view content_type;
-    std::string_view body;
-    std::string_view host;    // the Host header (the adapter has checked it names the API's address)
-    std::string_view origin;  // the Origin header, empty when absent
+    std::string_view method{};
+    std::string_view target{};
+    std::string_view content_type{};
+    std::string_view body{};
+    std::string_view host{};    // the Host header (the adapter has checked it names the API's address)
+    std::string_view origin{};  // the Origin header, empty when absent
 };
 
 // A request that changes titles (POST, DELETE) and carries an Origin other than the API's own is refused

@@ -33,8 +33,11 @@ void ServerFallback::start(const FallbackFetch& f, SteadyTime now) {
     // then failed its check) are stale.
     if (!controller_.holding(p)) held_.erase(p);
     auto part = f.part.value_or(PiecePart{Bytes(0), g.piece_size(p)});
-    PieceRequest r{p, (g.piece_start(p) + part.offset).value(),
-                   static_cast<std::uint32_t>(part.length.value()), f.revalidate, now + f.due};
+    PieceRequest r{.piece = p,
+                   .offset = (g.piece_start(p) + part.offset).value(),
+                   .length = static_cast<std::uint32_t>(part.length.value()),
+                   .revalidate = f.revalidate,
+                   .deadline = now + f.due};
     if (!fetcher_.fetch(r)) {
         held_.erase(p);
         controller_.on_fetch_refused(p);

@@ -144,7 +144,7 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
 }
 
 TitleStream::~TitleStream() {
-    finished_ = true;
+    life_ = Life::finished;
     tick_timer_.cancel();
     playback_.reset();
     if (fallback_) fallback_->stop();
@@ -208,25 +208,25 @@ void TitleStream::follow_mpv(const std::filesystem::path& socket) {
 void TitleStream::schedule_tick(bool first) {
     tick_timer_.expires_after(first ? std::chrono::milliseconds(0) : tuning_.tick);
     tick_timer_.async_wait([this](const boost::system::error_code& ec) {
-        if (ec || finished_) return;
+        if (ec || life_ == Life::finished) return;
         tick();
-        if (!finished_) schedule_tick(false);
+        if (life_ != Life::finished) schedule_tick(false);
     });
 }
 
 void TitleStream::kick() {
-    if (kick_pending_ || finished_) return;
+    if (kick_pending_ || life_ == Life::finished) return;
     kick_pending_ = true;
     asio::post(session_.io(), [this] {
         kick_pending_ = false;
-        if (!finished_) tick();
+        if (life_ != Life::finished) tick();
     });
 }
 
 void TitleStream::tick() {
     auto now = Clock::now();
     session_.pump();
-    if (finished_) return;
+    if (life_ == Life::finished) return;
     if (!controller_->ready()) {
         if (reader_->checking()) return;
         controller_->on_ready(reader_->pieces_on_disk(), now);
@@ -323,7 +323,7 @@ void TitleStream::on_piece_finished(PieceIndex p, SteadyTime now) {
 }
 
 void TitleStream::on_event(const LtEvent& e) {
-    if (finished_) return;
+    if (life_ == Life::finished) return;
     auto now = Clock::now();
     switch (e.kind) {
         case LtEventKind::piece_finished:
@@ -337,7 +337,7 @@ void TitleStream::on_event(const LtEvent& e) {
             break;
     }
     // While stopping, only the last pieces count (for the summary); nothing else is reacted to.
-    if (finishing_) return;
+    if (life_ == Life::finishing) return;
     switch (e.kind) {
         case LtEventKind::torrent_checked:
             kick();
@@ -386,7 +386,7 @@ StatsRecord TitleStream::make_record(const std::string& event, SteadyTime now) {
 }
 
 void TitleStream::fail(const std::string& error) {
-    if (finished_) return;
+    if (life_ == Life::finished) return;
     result_.exit_code = 1;
     result_.error = error;
     finish();
@@ -397,8 +397,8 @@ void TitleStream::stop() {
 }
 
 void TitleStream::finish() {
-    if (finished_ || finishing_) return;
-    finishing_ = true;
+    if (life_ != Life::running) return;
+    life_ = Life::finishing;
     auto now = Clock::now();
     // The last piece events before the summary, without reacting to anything else.
     session_.pump();
@@ -414,10 +414,8 @@ void TitleStream::finish() {
     result_.cancels_sent = session_.control().cancels_sent();
     result_.dont_haves_sent = session_.control().dont_haves_sent();
     result_.reads_refused = registry_->reads_refused();
-    result_.pieces_ejected = controller_->ejected();
+    result_.counters = controller_->counters();
     result_.http_failures = fallback_->stats().failures;
-    result_.hash_failures = controller_->hash_failures();
-    result_.max_buffer_bytes = controller_->max_buffer_bytes();
     const auto& st = reader_->status();
     spdlog::info(
         "summary: {} from peers, {} from server ({} wasted), {} uploaded (and {} of protocol messages), {} "
@@ -427,7 +425,7 @@ void TitleStream::finish() {
         format_bytes(Bytes(static_cast<std::uint64_t>(
             std::max<std::int64_t>(st.total_upload - st.total_payload_upload, 0)))),
         summary.stalls, summary.fidelity ? std::to_string(*summary.fidelity) : "n/a");
-    finished_ = true;
+    life_ = Life::finished;
     tick_timer_.cancel();
     fallback_->stop();
     if (on_finished_) on_finished_();

@@ -40,14 +40,12 @@ struct TitleResult {
     StatsRecord summary;
     int exit_code = 0;
     std::string error;  // set when exit_code != 0
-    // Adapter figures for the report (not part of the stats schema).
+    // Figures for the report (not part of the stats schema): the controller's counters, and the adapters'.
+    StreamCounters counters;
     std::uint64_t cancels_sent = 0;
     std::uint64_t dont_haves_sent = 0;
     std::uint64_t reads_refused = 0;
-    std::uint64_t pieces_ejected = 0;
     std::uint64_t http_failures = 0;
-    std::uint64_t hash_failures = 0;
-    std::uint64_t max_buffer_bytes = 0;
 };
 
 class TitleStream final : public TitleEvents {
@@ -74,7 +72,7 @@ class TitleStream final : public TitleEvents {
     void stop();
     // Stops with an error (exit code 1).
     void fail(const std::string& error);
-    bool finished() const { return finished_; }
+    bool finished() const { return life_ == Life::finished; }
     const TitleResult& result() const { return result_; }
 
     // play: the local URL a player reads the title from (empty for stream).
@@ -125,8 +123,9 @@ class TitleStream final : public TitleEvents {
     boost::asio::steady_timer tick_timer_;
     SteadyTime started_;
     SteadyTime last_stats_;
-    bool finished_ = false;
-    bool finishing_ = false;
+    // running -> finishing (the summary is being written: only piece events still count) -> finished.
+    enum class Life { running, finishing, finished };
+    Life life_ = Life::running;
     bool kick_pending_ = false;
     std::function<bool()> player_running_;
     TitleResult result_;

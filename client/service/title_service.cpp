@@ -35,11 +35,11 @@ constexpr const char* kListFile = "titles.json";
 constexpr const char* kTorrentFile = "title.torrent";
 
 ControlResponse json_reply(int status, const json& body) {
-    return {status, "application/json", body.dump(), {}, false};
+    return {.status = status, .body = body.dump()};
 }
 
 ControlResponse error_reply(int status, const std::string& message, std::string allow = {}) {
-    return {status, "application/json", api_error_body(message), std::move(allow), false};
+    return {.status = status, .body = api_error_body(message), .allow = std::move(allow)};
 }
 
 }  // namespace
@@ -516,8 +516,12 @@ json TitleService::service_json() {
 }
 
 void TitleService::handle(const ControlRequest& request, ControlServer::Reply reply) {
-    auto parsed = parse_api_request(
-        {request.method, request.target, request.content_type, request.body, request.host, request.origin});
+    auto parsed = parse_api_request({.method = request.method,
+                                     .target = request.target,
+                                     .content_type = request.content_type,
+                                     .body = request.body,
+                                     .host = request.host,
+                                     .origin = request.origin});
     if (!parsed.request) {
         reply(error_reply(parsed.error.status, parsed.error.message, parsed.error.allow));
         return;
@@ -529,7 +533,9 @@ void TitleService::handle(const ControlRequest& request, ControlServer::Reply re
     const auto& r = *parsed.request;
     switch (r.action) {
         case ApiAction::piece_map:
-            reply({200, "text/html; charset=utf-8", piece_map_page(service_json()), {}, false});
+            reply({.status = 200,
+                   .content_type = "text/html; charset=utf-8",
+                   .body = piece_map_page(service_json())});
             return;
         case ApiAction::service_status:
             reply(json_reply(200, service_json()));
@@ -542,7 +548,10 @@ void TitleService::handle(const ControlRequest& request, ControlServer::Reply re
             return;
         }
         case ApiAction::events:
-            reply({200, "text/event-stream", sse_event("status", service_json().dump()), {}, true});
+            reply({.status = 200,
+                   .content_type = "text/event-stream",
+                   .body = sse_event("status", service_json().dump()),
+                   .event_stream = true});
             return;
         case ApiAction::add_torrent:
             add_title(r.torrent, "the uploaded torrent", reply);

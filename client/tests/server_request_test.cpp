@@ -145,7 +145,7 @@ TEST_CASE("a server that answered after the deadline is passed over while anothe
 }
 
 TEST_CASE("a piece's request asks for exactly its bytes", "[client][server-request]") {
-    PieceRequest r{PieceIndex(3), 3 * 262'144, 262'144, false, {}};
+    PieceRequest r{.piece = PieceIndex(3), .offset = 3 * 262'144, .length = 262'144};
     CHECK(toast::client::range_header(r) == "bytes=786432-1048575");
     r.length = 1;
     CHECK(toast::client::range_header(r) == "bytes=786432-786432");
@@ -158,7 +158,7 @@ TEST_CASE("a piece's request asks for exactly its bytes", "[client][server-reque
 
 TEST_CASE("only an answer that is exactly the piece is accepted, and the others are named",
           "[client][server-request]") {
-    PieceRequest r{PieceIndex(1), 1000, 500, false, {}};
+    PieceRequest r{.piece = PieceIndex(1), .offset = 1000, .length = 500};
     CHECK(answer_problem(r, 206, "bytes 1000-1499/4000", 500).empty());
     CHECK(answer_problem(r, 206, "bytes 1000-1499/*", 500).empty());
     CHECK(answer_problem(r, 200, "", 4000) == "status 200 (expected 206)");

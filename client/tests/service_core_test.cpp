@@ -19,7 +19,7 @@ const std::string kId = "0123456789abcdef0123456789abcdef01234567";
 
 ApiParse req(std::string_view method, std::string_view target, std::string_view type = {},
              std::string_view body = {}) {
-    return parse_api_request({method, target, type, body, {}, {}});
+    return parse_api_request({.method = method, .target = target, .content_type = type, .body = body});
 }
 
 }  // namespace
@@ -123,7 +123,10 @@ TEST_CASE("a bad add request is refused with what is wrong", "[client][service][
 
 TEST_CASE("requests from another origin may read but not change titles", "[client][service][api]") {
     auto post = [](std::string_view origin) {
-        return parse_api_request({"POST", "/api/titles/" + kId + "/play", {}, {}, "127.0.0.1:8780", origin});
+        return parse_api_request({.method = "POST",
+                                  .target = "/api/titles/" + kId + "/play",
+                                  .host = "127.0.0.1:8780",
+                                  .origin = origin});
     };
     CHECK(post("").request);
     CHECK(post("http://127.0.0.1:8780").request);
@@ -132,9 +135,14 @@ TEST_CASE("requests from another origin may read but not change titles", "[clien
     CHECK(evil.error.message ==
           "a request from another origin (http://evil.example) may not change the service's titles");
     CHECK(
-        parse_api_request({"DELETE", "/api/titles/" + kId, {}, {}, "localhost:8780", "null"}).error.status ==
-        403);
-    CHECK(parse_api_request({"GET", "/api/status", {}, {}, "localhost:8780", "http://evil.example"}).request);
+        parse_api_request(
+            {.method = "DELETE", .target = "/api/titles/" + kId, .host = "localhost:8780", .origin = "null"})
+            .error.status == 403);
+    CHECK(parse_api_request({.method = "GET",
+                             .target = "/api/status",
+                             .host = "localhost:8780",
+                             .origin = "http://evil.example"})
+              .request);
 }
 
 TEST_CASE("error bodies are JSON objects with the message", "[client][service][api]") {

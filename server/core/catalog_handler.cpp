@@ -13,8 +13,14 @@ HttpResponse serve_catalog(const HttpRequest& req, const TitleStore& titles,
     std::vector<CatalogTitle> list;
     for (const auto& t : titles.titles()) {
         auto d = demand.find(t->name);
-        list.push_back({t->name, t->file_name, t->size, t->bitrate, t->etag, t->last_modified, t->info_hash,
-                        d == demand.end() ? 0.0 : d->second});
+        list.push_back({.name = t->name,
+                        .file_name = t->file_name,
+                        .size = t->size,
+                        .bitrate = t->bitrate,
+                        .etag = t->etag,
+                        .last_modified = t->last_modified,
+                        .info_hash = t->info_hash,
+                        .demand = d == demand.end() ? 0.0 : d->second});
     }
     auto body = catalog_body(std::move(list));
     // Boxes poll the catalogue: no-cache makes every cache revalidate, which costs a 304 while it is

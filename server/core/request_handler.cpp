@@ -282,50 +282,6 @@ std::string multipart_boundary(const TitleInfo& title) {
     return buf;
 }
 
-std::string_view reason_phrase(unsigned status) {
-    switch (status) {
-        case 200:
-            return "OK";
-        case 202:
-            return "Accepted";
-        case 206:
-            return "Partial Content";
-        case 304:
-            return "Not Modified";
-        case 400:
-            return "Bad Request";
-        case 403:
-            return "Forbidden";
-        case 404:
-            return "Not Found";
-        case 405:
-            return "Method Not Allowed";
-        case 408:
-            return "Request Timeout";
-        case 412:
-            return "Precondition Failed";
-        case 413:
-            return "Content Too Large";
-        case 415:
-            return "Unsupported Media Type";
-        case 416:
-            return "Range Not Satisfiable";
-        case 429:
-            return "Too Many Requests";
-        case 431:
-            return "Request Header Fields Too Large";
-        case 500:
-            return "Internal Server Error";
-        case 501:
-            return "Not Implemented";
-        case 503:
-            return "Service Unavailable";
-        case 505:
-            return "HTTP Version Not Supported";
-    }
-    return "Unknown";
-}
-
 HttpResponse method_not_allowed(std::string_view method, std::string_view allow) {
     auto r = error_response(405, "method " + std::string(method) + " not allowed here");
     r.headers.push_back({"Allow", std::string(allow)});

@@ -15,6 +15,7 @@
 #include "server/core/http_date.hpp"
 #include "server/core/title_store.hpp"
 #include "toast/common/byte_range.hpp"
+#include "toast/common/http_status.hpp"
 #include "toast/common/metrics.hpp"
 
 namespace toast::server {
@@ -128,8 +129,6 @@ HttpResponse method_not_allowed(std::string_view method, std::string_view allow)
 
 // Status line and header block, ending with the blank line. `date` is an IMF-fixdate.
 std::string serialize_head(const HttpResponse& response, bool keep_alive, std::string_view date);
-
-std::string_view reason_phrase(unsigned status);
 
 // The Toast-Deadline header: a whole number of milliseconds, 0..600000; anything else is ignored (nullopt).
 std::optional<std::chrono::milliseconds> parse_deadline(std::string_view value);

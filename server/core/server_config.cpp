@@ -116,6 +116,118 @@ DiskConfig load_disk(ConfigReader r) {
     return d;
 }
 
+// `disks`: each a directory, or an object with its path, workers, emulation and fault.
+void load_disks(ConfigReader& r, ServerConfig& c) {
+    const auto& disks = r.raw("disks");
+    if (!disks.is_array() || disks.empty()) r.fail("disks", "expected a non-empty array of directories");
+    for (std::size_t i = 0; i < disks.size(); ++i) {
+        const auto& d = disks[i];
+        std::string name = "disks[" + std::to_string(i) + "]";
+        if (d.is_string()) {
+            if (d.get<std::string>().empty()) r.fail(name, "must not be empty");
+            DiskConfig dc;
+            dc.path = d.get<std::string>();
+            c.disks.push_back(dc);
+        } else {
+            c.disks.push_back(load_disk(ConfigReader(d, name)));
+        }
+    }
+}
+
+// `policy`, checked against the number of disks.
+void load_policy(ConfigReader& r, ServerConfig& c) {
+    auto policy_text = r.string("policy", "rda");
+    auto policy = parse_placement_policy(policy_text);
+    if (!policy) r.fail("policy", "expected naive, raid0, raid1, random or rda, got \"" + policy_text + "\"");
+    c.policy = *policy;
+    if (c.policy == PlacementPolicy::rda && c.disks.size() < 2)
+        r.fail("policy", "rda needs at least 2 disks");
+    if (c.policy == PlacementPolicy::raid1 && c.disks.size() % 2 != 0) {
+        r.fail("policy", "raid1 needs an even number of disks, got " + std::to_string(c.disks.size()));
+    }
+}
+
+void load_public_url(ConfigReader& r, ServerConfig& c) {
+    c.public_url = r.string("public_url", (c.tls ? "https://" : "http://") + c.listen.to_string());
+    if ((c.public_url.rfind("http://", 0) != 0 || c.public_url.size() == 7) &&
+        (c.public_url.rfind("https://", 0) != 0 || c.public_url.size() == 8)) {
+        r.fail("public_url", "expected an http:// or https:// URL, got \"" + c.public_url + "\"");
+    }
+    while (!c.public_url.empty() && c.public_url.back() == '/')
+        c.public_url.pop_back();
+}
+
+// How titles are cut and stored: placement seed, time slice, disk queue order, block, bitrate and piece
+// defaults, open files, the service-time model.
+void load_storage(ConfigReader& r, ServerConfig& c) {
+    c.placement_seed = r.uint("placement_seed", c.placement_seed);
+    c.time_slice = r.duration("time_slice", c.time_slice, 100ms, 10min);
+    const auto order_text = r.string("disk_order", std::string(to_string(c.disk_order)));
+    const auto order = parse_queue_order(order_text);
+    if (!order) r.fail("disk_order", "expected fifo, cscan or edf, got \"" + order_text + "\"");
+    c.disk_order = *order;
+    if (r.has("block_size")) {
+        c.block_size = r.bytes("block_size", std::nullopt, kMinBlockSize, kMaxBlockSize);
+    }
+    c.default_bitrate = r.bitrate("default_bitrate", c.default_bitrate, kMinBitrate, kMaxBitrate);
+    c.piece_size = r.bytes("piece_size", c.piece_size, Bytes(16 * 1024), Bytes(64 * 1024 * 1024));
+    auto ps = c.piece_size.value();
+    if ((ps & (ps - 1)) != 0) r.fail("piece_size", "must be a power of two, got " + std::to_string(ps));
+    c.open_files = r.uint("open_files", c.open_files, 16, 1'048'576);
+    c.service_model_half_life = r.duration("service_model_half_life", c.service_model_half_life, 10ms, 24h);
+}
+
+// The HTTP side: threads, connections and their limits, the admin listener.
+void load_http(ConfigReader& r, ServerConfig& c) {
+    c.io_threads = static_cast<unsigned>(r.uint("io_threads", c.io_threads, 1, 256));
+    c.max_connections = r.uint("max_connections", c.max_connections, 1, 1'000'000);
+    // Below a tenth of a second a client cannot even send its request line before the connection is closed.
+    c.idle_timeout = r.duration("idle_timeout", c.idle_timeout, 100ms, 1h);
+    c.header_limit = r.uint("header_limit", c.header_limit, 512, 1 << 20);
+    c.max_pipelined = r.uint("max_pipelined", c.max_pipelined, 1, 1024);
+    c.max_ranges = r.uint("max_ranges", c.max_ranges, 1, 1024);
+    c.max_multipart_bytes =
+        r.bytes("max_multipart_bytes", c.max_multipart_bytes, Bytes(1024), Bytes(16ull * 1024 * 1024 * 1024));
+    if (r.has("admin_listen")) c.admin_listen = endpoint_field(r, "admin_listen", "");
+}
+
+// `admission`: present, it is enabled unless it says otherwise.
+AdmissionConfig load_admission(ConfigReader a, AdmissionConfig ac) {
+    ac.enabled = a.boolean("enabled", true);
+    ac.disk_share = a.number("disk_share", ac.disk_share, 0.01, 1.0);
+    ac.network = a.bitrate("network", ac.network, BitRate(0), kMaxBitrate);
+    ac.buffer = a.bytes("buffer", ac.buffer, Bytes(0), Bytes(1ull << 40));
+    ac.start_latency = a.duration("start_latency", ac.start_latency, 0s, 1h);
+    const auto policy_name = a.string("start_policy", std::string(to_string(ac.start_policy)));
+    const auto sp = parse_start_policy(policy_name);
+    if (!sp)
+        a.fail("start_policy",
+               "expected greedy, minimal_load or last_scheduled, got \"" + policy_name + "\"");
+    ac.start_policy = *sp;
+    const auto reservation = a.string("reserve", ac.reserve_peak ? "peak" : "trace");
+    if (reservation != "peak" && reservation != "trace")
+        a.fail("reserve", "expected trace or peak, got \"" + reservation + "\"");
+    ac.reserve_peak = reservation == "peak";
+    a.finish();
+    return ac;
+}
+
+// `access_log` and `log_level`.
+void load_logging(ConfigReader& r, ServerConfig& c) {
+    if (r.has("access_log")) {
+        auto log = r.object("access_log");
+        auto path = log.string("path");
+        if (path.empty()) log.fail("path", "must not be empty (leave access_log out for no access log)");
+        c.access_log = path;
+        log.finish();
+    }
+    c.log_level = r.string("log_level", c.log_level);
+    if (c.log_level != "trace" && c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&
+        c.log_level != "error" && c.log_level != "off") {
+        r.fail("log_level", "expected trace, debug, info, warn, error or off, got \"" + c.log_level + "\"");
+    }
+}
+
 // Messages never show a secret: only where it came from and what is wrong with it.
 std::string secret_from_hex(ConfigReader& r, std::string_view field, std::string_view hex) {
     while (!hex.empty() && (hex.back() == '\n' || hex.back() == '\r' || hex.back() == ' '))
@@ -223,104 +335,18 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     ConfigReader r(json);
     ServerConfig c;
     c.listen = endpoint_field(r, "listen", c.listen.to_string());
-
-    const auto& disks = r.raw("disks");
-    if (!disks.is_array() || disks.empty()) r.fail("disks", "expected a non-empty array of directories");
-    for (std::size_t i = 0; i < disks.size(); ++i) {
-        const auto& d = disks[i];
-        std::string name = "disks[" + std::to_string(i) + "]";
-        if (d.is_string()) {
-            if (d.get<std::string>().empty()) r.fail(name, "must not be empty");
-            DiskConfig dc;
-            dc.path = d.get<std::string>();
-            c.disks.push_back(dc);
-        } else {
-            c.disks.push_back(load_disk(ConfigReader(d, name)));
-        }
-    }
-
-    auto policy_text = r.string("policy", "rda");
-    auto policy = parse_placement_policy(policy_text);
-    if (!policy) r.fail("policy", "expected naive, raid0, raid1, random or rda, got \"" + policy_text + "\"");
-    c.policy = *policy;
-    if (c.policy == PlacementPolicy::rda && c.disks.size() < 2)
-        r.fail("policy", "rda needs at least 2 disks");
-    if (c.policy == PlacementPolicy::raid1 && c.disks.size() % 2 != 0) {
-        r.fail("policy", "raid1 needs an even number of disks, got " + std::to_string(c.disks.size()));
-    }
-
+    load_disks(r, c);
+    load_policy(r, c);
     if (r.has("tls")) c.tls = load_tls(r.object("tls"));
-    c.public_url = r.string("public_url", (c.tls ? "https://" : "http://") + c.listen.to_string());
-    if ((c.public_url.rfind("http://", 0) != 0 || c.public_url.size() == 7) &&
-        (c.public_url.rfind("https://", 0) != 0 || c.public_url.size() == 8)) {
-        r.fail("public_url", "expected an http:// or https:// URL, got \"" + c.public_url + "\"");
-    }
-    while (!c.public_url.empty() && c.public_url.back() == '/')
-        c.public_url.pop_back();
-    c.placement_seed = r.uint("placement_seed", c.placement_seed);
-    c.time_slice = r.duration("time_slice", c.time_slice, 100ms, 10min);
-    const auto order_text = r.string("disk_order", std::string(to_string(c.disk_order)));
-    const auto order = parse_queue_order(order_text);
-    if (!order) r.fail("disk_order", "expected fifo, cscan or edf, got \"" + order_text + "\"");
-    c.disk_order = *order;
-    if (r.has("block_size")) {
-        c.block_size = r.bytes("block_size", std::nullopt, kMinBlockSize, kMaxBlockSize);
-    }
-    c.default_bitrate = r.bitrate("default_bitrate", c.default_bitrate, kMinBitrate, kMaxBitrate);
-    c.piece_size = r.bytes("piece_size", c.piece_size, Bytes(16 * 1024), Bytes(64 * 1024 * 1024));
-    auto ps = c.piece_size.value();
-    if ((ps & (ps - 1)) != 0) r.fail("piece_size", "must be a power of two, got " + std::to_string(ps));
-
-    c.open_files = r.uint("open_files", c.open_files, 16, 1'048'576);
-    c.service_model_half_life = r.duration("service_model_half_life", c.service_model_half_life, 10ms, 24h);
-
-    c.io_threads = static_cast<unsigned>(r.uint("io_threads", c.io_threads, 1, 256));
-    c.max_connections = r.uint("max_connections", c.max_connections, 1, 1'000'000);
-    // Below a tenth of a second a client cannot even send its request line before the connection is closed.
-    c.idle_timeout = r.duration("idle_timeout", c.idle_timeout, 100ms, 1h);
-    c.header_limit = r.uint("header_limit", c.header_limit, 512, 1 << 20);
-    c.max_pipelined = r.uint("max_pipelined", c.max_pipelined, 1, 1024);
-    c.max_ranges = r.uint("max_ranges", c.max_ranges, 1, 1024);
-    c.max_multipart_bytes =
-        r.bytes("max_multipart_bytes", c.max_multipart_bytes, Bytes(1024), Bytes(16ull * 1024 * 1024 * 1024));
-    if (r.has("admin_listen")) c.admin_listen = endpoint_field(r, "admin_listen", "");
-    if (r.has("admission")) {
-        auto a = r.object("admission");
-        auto& ac = c.admission;
-        ac.enabled = a.boolean("enabled", true);
-        ac.disk_share = a.number("disk_share", ac.disk_share, 0.01, 1.0);
-        ac.network = a.bitrate("network", ac.network, BitRate(0), kMaxBitrate);
-        ac.buffer = a.bytes("buffer", ac.buffer, Bytes(0), Bytes(1ull << 40));
-        ac.start_latency = a.duration("start_latency", ac.start_latency, 0s, 1h);
-        const auto policy_name = a.string("start_policy", std::string(to_string(ac.start_policy)));
-        const auto sp = parse_start_policy(policy_name);
-        if (!sp) {
-            a.fail("start_policy",
-                   "expected greedy, minimal_load or last_scheduled, got \"" + policy_name + "\"");
-        }
-        ac.start_policy = *sp;
-        const auto reservation = a.string("reserve", ac.reserve_peak ? "peak" : "trace");
-        if (reservation != "peak" && reservation != "trace")
-            a.fail("reserve", "expected trace or peak, got \"" + reservation + "\"");
-        ac.reserve_peak = reservation == "peak";
-        a.finish();
-    }
+    load_public_url(r, c);
+    load_storage(r, c);
+    load_http(r, c);
+    if (r.has("admission")) c.admission = load_admission(r.object("admission"), c.admission);
     if (r.has("demand")) c.demand = load_demand_config(r.object("demand"));
     if (r.has("push")) c.push = load_push_config(r.object("push"));
-    if (r.has("access_log")) {
-        auto log = r.object("access_log");
-        auto path = log.string("path");
-        if (path.empty()) log.fail("path", "must not be empty (leave access_log out for no access log)");
-        c.access_log = path;
-        log.finish();
-    }
     if (r.has("access")) c.access = load_access(r.object("access"));
     if (r.has("telemetry")) c.telemetry = load_telemetry(r.object("telemetry"));
-    c.log_level = r.string("log_level", c.log_level);
-    if (c.log_level != "trace" && c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&
-        c.log_level != "error" && c.log_level != "off") {
-        r.fail("log_level", "expected trace, debug, info, warn, error or off, got \"" + c.log_level + "\"");
-    }
+    load_logging(r, c);
     r.finish();
     return c;
 }

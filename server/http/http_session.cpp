@@ -311,9 +311,12 @@ void HttpSession::issue_reads() {
             });
             shared.outstanding_reads.fetch_sub(1);
         };
-        shared_.store.read(
-            ReadRequest{job.response.title, read.offset, read.length, deadline, job.response.revalidate},
-            std::move(done));
+        shared_.store.read(ReadRequest{.title = job.response.title,
+                                       .offset = read.offset,
+                                       .length = read.length,
+                                       .deadline = deadline,
+                                       .revalidate = job.response.revalidate},
+                           std::move(done));
     }
 }
 

@@ -1,29 +1,13 @@
 #include "server/http/request_view.hpp"
 
-#include <vector>
-
-#include "toast/common/http_request_rules.hpp"
+#include "toast/common/beast_request_head.hpp"
 
 namespace toast::server {
 
 namespace http = boost::beast::http;
 
-namespace {
-
-std::vector<std::string_view> values_of(const BeastRequest& message, http::field field) {
-    std::vector<std::string_view> out;
-    auto [first, last] = message.equal_range(field);
-    for (auto it = first; it != last; ++it)
-        out.push_back(it->value());
-    return out;
-}
-
-}  // namespace
-
 std::optional<HttpResponse> framing_rejection(const BeastRequest& message) {
-    const auto hosts = values_of(message, http::field::host);
-    const auto codings = values_of(message, http::field::transfer_encoding);
-    auto problem = request_framing_problem(message.version(), hosts, codings);
+    auto problem = request_framing_problem(request_head_of(message));
     if (!problem) return std::nullopt;
     auto r = error_response(400, *problem);
     r.close = true;

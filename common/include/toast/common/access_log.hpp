@@ -29,11 +29,11 @@ struct AccessLogEntry {
     std::string_view request_line;  // "GET /titles/movie HTTP/1.1" as received
     unsigned status = 0;
     std::uint64_t body_bytes = 0;  // body bytes sent (not the head)
-    std::string_view referer;      // empty: absent
-    std::string_view user_agent;
+    std::string_view referer{};    // empty: absent
+    std::string_view user_agent{};
     std::chrono::nanoseconds duration{0};
-    std::string_view range;
-    std::string_view user;  // who the request was authenticated as (a signed URL's subscriber); empty: "-"
+    std::string_view range{};
+    std::string_view user{};  // who the request was authenticated as (a signed URL's subscriber); empty: "-"
 };
 
 // One line, ending in '\n'.
