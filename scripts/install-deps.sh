@@ -12,6 +12,8 @@ packages=(
   libtorrent-rasterbar-dev libboost-dev libboost-system-dev catch2 libspdlog-dev nlohmann-json3-dev
   # the simulator (sim/): SimGrid 3.32, its s4u C++ API
   libsimgrid-dev
+  # signed URLs (HMAC-SHA256) and TLS; openssl makes the tests' CA and certificates
+  libssl-dev openssl
   # tests, benchmarks and the testbed
   curl nginx-light opentracker wrk ffmpeg python3 python3-libtorrent python3-matplotlib python3-yaml iproute2 procps
   # Debian packages: cpack's DEB generator runs dpkg-shlibdeps; the package test runs systemd-analyze and
