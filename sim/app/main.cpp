@@ -236,7 +236,7 @@ int run_experiment(const Experiment& e, const Args& a) {
             if (it->first != pid) continue;
             const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
             if (!ok) ++failed;
-            std::cout << (ok ? "done " : "FAILED ") << rows[it->second]->scenario.name << "\n" << std::flush;
+            std::cout << (ok ? "done " : "FAILED ") << rows[it->second]->name() << "\n" << std::flush;
             running.erase(it);
             return;
         }
@@ -246,7 +246,7 @@ int run_experiment(const Experiment& e, const Args& a) {
             reap();
         const auto dir = *a.out / "runs" / rows[i]->label;
         json config = json::parse(nlohmann::ordered_json(rows[i]->params).dump());
-        running.emplace_back(run_in_child(Scenario(rows[i]->scenario), dir, a.run, config), i);
+        running.emplace_back(run_in_child(rows[i]->scenario, dir, a.run, config), i);
     }
     while (!running.empty())
         reap();

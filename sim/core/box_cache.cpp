@@ -1,8 +1,26 @@
 #include "sim/core/box_cache.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace toast::sim {
+
+namespace {
+
+std::int64_t to_ms(double seconds) {
+    return static_cast<std::int64_t>(std::llround(seconds * 1000));
+}
+
+Bytes to_bytes(double bytes) {
+    return Bytes(static_cast<std::uint64_t>(std::max(0.0, bytes)));
+}
+
+}  // namespace
+
+BoxCache::Entry* BoxCache::find(int title) {
+    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.title == title; });
+    return it == entries_.end() ? nullptr : &*it;
+}
 
 bool BoxCache::holds(int title) const {
     return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.title == title; });
@@ -15,40 +33,56 @@ double BoxCache::bytes() const {
     return total;
 }
 
-std::vector<int> BoxCache::keep(int title, double bytes, double now) {
-    std::vector<int> dropped;
-    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.title == title; });
-    if (policy_ == "none" || bytes > quota_) {
-        if (it != entries_.end()) entries_.erase(it);
-        if (bytes > 0) dropped.push_back(title);
-        return dropped;
+void BoxCache::add_warm(int title, double when) {
+    if (auto* e = find(title)) {
+        e->bytes = title_bytes_;
+        e->last_watched = when;
+        return;
     }
-    if (it == entries_.end()) {
-        entries_.push_back({title, bytes, now});
-    } else {
-        it->bytes = bytes;
-        it->last_used = now;
-    }
-    while (this->bytes() > quota_) {
-        // The victim among the others: oldest use (lru) or least popular (highest rank; ties: oldest use).
-        auto victim = entries_.end();
-        for (auto e = entries_.begin(); e != entries_.end(); ++e) {
-            if (policy_ != "popularity" && e->title == title) continue;
-            if (victim == entries_.end()) {
-                victim = e;
-                continue;
-            }
-            const bool better = policy_ == "popularity"
-                                    ? (e->title > victim->title ||
-                                       (e->title == victim->title && e->last_used < victim->last_used))
-                                    : e->last_used < victim->last_used;
-            if (better) victim = e;
+    entries_.push_back({title, title_bytes_, when});
+}
+
+std::vector<int> BoxCache::make_room(int title, double now, const Context& context) {
+    if (!find(title)) entries_.push_back({title, 0, now});
+    std::vector<client::CacheEntry> in;
+    for (const auto& e : entries_) {
+        const bool pinned = e.title == title;
+        client::CacheEntry c{.id = std::to_string(e.title),
+                             .bytes = to_bytes(pinned ? title_bytes_ : e.bytes),
+                             .size = to_bytes(title_bytes_),
+                             .last_watched = to_ms(e.last_watched),
+                             .pinned = pinned};
+        if (policy_ == client::CachePolicy::popularity) {
+            c.demand = context.demand ? context.demand(e.title) : 0.0;
+            c.copies = context.copies ? context.copies(e.title) : 0;
+            c.bitrate = BitRate(static_cast<std::uint64_t>(context.bitrate_bps));
+            c.duration_s = context.duration_s;
+            c.upload = BitRate(static_cast<std::uint64_t>(context.upload_bps));
         }
-        if (victim == entries_.end()) break;
-        dropped.push_back(victim->title);
-        entries_.erase(victim);
+        in.push_back(std::move(c));
     }
-    return dropped;
+    const auto plan = client::plan_cache_evictions(std::move(in), to_bytes(quota_), policy_);
+    std::vector<int> evicted;
+    for (const auto& id : plan.evict) {
+        const int t = std::stoi(id);
+        evicted.push_back(t);
+        entries_.erase(std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.title == t; }));
+    }
+    return evicted;
+}
+
+std::vector<int> BoxCache::session_ended(int title, double bytes, double now) {
+    if (!client::keeps_watched_titles(policy_)) {
+        std::erase_if(entries_, [&](const Entry& e) { return e.title == title; });
+        return {title};
+    }
+    if (auto* e = find(title)) {
+        e->bytes = bytes;
+        e->last_watched = now;
+    } else {
+        entries_.push_back({title, bytes, now});
+    }
+    return {};
 }
 
 }  // namespace toast::sim

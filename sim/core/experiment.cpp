@@ -24,6 +24,10 @@ std::string python_str(const json& v) {
     return v.dump();
 }
 
+const std::string& ExperimentRow::name() const {
+    return std::visit([](const auto& s) -> const std::string& { return s.name; }, scenario);
+}
+
 Experiment expand_experiment(const ordered_json& base, const std::string& name, const ordered_json& data) {
     for (const char* key : {"figure", "title", "sweep", "thesis"})
         if (!data.contains(key)) throw ScenarioError("experiment " + name + ": missing '" + key + "'");
@@ -71,7 +75,7 @@ Experiment expand_experiment(const ordered_json& base, const std::string& name, 
         }
         merged["name"] = name + "[" + label + "]";
         try {
-            e.rows.push_back({label, params, title_scenario_from_json(json(merged), name)});
+            e.rows.push_back({label, params, scenario_from_json(json(merged), name)});
         } catch (const ScenarioError& err) {
             throw ScenarioError("experiment " + name + " [" + label + "]: " + err.what());
         }

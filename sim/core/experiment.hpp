@@ -17,7 +17,8 @@ namespace toast::sim {
 struct ExperimentRow {
     std::string label;         // "upload_limit=1Mbps,picker=rarest,random_seed=1"
     nlohmann::ordered_json params;  // the row's swept values
-    TitleScenario scenario;
+    Scenario scenario;  // a single title, or a catalogue (testbed/experiments/catalogue)
+    const std::string& name() const;
 };
 
 struct Experiment {

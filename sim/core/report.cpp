@@ -17,6 +17,13 @@ std::optional<double> percentile(std::vector<double> values, double pct) {
     return values[lo] + (values[hi] - values[lo]) * (k - static_cast<double>(lo));
 }
 
+std::optional<double> nearest_rank(std::vector<double> values, double pct) {
+    if (values.empty()) return std::nullopt;
+    std::sort(values.begin(), values.end());
+    const auto rank = static_cast<std::size_t>(std::ceil(pct / 100.0 * static_cast<double>(values.size())));
+    return values[std::max<std::size_t>(rank, 1) - 1];
+}
+
 std::vector<double> unicast_bins(const RunRecords& r, std::size_t bins) {
     std::vector<double> out(bins, 0.0);
     const double rate = r.bitrate_bps / 8.0;
@@ -117,12 +124,16 @@ ordered_json make_report(const RunRecords& r, std::optional<double> ceiling_pct)
     j["tracker_bytes"] = r.tracker_bytes;
     j["vod_share_pct"] = server > 0 ? 100.0 * static_cast<double>(r.vod_bytes) / server : 0.0;
     j["seed_share_pct"] = server > 0 ? 100.0 * static_cast<double>(r.seed_bytes) / server : 0.0;
-    j["reduction_pct"] = unicast > 0 ? 100.0 * (1.0 - server / unicast) : 0.0;
+    j["reduction_pct"] = unicast > 0 ? 100.0 * (1.0 - (server + static_cast<double>(r.night_bytes)) / unicast) : 0.0;
     j["ceiling_pct"] = opt(ceiling_pct);
     const auto bins = r.server_bins.size();
     const auto uni = unicast_bins(r, bins);
-    const auto peak_server = percentile(r.server_bins, 95);
-    const auto peak_unicast = percentile(uni, 95);
+    // A catalogue's peak is the testbed's bill: nearest rank (burstable billing's); a title's, interpolated.
+    const auto peak_of = [&](const std::vector<double>& bins) {
+        return catalogue ? nearest_rank(bins, 95) : percentile(bins, 95);
+    };
+    const auto peak_server = peak_of(r.server_bins);
+    const auto peak_unicast = peak_of(uni);
     j["peak_bin_seconds"] = r.bin_seconds;
     j["server_peak_bps"] = peak_server ? ordered_json(*peak_server * 8 / r.bin_seconds) : ordered_json(nullptr);
     j["unicast_peak_bps"] = peak_unicast ? ordered_json(*peak_unicast * 8 / r.bin_seconds) : ordered_json(nullptr);
@@ -166,6 +177,16 @@ ordered_json make_report(const RunRecords& r, std::optional<double> ceiling_pct)
                               {"stalls", static_cast<int>(t_stalls[t])}});
         }
         j["per_title"] = titles;
+        double night_peak = 0;
+        for (double b : r.night_bins)
+            night_peak = std::max(night_peak, b * 8 / r.bin_seconds);
+        j["probe_box_bytes"] = r.seed_bytes;  // the probe box stands where the operator's seed does
+        j["night_seconds"] = r.night_seconds;
+        j["night_server_bytes"] = r.night_bytes;
+        j["night_peak_bps"] = night_peak;
+        j["push_bytes"] = r.push_bytes;
+        j["push_assigned_bytes"] = r.push_assigned_bytes;
+        j["push_titles_placed"] = r.push_titles_placed;
         auto boxes = ordered_json::array();
         for (const auto& b : r.boxes)
             boxes.push_back({{"box", b.box},
@@ -206,6 +227,11 @@ std::string render_markdown(const ordered_json& r) {
     out += "| sessions (completed) | " + std::to_string(clients) + " (" + std::to_string(done) + ") |\n";
     out += "| unicast bytes | " + mb(r["unicast_bytes"].get<double>()) + " |\n";
     out += "| server bytes (VoD + seed) | " + mb(r["server_bytes"].get<double>()) + " |\n";
+    if (r.contains("night_seconds") && r["night_seconds"].get<double>() > 0)
+        out += "| the night before the evening (" + fmt("%.0f s", r["night_seconds"].get<double>()) + ", push) | " +
+               mb(r["night_server_bytes"].get<double>()) + " from the server (in the reduction, not the peak); " +
+               mb(r["push_assigned_bytes"].get<double>()) + " assigned, " +
+               std::to_string(r["push_titles_placed"].get<int>()) + " titles placed |\n";
     out += "| VoD server / seed share | " + fmt("%.1f%%", r["vod_share_pct"].get<double>()) + " / " +
            fmt("%.1f%%", r["seed_share_pct"].get<double>()) + " |\n";
     out += "| **reduction vs unicast** | **" + fmt("%.1f%%", r["reduction_pct"].get<double>()) + "**" +

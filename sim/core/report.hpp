@@ -69,12 +69,23 @@ struct RunRecords {
     std::uint64_t server_unreceived_bytes = 0;  // sent for fetches stopped before they arrived
     double bin_seconds = 10;
     std::vector<double> server_bins;  // VoD server + seed bytes sent in each bin
+    // Push: the night before the evening (its server bytes count in the bytes, not in the evening's peak).
+    double night_seconds = 0;
+    std::uint64_t night_bytes = 0;
+    std::vector<double> night_bins;
+    std::uint64_t push_bytes = 0;           // fetched by assignment
+    std::uint64_t push_assigned_bytes = 0;  // every box's assignment
+    int push_titles_placed = 0;
     std::vector<std::string> notes;
     SimCost cost;
 };
 
 // Linear interpolation between closest ranks, as the testbed's percentile().
 std::optional<double> percentile(std::vector<double> values, double pct);
+
+// The pct-th percentile by nearest rank (sorted ascending, the ceil(pct/100 x n)-th), as the testbed bills a
+// catalogue's peak.
+std::optional<double> nearest_rank(std::vector<double> values, double pct);
 
 // Bytes per bin a unicast server would send: each session's bitrate over [start, start + watch_s).
 std::vector<double> unicast_bins(const RunRecords& r, std::size_t bins);

@@ -206,7 +206,7 @@ CatalogueScenario catalogue_scenario_from_json(const json& data, const std::stri
     static const std::set<std::string> read = {
         "name", "description", "type", "boxes", "titles", "zipf_alpha", "title_seconds", "bitrate", "piece_size",
         "uplink", "uplink_mix", "evening", "peak_viewers_pct", "abandon", "disk_quota", "warm_titles", "cache",
-        "push", "picker", "choker", "upload_limit", "random_seed", "time_limit"};
+        "push", "picker", "choker", "upload_limit", "random_seed", "time_limit", "probe_box"};
     CatalogueScenario s;
     s.name = name_of(data, default_name);
     for (const auto& [key, value] : data.items())
@@ -323,6 +323,7 @@ CatalogueScenario catalogue_scenario_from_json(const json& data, const std::stri
     if (f.has("push")) s.push = f.raw("push");
     f.choice("picker", s.picker, kPickers);
     f.choice("choker", s.choker, kChokers);
+    f.flag("probe_box", s.probe_box);
     if (f.has("upload_limit")) {
         double u = 0;
         f.number("upload_limit", u, bitrate_value, [](double v) { return v > 0; }, "a bitrate such as \"1Mbps\"");

@@ -86,6 +86,9 @@ struct CatalogueScenario {
     std::optional<double> upload_limit;  // a cap below the box's uplink; absent: the uplink
     std::int64_t random_seed = 1;
     double time_limit = 0;
+    // The testbed's probe box: one more box holding every title at the base uplink that never watches; its
+    // upload counts as the server's.
+    bool probe_box = true;
     // Fields of the file the simulator does not read (the testbed owns the spec and may add some).
     std::vector<std::string> unread_fields;
 

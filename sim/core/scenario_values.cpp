@@ -33,6 +33,18 @@ double python_round(double x) {
 }
 
 std::string quoted(const nlohmann::json& value) {
+    // json.dumps's separators: ", " between items, ": " after a key.
+    std::string out;
+    if (value.is_array()) {
+        for (const auto& x : value)
+            out += (out.empty() ? "" : ", ") + quoted(x);
+        return "[" + out + "]";
+    }
+    if (value.is_object()) {
+        for (const auto& [k, x] : value.items())
+            out += (out.empty() ? "" : ", ") + nlohmann::json(k).dump() + ": " + quoted(x);
+        return "{" + out + "}";
+    }
     return value.dump();
 }
 

@@ -3,7 +3,9 @@
 #include <chrono>
 #include <memory>
 
+#include "server/core/title_demand.hpp"
 #include "sim/core/box_cache.hpp"
+#include "sim/core/catalogue_push.hpp"
 #include "sim/sg/run.hpp"
 #include "sim/sg/viewer.hpp"
 
@@ -18,7 +20,10 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
     if (s.upload_limit)
         for (auto& u : uplinks)
             u = std::min(u, *s.upload_limit);
-    const auto platform = make_platform(uplinks, options.platform);
+    PlatformConfig pc = options.platform;
+    pc.seed = s.probe_box;  // the probe box stands where the single-title runs' operator seed does
+    pc.seed_uplink_bps = s.uplink;
+    const auto platform = make_platform(uplinks, pc);
     std::vector<TitleState> titles;
     for (int t = 0; t < s.titles; ++t)
         titles.push_back(make_sim_title(title_name(t), t, s.title_seconds, s.bitrate, s.piece_size));
@@ -31,11 +36,12 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
     }
     World world(platform, std::move(titles), options.server, tuning, uplinks);
 
-    // Each box's cache, and the member setup it seeds with.
+    // Each box's cache (the service's policy), and the member setup it seeds with.
+    const auto policy = client::parse_cache_policy(s.cache).value_or(client::CachePolicy::lru);
     std::vector<BoxCache> caches;
     caches.reserve(static_cast<std::size_t>(s.boxes));
     for (int b = 0; b < s.boxes; ++b)
-        caches.emplace_back(s.cache, s.quota_bytes());
+        caches.emplace_back(policy, s.quota_bytes(), static_cast<double>(s.title_bytes()));
     auto setup_for = [&](int box) {
         const auto o = catalogue_client_options(s, box, uplinks[static_cast<std::size_t>(box)]);
         MemberSetup ms;
@@ -47,27 +53,89 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
         ms.seed = o.seed;
         return ms;
     };
-    // The warm titles: held whole at the evening's start, seeded from the first second.
+    // The warm titles: held whole at the evening's start, seeded from the first second; the first drawn is
+    // the most recently watched.
     for (int b = 0; b < s.boxes; ++b) {
-        for (int t : plan.warm[static_cast<std::size_t>(b)]) {
+        const auto& warm = plan.warm[static_cast<std::size_t>(b)];
+        for (std::size_t i = 0; i < warm.size(); ++i) {
+            const int t = warm[i];
             auto& m = world.title(t).swarm->join(b, setup_for(b));
             m.have.set_all();
-            caches[static_cast<std::size_t>(b)].keep(t, static_cast<double>(s.title_bytes()), 0.0);
+            caches[static_cast<std::size_t>(b)].add_warm(t, -1.0 - static_cast<double>(i));
             world.announce(t, b, 0, false, 0, 0.0);
         }
     }
+    // The probe box: every title whole, never watching, its upload the server side's.
+    if (s.probe_box) {
+        auto ms = setup_for(0);
+        ms.seed = static_cast<std::uint64_t>(s.random_seed + s.boxes);
+        for (int t = 0; t < s.titles; ++t) {
+            world.title(t).swarm->join(world.seed_id(), ms).have.set_all();
+            world.announce(t, world.seed_id(), 0, false, 0, 0.0);
+        }
+    }
+    // The server's demand (its forecast, then every session's start, decayed), as the popularity cache and
+    // the push planner read it.
+    const auto forecast = demand_forecast(s, plan.lambda_peak);
+    using DemandTime = server::TitleDemand::Time;
+    const auto demand_at = [](double t) {
+        return DemandTime(std::chrono::duration_cast<DemandTime::duration>(std::chrono::duration<double>(t + 7200)));
+    };
+    server::TitleDemand demand(std::chrono::hours(1));
+    for (int t = 0; t < s.titles; ++t)
+        demand.seed(title_name(t), forecast[static_cast<std::size_t>(t)], demand_at(-3600));
+    // Push: the server's plan, each box's assignment fetched in the night at the client's pace.
+    std::vector<std::vector<int>> pushed(static_cast<std::size_t>(s.boxes));
+    std::optional<PushPlacement> placement;
+    const auto push_spec = read_push(s);
+    if (push_spec) {
+        placement = place_push(s, *push_spec, forecast, uplinks, world.bin_seconds());
+        for (int b = 0; b < s.boxes; ++b) {
+            for (const auto& h : placement->held[static_cast<std::size_t>(b)]) {
+                if (h.pieces.empty()) continue;
+                auto& swarm = *world.title(h.title).swarm;
+                auto& m = swarm.join(b, setup_for(b));
+                for (int p : h.pieces)
+                    m.have.set(p);
+                pushed[static_cast<std::size_t>(b)].push_back(h.title);
+                const auto left = static_cast<std::uint64_t>(
+                    std::max(0.0, static_cast<double>(s.title_bytes()) -
+                                      static_cast<double>(m.have.count()) * s.piece_size));
+                world.announce(h.title, b, left, false, 0, 0.0);
+            }
+        }
+    }
+    auto drop = [&](int box, int t) {
+        world.announce(t, box, 0, true, 0, sg4::Engine::get_clock());
+        world.title(t).swarm->leave(box);
+    };
+    auto on_start = [&](int box, int title, double now) {
+        demand.record_start(title_name(title), demand_at(now));
+        auto& mine = pushed[static_cast<std::size_t>(box)];
+        std::erase(mine, title);  // played: the cache's from now on
+        BoxCache::Context context;
+        context.demand = [&](int t) { return demand.rate(title_name(t), demand_at(now)); };
+        context.copies = [&](int t) {
+            const auto& swarm = *world.title(t).swarm;
+            return static_cast<std::int64_t>(swarm.members()) - (swarm.find(box) ? 1 : 0);
+        };
+        context.bitrate_bps = s.bitrate;
+        context.duration_s = s.title_seconds;
+        context.upload_bps = uplinks[static_cast<std::size_t>(box)];
+        for (int t : caches[static_cast<std::size_t>(box)].make_room(title, now, context))
+            drop(box, t);
+    };
     std::vector<int> sessions_of(static_cast<std::size_t>(s.boxes), 0);
     auto on_end = [&](const ViewerPlan& vp, SessionRecord&) {
         auto& swarm = *world.title(vp.title).swarm;
         const auto* m = swarm.find(vp.box);
         const double bytes = m ? static_cast<double>(m->have.count()) * s.piece_size : 0.0;
-        for (int t : caches[static_cast<std::size_t>(vp.box)].keep(vp.title, bytes, sg4::Engine::get_clock())) {
-            world.announce(t, vp.box, 0, true, 0, sg4::Engine::get_clock());
-            world.title(t).swarm->leave(vp.box);
-        }
+        const double now = sg4::Engine::get_clock();
+        for (int t : caches[static_cast<std::size_t>(vp.box)].session_ended(vp.title, bytes, now))
+            drop(vp.box, t);
         if (caches[static_cast<std::size_t>(vp.box)].holds(vp.title) && m) {
             const auto left = static_cast<std::uint64_t>((swarm.pieces() - m->have.count()) * s.piece_size);
-            world.announce(vp.title, vp.box, left, false, 0, sg4::Engine::get_clock());
+            world.announce(vp.title, vp.box, left, false, 0, now);
         }
     };
     const auto wall_start = std::chrono::steady_clock::now();
@@ -95,6 +163,7 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
             vp.upload_cap_bps = uplinks[static_cast<std::size_t>(x.box)];
             vp.on_end = on_end;
             ++sessions_of[static_cast<std::size_t>(x.box)];
+            on_start(x.box, x.title, x.start_s);
             world.title(x.title).swarm->join(x.box, setup_for(x.box));
             sg4::Actor::create("s" + std::to_string(x.box), world.host_of(x.box),
                                [&world, vp]() { run_viewer(world, vp); });
@@ -123,7 +192,19 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
         r.boxes.push_back({b, uplinks[static_cast<std::size_t>(b)], sessions_of[static_cast<std::size_t>(b)],
                            world.uploaded(b), from_server[static_cast<std::size_t>(b)],
                            static_cast<std::uint64_t>(caches[static_cast<std::size_t>(b)].bytes())});
-    if (!s.push.is_null()) r.notes.push_back("push (pre-placement) is not simulated yet: this run has none");
+    if (placement) {
+        r.night_seconds = push_spec->night_s();
+        r.night_bytes = placement->night_bytes;
+        r.night_bins = placement->night_bins;
+        r.push_bytes = placement->night_bytes;
+        r.push_assigned_bytes = placement->assigned_bytes;
+        r.push_titles_placed = placement->titles_placed;
+        if (push_spec->window_end_s > 0)
+            r.notes.push_back("the push window's part inside the evening is not simulated: boxes hold what "
+                              "they fetched in the night");
+        for (const auto& f : push_spec->unread)
+            r.notes.push_back("scenario field '" + f + "' is the server's and decides nothing in the simulator");
+    }
     for (const auto& f : s.unread_fields)
         r.notes.push_back("scenario field '" + f + "' is not read by the simulator");
     const auto started_sessions = static_cast<std::size_t>(std::count_if(

@@ -89,3 +89,13 @@ TEST_CASE("a catalogue report counts what each session played as unicast, per ti
     CHECK(j["per_title"][0]["reduction_pct"].get<double>() == Approx(50.0));
     CHECK(j["ceiling_pct"].is_null());
 }
+
+TEST_CASE("a catalogue's peak is billed by nearest rank", "[sim][report]") {
+    std::vector<double> v;
+    for (int i = 1; i <= 30; ++i)
+        v.push_back(i);
+    CHECK(nearest_rank(v, 95) == 29.0);  // ceil(28.5) = the 29th
+    CHECK(*percentile(v, 95) == Approx(28.55));
+    CHECK(nearest_rank({7}, 95) == 7.0);
+    CHECK(!nearest_rank({}, 95));
+}

@@ -98,7 +98,7 @@ TEST_CASE("a catalogue scenario reads the shared spec's fields and defaults", "[
     CHECK(d.unread_fields == std::vector<std::string>{"testbed_only"});
     CHECK(error_of(json::parse(R"({"type":"catalogue","uplink_mix":[{"share":0.5,"factor":2}]})")) ==
           "scenario field 'uplink_mix': expected a list of {\"share\": S, \"factor\": F} with shares summing to "
-          "1, got [{\"factor\":2,\"share\":0.5}]");
+          "1, got [{\"factor\": 2, \"share\": 0.5}]");
 }
 
 TEST_CASE("an experiment expands into the testbed's rows and names", "[sim][scenario]") {
@@ -106,9 +106,21 @@ TEST_CASE("an experiment expands into the testbed's rows and names", "[sim][scen
     const auto e = load_experiment(file);
     REQUIRE(e.rows.size() == 75);
     CHECK(e.rows.front().label == "upload_limit=1Mbps,picker=rarest,random_seed=1");
-    CHECK(e.rows.front().scenario.name == "fig5_3_pickers_upload[upload_limit=1Mbps,picker=rarest,random_seed=1]");
-    CHECK(e.rows.front().scenario.clients == 12);  // from _base.json
+    CHECK(e.rows.front().name() == "fig5_3_pickers_upload[upload_limit=1Mbps,picker=rarest,random_seed=1]");
+    CHECK(std::get<TitleScenario>(e.rows.front().scenario).clients == 12);  // from _base.json
     CHECK(e.rows.back().label == "upload_limit=2Mbps,picker=adaptive,random_seed=5");
-    CHECK(e.rows.back().scenario.upload_limit == 2'000'000);
-    CHECK(e.rows[1].scenario.random_seed == 2);
+    CHECK(std::get<TitleScenario>(e.rows.back().scenario).upload_limit == 2'000'000);
+    CHECK(std::get<TitleScenario>(e.rows[1].scenario).random_seed == 2);
+}
+
+TEST_CASE("a catalogue experiment expands into catalogue rows with its base", "[sim][scenario]") {
+    const auto file = std::filesystem::path(TOAST_SOURCE_DIR) / "testbed/experiments/catalogue/push.json";
+    const auto e = load_experiment(file);
+    REQUIRE(e.rows.size() == 9);
+    CHECK(e.rows.front().label == "peak_viewers_pct=10,random_seed=1");
+    const auto& c = std::get<CatalogueScenario>(e.rows.front().scenario);
+    CHECK(c.boxes == 150);  // from _base.json
+    CHECK(c.cache == "popularity");
+    CHECK(c.push.at("quota") == "240MB");
+    CHECK(c.peak_viewers_pct == 10);
 }
