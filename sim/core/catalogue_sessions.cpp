@@ -131,21 +131,23 @@ EveningPlan plan_evening(const CatalogueScenario& s) {
     // 2. Warm titles.
     const auto cumulative = zipf_cumulative(s.titles, s.zipf_alpha);
     plan.warm.resize(static_cast<std::size_t>(boxes));
-    if (s.cache != "none") {
-        const double title_bytes = static_cast<double>(s.title_bytes());
-        const double quota = s.quota_bytes();
-        for (int b = 0; b < boxes; ++b) {
-            auto& held = plan.warm[static_cast<std::size_t>(b)];
-            double used = 0;
-            for (int draw = 0; draw < 50 && static_cast<int>(held.size()) < s.warm_titles; ++draw) {
-                const int t = zipf_pick(cumulative, unit_draw(engine));
-                if (std::find(held.begin(), held.end(), t) != held.end()) continue;
-                if (used + title_bytes > quota) break;
-                held.push_back(t);
-                used += title_bytes;
-            }
+    // Drawn whatever the cache, so that every policy sees the same sessions; with "none" nothing is held.
+    const double title_bytes = static_cast<double>(s.title_bytes());
+    const double quota = s.quota_bytes();
+    for (int b = 0; b < boxes; ++b) {
+        auto& held = plan.warm[static_cast<std::size_t>(b)];
+        double used = 0;
+        for (int draw = 0; draw < 50 && static_cast<int>(held.size()) < s.warm_titles; ++draw) {
+            const int t = zipf_pick(cumulative, unit_draw(engine));
+            if (std::find(held.begin(), held.end(), t) != held.end()) continue;
+            if (used + title_bytes > quota) break;
+            held.push_back(t);
+            used += title_bytes;
         }
     }
+    if (s.cache == "none")
+        for (auto& held : plan.warm)
+            held.clear();
 
     // 3. Mean watch.
     const double L = s.title_seconds;
@@ -202,7 +204,19 @@ nlohmann::ordered_json sessions_json(const EveningPlan& plan) {
         j["watched_fraction"] = s.watched_fraction;
         out.push_back(j);
     }
-    return out;
+    auto warm = nlohmann::ordered_json::array();
+    for (const auto& w : plan.warm) {
+        auto names = nlohmann::ordered_json::array();
+        for (int t : w)
+            names.push_back(title_name(t));
+        warm.push_back(names);
+    }
+    return {{"sessions", out},
+            {"dropped", plan.dropped},
+            {"box_uplinks_bps", plan.uplink_bps},
+            {"warm_titles", warm},
+            {"mean_watch_s", plan.mean_watch_s},
+            {"lambda_peak", plan.lambda_peak}};
 }
 
 }  // namespace toast::sim

@@ -82,18 +82,29 @@ TEST_CASE("no box holds two sessions at once, and sessions come by start", "[sim
         busy_until[x.box] = x.start_s + x.watch_s;
     }
     CHECK(plan.dropped > 0);
-    CHECK(sessions_json(plan).size() == plan.sessions.size());
-    CHECK(sessions_json(plan)[0]["title"].get<std::string>().substr(0, 1) == "t");
+    const auto j = sessions_json(plan);
+    CHECK(j["sessions"].size() == plan.sessions.size());
+    CHECK(j["sessions"][0]["title"].get<std::string>().substr(0, 1) == "t");
+    CHECK(j["warm_titles"].size() == plan.warm.size());
+    CHECK(j["lambda_peak"] == plan.lambda_peak);
     // Same seed, same evening.
     const auto again = plan_evening(s);
     REQUIRE(again.sessions.size() == plan.sessions.size());
     CHECK(again.sessions.back().start_s == plan.sessions.back().start_s);
 }
 
-TEST_CASE("with no cache, no box holds a warm title", "[sim][workload]") {
+TEST_CASE("with no cache, no box holds a warm title and the sessions are the same", "[sim][workload]") {
     CatalogueScenario s;
+    const auto lru = plan_evening(s);
     s.cache = "none";
     const auto plan = plan_evening(s);
     for (const auto& w : plan.warm)
         CHECK(w.empty());
+    // The warm titles are drawn whatever the cache: every policy sees the same sessions.
+    REQUIRE(plan.sessions.size() == lru.sessions.size());
+    for (std::size_t i = 0; i < plan.sessions.size(); ++i) {
+        CHECK(plan.sessions[i].box == lru.sessions[i].box);
+        CHECK(plan.sessions[i].title == lru.sessions[i].title);
+        CHECK(plan.sessions[i].start_s == lru.sessions[i].start_s);
+    }
 }
