@@ -1,4 +1,5 @@
 #include "server/core/push_planner.hpp"
+#include "toast/common/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,15 +14,6 @@ std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
-}
-
-std::uint64_t fnv1a(const std::string& text) {
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 0x100000001b3ull;
-    }
-    return h;
 }
 
 // The rendezvous weight of `box` for one stripe: the boxes in descending weight are that stripe's random
