@@ -6,8 +6,8 @@
 
 #include "toast/common/config.hpp"
 #include "toast/common/log.hpp"
-#include "toast/common/units.hpp"
 #include "toast/common/text.hpp"
+#include "toast/common/units.hpp"
 
 namespace toast::client {
 

@@ -82,15 +82,14 @@ TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTun
                                              options_.cache == CachePolicy::popularity, access_);
         if (options_.push_quota) {
             PushHost& host = *this;
-            push_ = std::make_unique<PushAgent>(
-                io_, host,
-                PushAgentConfig{.server = base,
-                                .box_id = options_.box_id,
-                                .quota = *options_.push_quota,
-                                .rate = options_.push_rate,
-                                .upload = options_.upload_limit,
-                                .save_dir = options_.save_dir,
-                                .access = access_});
+            push_ = std::make_unique<PushAgent>(io_, host,
+                                                PushAgentConfig{.server = base,
+                                                                .box_id = options_.box_id,
+                                                                .quota = *options_.push_quota,
+                                                                .rate = options_.push_rate,
+                                                                .upload = options_.upload_limit,
+                                                                .save_dir = options_.save_dir,
+                                                                .access = access_});
         }
     }
     ControlServerConfig cc;
@@ -275,8 +274,9 @@ TitleService::Added TitleService::create_title(const std::string& bytes, const s
         return out;
     }
     auto now = unix_ms_now();
-    auto t = std::make_unique<ServiceTitle>(SavedTitle{.id = id, .name = torrent.title, .added = now, .last_watched = 0, .pushed = pushed}, std::move(torrent),
-                                            *g, dir);
+    auto t = std::make_unique<ServiceTitle>(
+        SavedTitle{.id = id, .name = torrent.title, .added = now, .last_watched = 0, .pushed = pushed},
+        std::move(torrent), *g, dir);
     try {
         start_seeding(*t);
     } catch (const std::exception& e) {

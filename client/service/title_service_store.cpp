@@ -93,10 +93,11 @@ bool TitleService::make_room(ServiceTitle* for_title, ControlResponse* refusal) 
     }
     auto plan = plan_cache_evictions(std::move(entries), *options_.disk_quota, options_.cache);
     if (!plan.fits) {
-        *refusal = {.status = 507,
-                    .body = api_error_body("disk quota " + format_bytes(*options_.disk_quota) +
-                                           ": the titles playing now and this one need " +
-                                           format_bytes(plan.used_after) + " even with every other title evicted")};
+        *refusal = {
+            .status = 507,
+            .body = api_error_body("disk quota " + format_bytes(*options_.disk_quota) +
+                                   ": the titles playing now and this one need " +
+                                   format_bytes(plan.used_after) + " even with every other title evicted")};
         return false;
     }
     for (const auto& id : plan.evict) {

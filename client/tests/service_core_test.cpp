@@ -185,7 +185,8 @@ struct Held {
 EvictionPlan plan_lru(const std::vector<Held>& held, Bytes quota, Bytes incoming = Bytes(0)) {
     std::vector<CacheEntry> entries;
     for (const auto& h : held)
-        entries.push_back({.id = h.id, .bytes = Bytes(h.bytes), .last_watched = h.last_watched, .pinned = h.pinned});
+        entries.push_back(
+            {.id = h.id, .bytes = Bytes(h.bytes), .last_watched = h.last_watched, .pinned = h.pinned});
     return plan_cache_evictions(std::move(entries), quota, CachePolicy::lru, incoming);
 }
 
@@ -200,10 +201,8 @@ TEST_CASE("within the quota nothing is evicted", "[client][service][quota]") {
 
 TEST_CASE("the least recently watched titles are evicted first, only as many as needed",
           "[client][service][quota]") {
-    std::vector<Held> titles{{"new", 30, 300, false},
-                                   {"old", 30, 100, false},
-                                   {"mid", 30, 200, false},
-                                   {"playing", 50, 50, true}};
+    std::vector<Held> titles{
+        {"new", 30, 300, false}, {"old", 30, 100, false}, {"mid", 30, 200, false}, {"playing", 50, 50, true}};
     auto plan = plan_lru(titles, Bytes(100));
     CHECK(plan.evict == std::vector<std::string>{"old", "mid"});
     CHECK(plan.fits);
@@ -215,8 +214,7 @@ TEST_CASE("the least recently watched titles are evicted first, only as many as 
 }
 
 TEST_CASE("eviction ties are broken by id, and pinned titles never go", "[client][service][quota]") {
-    auto plan = plan_lru(
-        {{"b", 10, 5, false}, {"a", 10, 5, false}, {"c", 10, 1, true}}, Bytes(20));
+    auto plan = plan_lru({{"b", 10, 5, false}, {"a", 10, 5, false}, {"c", 10, 1, true}}, Bytes(20));
     CHECK(plan.evict == std::vector<std::string>{"a"});
     auto impossible = plan_lru({{"a", 10, 1, false}, {"p", 90, 9, true}}, Bytes(80));
     CHECK_FALSE(impossible.fits);

@@ -11,9 +11,7 @@
 
 namespace toast::server {
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::string torrent_path(const std::string& name) {
     return "/torrents/" + name + ".torrent";

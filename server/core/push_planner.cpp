@@ -200,7 +200,8 @@ std::size_t pick_holder(const StripeChoice& c, double share, bool for_replicas) 
         std::size_t seen = 0;
         for (const auto& [weight, b] : c.ranking) {
             const auto& bs = c.state[b];
-            if (c.holds_stripe[b] || (fresh_only && c.holds_title[b]) || bs.bytes + c.bytes > bs.quota) continue;
+            if (c.holds_stripe[b] || (fresh_only && c.holds_title[b]) || bs.bytes + c.bytes > bs.quota)
+                continue;
             const double left = bs.idle - bs.committed;
             if ((level == 0 && left + 1e-9 < share) || (level == 1 && left <= 1e-9)) continue;
             if (pick == none || bs.load() < c.state[pick].load()) pick = b;
@@ -225,7 +226,8 @@ std::optional<Striping> stripe_title(const PlanTitle& t, const TitlePlan& tp, st
     const std::uint32_t chunk = std::max<std::uint32_t>(settings.chunk_pieces, 1);
     const std::uint32_t pieces = piece_count(t.size, t.piece_size);
     const double per_stripe = tp.deficit_bps / stripes;
-    const auto k = static_cast<std::uint32_t>(std::max<double>(replicas, std::ceil(per_stripe / target - 1e-9)));
+    const auto k =
+        static_cast<std::uint32_t>(std::max<double>(replicas, std::ceil(per_stripe / target - 1e-9)));
     const double commit = per_stripe / k;
 
     Striping out{.state = state, .placed = {}, .holders = std::vector<std::vector<std::size_t>>(stripes)};
@@ -279,8 +281,8 @@ void record_placements(const std::vector<Placement>& placed, std::size_t title_i
         tp.covered_bps += p.upload;
         auto& list = holdings[p.box];
         if (list.empty() || list.back().title != title_index)
-            list.push_back(Holding{.title = title_index, .stripes = {}, .pieces = {}, .bytes = Bytes(0),
-                                   .upload_bps = 0});
+            list.push_back(Holding{
+                .title = title_index, .stripes = {}, .pieces = {}, .bytes = Bytes(0), .upload_bps = 0});
         auto& h = list.back();
         h.stripes.push_back(p.stripe);
         h.upload_bps += p.upload;

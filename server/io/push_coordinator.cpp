@@ -150,11 +150,11 @@ std::optional<BoxAssignment> PushCoordinator::assign(const BoxRegistration& reg)
             const auto pieces = static_cast<std::uint32_t>((t.size.value() + t.piece_size.value() - 1) /
                                                            t.piece_size.value());
             a.titles.push_back(AssignedTitle{.name = t.name,
-                                                  .info_hash = t.info_hash,
-                                                  .piece_size = t.piece_size,
-                                                  .pieces = pieces,
-                                                  .ranges = h.pieces,
-                                                  .bytes = h.bytes});
+                                             .info_hash = t.info_hash,
+                                             .piece_size = t.piece_size,
+                                             .pieces = pieces,
+                                             .ranges = h.pieces,
+                                             .bytes = h.bytes});
         }
     }
     return a;

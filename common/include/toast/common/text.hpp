@@ -37,8 +37,8 @@ constexpr std::string_view trim_ows(std::string_view s) {
 
 // The characters of an identifier a URL or a file name carries unescaped: a box id, a subscriber, a key id.
 constexpr bool is_name_char(char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-           c == '-';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
 }
 
 // 1 to max_size name characters.
