@@ -204,12 +204,12 @@ void Viewer::finish(double t) {
     for (std::size_t i = flows_.size(); i-- > 0;) {
         const Flow f = flows_[i];
         if (f.bell) {
-            drop(*comms_[i]);
+            drop_flow(i);
             remove_flow(i);
             continue;
         }
         const auto done = done_bytes(i);
-        drop(*comms_[i]);
+        drop_flow(i);
         remove_flow(i);
         if (f.server) {
             world_.add_server_bytes(done, f.started, t, false);

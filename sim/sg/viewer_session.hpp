@@ -15,6 +15,7 @@
 #include "client/core/stream_controller.hpp"
 #include "sim/core/model_piece_control.hpp"
 #include "sim/core/received_bytes.hpp"
+#include "sim/sg/transfer.hpp"
 #include "sim/sg/viewer.hpp"
 
 namespace toast::sim::viewer_detail {
@@ -30,18 +31,6 @@ inline constexpr std::uint64_t kSendBuffer = 2 * kBlock;
 // The client's own tick (ClientTuning::tick): at it or below, the viewer ticks as the client does and nothing
 // more; longer ticks (to simulate more boxes) add wake-ups at the moments the client's ticks would have caught.
 inline constexpr double kClientTick = 0.2 + 1e-9;
-
-// Cancels a communication and collects it. SimGrid 3.32 keeps a cancelled communication in its actor's list
-// of communications until someone waits on it, and removes each finished one from that list by a linear
-// search: a viewer that cancels thousands of transfers over an hour made every later transfer slower.
-inline void drop(sg4::Comm& comm) {
-    comm.cancel();
-    try {
-        comm.wait_for(0);
-    } catch (const simgrid::Exception&) {
-        // cancelled: expected
-    }
-}
 
 class Viewer {
   public:
@@ -86,8 +75,10 @@ class Viewer {
     void cede_to_server(int piece, std::uint64_t server_from, std::uint64_t server_to, double t);
     void restart(int conn, int piece, std::uint64_t until, double t);
 
-    std::size_t add_flow(sg4::CommPtr comm, Flow f);
+    std::size_t add_flow(Transfer tr, Flow f);
+    std::size_t add_transfer(sg4::Host* from, Flow f);
     void remove_flow(std::size_t i);
+    void drop_flow(std::size_t i);  // cancels it and collects it (still listed: remove_flow after)
     std::optional<std::size_t> peer_flow(int conn) const;
     std::optional<std::size_t> server_flow(int piece) const;
     std::uint64_t done_bytes(std::size_t i) const;
@@ -108,6 +99,7 @@ class Viewer {
 
     int* bell_data_ = nullptr;
     std::vector<sg4::CommPtr> comms_;
+    std::vector<std::shared_ptr<TransferLane>> lanes_;  // the bell has none
     std::vector<Flow> flows_;
     std::map<int, Fetch> fetches_;
     // The server's bytes of pieces the controller holds (ServerFallback keeps them until the piece is whole).

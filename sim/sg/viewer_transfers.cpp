@@ -7,7 +7,7 @@
 namespace toast::sim::viewer_detail {
 
 std::uint64_t Viewer::done_bytes(std::size_t i) const {
-    const double remaining = comms_[i]->get_remaining();
+    const double remaining = lanes_[i] ? Transfer{comms_[i], lanes_[i]}.remaining(flows_[i].bytes) : 0.0;
     const auto left = static_cast<std::uint64_t>(std::max(0.0, std::ceil(remaining)));
     return flows_[i].bytes > left ? flows_[i].bytes - left : 0;
 }
@@ -118,7 +118,7 @@ void Viewer::restart(int conn, int piece, std::uint64_t until, double t) {
     if (!fi) return;
     const auto done = done_bytes(*fi);
     const double started = flows_[*fi].started;
-    drop(*comms_[*fi]);
+    drop_flow(*fi);
     remove_flow(*fi);
     const auto from = swarm_.connection(conn).towards(plan_.box).from;
     auto carried = swarm_.cancel_transfer(conn, plan_.box, done);
@@ -126,8 +126,7 @@ void Viewer::restart(int conn, int piece, std::uint64_t until, double t) {
     from_peers_ += carried.bytes;
     if (from + done >= until || !swarm_.connection(conn).open) return;
     auto s = swarm_.resume_transfer(conn, plan_.box, piece, from + done, until);
-    add_flow(sg4::Comm::sendto_async(world_.host_of(s.up), host_, s.to - s.from),
-             Flow{false, false, conn, piece, s.to - s.from, t, 0});
+    add_transfer(world_.host_of(s.up), Flow{false, false, conn, piece, s.to - s.from, t, 0});
     ++world_.transfers;
 }
 
@@ -141,7 +140,7 @@ void Viewer::pump(double t) {
     for (const auto& c : r.cancel) {
         if (auto fi = peer_flow(c.conn)) {
             const auto done = done_bytes(*fi);
-            drop(*comms_[*fi]);
+            drop_flow(*fi);
             auto carried = swarm_.cancel_transfer(c.conn, plan_.box, done);
             world_.add_upload(carried.up, carried.bytes, flows_[*fi].started, t);
             from_peers_ += carried.bytes;
@@ -153,8 +152,7 @@ void Viewer::pump(double t) {
     for (BoxId w : r.unchoked)
         world_.poke(w);
     for (const auto& s : r.start) {
-        auto comm = sg4::Comm::sendto_async(world_.host_of(s.up), host_, s.to - s.from);
-        add_flow(comm, Flow{false, false, s.conn, s.piece, s.to - s.from, t, 0});
+        add_transfer(world_.host_of(s.up), Flow{false, false, s.conn, s.piece, s.to - s.from, t, 0});
         ++world_.transfers;
     }
 }
@@ -162,18 +160,39 @@ void Viewer::pump(double t) {
 void Viewer::arm_bell() {
     Flow f;
     f.bell = true;
-    add_flow(world_.bell(plan_.box)->get_async<int>(&bell_data_), f);
+    add_flow(Transfer{world_.bell(plan_.box)->get_async<int>(&bell_data_), nullptr}, f);
 }
 
-std::size_t Viewer::add_flow(sg4::CommPtr comm, Flow f) {
-    comms_.push_back(std::move(comm));
+std::size_t Viewer::add_transfer(sg4::Host* from, Flow f) {
+    return add_flow(start_transfer(world_, from, f.bytes), f);
+}
+
+std::size_t Viewer::add_flow(Transfer tr, Flow f) {
+    comms_.push_back(std::move(tr.comm));
+    lanes_.push_back(std::move(tr.lane));
     flows_.push_back(f);
     return comms_.size() - 1;
+}
+
+void Viewer::drop_flow(std::size_t i) {
+    if (lanes_[i]) {
+        Transfer tr{comms_[i], lanes_[i]};
+        drop_transfer(tr);
+        return;
+    }
+    comms_[i]->cancel();
+    try {
+        comms_[i]->wait_for(0);
+    } catch (const simgrid::Exception&) {
+        // cancelled: expected
+    }
 }
 
 void Viewer::remove_flow(std::size_t i) {
     comms_[i] = comms_.back();
     comms_.pop_back();
+    lanes_[i] = lanes_.back();
+    lanes_.pop_back();
     flows_[i] = flows_.back();
     flows_.pop_back();
 }
@@ -212,8 +231,7 @@ void Viewer::send_fetch(int piece, double t) {
     auto it = fetches_.find(piece);
     if (it == fetches_.end() || it->second.sending) return;
     it->second.sending = true;
-    auto comm = sg4::Comm::sendto_async(world_.server_host(it->second.node), host_, it->second.length);
-    add_flow(comm, Flow{true, false, -1, piece, it->second.length, t, it->second.node});
+    add_transfer(world_.server_host(it->second.node), Flow{true, false, -1, piece, it->second.length, t, it->second.node});
     ++world_.transfers;
 }
 
@@ -223,7 +241,7 @@ void Viewer::stop_fetch(int piece, double t) {
     std::uint64_t received = 0;
     if (auto fi = server_flow(piece)) {
         received = done_bytes(*fi);
-        drop(*comms_[*fi]);
+        drop_flow(*fi);
         world_.add_server_bytes(received, flows_[*fi].started, t, false);
         remove_flow(*fi);
     } else {
@@ -289,7 +307,7 @@ void Viewer::cede_to_server(int piece, std::uint64_t server_from, std::uint64_t 
             continue;
         }
         const double started = flows_[*fi].started;
-        drop(*comms_[*fi]);
+        drop_flow(*fi);
         remove_flow(*fi);
         const auto extra = std::min(kSendBuffer, to - std::min(to, delivered));
         auto carried = swarm_.cancel_transfer(c, plan_.box, done + extra);

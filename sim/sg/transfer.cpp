@@ -1,0 +1,42 @@
+#include "sim/sg/transfer.hpp"
+
+namespace toast::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+int payload = 0;    // the courier's message carries no data: only its simulated size counts
+void* received = nullptr;  // where receivers' gets write the (unused) payload pointer
+}  // namespace
+
+Transfer start_transfer(World& world, sg4::Host* from, std::uint64_t bytes) {
+    Transfer t;
+    t.lane = std::make_shared<TransferLane>();
+    t.lane->mailbox = world.take_lane_mailbox();
+    t.comm = t.lane->mailbox->get_async<void>(&received);
+    sg4::Actor::create("courier", from, [&world, lane = t.lane, bytes]() {
+        if (!lane->cancelled) {
+            auto put = lane->mailbox->put_async(&payload, bytes);
+            lane->sending = true;
+            try {
+                put->wait();
+            } catch (const simgrid::Exception&) {
+                // the receiver cancelled it
+            }
+        }
+        world.give_lane_mailbox(lane->mailbox);
+    });
+    return t;
+}
+
+void drop_transfer(Transfer& t) {
+    t.lane->cancelled = true;
+    t.comm->cancel();
+    try {
+        t.comm->wait_for(0);
+    } catch (const simgrid::Exception&) {
+        // cancelled: expected
+    }
+}
+
+}  // namespace toast::sim
