@@ -5,6 +5,9 @@ namespace toast::sim {
 namespace sg4 = simgrid::s4u;
 
 namespace {
+// The courier's stack: it only puts and waits (the viewers' is contexts/stack-size, 256 KiB); every transfer
+// allocates one.
+constexpr unsigned kCourierStack = 64 * 1024;
 int payload = 0;    // the courier's message carries no data: only its simulated size counts
 void* received = nullptr;  // where receivers' gets write the (unused) payload pointer
 }  // namespace
@@ -14,7 +17,7 @@ Transfer start_transfer(World& world, sg4::Host* from, std::uint64_t bytes) {
     t.lane = std::make_shared<TransferLane>();
     t.lane->mailbox = world.take_lane_mailbox();
     t.comm = t.lane->mailbox->get_async<void>(&received);
-    sg4::Actor::create("courier", from, [&world, lane = t.lane, bytes]() {
+    sg4::Actor::init("courier", from)->set_stacksize(kCourierStack)->start([&world, lane = t.lane, bytes]() {
         if (!lane->cancelled) {
             auto put = lane->mailbox->put_async(&payload, bytes);
             lane->sending = true;
