@@ -8,6 +8,7 @@
 #include <list>
 #include <stdexcept>
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include "sim/core/scenario_values.hpp"
@@ -50,6 +51,11 @@ std::unique_ptr<sg4::Engine> make_sim_engine(const std::vector<std::string>& arg
     for (auto& s : storage)
         argv.push_back(s.data());
     int argc = static_cast<int>(argv.size());
+    // Every transfer's courier allocates and frees a small stack: the allocator keeps freed memory for the
+    // next ones rather than giving it back to the kernel and taking fresh zeroed pages. The viewers' larger
+    // stacks stay mapped on their own (calloc then leaves their untouched pages unallocated).
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    mallopt(M_MMAP_THRESHOLD, 128 << 10);
     return std::make_unique<sg4::Engine>(&argc, argv.data());
 }
 
@@ -96,7 +102,7 @@ void fill_sim_cost(RunRecords& r, const World& w, std::chrono::steady_clock::tim
 
 std::vector<std::string> default_simgrid_args() {
     return {"--cfg=network/model:CM02", "--cfg=network/crosstraffic:0", "--log=root.thres:warning",
-            "--cfg=contexts/stack-size:256"};
+            "--cfg=contexts/stack-size:256", "--cfg=contexts/guard-size:0"};
 }
 
 double ceiling_pct(const TitleScenario& s) {

@@ -143,10 +143,11 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
     auto report_progress = [&](double t) {
         if (tuning.progress_s <= 0 || t < next_progress) return;
         next_progress = t + tuning.progress_s;
-        std::fprintf(stderr, "toast-sim: %.0f s simulated, %zu sessions ended, %.0f s wall, %llu events\n", t,
-                     world.sessions().size(),
+        std::fprintf(stderr, "toast-sim: %.0f s simulated, %zu sessions ended, %zu actors, %.0f s wall, %llu events, %llu transfers\n", t,
+                     world.sessions().size(), sg4::Engine::get_instance()->get_actor_count(),
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(),
-                     static_cast<unsigned long long>(world.events));
+                     static_cast<unsigned long long>(world.events),
+                     static_cast<unsigned long long>(world.transfers));
     };
     sg4::Actor::create("launcher", world.server_host(0), [&]() {
         for (const auto& x : plan.sessions) {

@@ -7,7 +7,7 @@ namespace sg4 = simgrid::s4u;
 namespace {
 // The courier's stack: it only puts and waits (the viewers' is contexts/stack-size, 256 KiB); every transfer
 // allocates one.
-constexpr unsigned kCourierStack = 64 * 1024;
+constexpr unsigned kCourierStack = 32 * 1024;
 int payload = 0;    // the courier's message carries no data: only its simulated size counts
 void* received = nullptr;  // where receivers' gets write the (unused) payload pointer
 }  // namespace
@@ -19,13 +19,14 @@ Transfer start_transfer(World& world, sg4::Host* from, std::uint64_t bytes) {
     t.comm = t.lane->mailbox->get_async<void>(&received);
     sg4::Actor::init("courier", from)->set_stacksize(kCourierStack)->start([&world, lane = t.lane, bytes]() {
         if (!lane->cancelled) {
-            auto put = lane->mailbox->put_async(&payload, bytes);
+            lane->put = lane->mailbox->put_async(&payload, bytes);
             lane->sending = true;
             try {
-                put->wait();
+                lane->put->wait();
             } catch (const simgrid::Exception&) {
                 // the receiver cancelled it
             }
+            lane->put = nullptr;
         }
         world.give_lane_mailbox(lane->mailbox);
     });
@@ -34,7 +35,10 @@ Transfer start_transfer(World& world, sg4::Host* from, std::uint64_t bytes) {
 
 void drop_transfer(Transfer& t) {
     t.lane->cancelled = true;
-    t.comm->cancel();
+    if (t.lane->put)
+        t.lane->put->cancel();
+    else
+        t.comm->cancel();
     try {
         t.comm->wait_for(0);
     } catch (const simgrid::Exception&) {
