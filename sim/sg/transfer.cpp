@@ -12,12 +12,12 @@ int payload = 0;    // the courier's message carries no data: only its simulated
 void* received = nullptr;  // where receivers' gets write the (unused) payload pointer
 }  // namespace
 
-Transfer start_transfer(World& world, sg4::Host* from, std::uint64_t bytes) {
+Transfer start_transfer(LanePool& lanes, sg4::Host* from, std::uint64_t bytes) {
     Transfer t;
     t.lane = std::make_shared<TransferLane>();
-    t.lane->mailbox = world.take_lane_mailbox();
+    t.lane->mailbox = lanes.take();
     t.comm = t.lane->mailbox->get_async<void>(&received);
-    sg4::Actor::init("courier", from)->set_stacksize(kCourierStack)->start([&world, lane = t.lane, bytes]() {
+    sg4::Actor::init("courier", from)->set_stacksize(kCourierStack)->start([&lanes, lane = t.lane, bytes]() {
         if (!lane->cancelled) {
             lane->put = lane->mailbox->put_async(&payload, bytes);
             lane->sending = true;
@@ -28,7 +28,7 @@ Transfer start_transfer(World& world, sg4::Host* from, std::uint64_t bytes) {
             }
             lane->put = nullptr;
         }
-        world.give_lane_mailbox(lane->mailbox);
+        lanes.give(lane->mailbox);
     });
     return t;
 }

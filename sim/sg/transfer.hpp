@@ -14,7 +14,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "sim/sg/world.hpp"
+#include "sim/sg/lane_pool.hpp"
 
 namespace toast::sim {
 
@@ -40,7 +40,7 @@ struct Transfer {
 
 // Starts moving `bytes` from `from` to the calling actor's host; the bytes start at the current simulated
 // time, as a one-sided communication's would.
-Transfer start_transfer(World& world, simgrid::s4u::Host* from, std::uint64_t bytes);
+Transfer start_transfer(LanePool& lanes, simgrid::s4u::Host* from, std::uint64_t bytes);
 
 // Cancels a transfer and collects it (SimGrid keeps a cancelled communication in its actor's list until
 // someone waits on it).

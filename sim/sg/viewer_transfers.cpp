@@ -164,7 +164,7 @@ void Viewer::arm_bell() {
 }
 
 std::size_t Viewer::add_transfer(sg4::Host* from, Flow f) {
-    return add_flow(start_transfer(world_, from, f.bytes), f);
+    return add_flow(start_transfer(world_.lanes(), from, f.bytes), f);
 }
 
 std::size_t Viewer::add_flow(Transfer tr, Flow f) {

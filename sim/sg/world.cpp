@@ -139,13 +139,6 @@ void World::poke(BoxId box) {
     bell(box)->put_init(&token_, 0)->detach();
 }
 
-simgrid::s4u::Mailbox* World::take_lane_mailbox() {
-    if (free_lanes_.empty()) return simgrid::s4u::Mailbox::by_name("lane" + std::to_string(lanes_++));
-    auto* m = free_lanes_.back();
-    free_lanes_.pop_back();
-    return m;
-}
-
 std::uint64_t World::uploaded(BoxId box) const {
     return uploaded_.at(static_cast<std::size_t>(box));
 }

@@ -15,6 +15,7 @@
 #include "client/core/client_tuning.hpp"
 #include "client/core/title_geometry.hpp"
 #include "sim/core/platform_spec.hpp"
+#include "sim/sg/lane_pool.hpp"
 #include "sim/core/report.hpp"
 #include "sim/core/server_model.hpp"
 #include "sim/core/swarm_model.hpp"
@@ -79,9 +80,8 @@ class World {
     void answered(BoxId box) { rung_.at(static_cast<std::size_t>(box)) = false; }
     void poke(BoxId box);
 
-    // Mailboxes for one transfer each (sim/sg/transfer.hpp), reused once the transfer's sender is gone.
-    simgrid::s4u::Mailbox* take_lane_mailbox();
-    void give_lane_mailbox(simgrid::s4u::Mailbox* m) { free_lanes_.push_back(m); }
+    // Mailboxes for one transfer each (sim/sg/transfer.hpp).
+    LanePool& lanes() { return lanes_; }
 
     void add_session(SessionRecord r) { sessions_.push_back(std::move(r)); }
     std::vector<SessionRecord>& sessions() { return sessions_; }
@@ -109,8 +109,7 @@ class World {
     std::vector<simgrid::s4u::Mailbox*> bells_;
     std::vector<bool> listening_, rung_;
     int token_ = 0;
-    std::vector<simgrid::s4u::Mailbox*> free_lanes_;
-    std::size_t lanes_ = 0;
+    LanePool lanes_;
     std::vector<SessionRecord> sessions_;
     std::uint64_t vod_ = 0, seed_bytes_ = 0, unreceived_ = 0;
     double bin_s_ = 10;

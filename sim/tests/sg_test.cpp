@@ -16,6 +16,7 @@
 #include "sim/core/platform_spec.hpp"
 #include "sim/sg/platform_builder.hpp"
 #include "sim/sg/run.hpp"
+#include "sim/sg/transfer.hpp"
 
 namespace fs = std::filesystem;
 namespace sg4 = simgrid::s4u;
@@ -95,6 +96,52 @@ nlohmann::json run_sim(const std::string& scenario, const std::string& name) {
 }
 
 }  // namespace
+
+TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped one leaves nothing behind", "[sim][sg]") {
+    PlatformConfig c;
+    c.access_latency_s = 0.001;
+    const auto spec = make_platform({1e6, 1e6, 4e6}, c);
+    const auto out = run_child([&] {
+        auto engine = make_sim_engine(default_simgrid_args());
+        auto built = build_platform(spec);
+        LanePool lanes;
+        nlohmann::json j;
+        sg4::Actor::create("t", built.boxes[1], [&] {
+            // 125,000 bytes at 1 Mbps: 1 s plus the latency, as the one-sided transfer in the next test case.
+            auto whole = start_transfer(lanes, built.boxes[0], 125'000);
+            j["remaining_at_start"] = whole.remaining(125'000);
+            whole.comm->wait();
+            j["whole_s"] = sg4::Engine::get_clock();
+            // Dropped half-way: half the bytes still to come, and its courier gone.
+            auto half = start_transfer(lanes, built.boxes[0], 125'000);
+            sg4::this_actor::sleep_for(0.501);
+            j["remaining_half"] = half.remaining(125'000);
+            drop_transfer(half);
+            // Dropped before its courier ran: the courier puts nothing.
+            auto early = start_transfer(lanes, built.boxes[0], 125'000);
+            drop_transfer(early);
+            sg4::this_actor::sleep_for(0.1);
+            j["actors"] = sg4::Engine::get_instance()->get_actor_count();
+            j["mailboxes"] = lanes.named();
+            // A later transfer reuses a mailbox and runs as the first.
+            const double t0 = sg4::Engine::get_clock();
+            start_transfer(lanes, built.boxes[0], 125'000).comm->wait();
+            j["again_s"] = sg4::Engine::get_clock() - t0;
+            j["mailboxes_after"] = lanes.named();
+        });
+        engine->run();
+        return j.dump();
+    });
+    INFO(out);
+    const auto j = nlohmann::json::parse(out);
+    CHECK(j["remaining_at_start"].get<double>() == 125'000);
+    CHECK(j["whole_s"].get<double>() == Approx(1.001).epsilon(1e-6));
+    CHECK(j["remaining_half"].get<double>() == Approx(62'500).margin(1));
+    CHECK(j["actors"].get<int>() == 1);
+    CHECK(j["mailboxes"].get<int>() == 2);
+    CHECK(j["again_s"].get<double>() == Approx(1.001).epsilon(1e-6));
+    CHECK(j["mailboxes_after"].get<int>() == 2);
+}
 
 TEST_CASE("a transfer between two boxes runs at the uploader's uplink", "[sim][sg]") {
     PlatformConfig c;
