@@ -7,7 +7,7 @@ namespace sg4 = simgrid::s4u;
 namespace {
 // The courier's stack: it only puts and waits (the viewers' is contexts/stack-size, 256 KiB); every transfer
 // allocates one.
-constexpr unsigned kCourierStack = 32 * 1024;
+constexpr unsigned kCourierStack = 128 * 1024;
 int payload = 0;    // the courier's message carries no data: only its simulated size counts
 void* received = nullptr;  // where receivers' gets write the (unused) payload pointer
 }  // namespace
