@@ -11,6 +11,7 @@ add_library(toast_client_core STATIC
   core/give_up_horizon.cpp
   core/mp4_layout.cpp
   core/mpv_messages.cpp
+  core/operator_tier.cpp
   core/peer_admission.cpp
   core/piece_policy.cpp
   core/piece_types.cpp
@@ -37,6 +38,7 @@ if(BUILD_TESTING)
     tests/fidelity_test.cpp
     tests/horizon_test.cpp
     tests/mpv_messages_test.cpp
+    tests/operator_tier_test.cpp
     tests/peer_admission_test.cpp
     tests/piece_policy_test.cpp
     tests/server_request_test.cpp
@@ -45,6 +47,7 @@ if(BUILD_TESTING)
     tests/stream_controller_newcomer_test.cpp
     tests/stream_controller_await_test.cpp
     tests/stream_controller_refusal_test.cpp
+    tests/stream_controller_operator_test.cpp
     tests/stream_watcher_test.cpp)
   target_link_libraries(client_core_tests PRIVATE toast_client_core toast_warnings Catch2::Catch2WithMain)
   # The stats test checks common/docs/client-stats.md against the code.

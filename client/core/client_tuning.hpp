@@ -12,6 +12,7 @@
 #include "client/core/adaptive_tuner.hpp"
 #include "client/core/fallback_planner.hpp"
 #include "client/core/give_up_horizon.hpp"
+#include "client/core/operator_tier.hpp"
 #include "client/core/piece_policy.hpp"
 #include "toast/common/units.hpp"
 
@@ -91,6 +92,7 @@ struct ClientTuning {
     PolicyConfig policy;      // seed is replaced by --seed
     AdaptiveConfig adaptive;  // --picker adaptive
     PlanApplierConfig applier;
+    OperatorTierConfig operator_tier;
     std::size_t fidelity_top_k = 8;
 };
 

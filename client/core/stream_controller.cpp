@@ -73,6 +73,7 @@ StreamController::StreamController(TitleGeometry geometry, ControllerSetup setup
       fallback_(fallback_config_for(geometry_, tuning)),
       policy_(make_policy(setup_.picker, policy_config(tuning, setup_.seed))),
       fidelity_(tuning.fidelity_top_k),
+      operator_tier_(tuning.operator_tier),
       had_(geometry_.piece_count()),
       refused_(geometry_.piece_count()),
       stored_(geometry_.piece_count()),
@@ -464,6 +465,7 @@ void StreamController::plan_server_fetches(const SwarmSample& sample, const Piec
                       // while no peer is connected: every piece would qualify.
                       peers_settled ? &by_viewers : nullptr, buffer.request_end, buffer.suspend, &in_flight,
                       &peer_owned};
+    bool is_late = false;
     if (setup_.has_server) {
         auto planned = fallback_.plan(fin, now);
         PieceSet fetched(n);
@@ -481,8 +483,27 @@ void StreamController::plan_server_fetches(const SwarmSample& sample, const Piec
         if (!planned.empty() && sample.server_up) drop_from_plan(plan.pieces, fetched);
         plan.fetches.insert(plan.fetches.end(), planned.begin(), planned.end());
         late_pieces_ += static_cast<std::uint64_t>(late);
+        is_late = late > 0;
     }
     peer_owned_ = std::move(peer_owned);
+    plan_operator_tier(sample, peers_settled ? &by_viewers : nullptr, is_late, buffer, plan);
+}
+
+void StreamController::plan_operator_tier(const SwarmSample& sample, const std::vector<int>* by_viewers,
+                                          bool late, const BufferRoom& buffer, ControllerPlan& plan) {
+    // The fallback's reach: the pieces it fetches now when they are due, and ahead when no viewer holds them.
+    const auto reach = fallback_.need_window(horizon_.horizon_time()) + tuning_.fetch_ahead_window;
+    OperatorTierInput in{had_,
+                         watcher_.playhead_piece(),
+                         geometry_.piece_duration(),
+                         watcher_.into_playhead_piece(),
+                         reach,
+                         by_viewers,
+                         buffer.request_end,
+                         peers_.connected - peers_.operator_peers,
+                         late,
+                         sample.now - started_};
+    plan.ask_operator = operator_tier_.update(in, sample.now);
 }
 
 void StreamController::plan_parts(const SwarmSample& sample, std::vector<FallbackFetch>& fetches) {

@@ -26,6 +26,7 @@
 #include "client/core/fidelity.hpp"
 #include "client/core/give_up_horizon.hpp"
 #include "client/core/held_pieces.hpp"
+#include "client/core/operator_tier.hpp"
 #include "client/core/piece_policy.hpp"
 #include "client/core/server_request.hpp"
 #include "client/core/stats.hpp"
@@ -137,6 +138,8 @@ class StreamController {
     std::optional<Bytes> buffer_limit() const { return setup_.buffer_limit; }
     const GiveUpHorizon& horizon() const { return horizon_; }
     const FallbackPlanner& fallback() const { return fallback_; }
+    // Whether the operator's peers are asked for pieces now, and why (ControllerPlan::ask_operator).
+    const OperatorTier& operator_tier() const { return operator_tier_; }
     int connected_peers() const { return peers_.connected; }
     std::uint64_t hash_failures() const { return hash_failures_; }
     std::uint64_t ejected() const { return ejected_; }
@@ -179,6 +182,9 @@ class StreamController {
     // What the server fetches now, taken out of the peers' plan.
     void plan_server_fetches(const SwarmSample& sample, const PieceSet& in_flight, int known,
                              const BufferRoom& buffer, ControllerPlan& plan);
+    // Whether the operator's peers are asked for pieces: when the server fallback would go to the server.
+    void plan_operator_tier(const SwarmSample& sample, const std::vector<int>* by_viewers, bool late,
+                            const BufferRoom& buffer, ControllerPlan& plan);
 
     void mark_had(PieceIndex p, SteadyTime now, bool from_peer);
     std::vector<PieceIndex> urgent_pieces(const PieceSet& peer_owned) const;
@@ -197,6 +203,7 @@ class StreamController {
     std::unique_ptr<PiecePolicy> policy_;
     std::optional<AdaptiveTuner> adaptive_;
     FidelityMeter fidelity_;
+    OperatorTier operator_tier_;
     PieceSet had_;      // ever had
     PieceSet refused_;  // the server refused them (on_fetch_failed) and they have not arrived
     PieceSet stored_;   // had and not ejected
