@@ -50,7 +50,8 @@ const std::vector<std::string_view>& stats_keys() {
                                                        "blocks_awaited",
                                                        "blocks_awaited_late",
                                                        "adaptive_share",
-                                                       "adaptive_peer_ratio"};
+                                                       "adaptive_peer_ratio",
+                                                       "bytes_from_operator"};
     return keys;
 }
 
@@ -98,6 +99,7 @@ nlohmann::ordered_json to_json(const StatsRecord& r) {
     j["blocks_awaited_late"] = r.blocks_awaited_late;
     j["adaptive_share"] = nullable(r.adaptive_share);
     j["adaptive_peer_ratio"] = nullable(r.adaptive_peer_ratio);
+    j["bytes_from_operator"] = r.bytes_from_operator;
     return j;
 }
 
@@ -221,6 +223,8 @@ std::optional<StatsRecord> stats_from_json(const nlohmann::json& j, std::string*
         return fail("adaptive_share", "not a number in [0, 1] or null");
     if (!optional_real("adaptive_peer_ratio", r.adaptive_peer_ratio, std::numeric_limits<double>::infinity()))
         return fail("adaptive_peer_ratio", "not a non-negative number or null");
+    if (!uint("bytes_from_operator", r.bytes_from_operator))
+        return fail("bytes_from_operator", "not a non-negative integer");
     return r;
 }
 
