@@ -43,6 +43,7 @@ if(BUILD_TESTING)
 
   add_executable(client_tests
     tests/client_integration_test.cpp
+    tests/client_operator_test.cpp
     tests/lt_http_fetcher_test.cpp
     tests/lt_plan_applier_test.cpp
     tests/lt_range_server.cpp

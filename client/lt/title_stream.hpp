@@ -118,6 +118,7 @@ class TitleStream final : public TitleEvents {
     bool finished_ = false;
     bool finishing_ = false;
     bool kick_pending_ = false;
+    bool asked_operator_ = false;  // the last ControllerPlan::ask_operator applied
     std::function<bool()> player_running_;
     TitleResult result_;
     PieceSet from_peers_;
