@@ -2,6 +2,7 @@
 // naming the option and the bad value out.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 
 #include <nlohmann/json_fwd.hpp>
@@ -33,6 +34,12 @@ struct ServeOptions {
     std::optional<Bytes> push_quota;         // --push-quota: pre-placement on; what assignments may hold
     std::optional<BitRate> push_rate;        // --push-rate: at most this fast (and the server's rate)
     std::string log_level = "info";
+    // The operator's server: signed URLs, TLS, QoE reports (as the standalone client's options).
+    std::string token;
+    std::filesystem::path token_file;
+    std::filesystem::path ca_file;
+    std::string telemetry;  // URL, "off", or empty: the first server's /telemetry
+    std::chrono::nanoseconds telemetry_interval = std::chrono::minutes(5);
 };
 
 struct ServeParse {
@@ -48,7 +55,7 @@ ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOpt
 
 // The config file's options (deploy/etc/client.json): save_dir, listen, control_listen, servers, trackers,
 // disk_quota, upload_limit, download_limit, max_connections, disk_io, log_level, cache, box_id, push_quota,
-// push_rate. Throws toast::ConfigError
+// push_rate, token, token_file, ca_file, telemetry, telemetry_interval. Throws toast::ConfigError
 // naming the field and the value; an unknown key is an error.
 ServeOptions serve_options_from_config(const nlohmann::json& config);
 std::string serve_help_text();
