@@ -311,6 +311,16 @@ std::vector<OptionSpec> session_specs() {
              o.operator_peers.push_back(*ep);
              return "";
          }},
+        {"--ask-operator", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v == "when-needed")
+                 o.ask_operator = AskOperator::when_needed;
+             else if (v == "always")
+                 o.ask_operator = AskOperator::always;
+             else
+                 return "unknown mode " + quoted(v) + " (expected when-needed|always)";
+             return "";
+         }},
         {"--enable-dht", false, false,
          [](ClientOptions& o, const std::string&) -> std::string {
              o.enable_dht = true;
@@ -523,6 +533,10 @@ Options:
   --operator-peer IP:PORT     a peer of the operator's (e.g. a seed beside the VoD server): counted as
                               server-side, not as a viewer; repeatable, added to the torrent's
                               "operator_peers" (default: those only; every other peer is a viewer)
+  --ask-operator M            when-needed: ask the operator's peers for pieces only while the other boxes
+                              cannot deliver in time (a piece within the server fallback's reach that no
+                              viewer holds, viewers late, no viewer connected); always: like any peer
+                              (default: when-needed)
   --enable-dht                enable the DHT (default: off; LSD, UPnP and NAT-PMP are always off)
   --log-level L               trace|debug|info|warn|error|off (default: info)
   --http HOST:PORT            play: serve the title to a player here, URL http://HOST:PORT/<file name>,

@@ -35,6 +35,10 @@ enum class ChokerOption { tit_for_tat, seed, nearest, leader };
 
 enum class PlayerKind { mpv, vlc, ffplay, none };
 
+// When the operator's peers are asked for pieces (--ask-operator): only when the other boxes cannot deliver
+// in time (OperatorTier), or whenever libtorrent is interested in them, like any other peer.
+enum class AskOperator { when_needed, always };
+
 std::string_view to_string(ClientCommand c);
 std::string_view to_string(Behavior b);
 std::string_view to_string(ChokerOption c);
@@ -88,6 +92,7 @@ struct ClientOptions {
     // --operator-peer IP:PORT, repeatable: the operator's own peers (server-side), added to the torrent's
     // "operator_peers". Every other peer, seeds included, is a viewer.
     std::vector<Endpoint> operator_peers;
+    AskOperator ask_operator = AskOperator::when_needed;
     bool enable_dht = false;
     std::string log_level = "info";
     // The operator's server: signed URLs, TLS, QoE reports.

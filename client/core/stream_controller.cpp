@@ -40,6 +40,7 @@ ControllerSetup controller_setup_for(const ClientOptions& options, std::optional
     s.has_trackers = has_trackers;
     s.seed = options.seed;
     s.upload_limit = options.upload_limit;
+    s.ask_operator = options.ask_operator;
     s.watcher = watcher;
     return s;
 }

@@ -52,6 +52,8 @@ struct ControllerSetup {
     // This client's upload cap (--upload-limit); absent: unlimited. The adaptive picker assumes its peers
     // deliver as much until it has measured them.
     std::optional<BitRate> upload_limit;
+    // --ask-operator: always asks the operator's peers for pieces, when_needed as OperatorTier decides.
+    AskOperator ask_operator = AskOperator::when_needed;
     StreamWatcherConfig watcher;
 };
 

@@ -133,6 +133,10 @@ void StreamController::plan_server_fetches(const SwarmSample& sample, const Piec
 
 void StreamController::plan_operator_tier(const SwarmSample& sample, const std::vector<int>* by_viewers,
                                           bool late, const BufferRoom& buffer, ControllerPlan& plan) {
+    if (setup_.ask_operator == AskOperator::always) {
+        plan.ask_operator = true;
+        return;
+    }
     // The fallback's reach: the pieces it fetches now when they are due, and ahead when no viewer holds them.
     const auto reach = fallback_.need_window(horizon_.horizon_time()) + tuning_.fetch_ahead_window;
     const OperatorTierInput in{

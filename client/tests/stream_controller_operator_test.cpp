@@ -84,3 +84,20 @@ TEST_CASE("viewers late with pieces they hold bring the operator's seed in", "[c
     REQUIRE(asked);
     CHECK(c.operator_tier().reason() == OperatorNeed::late_viewers);
 }
+
+TEST_CASE("with --ask-operator always the operator's seed is asked from the first tick like any peer",
+          "[client][controller][operator]") {
+    ClientTuning tuning;
+    auto always = setup();
+    always.ask_operator = AskOperator::always;
+    StreamController c(geometry(), always, tuning, t0);
+    auto s = sample(t0, 2);
+    PeerSample idle_viewer;
+    idle_viewer.seed = true;
+    s.peers = {operator_seed(), idle_viewer};
+    CHECK(c.tick(s).ask_operator);
+    s.now = t0 + tuning.discovery_grace;
+    CHECK(c.tick(s).ask_operator);
+    // The tier is not consulted.
+    CHECK(c.operator_tier().turned_on() == 0);
+}
