@@ -161,6 +161,14 @@ class ResourcesTest(unittest.TestCase):
         self.assertIn("| client CPU, % of one core over its life | 10.00% / 10.00% |", md)
         self.assertIn("1.0 s (10.0%) | 2.0 MB / 2.0 MB |", md)
 
+    def test_report_rows_carry_what_the_operators_seed_sent(self):
+        s = scenario.from_dict({"clients": 2})
+        r = report.compute(s, 1000, [{"completed": True, "bytes_from_peers": 3_000_000,
+                                      "bytes_from_operator": 1_000_000}, {"completed": True}], 500, 0, 0)
+        self.assertEqual([c["bytes_from_operator"] for c in r["per_client"]], [1_000_000, 0])
+        md = report.render_markdown(r, [])
+        self.assertIn("| 0 | yes | 3.0 MB (1.0 MB) |", md)
+
 
 class ReportTest(unittest.TestCase):
     def test_prometheus_sum_adds_every_label_set(self):
