@@ -34,6 +34,8 @@ struct AccessLogConfig {
 struct TrackerConfig {
     RegistryPolicy registry;
     std::optional<std::filesystem::path> whitelist;
+    // The passkey file (passkeys.hpp); when set, every announce and scrape must carry one of its keys.
+    std::optional<std::filesystem::path> passkeys;
     RateLimit rate_limit{20, 100, 1'000'000, {}, 64};  // announces + scrapes per second per source, burst
     std::size_t max_scrape_hashes = 64;
     HttpLimits http;

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 #include <stdexcept>
+#include <unordered_set>
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
@@ -10,7 +11,6 @@
 #include "toast/common/read_file.hpp"
 #include "tracker/core/announce_request.hpp"
 #include "tracker/io/bencode_responses.hpp"
-#include "tracker/io/state_file.hpp"
 
 namespace toast::tracker {
 namespace {
@@ -34,12 +34,29 @@ Result<Whitelist, std::string> load_whitelist_file(const std::filesystem::path& 
     return std::move(parsed).value();
 }
 
+Result<PasskeyStore, std::string> load_passkey_file(const std::filesystem::path& path, SipKey hash_key) {
+    std::string text;
+    try {
+        text = read_file(path);
+    } catch (const FileReadError& e) {
+        return std::string("cannot read passkey file '" + path.string() + "': " + e.reason());
+    }
+    auto parsed = parse_passkey_file(text, hash_key);
+    if (!parsed) {
+        return std::string("passkey file '" + path.string() + "' line " +
+                           std::to_string(parsed.error().line) + ": " + parsed.error().message);
+    }
+    return std::move(parsed).value();
+}
+
 TrackerService::TrackerService(const TrackerConfig& config, ServiceSecrets secrets, MetricsRegistry& metrics)
     : config_(config),
       metrics_(metrics),
       registry_(config.registry, secrets.hash_key),
       limiter_(config.rate_limit, secrets.hash_key),
       connection_ids_(secrets.udp_secret),
+      passkeys_(secrets.udp_secret),
+      hash_key_(secrets.hash_key),
       announces_http_(
           metrics.counter("toast_tracker_announces_total", "Accepted announces", {{"transport", "http"}})),
       announces_udp_(
@@ -69,6 +86,14 @@ TrackerService::TrackerService(const TrackerConfig& config, ServiceSecrets secre
                                        "Bytes sent (responses with headers)", {{"transport", "http"}})),
       bytes_sent_udp_(metrics.counter("toast_tracker_bytes_sent_total", "Bytes sent (responses with headers)",
                                       {{"transport", "udp"}})),
+      passkey_reloads_ok_(metrics.counter("toast_tracker_passkey_reloads_total",
+                                          "Passkey file loads after start-up (SIGHUP)", {{"result", "ok"}})),
+      passkey_reloads_failed_(metrics.counter("toast_tracker_passkey_reloads_total",
+                                              "Passkey file loads after start-up (SIGHUP)",
+                                              {{"result", "failed"}})),
+      revoked_peers_removed_(
+          metrics.counter("toast_tracker_revoked_peers_removed_total",
+                          "Peers removed from their swarms because their passkey was revoked")),
       state_saves_ok_(
           metrics.counter("toast_tracker_state_saves_total", "Saves of the state file", {{"result", "ok"}})),
       state_saves_failed_(metrics.counter("toast_tracker_state_saves_total", "Saves of the state file",
@@ -81,6 +106,8 @@ TrackerService::TrackerService(const TrackerConfig& config, ServiceSecrets secre
       leechers_(metrics.gauge("toast_tracker_leechers", "Leechers in all swarms")),
       whitelist_entries_(metrics.gauge("toast_tracker_whitelist_entries",
                                        "Info-hashes on the whitelist (0 when serving every info-hash)")),
+      passkey_entries_(
+          metrics.gauge("toast_tracker_passkeys", "Passkeys in force (0 when announces need none)")),
       limiter_tracked_(metrics.gauge("toast_tracker_rate_limited_addresses",
                                      "Source addresses with a partly used rate-limit bucket")),
       http_connections_(metrics.gauge("toast_tracker_http_connections", "Open HTTP connections")),
@@ -93,6 +120,15 @@ TrackerService::TrackerService(const TrackerConfig& config, ServiceSecrets secre
     refused("udp", "rate_limited");
     refused("http", "not_whitelisted");
     refused("udp", "not_whitelisted");
+    for (auto why : {PasskeyRefusal::missing, PasskeyRefusal::unknown, PasskeyRefusal::revoked}) {
+        refused("http", to_string(why));
+        refused("udp", to_string(why));
+    }
+    if (config_.passkeys) {
+        auto store = load_passkey_file(*config_.passkeys, hash_key_);
+        if (!store) throw std::runtime_error(store.error());
+        replace_passkeys(std::move(store).value());
+    }
     metrics.counter("toast_tracker_udp_malformed_total", "UDP packets dropped as malformed", {});
     if (config_.whitelist) {
         auto list = load_whitelist_file(*config_.whitelist);
@@ -127,6 +163,21 @@ TrackerService::ConfigReload TrackerService::apply_config(const TrackerConfig& n
     }
     whitelist_entries_.set(static_cast<double>(whitelist_size_));
 
+    if (next.passkeys) {
+        auto store = load_passkey_file(*next.passkeys, hash_key_);
+        if (store) {
+            passkey_reloads_ok_.inc();
+            out.changed.push_back(replace_passkeys(std::move(store).value()));
+        } else {
+            passkey_reloads_failed_.inc();
+            out.not_applied.push_back(store.error() + "; keeping the previous passkeys" +
+                                      (config_.passkeys ? " (" + config_.passkeys->string() + ")" : ""));
+            next.passkeys = config_.passkeys;
+        }
+    } else if (passkeys_.enabled()) {
+        out.changed.push_back(replace_passkeys(std::nullopt));
+    }
+
     if (next.access_log.path != config_.access_log.path) {
         try {
             access_log_ =
@@ -150,107 +201,6 @@ TrackerService::ConfigReload TrackerService::apply_config(const TrackerConfig& n
     return out;
 }
 
-namespace {
-
-std::int64_t unix_ms(std::chrono::system_clock::time_point t) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
-std::string seconds_text(std::chrono::milliseconds d) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(d.count()) / 1000.0);
-    return buf;
-}
-
-// "; left out: 2 swarms not whitelisted, 4 peers in them, ..." or "" when nothing was.
-std::string left_out(const ImportCounts& c) {
-    std::string out;
-    auto add = [&](std::size_t n, std::string_view what) {
-        if (n == 0) return;
-        out += (out.empty() ? "; left out: " : ", ") + std::to_string(n) + " " + std::string(what);
-    };
-    add(c.swarms_not_whitelisted, "swarms not whitelisted");
-    add(c.swarms_over_limit, "swarms beyond max_swarms");
-    add(c.peers_refused, "peers in them");
-    add(c.swarms_expired, "swarms idle past peer_expiry");
-    add(c.peers_expired, "peers silent past peer_expiry");
-    add(c.peers_duplicate, "duplicate peers");
-    return out;
-}
-
-}  // namespace
-
-TrackerService::StateOutcome TrackerService::restore_state(TimePoint now,
-                                                           std::chrono::system_clock::time_point wall_now) {
-    if (!config_.state_file) return {};
-    const auto& path = *config_.state_file;
-    auto content = read_state_file(path);
-    std::optional<std::string> problem;
-    if (!content) {
-        problem = content.error();
-    } else if (!content->exists) {
-        return {true, "state: no state file at " + path.string() + " yet; starting empty"};
-    } else if (auto decoded = decode_state(content->bytes); !decoded) {
-        problem = "state file '" + path.string() + "' is not usable: " + decoded.error();
-    } else {
-        // Wall-clock time, since the steady clock starts afresh with the process; a clock set back reads as
-        // no time at all.
-        const auto down_for = std::chrono::milliseconds(
-            std::max<std::int64_t>(0, unix_ms(wall_now) - decoded->saved_at_unix_ms));
-        const ImportCounts c = registry_.import_state(decoded->state, now, down_for);
-        update_gauges();
-        return {true, "state: restored " + std::to_string(c.swarms) + " swarms, " + std::to_string(c.peers) +
-                          " peers from " + path.string() + " (saved " + seconds_text(down_for) + " ago)" +
-                          left_out(c)};
-    }
-    auto moved = move_aside(path);
-    if (!moved) {
-        state_saves_off_ = true;
-        return {false, "state: " + *problem + "; " + moved.error() +
-                           ", so saving is off until state_file changes (SIGHUP); starting empty"};
-    }
-    return {false, "state: " + *problem + "; moved it to " + moved->string() + " and starting empty"};
-}
-
-TrackerService::StateOutcome TrackerService::save_state(TimePoint now,
-                                                        std::chrono::system_clock::time_point wall_now) {
-    auto snapshot = snapshot_state(now, wall_now);
-    if (!snapshot) return {};
-    const auto started = std::chrono::steady_clock::now();
-    auto error = write_state_file(snapshot->path, snapshot->bytes);
-    return record_save(*snapshot, error, std::chrono::steady_clock::now() - started);
-}
-
-std::optional<TrackerService::StateSnapshot> TrackerService::snapshot_state(
-    TimePoint now, std::chrono::system_clock::time_point wall_now) {
-    if (!config_.state_file || state_saves_off_) return std::nullopt;
-    const auto started = std::chrono::steady_clock::now();
-    StateSnapshot s;
-    s.path = *config_.state_file;
-    s.bytes = encode_state(registry_.export_state(now), unix_ms(wall_now));
-    const auto t = registry_.totals();
-    s.swarms = t.swarms;
-    s.peers = t.seeders + t.leechers;
-    s.encoding = std::chrono::steady_clock::now() - started;
-    return s;
-}
-
-TrackerService::StateOutcome TrackerService::record_save(const StateSnapshot& snapshot,
-                                                         const std::optional<std::string>& error,
-                                                         std::chrono::steady_clock::duration writing) {
-    const std::chrono::duration<double> took = snapshot.encoding + writing;
-    state_save_seconds_.set(took.count());
-    if (error) {
-        state_saves_failed_.inc();
-        return {false, "state: " + *error + "; the previous state file stays"};
-    }
-    state_saves_ok_.inc();
-    char ms[32];
-    std::snprintf(ms, sizeof ms, "%.1f ms", took.count() * 1000);
-    return {true, "state: saved " + std::to_string(snapshot.swarms) + " swarms, " +
-                      std::to_string(snapshot.peers) + " peers to " + snapshot.path.string() + " in " + ms};
-}
-
 Counter& TrackerService::http_malformed(std::string_view reason) {
     return metrics_.counter("toast_tracker_http_malformed_total", "HTTP requests refused as malformed",
                             {{"reason", std::string(reason)}});
@@ -264,7 +214,7 @@ Counter& TrackerService::udp_malformed(std::string_view reason) {
 
 Counter& TrackerService::refused(std::string_view transport, std::string_view reason) {
     return metrics_.counter("toast_tracker_refused_total",
-                            "Well-formed requests refused (rate limit, whitelist, swarm limit)",
+                            "Well-formed requests refused (rate limit, whitelist, swarm limit, passkey)",
                             {{"transport", std::string(transport)}, {"reason", std::string(reason)}});
 }
 
@@ -303,8 +253,13 @@ HttpAnswer TrackerService::handle_http(std::string_view method, std::string_view
         http_malformed("method").inc();
         return a;
     }
-    if (path == "/announce") return announce(query, source, now);
-    if (path == "/scrape") return scrape(query, source, now);
+    if (auto t = parse_tracker_target(path, query)) {
+        return t->path == TrackerPath::announce ? announce(query, t.value(), source, now)
+                                                : scrape(query, t.value(), source, now);
+    } else if (t.error() != TargetError::not_a_tracker_path) {
+        http_malformed(to_string(t.error())).inc();
+        return failure(400, failure_reason(t.error()));
+    }
     if ((path == "/stats" || path == "/metrics") && !config_.admin_allow.contains(source)) {
         http_malformed("forbidden").inc();
         return failure(403, std::string(path) + " is served only to the addresses in admin_allow");
@@ -321,19 +276,28 @@ HttpAnswer TrackerService::handle_http(std::string_view method, std::string_view
     return a;
 }
 
-HttpAnswer TrackerService::announce(std::string_view query, const IpAddress& source, TimePoint now) {
+HttpAnswer TrackerService::announce(std::string_view query, const TrackerTarget& target,
+                                    const IpAddress& source, TimePoint now) {
     auto request = parse_announce(query);
     if (!request) {
         http_malformed(to_string(request.error())).inc();
         return failure(400, failure_reason(request.error()));
     }
+    // Before the passkey check, so that nobody can try keys faster than the rate limit.
     if (!limiter_.allow(source, now)) {
         refused("http", "rate_limited").inc();
         HttpAnswer a = failure(429, "rate limit exceeded for your address; slow down");
         a.headers.emplace_back("Retry-After", "1");
         return a;
     }
-    auto reply = registry_.announce(request.value(), source, now);
+    auto owner = passkeys_.admit(target.passkey);
+    if (!owner) {
+        on_passkey_refused("http", owner.error(), &request.value(), source);
+        return failure(403, failure_reason(owner.error()));
+    }
+    AnnounceOptions options;
+    options.owner = owner.value();
+    auto reply = registry_.announce(request.value(), source, now, options);
     if (!reply) {
         const bool listed = reply.error() == AnnounceRefusal::not_whitelisted;
         refused("http", listed ? "not_whitelisted" : "too_many_swarms").inc();
@@ -347,7 +311,8 @@ HttpAnswer TrackerService::announce(std::string_view query, const IpAddress& sou
     return a;
 }
 
-HttpAnswer TrackerService::scrape(std::string_view query, const IpAddress& source, TimePoint now) {
+HttpAnswer TrackerService::scrape(std::string_view query, const TrackerTarget& target,
+                                  const IpAddress& source, TimePoint now) {
     auto hashes = parse_scrape(query, config_.max_scrape_hashes);
     if (!hashes) {
         http_malformed("scrape").inc();
@@ -358,6 +323,10 @@ HttpAnswer TrackerService::scrape(std::string_view query, const IpAddress& sourc
         HttpAnswer a = failure(429, "rate limit exceeded for your address; slow down");
         a.headers.emplace_back("Retry-After", "1");
         return a;
+    }
+    if (auto owner = passkeys_.admit(target.passkey); !owner) {
+        on_passkey_refused("http", owner.error(), nullptr, source);
+        return failure(403, failure_reason(owner.error()));
     }
     // BEP 48: hashes this tracker does not serve are left out of "files".
     std::vector<std::pair<InfoHash, SwarmCounts>> files;
@@ -401,9 +370,36 @@ std::optional<std::vector<std::uint8_t>> TrackerService::handle_udp(std::span<co
             o.status = 429;
             return udp::write_error(a->transaction_id, "rate limit exceeded for your address; slow down");
         }
+        // libtorrent sends what follows host:port in the URL as BEP 41 URLData: "/announce/KEY",
+        // "/announce?passkey=KEY", or for a URL without a tracker path ("udp://host:port?passkey=KEY") just
+        // the query, whose passkey counts all the same.
+        std::optional<std::string> passkey;
+        if (!a->url_data.empty()) {
+            auto target = parse_tracker_target(a->url_data);
+            if (!target && target.error() == TargetError::not_a_tracker_path) {
+                const auto q = a->url_data.find('?');
+                target = parse_tracker_target("/announce", q == std::string::npos
+                                                               ? std::string_view()
+                                                               : std::string_view(a->url_data).substr(q + 1));
+            }
+            if (target) {
+                passkey = target->passkey;
+            } else if (target.error() != TargetError::not_a_tracker_path) {
+                udp_malformed(to_string(target.error())).inc();
+                o.status = 400;
+                return udp::write_error(a->transaction_id, failure_reason(target.error()));
+            }
+        }
+        auto owner = passkeys_.admit(passkey);
+        if (!owner) {
+            on_passkey_refused("udp", owner.error(), &a->request, source.ip);
+            o.status = 403;
+            return udp::write_error(a->transaction_id, failure_reason(owner.error()));
+        }
         AnnounceOptions options;
         options.families = v6 ? Families::v6_only : Families::v4_only;
         options.peer_cap = udp::max_peers_per_datagram(v6);
+        options.owner = owner.value();
         auto reply = registry_.announce(a->request, source.ip, now, options);
         if (!reply) {
             const bool listed = reply.error() == AnnounceRefusal::not_whitelisted;
@@ -433,6 +429,13 @@ std::optional<std::vector<std::uint8_t>> TrackerService::handle_udp(std::span<co
         o.status = 429;
         return udp::write_error(s.transaction_id, "rate limit exceeded for your address; slow down");
     }
+    // A UDP scrape carries no URLData (BEP 41 options follow announces only), so no passkey either.
+    if (passkeys_.enabled()) {
+        on_passkey_refused("udp", PasskeyRefusal::missing, nullptr, source.ip);
+        o.status = 403;
+        return udp::write_error(s.transaction_id,
+                                "this tracker needs a passkey: scrape over HTTP at /scrape/PASSKEY");
+    }
     // A UDP scrape answer is positional, so a hash this tracker does not serve reads as an empty swarm.
     std::vector<SwarmCounts> counts;
     for (const auto& h : s.info_hashes)
@@ -453,6 +456,34 @@ void TrackerService::update_gauges() {
     seeders_.set(static_cast<double>(t.seeders));
     leechers_.set(static_cast<double>(t.leechers));
     limiter_tracked_.set(static_cast<double>(limiter_.tracked()));
+}
+
+std::string TrackerService::replace_passkeys(std::optional<PasskeyStore> next) {
+    const bool was = passkeys_.enabled();
+    const auto c = passkeys_.replace(std::move(next));
+    std::unordered_set<std::uint64_t> owners(c.revoked_owners.begin(), c.revoked_owners.end());
+    const std::size_t removed =
+        owners.empty() ? 0 : registry_.remove_owned([&](std::uint64_t o) { return owners.count(o) != 0; });
+    revoked_peers_removed_.inc(removed);
+    passkey_entries_.set(static_cast<double>(passkeys_.size()));
+    update_gauges();
+    if (!passkeys_.enabled())
+        return "passkeys: off (" + std::to_string(c.revoked) + " revoked, " + std::to_string(removed) +
+               " peers removed); announces need no passkey";
+    return std::string("passkeys: ") + (was ? "reloaded, " : "") + std::to_string(passkeys_.size()) +
+           " in force (" + std::to_string(c.added) + " added, " + std::to_string(c.revoked) + " revoked, " +
+           std::to_string(removed) + " peers removed)";
+}
+
+void TrackerService::on_passkey_refused(std::string_view transport, PasskeyRefusal why,
+                                        const AnnounceRequest* request, const IpAddress& source) {
+    refused(transport, to_string(why)).inc();
+    if (!request) return;
+    const IpAddress ip = effective_ip(source, request->ip, config_.registry.ip_param_from);
+    if (registry_.remove_peer(request->info_hash, request->peer_id, ip)) {
+        revoked_peers_removed_.inc();
+        update_gauges();
+    }
 }
 
 TrackerService::ReloadOutcome TrackerService::reload_whitelist() {
@@ -524,6 +555,7 @@ std::string TrackerService::stats_json(const std::optional<InfoHash>& after, std
           {"completed", t.completed},
           {"announces", t.announces}}},
         {"whitelist", {{"enabled", config_.whitelist.has_value()}, {"entries", whitelist_size_}}},
+        {"passkeys", {{"enabled", passkeys_.enabled()}, {"entries", passkeys_.size()}}},
         {"next", more ? nlohmann::json(to_hex(page.back().info_hash.view())) : nlohmann::json(nullptr)},
     };
     return out.dump();
