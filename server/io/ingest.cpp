@@ -23,6 +23,8 @@
 #include "server/io/catalogue.hpp"
 #include "server/io/title_torrent.hpp"
 #include "toast/common/durable_file.hpp"
+#include "toast/common/peer_certs.hpp"
+#include "toast/common/read_file.hpp"
 
 namespace toast::server {
 
@@ -247,6 +249,17 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     for (const auto& url : opt.announce)
         if (!valid_announce(url))
             throw IngestError("announce URL \"" + url + "\" must start with http://, https:// or udp://");
+    const bool private_torrent = opt.private_torrent.value_or(config.private_torrents);
+    std::string peer_ca;
+    if (const auto ca_path = opt.peer_ca ? opt.peer_ca : config.peer_ca) {
+        try {
+            peer_ca = read_file(*ca_path);
+        } catch (const FileReadError& e) {
+            throw IngestError("peer CA " + ca_path->string() + ": cannot be read (" + e.reason() + ")");
+        }
+        if (auto problem = check_ca_certificate(peer_ca))
+            throw IngestError("peer CA " + ca_path->string() + ": " + *problem);
+    }
 
     prepare_disks(config);
     FileLock lock(ingest_lock_path(config.disks.front().path));
@@ -355,6 +368,8 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     for (const auto& peer : opt.operator_peers)
         spec.operator_peers.push_back(peer.to_string());
     spec.web_seed = config.public_url + "/titles/" + m.title;
+    spec.private_torrent = private_torrent;
+    spec.ssl_ca = peer_ca;
     spec.bitrate = bitrate;
     if (trace) {
         spec.average_bitrate = trace->average_rate();
