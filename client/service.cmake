@@ -22,7 +22,7 @@ target_link_libraries(toast_client_service
 target_link_libraries(toast-client PRIVATE toast_client_service)
 
 if(BUILD_TESTING)
-  add_executable(client_service_core_tests tests/service_core_test.cpp)
+  add_executable(client_service_core_tests tests/service_core_test.cpp tests/network_options_test.cpp)
   target_link_libraries(client_service_core_tests
     PRIVATE toast_client_service_core toast_warnings Catch2::Catch2WithMain)
   catch_discover_tests(client_service_core_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client.service.")

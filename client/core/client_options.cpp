@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "client/core/tracker_url.hpp"
 #include "toast/common/endpoint.hpp"
 #include "toast/common/log.hpp"
 
@@ -32,6 +33,13 @@ int default_unchoke_slots(ChokerOption c) {
 
 int unchoke_slots_of(const ClientOptions& o) {
     return o.unchoke_slots ? *o.unchoke_slots : default_unchoke_slots(o.choker);
+}
+
+std::optional<std::uint16_t> ssl_listen_port_of(const ClientOptions& o) {
+    if (o.ssl_cert.empty()) return std::nullopt;
+    if (o.ssl_listen_port) return o.ssl_listen_port;
+    if (o.listen_port == 0 || o.listen_port == 65535) return std::uint16_t{0};
+    return static_cast<std::uint16_t>(o.listen_port + 1);
 }
 
 std::string_view to_string(ChokerOption c) {
@@ -121,6 +129,24 @@ std::string apply_lookahead(ClientOptions& o, const std::string& v) {
     return problem;
 }
 
+// --listen and --ssl-listen: PORT (every interface: `host` empty) or HOST:PORT.
+std::string parse_listen(const std::string& v, std::string& host, std::uint16_t& port) {
+    if (v.find(':') != std::string::npos) {
+        auto ep = parse_endpoint(v, true);
+        if (!ep) return "invalid address " + quoted(v) + " (expected PORT or HOST:PORT)";
+        host = ep->host;
+        port = ep->port;
+        return "";
+    }
+    unsigned p = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), p);
+    if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || p > 65535)
+        return "invalid port " + quoted(v) + " (expected 0..65535)";
+    host.clear();
+    port = static_cast<std::uint16_t>(p);
+    return "";
+}
+
 bool is_http_url(const std::string& v) {
     auto rest = [&](std::string_view scheme) {
         return v.size() > scheme.size() && std::string_view(v).substr(0, scheme.size()) == scheme;
@@ -137,20 +163,46 @@ const std::vector<OptionSpec>& specs() {
              return "";
          }},
         {"--listen", true, false,
+         [](ClientOptions& o, const std::string& v) {
+             // PORT alone listens on every interface, as BitTorrent clients do; HOST:PORT binds one address.
+             return parse_listen(v, o.listen_host, o.listen_port);
+         }},
+        {"--ssl-listen", true, false,
+         [](ClientOptions& o, const std::string& v) {
+             std::string host;
+             std::uint16_t port = 0;
+             auto problem = parse_listen(v, host, port);
+             if (problem.empty() && !host.empty())
+                 problem = "expected a PORT (it listens on --listen's address), got " + quoted(v);
+             o.ssl_listen_port = port;
+             return problem;
+         }},
+        {"--passkey", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
-             // HOST:PORT binds one address (a client in a network namespace); PORT alone is on 127.0.0.1.
-             if (v.find(':') != std::string::npos) {
-                 auto ep = parse_endpoint(v, true);
-                 if (!ep) return "invalid address " + quoted(v) + " (expected PORT or HOST:PORT)";
-                 o.listen_host = ep->host;
-                 o.listen_port = ep->port;
-                 return "";
-             }
-             unsigned port = 0;
-             auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), port);
-             if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || port > 65535)
-                 return "invalid port " + quoted(v) + " (expected 0..65535)";
-             o.listen_port = static_cast<std::uint16_t>(port);
+             if (!valid_passkey(v)) return "a passkey is 16 to 128 characters of A-Z a-z 0-9 _ -";
+             o.passkey = v;
+             return "";
+         }},
+        {"--ssl-cert", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty()) return "empty file name";
+             o.ssl_cert = v;
+             return "";
+         }},
+        {"--ssl-key", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty()) return "empty file name";
+             o.ssl_key = v;
+             return "";
+         }},
+        {"--upnp", false, false,
+         [](ClientOptions& o, const std::string&) -> std::string {
+             o.upnp = true;
+             return "";
+         }},
+        {"--natpmp", false, false,
+         [](ClientOptions& o, const std::string&) -> std::string {
+             o.natpmp = true;
              return "";
          }},
         {"--server", true, true,
@@ -293,38 +345,47 @@ const std::vector<OptionSpec>& specs() {
              return "";
          }},
         {"--enable-dht", false, false,
-         [](ClientOptions& o, const std::string&) -> std::string {
-             o.enable_dht = true;
-             return "";
-         }},
+         [](ClientOptions& o, const std::string&) -> std::
+                                                      string {
+                                                          o.enable_dht = true;
+                                                          return "";
+                                                      }},
         {"--log-level", true, false,
-         [](ClientOptions& o, const std::string& v) -> std::string {
-             if (!parse_log_level(v))
-                 return "unknown level " + quoted(v) + " (expected trace|debug|info|warn|error|off)";
-             o.log_level = v;
-             return "";
-         }},
+         [](ClientOptions& o,
+            const std::string& v) -> std::
+                                      string {
+                                          if (!parse_log_level(v))
+                                              return "unknown level " + quoted(v) +
+                                                     " (expected trace|debug|info|warn|error|off)";
+                                          o.log_level = v;
+                                          return "";
+                                      }},
         {"--http", true, false,
-         [](ClientOptions& o, const std::string& v) -> std::string {
-             auto e = parse_endpoint(v, true);
-             if (!e) return "invalid endpoint " + quoted(v) + " (expected HOST:PORT)";
-             o.http = *e;
-             return "";
-         }},
+         [](ClientOptions& o, const std::string& v) -> std::
+                                                        string {
+                                                            auto e = parse_endpoint(v, true);
+                                                            if (!e)
+                                                                return "invalid endpoint " + quoted(v) +
+                                                                       " (expected HOST:PORT)";
+                                                            o.http = *e;
+                                                            return "";
+                                                        }},
         {"--player", true, false,
-         [](ClientOptions& o, const std::string& v) -> std::string {
-             if (v == "mpv")
-                 o.player = PlayerKind::mpv;
-             else if (v == "vlc")
-                 o.player = PlayerKind::vlc;
-             else if (v == "ffplay")
-                 o.player = PlayerKind::ffplay;
-             else if (v == "none")
-                 o.player = PlayerKind::none;
-             else
-                 return "unknown player " + quoted(v) + " (expected mpv|vlc|ffplay|none)";
-             return "";
-         }},
+         [](ClientOptions& o, const std::string& v) -> std::
+                                                        string {
+                                                            if (v == "mpv")
+                                                                o.player = PlayerKind::mpv;
+                                                            else if (v == "vlc")
+                                                                o.player = PlayerKind::vlc;
+                                                            else if (v == "ffplay")
+                                                                o.player = PlayerKind::ffplay;
+                                                            else if (v == "none")
+                                                                o.player = PlayerKind::none;
+                                                            else
+                                                                return "unknown player " + quoted(v) +
+                                                                       " (expected mpv|vlc|ffplay|none)";
+                                                            return "";
+                                                        }},
         // clang-format 14 splits this last entry's return type (std:: / string) and indents its body past
         // the others.
         // clang-format off
@@ -401,6 +462,13 @@ ParseResult parse_client_args(const std::vector<std::string>& args) {
             return failure(std::string(play_only) + ": only valid with 'play'");
     if (!o.player_args.empty() && o.player == PlayerKind::none)
         return failure("--player-arg: needs a --player to pass it to");
+    if (o.ssl_cert.empty() != o.ssl_key.empty())
+        return failure(o.ssl_cert.empty() ? "--ssl-key: needs --ssl-cert (the certificate it belongs to)"
+                                          : "--ssl-cert: needs --ssl-key (the certificate's private key)");
+    if (seen.count("--ssl-listen") && o.ssl_cert.empty())
+        return failure("--ssl-listen: needs --ssl-cert and --ssl-key (only peers with certificates use it)");
+    if (o.ssl_listen_port && *o.ssl_listen_port != 0 && *o.ssl_listen_port == o.listen_port)
+        return failure("--ssl-listen: port " + std::to_string(o.listen_port) + " is --listen's already");
     ParseResult r;
     r.options = std::move(o);
     return r;
@@ -417,7 +485,8 @@ before playback needs them.
 Required:
   TORRENT                     the title's .torrent file
   --save-dir DIR              where the title's data is stored
-  --listen [HOST:]PORT        BitTorrent listen port on 127.0.0.1, or on HOST (0 = any free port)
+  --listen [HOST:]PORT        BitTorrent listen port on every interface (0.0.0.0 and [::]), or on HOST
+                              only (0 = any free port)
   --stats FILE                JSON-lines stats, one line per second and a final summary
                               (schema: common/docs/client-stats.md)
 
@@ -458,7 +527,20 @@ Options:
   --operator-peer IP:PORT     a peer of the operator's (e.g. a seed beside the VoD server): counted as
                               server-side, not as a viewer; repeatable, added to the torrent's
                               "operator_peers" (default: those only; every other peer is a viewer)
-  --enable-dht                enable the DHT (default: off; LSD, UPnP and NAT-PMP are always off)
+  --enable-dht                enable the DHT (default: off; LSD is always off). libtorrent never uses
+                              the DHT, peer exchange or local discovery for a private torrent
+  --upnp                      ask the home router over UPnP to forward the listen ports to this box
+                              (default: off)
+  --natpmp                    the same over NAT-PMP (default: off)
+  --passkey KEY               this box's tracker passkey, 16-128 characters of A-Z a-z 0-9 _ -: put
+                              into every tracker URL of the torrent (.../announce/KEY, or passkey=KEY
+                              for other paths); the info-hash is unchanged (default: none)
+  --ssl-cert FILE             this box's certificate (PEM), signed by the operator's CA: required for an
+                              SSL torrent (one whose info dictionary carries the CA as "ssl-cert"),
+                              whose peers accept only certificates of that CA (default: none)
+  --ssl-key FILE              the certificate's private key (PEM, unencrypted)
+  --ssl-listen PORT           where peers of SSL torrents connect, on --listen's address(es) (default:
+                              --listen's port + 1, any free port when that is 0); only with --ssl-cert
   --log-level L               trace|debug|info|warn|error|off (default: info)
   --http HOST:PORT            play: serve the title to a player here, URL http://HOST:PORT/<file name>,
                               printed at start and in the stats (default: 127.0.0.1:0)
