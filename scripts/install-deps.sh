@@ -10,13 +10,17 @@ packages=(
   clang-14 libclang-rt-14-dev
   # libraries
   libtorrent-rasterbar-dev libboost-dev libboost-system-dev catch2 libspdlog-dev nlohmann-json3-dev
+  # certificate checks of SSL swarms (OpenSSL), and the openssl tool that makes the tests' and testbed's CAs
+  libssl-dev openssl
   # tests, benchmarks and the testbed
   curl nginx-light opentracker wrk ffmpeg python3 python3-libtorrent python3-matplotlib python3-yaml iproute2 procps
   # Debian packages: cpack's DEB generator runs dpkg-shlibdeps; the package test runs systemd-analyze and
   # installs the packages (adduser, deb-systemd-helper) in a throwaway overlay (unshare, setpriv)
   dpkg-dev systemd adduser init-system-helpers util-linux
-  # a stock peer for the client's interop test
-  transmission-daemon
+  # stock peers for the client's interop tests (Transmission; aria2 against private SSL swarms)
+  transmission-daemon aria2
+  # home routers (NAT namespaces) in the real-network checks (testbed/nat-drill)
+  nftables
   # the browser test of the client service's live piece map (headless)
   chromium
   # the real-player playback test (mpv with --vo=null --ao=null, driven through its JSON IPC)
