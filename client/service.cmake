@@ -27,7 +27,8 @@ if(BUILD_TESTING)
     PRIVATE toast_client_service_core toast_warnings Catch2::Catch2WithMain)
   catch_discover_tests(client_service_core_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client.service.")
 
-  add_executable(client_service_tests tests/service_integration_test.cpp tests/service_box_test.cpp)
+  add_executable(client_service_tests tests/service_integration_test.cpp tests/service_box_test.cpp
+    tests/service_private_test.cpp)
   target_link_libraries(client_service_tests
     PRIVATE client_test_fixture toast_testing toast_warnings nlohmann_json::nlohmann_json Catch2::Catch2WithMain)
   add_dependencies(client_service_tests toast-client toast-server toast-tracker)
