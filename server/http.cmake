@@ -6,6 +6,7 @@ add_library(toast_server_http STATIC
   core/catalog_handler.cpp
   core/http_date.cpp
   core/pacer.cpp
+  core/push_routes.cpp
   core/reload_plan.cpp
   core/request_handler.cpp
   http/http_service.cpp
@@ -16,13 +17,14 @@ add_library(toast_server_http STATIC
   http/stream_admission.cpp
   http/server_shared.cpp)
 target_include_directories(toast_server_http PUBLIC ${PROJECT_SOURCE_DIR})
-target_link_libraries(toast_server_http PUBLIC toast_server_config toast_server_store toast_common toast_asio
+target_link_libraries(toast_server_http PUBLIC toast_server_config toast_server_store toast_server_push toast_common toast_asio
   PRIVATE toast_warnings)
 
 list(APPEND SERVER_TEST_SOURCES
   tests/body_plan_test.cpp
   tests/catalog_test.cpp
   tests/pacer_test.cpp
+  tests/push_routes_test.cpp
   tests/reload_plan_test.cpp
   tests/admin_routes_test.cpp
   tests/request_handler_test.cpp

@@ -78,6 +78,24 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
         auto kind = parse_disk_io(v);
         if (!kind) return quoted + " is not a disk I/O (posix, mmap)";
         o.disk_io = *kind;
+    } else if (name == "--cache") {
+        auto policy = parse_cache_policy(v);
+        if (!policy) return quoted + " is not a cache policy (none, lru, popularity)";
+        o.cache = *policy;
+    } else if (name == "--box-id") {
+        if (!is_box_id(v)) return quoted + " is not a box id (1 to 64 of A-Z a-z 0-9 . _ -)";
+        o.box_id = v;
+    } else if (name == "--push-quota") {
+        auto b = parse_bytes(v);
+        if (!b || b->value() == 0) return quoted + " is not a positive size such as 4GiB";
+        o.push_quota = *b;
+    } else if (name == "--push-rate") {
+        auto r = parse_bitrate(v);
+        if (!r) return quoted + " is not a rate such as 2Mbps";
+        if (*r < kMinRate || *r > kMaxRate)
+            return quoted + " is outside [" + format_bitrate(kMinRate) + ", " + format_bitrate(kMaxRate) +
+                   "]";
+        o.push_rate = *r;
     } else if (name == "--log-level") {
         if (!parse_log_level(v)) return quoted + " is not a log level (trace, debug, info, warn, error, off)";
         o.log_level = v;
@@ -110,6 +128,16 @@ std::optional<std::uint16_t> ssl_listen_port_of(const ServeOptions& o) {
     if (o.ssl_listen_port) return o.ssl_listen_port;
     if (o.listen.port == 0 || o.listen.port == 65535) return std::uint16_t{0};
     return static_cast<std::uint16_t>(o.listen.port + 1);
+}
+
+bool is_box_id(std::string_view text) {
+    if (text.empty() || text.size() > 64) return false;
+    for (char c : text) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                        c == '.' || c == '_' || c == '-';
+        if (!ok) return false;
+    }
+    return true;
 }
 
 ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOptions& base) {
@@ -203,6 +231,11 @@ ServeOptions serve_options_from_config(const nlohmann::json& config) {
     if (reader.has("ssl_listen"))
         o.ssl_listen_port = static_cast<std::uint16_t>(reader.uint("ssl_listen", 0, 0, 65535));
     if (reader.has("log_level")) set("log_level", "--log-level", reader.string("log_level"));
+    if (reader.has("cache")) set("cache", "--cache", reader.string("cache"));
+    if (reader.has("box_id")) set("box_id", "--box-id", reader.string("box_id"));
+    if (reader.has("push_quota"))
+        o.push_quota = reader.bytes("push_quota", std::nullopt, kMinQuota, kMaxQuota);
+    if (reader.has("push_rate")) o.push_rate = reader.bitrate("push_rate", std::nullopt, kMinRate, kMaxRate);
     reader.finish();
     return o;
 }
@@ -213,13 +246,14 @@ std::string serve_help_text() {
 
 The set-top-box service: one long-running process with one BitTorrent session and one listen port for every
 title, driven by a JSON control API on a loopback address (docs/client.md lists the routes). Titles watched
-earlier keep seeding within the disk quota, least recently watched evicted first; after a restart the
-service resumes its titles and their playback positions from DIR.
+earlier keep seeding within the disk quota (--cache decides which leave first); with --push-quota the box
+also holds what the operator's server assigns it, fetched while idle and off-peak. After a restart the
+service resumes its titles, their playback positions and its assignment from DIR.
 
   --config FILE           JSON with the same settings (save_dir, listen, control_listen, servers, trackers,
-                          disk_quota, upload_limit, download_limit, max_connections, disk_io, upnp,
-                          natpmp, passkey, ssl_cert, ssl_key, ssl_listen, log_level); options given on
-                          the command line override it
+                          disk_quota, upload_limit, download_limit, max_connections, disk_io,
+                          log_level, cache, box_id, push_quota, push_rate, upnp, natpmp, passkey,
+                          ssl_cert, ssl_key, ssl_listen); options given on the command line override it
   --save-dir DIR          every title (DIR/titles/ID/), its torrent and position, the title list (required)
   --api HOST:PORT         control API and live piece map, loopback only (default 127.0.0.1:8780)
   --listen [HOST:]PORT    BitTorrent listen port for every title: PORT alone on every interface (0.0.0.0
@@ -232,6 +266,14 @@ service resumes its titles and their playback positions from DIR.
   --max-connections N     peer connections of the session (default 40)
   --disk-io D             posix: pieces read and written with pread/pwrite on the network thread; mmap:
                           read from a memory map on disk threads, libtorrent's own default (default posix)
+  --cache POLICY          what stays of a watched title once its play stops: none (nothing), lru (seed within
+                          the disk quota, least recently watched evicted first), popularity (seed within
+                          the quota, the title the swarm needs least per byte evicted first, from the
+                          server's catalogue demand and the tracker's copies) (default lru)
+  --box-id ID             this box's name to the server (default: kept in DIR/box_id, random at first start)
+  --push-quota SIZE       take part in pre-placement: hold up to SIZE of what the first --server assigns,
+                          beside the disk quota (default: no push)
+  --push-rate RATE        fetch the assignment at most this fast (default and cap: the server's rate)
   --upnp                  ask the home router over UPnP to forward the listen ports (default: off)
   --natpmp                the same over NAT-PMP (default: off)
   --passkey KEY           this box's tracker passkey, put into every tracker URL of every title

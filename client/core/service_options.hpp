@@ -8,8 +8,10 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "client/core/cache_policy.hpp"
 #include "client/core/disk_io_kind.hpp"
 #include "toast/common/endpoint.hpp"
 #include "toast/common/units.hpp"
@@ -29,6 +31,10 @@ struct ServeOptions {
     std::optional<BitRate> download_limit;
     int max_connections = 40;  // peer connections of the session (SessionConfig::max_connections)
     DiskIoKind disk_io = DiskIoKind::posix;  // --disk-io
+    CachePolicy cache = CachePolicy::lru;    // --cache: what idle boxes keep of the titles they watched
+    std::string box_id;                      // --box-id; empty: the save dir's, else a new random one
+    std::optional<Bytes> push_quota;         // --push-quota: pre-placement on; what assignments may hold
+    std::optional<BitRate> push_rate;        // --push-rate: at most this fast (and the server's rate)
     bool upnp = false;                       // --upnp: ask the home router to forward the listen ports
     bool natpmp = false;                     // --natpmp: the same over NAT-PMP
     // The box's credentials in private swarms (ClientOptions has the same): its tracker passkey, its
@@ -60,10 +66,13 @@ std::string serve_options_problem(const ServeOptions& o);
 std::optional<std::uint16_t> ssl_listen_port_of(const ServeOptions& o);
 
 // The config file's options (deploy/etc/client.json): save_dir, listen, control_listen, servers, trackers,
-// disk_quota, upload_limit, download_limit, max_connections, disk_io, upnp, natpmp, passkey, ssl_cert,
-// ssl_key, ssl_listen, log_level. Throws toast::ConfigError naming the field and the value; an unknown key
-// is an error.
+// disk_quota, upload_limit, download_limit, max_connections, disk_io, log_level, cache, box_id, push_quota,
+// push_rate, upnp, natpmp, passkey, ssl_cert, ssl_key, ssl_listen. Throws toast::ConfigError naming the field
+// and the value; an unknown key is an error.
 ServeOptions serve_options_from_config(const nlohmann::json& config);
 std::string serve_help_text();
+
+// 1 to 64 of [A-Za-z0-9._-].
+bool is_box_id(std::string_view text);
 
 }  // namespace toast::client

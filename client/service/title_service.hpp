@@ -25,18 +25,20 @@
 #include "client/lt/stream_session.hpp"
 #include "client/lt/title_stream.hpp"
 #include "client/service/control_server.hpp"
+#include "client/service/push_agent.hpp"
+#include "client/service/server_link.hpp"
 
 namespace toast::client {
 
 struct ServiceTitle;  // service_title.hpp
 
-class TitleService {
+class TitleService : private PushHost {
   public:
     // Creates the session, resumes the saved titles (a title whose files are unusable is dropped with a
     // warning) and binds the control API. Throws std::runtime_error when the save dir, the session or the
     // API address cannot be used.
     TitleService(boost::asio::io_context& io, ServeOptions options, ClientTuning tuning = {});
-    ~TitleService();
+    ~TitleService() override;
     TitleService(const TitleService&) = delete;
     TitleService& operator=(const TitleService&) = delete;
 
@@ -52,6 +54,23 @@ class TitleService {
     void handle(const ControlRequest& request, ControlServer::Reply reply);
 
   private:
+    // PushHost
+    bool playing() override;
+    ServiceTitle* title(const std::string& id) override { return find(id); }
+    std::vector<ServiceTitle*> pushed_titles() override;
+    ServiceTitle* add_pushed(const std::string& torrent, const std::string& origin,
+                             std::string* error) override;
+    void remove(const std::string& id) override { remove_title(id); }
+
+    // A new stopped title from its torrent's bytes (stored under the save dir, seeding what it has); a
+    // 4xx/5xx answer saying why not.
+    struct Added {
+        ServiceTitle* title = nullptr;
+        bool existed = false;
+        ControlResponse refusal;
+    };
+    Added create_title(const std::string& bytes, const std::string& origin, bool pushed);
+    void load_box_id();
     void load_saved();
     void save_list();
     ServiceTitle* find(const std::string& id);
@@ -74,6 +93,8 @@ class TitleService {
     std::unique_ptr<StreamSession> session_;
     std::map<std::string, std::unique_ptr<ServiceTitle>> titles_;
     std::unique_ptr<ControlServer> server_;
+    std::unique_ptr<ServerLink> link_;  // with a --server
+    std::unique_ptr<PushAgent> push_;   // with a --server and a --push-quota
     boost::asio::steady_timer tick_timer_;
     bool stopped_ = false;
 };

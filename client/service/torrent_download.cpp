@@ -25,9 +25,14 @@ namespace {
 
 class Download : public std::enable_shared_from_this<Download> {
   public:
-    Download(asio::io_context& io, ServerUrl url, std::size_t limit, std::chrono::milliseconds timeout,
-             std::function<void(TorrentDownloadResult)> done)
-        : resolver_(io), stream_(io), url_(std::move(url)), timeout_(timeout), done_(std::move(done)) {
+    Download(asio::io_context& io, http::verb method, ServerUrl url, std::size_t limit,
+             std::chrono::milliseconds timeout, std::function<void(HttpCallResult)> done)
+        : resolver_(io),
+          stream_(io),
+          method_(method),
+          url_(std::move(url)),
+          timeout_(timeout),
+          done_(std::move(done)) {
         parser_.body_limit(limit);
     }
 
@@ -46,7 +51,8 @@ class Download : public std::enable_shared_from_this<Download> {
     void on_connect(beast::error_code ec) {
         if (ec) return finish("cannot connect: " + ec.message());
         request_.version(11);
-        request_.method(http::verb::get);
+        request_.method(method_);
+        if (method_ == http::verb::post) request_.content_length(0);
         request_.target(url_.target);
         request_.set(http::field::host, url_.host + ":" + url_.port);
         request_.set(http::field::user_agent, "toast-client");
@@ -63,23 +69,20 @@ class Download : public std::enable_shared_from_this<Download> {
         if (ec == beast::error::timeout) return finish("no complete answer within the time limit");
         if (ec) return finish("cannot read the answer: " + ec.message());
         auto& res = parser_.get();
-        if (res.result_int() != 200) {
-            return finish("the server answered " + std::to_string(res.result_int()) + " " +
-                          std::string(res.reason()));
-        }
-        TorrentDownloadResult r;
-        r.ok = true;
+        HttpCallResult r;
+        r.status = static_cast<int>(res.result_int());
+        r.reason = std::string(res.reason());
         r.body = std::move(res.body());
         complete(std::move(r));
     }
 
     void finish(const std::string& error) {
-        TorrentDownloadResult r;
+        HttpCallResult r;
         r.error = "cannot fetch " + url_.text + ": " + error;
         complete(std::move(r));
     }
 
-    void complete(TorrentDownloadResult r) {
+    void complete(HttpCallResult r) {
         beast::error_code ignored;
         stream_.socket().close(ignored);
         if (done_) {
@@ -91,9 +94,10 @@ class Download : public std::enable_shared_from_this<Download> {
 
     tcp::resolver resolver_;
     beast::tcp_stream stream_;
+    http::verb method_;
     ServerUrl url_;
     std::chrono::milliseconds timeout_;
-    std::function<void(TorrentDownloadResult)> done_;
+    std::function<void(HttpCallResult)> done_;
     http::request<http::empty_body> request_;
     beast::flat_buffer buffer_;
     http::response_parser<http::string_body> parser_;
@@ -101,14 +105,30 @@ class Download : public std::enable_shared_from_this<Download> {
 
 }  // namespace
 
-void download_torrent(asio::io_context& io, const std::string& url, std::size_t body_limit,
-                      std::chrono::milliseconds timeout, std::function<void(TorrentDownloadResult)> done) {
+void http_call(asio::io_context& io, const std::string& method, const std::string& url,
+               std::size_t body_limit, std::chrono::milliseconds timeout,
+               std::function<void(HttpCallResult)> done) {
     auto parsed = parse_http_url(url);
     if (!parsed) {
-        done({false, {}, "'" + url + "' is not an http:// URL"});
+        done({0, {}, {}, "'" + url + "' is not an http:// URL"});
         return;
     }
-    std::make_shared<Download>(io, *parsed, body_limit, timeout, std::move(done))->start();
+    const auto verb = method == "POST" ? http::verb::post : http::verb::get;
+    std::make_shared<Download>(io, verb, *parsed, body_limit, timeout, std::move(done))->start();
+}
+
+void download_torrent(asio::io_context& io, const std::string& url, std::size_t body_limit,
+                      std::chrono::milliseconds timeout, std::function<void(TorrentDownloadResult)> done) {
+    http_call(io, "GET", url, body_limit, timeout, [url, done = std::move(done)](HttpCallResult r) {
+        if (r.status == 0) return done({false, {}, std::move(r.error)});
+        if (r.status != 200) {
+            return done({false,
+                         {},
+                         "cannot fetch " + url + ": the server answered " + std::to_string(r.status) + " " +
+                             r.reason});
+        }
+        done({true, std::move(r.body), {}});
+    });
 }
 
 }  // namespace toast::client

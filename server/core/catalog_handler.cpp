@@ -7,10 +7,14 @@
 
 namespace toast::server {
 
-HttpResponse serve_catalog(const HttpRequest& req, const TitleStore& titles) {
+HttpResponse serve_catalog(const HttpRequest& req, const TitleStore& titles,
+                           const std::map<std::string, double>& demand) {
     std::vector<CatalogTitle> list;
-    for (const auto& t : titles.titles())
-        list.push_back({t->name, t->file_name, t->size, t->bitrate, t->etag, t->last_modified, t->info_hash});
+    for (const auto& t : titles.titles()) {
+        auto d = demand.find(t->name);
+        list.push_back({t->name, t->file_name, t->size, t->bitrate, t->etag, t->last_modified, t->info_hash,
+                        d == demand.end() ? 0.0 : d->second});
+    }
     auto body = catalog_body(std::move(list));
     // Boxes poll the catalogue: no-cache makes every cache revalidate, which costs a 304 while it is
     // unchanged.

@@ -5,7 +5,9 @@
 // (NAME.ts), the name a BitTorrent client appends to a web seed URL ending in '/'.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "server/core/request_handler.hpp"
@@ -13,7 +15,9 @@
 
 namespace toast::server {
 
-HttpResponse serve_catalog(const HttpRequest& request, const TitleStore& titles);
+// `demand`: each title's sessions per hour by name (a title not in it: 0).
+HttpResponse serve_catalog(const HttpRequest& request, const TitleStore& titles,
+                           const std::map<std::string, double>& demand);
 
 // `name` is the decoded title name (the path's NAME without ".torrent").
 HttpResponse serve_torrent(const HttpRequest& request, const TitleStore& titles, std::string_view name);

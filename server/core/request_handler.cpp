@@ -11,6 +11,7 @@
 #include "server/core/admin_routes.hpp"
 #include "server/core/catalog_handler.hpp"
 #include "server/core/http_date.hpp"
+#include "server/core/push_routes.hpp"
 #include "toast/common/config.hpp"
 #include "toast/common/text.hpp"
 
@@ -357,7 +358,9 @@ HttpResponse handle_request(const HttpRequest& req, HandlerContext& ctx) {
         }
     } else if (*path == "/catalog") {
         if (!get_or_head) return method_not_allowed(req.method, "GET, HEAD");
-        r = serve_catalog(req, ctx.titles);
+        r = serve_catalog(req, ctx.titles, ctx.push ? ctx.push->demand() : std::map<std::string, double>{});
+    } else if (*path == "/catalog/plays" || path->substr(0, 6) == "/push/") {
+        r = serve_push(req, *path, ctx.push);
     } else if (path->substr(0, 8) == "/titles/" || path->substr(0, 8) == "/stream/" ||
                path->substr(0, 10) == "/torrents/") {
         const bool torrent = path->substr(0, 10) == "/torrents/";

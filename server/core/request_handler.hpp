@@ -89,12 +89,15 @@ struct HandlerLimits {
     bool admin_on_separate_listener = false;  // admin_listen configured: admin routes only there
 };
 
+class PushControl;  // push_routes.hpp
+
 // What the handler may consult. find() is the only way a title name is resolved.
 struct HandlerContext {
     const TitleStore& titles;
     DiskControl& disks;
     const MetricsRegistry& metrics;
     HandlerLimits limits;
+    PushControl* push = nullptr;  // catalogue demand and pre-placement; null: no demand, push not enabled
 };
 
 HttpResponse handle_request(const HttpRequest& request, HandlerContext& context);

@@ -212,6 +212,8 @@ ServerConfig load_server_config(const nlohmann::json& json) {
         ac.reserve_peak = reservation == "peak";
         a.finish();
     }
+    if (r.has("demand")) c.demand = load_demand_config(r.object("demand"));
+    if (r.has("push")) c.push = load_push_config(r.object("push"));
     if (r.has("access_log")) {
         auto log = r.object("access_log");
         auto path = log.string("path");

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/core/push_config.hpp"
 #include "toast/common/endpoint.hpp"
 #include "toast/common/units.hpp"
 
@@ -117,6 +118,8 @@ struct ServerConfig {
     std::optional<std::filesystem::path> access_log;  // one line per request (toast/common/access_log.hpp)
 
     AdmissionConfig admission;
+    DemandConfig demand;  // each title's demand in the catalogue
+    PushConfig push;      // pre-placement on idle boxes; disabled unless the config has a "push" object
 
     std::string log_level = "info";
 };

@@ -151,7 +151,8 @@ void HttpSession::on_read(beast::error_code ec) {
         job.response = std::move(*rejection);
     } else {
         const auto settings = shared_.settings();
-        HandlerContext ctx{shared_.store, shared_.disks, shared_.registry, settings->limits};
+        HandlerContext ctx{shared_.store, shared_.disks, shared_.registry, settings->limits,
+                           shared_.push.get()};
         job.response = handle_request(request_view(msg, loopback_, admin_listener_), ctx);
         admit(job);
     }

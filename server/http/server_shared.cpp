@@ -47,6 +47,7 @@ HttpSettings HttpSettings::from(const ServerConfig& c) {
 ServerShared::ServerShared(const ServerConfig& c, TitleStore& s, DiskControl& d, MetricsRegistry& m)
     : config(c), store(s), disks(d), registry(m), metrics(m) {
     set_settings(c);
+    push = std::make_unique<PushCoordinator>(c.demand, c.push, s);
     if (c.admission.enabled)
         admission = std::make_unique<StreamAdmission>(c, d, m, settings()->transfer_limits.window);
 }

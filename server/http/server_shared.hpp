@@ -17,6 +17,7 @@
 #include "server/core/title_store.hpp"
 #include "server/http/response_transfer.hpp"
 #include "server/http/stream_admission.hpp"
+#include "server/io/push_coordinator.hpp"
 #include "toast/common/access_log.hpp"
 #include "toast/common/metrics.hpp"
 
@@ -62,6 +63,7 @@ struct ServerShared {
     MetricsRegistry& registry;
     HttpMetrics metrics;
     std::unique_ptr<StreamAdmission> admission;  // null: every /stream is accepted
+    std::unique_ptr<PushCoordinator> push;        // catalogue demand, and pre-placement when enabled
 
     std::shared_ptr<const HttpSettings> settings() const { return settings_.load(); }
     void set_settings(const ServerConfig& c) {

@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
-from . import run, scenario as scen
+from . import catalogue_experiments as cat, run, scenario as scen
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 BASE_FILE = "_base.json"
@@ -47,6 +47,8 @@ def run_key(s: scen.Scenario, kind: str = "toast") -> str:
 
 
 def estimate_seconds(s: scen.Scenario) -> float:
+    if cat.is_catalogue(s):
+        return cat.estimate_seconds(s)
     return max(scen.arrival_times(s)) + s.title_seconds + SETUP_SECONDS
 
 
@@ -88,14 +90,16 @@ def expand(base: dict, name: str, exp: dict, netem: bool) -> list[dict]:
         except scen.ScenarioError as e:
             raise PlanError(f"experiment {name} [{label}]: {e}") from None
         skipped = None
-        if s.delay_ms > 0 and not netem:
+        if getattr(s, "delay_ms", 0) > 0 and not netem:
             skipped = "not run: this kernel has no netem qdisc, so no delay can be added"
         rows.append({"params": params, "label": label, "scenario": s, "key": run_key(s), "skipped": skipped,
-                     "shape": scen.shape(s)})
+                     "shape": cat.shape(s) if cat.is_catalogue(s) else scen.shape(s)})
     return rows
 
 
 def summary(r: dict) -> dict:
+    if r.get("kind") == "catalogue":
+        return cat.summary(r)
     return {k: v for k, v in r.items() if k not in ("per_client", "scenario_config")}
 
 
@@ -415,7 +419,11 @@ def main(argv: list[str] | None = None) -> int:
         for row in rows:
             if not row["skipped"]:
                 unique.setdefault(row["key"], row["scenario"])
-    kinds = [] if args.no_baselines or args.only else ["stock", "unicast"]
+    catalogue = cat.is_catalogue(base_scenario)
+    # A catalogue run has its unicast figures in it; it starts a process a box, so runs go one at a time.
+    kinds = [] if args.no_baselines or args.only or catalogue else ["stock", "unicast"]
+    if catalogue:
+        args.parallel = 1
     seconds = sum(estimate_seconds(s) for s in unique.values()) + len(kinds) * estimate_seconds(base_scenario)
     total_runs = len(unique) + len(kinds)
     print(f"{total_runs} runs ({sum(len(r) for r in planned.values())} table rows), about "
@@ -424,6 +432,9 @@ def main(argv: list[str] | None = None) -> int:
         for stem, rows in planned.items():
             for row in rows:
                 sh = row["shape"]
+                if catalogue:
+                    print(f"  {stem}[{row['label']}] -> {row['skipped'] or row['key']}\n      {cat.dry_run_line(row)}")
+                    continue
                 print(f"  {stem}[{row['label']}] -> {row['skipped'] or row['key']}\n"
                       f"      {sh['gap_piece_times']:g} piece-times apart, {sh['watching_at_once']} watching / "
                       f"{sh['present_at_once']} present at once, span {sh['span_over_title']:g}x the title, "
@@ -455,13 +466,16 @@ def main(argv: list[str] | None = None) -> int:
         cached = rdir / "report.json"
         if args.resume and cached.exists():
             r = json.loads(cached.read_text())
-            if r.get("scenario_config") == s.to_json() and r.get("kind") == kind:
+            wanted = "catalogue" if cat.is_catalogue(s) else kind  # a catalogue report says it is one
+            if r.get("scenario_config") == s.to_json() and r.get("kind") == wanted:
                 say(f"reused {kind} {s.name}")
                 reused[0] += 1
                 return r
         say(f"start {kind} {s.name}")
         try:
-            if s.shaping:
+            if cat.is_catalogue(s):
+                r = cat.run(s, bins, rdir, stop)
+            elif s.shaping:
                 with shaping_lock:
                     r = run.run_once(kind, s, bins, rdir, progress=lambda m: None, stop=stop)
             else:
@@ -472,8 +486,11 @@ def main(argv: list[str] | None = None) -> int:
         r["scenario_config"] = s.to_json()
         cached.write_text(json.dumps(r, indent=2))
         finished[0] += 1
-        say(f"done {finished[0]}/{len(jobs)}: {kind} {s.name}: reduction {r['reduction_pct']:.1f}%, "
-            f"stalls {r['stalls']['count']}, {r['completed_clients']}/{r['clients']} completed")
+        if cat.is_catalogue(s):
+            say(f"done {finished[0]}/{len(jobs)}: {s.name}: {cat.done_line(r)}")
+        else:
+            say(f"done {finished[0]}/{len(jobs)}: {kind} {s.name}: reduction {r['reduction_pct']:.1f}%, "
+                f"stalls {r['stalls']['count']}, {r['completed_clients']}/{r['clients']} completed")
         return r
 
     done: dict[tuple[str, str], dict | None] = {}
@@ -515,11 +532,15 @@ def main(argv: list[str] | None = None) -> int:
             minutes = json.loads((out / "results.json").read_text()).get("minutes", minutes)
         except (OSError, json.JSONDecodeError, AttributeError):
             pass
-    md = render(base, exps, results, baselines, minutes, netem, len(jobs), out)
+    if catalogue:
+        md = cat.render(base, exps, results, minutes, len(jobs))
+    else:
+        md = render(base, exps, results, baselines, minutes, netem, len(jobs), out)
     (out / "report.md").write_text(md)
     (out / "results.json").write_text(json.dumps({"minutes": round(minutes, 1), "baselines": baselines,
-                                                  "issue_targets": issue_targets(exps, results),
-                                                  "headline": headline(results), "experiments": results},
+                                                  "issue_targets": [] if catalogue else issue_targets(exps, results),
+                                                  "headline": [] if catalogue else headline(results),
+                                                  "experiments": results},
                                                  indent=2))
     print(md.split("## Headline")[0])
     print(f"wrote {out / 'report.md'} ({minutes:.0f} minutes, {failed} failed runs)")
