@@ -25,6 +25,8 @@ add_library(toast_client_service STATIC
 target_include_directories(toast_client_service PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_client_service
   PUBLIC toast_client_service_core toast_client_lt toast_common toast_asio PRIVATE toast_warnings)
+# The piece map's page (HTML, CSS and script), built in.
+toast_embed_resource(toast_client_service service/piece_map.html toast::client::resources::piece_map_html)
 target_link_libraries(toast-client PRIVATE toast_client_service)
 
 if(BUILD_TESTING)
@@ -35,7 +37,7 @@ if(BUILD_TESTING)
   catch_discover_tests(client_service_core_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client.service.")
 
   add_executable(client_service_tests tests/service_integration_test.cpp tests/service_box_test.cpp
-    tests/service_private_test.cpp tests/service_push_test.cpp)
+    tests/service_access_test.cpp tests/service_private_test.cpp tests/service_push_test.cpp)
   target_link_libraries(client_service_tests
     PRIVATE client_test_fixture toast_testing toast_warnings nlohmann_json::nlohmann_json Catch2::Catch2WithMain)
   add_dependencies(client_service_tests toast-client toast-server toast-tracker)

@@ -10,7 +10,8 @@ packages=(
   clang-14 libclang-rt-14-dev
   # libraries
   libtorrent-rasterbar-dev libboost-dev libboost-system-dev catch2 libspdlog-dev nlohmann-json3-dev
-  # certificate checks of SSL swarms (OpenSSL), and the openssl tool that makes the tests' and testbed's CAs
+  # signed URLs (HMAC-SHA256), TLS and the certificate checks of SSL swarms; openssl makes the tests' and
+  # testbed's CAs and certificates
   libssl-dev openssl
   # tests, benchmarks and the testbed
   curl nginx-light opentracker wrk ffmpeg python3 python3-libtorrent python3-matplotlib python3-yaml iproute2 procps

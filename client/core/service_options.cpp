@@ -7,6 +7,7 @@
 #include "client/core/tracker_url.hpp"
 #include "toast/common/config.hpp"
 #include "toast/common/log.hpp"
+#include "toast/common/units.hpp"
 
 namespace toast::client {
 
@@ -52,8 +53,24 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
             return quoted + " is not a loopback address: the control API has no authentication";
         (name == "--api" ? o.api : o.listen) = *e;
     } else if (name == "--server") {
-        if (v.rfind("http://", 0) != 0) return quoted + " is not an http:// URL";
+        if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0)
+            return quoted + " is not an http:// or https:// URL";
         o.servers.push_back(v);
+    } else if (name == "--token") {
+        if (v.empty() || v.find_first_of(" \t\r\n") != std::string::npos) return "expected a token (v1~...)";
+        o.token = v;
+    } else if (name == "--token-file" || name == "--ca-file") {
+        if (v.empty()) return "must not be empty";
+        (name == "--token-file" ? o.token_file : o.ca_file) = v;
+    } else if (name == "--telemetry") {
+        if (v != "off" && v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0)
+            return quoted + " is not an http:// or https:// URL, or off";
+        o.telemetry = v;
+    } else if (name == "--telemetry-interval") {
+        auto d = parse_duration(v);
+        if (!d || *d < std::chrono::seconds(1) || *d > std::chrono::hours(24))
+            return quoted + " is not a duration from 1s to 24h";
+        o.telemetry_interval = *d;
     } else if (name == "--tracker") {
         if (v.empty()) return "must not be empty";
         o.trackers.push_back(v);
@@ -183,6 +200,10 @@ ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOpt
         }
         have_save_dir = have_save_dir || name == "--save-dir";
     }
+    if (!o.token.empty() && !o.token_file.empty()) {
+        r.error = "--token-file: give either a token or a token file, not both";
+        return r;
+    }
     if (!have_save_dir && r.config.empty()) {
         r.error = "--save-dir is required";
         return r;
@@ -231,6 +252,15 @@ ServeOptions serve_options_from_config(const nlohmann::json& config) {
     if (reader.has("ssl_listen"))
         o.ssl_listen_port = static_cast<std::uint16_t>(reader.uint("ssl_listen", 0, 0, 65535));
     if (reader.has("log_level")) set("log_level", "--log-level", reader.string("log_level"));
+    if (reader.has("token")) set("token", "--token", reader.string("token"));
+    if (reader.has("token_file")) set("token_file", "--token-file", reader.string("token_file"));
+    if (reader.has("ca_file")) set("ca_file", "--ca-file", reader.string("ca_file"));
+    if (reader.has("telemetry")) set("telemetry", "--telemetry", reader.string("telemetry"));
+    if (reader.has("telemetry_interval"))
+        o.telemetry_interval = reader.duration("telemetry_interval", std::nullopt, std::chrono::seconds(1),
+                                               std::chrono::hours(24));
+    if (!o.token.empty() && !o.token_file.empty())
+        reader.fail("token_file", "give either token or token_file, not both");
     if (reader.has("cache")) set("cache", "--cache", reader.string("cache"));
     if (reader.has("box_id")) set("box_id", "--box-id", reader.string("box_id"));
     if (reader.has("push_quota"))
@@ -253,7 +283,8 @@ service resumes its titles, their playback positions and its assignment from DIR
   --config FILE           JSON with the same settings (save_dir, listen, control_listen, servers, trackers,
                           disk_quota, upload_limit, download_limit, max_connections, disk_io,
                           log_level, cache, box_id, push_quota, push_rate, upnp, natpmp, passkey,
-                          ssl_cert, ssl_key, ssl_listen); options given on the command line override it
+                          ssl_cert, ssl_key, ssl_listen, token, token_file, ca_file, telemetry,
+                          telemetry_interval); options given on the command line override it
   --save-dir DIR          every title (DIR/titles/ID/), its torrent and position, the title list (required)
   --api HOST:PORT         control API and live piece map, loopback only (default 127.0.0.1:8780)
   --listen [HOST:]PORT    BitTorrent listen port for every title: PORT alone on every interface (0.0.0.0
@@ -282,6 +313,14 @@ service resumes its titles, their playback positions and its assignment from DIR
   --ssl-listen PORT       the SSL listen port, on --listen's address (default: --listen's port + 1, any
                           free port when that is 0)
   --log-level LEVEL       trace, debug, info, warn, error, off (default info)
+  --token TOKEN           the operator's signed token: every request to a server carries it (Authorization:
+                          Bearer), renewed at the first server before it expires
+  --token-file FILE       the same, read from FILE; a renewed token is written back to it
+  --ca-file FILE          PEM CA certificate(s) https:// servers (and torrent URLs) must be signed by
+                          (default: the system's CAs)
+  --telemetry URL|off     where QoE reports go (default: the first --server's /telemetry, else the first
+                          title's server); off: none
+  --telemetry-interval D  a report every D while a title plays, and one when it stops (default 5min)
 )";
 }
 

@@ -2,6 +2,7 @@
 // naming the option and the bad value out.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 
@@ -44,6 +45,12 @@ struct ServeOptions {
     std::filesystem::path ssl_key;
     std::optional<std::uint16_t> ssl_listen_port;
     std::string log_level = "info";
+    // The operator's server: signed URLs, TLS, QoE reports (as the standalone client's options).
+    std::string token;
+    std::filesystem::path token_file;
+    std::filesystem::path ca_file;
+    std::string telemetry;  // URL, "off", or empty: the first server's /telemetry
+    std::chrono::nanoseconds telemetry_interval = std::chrono::minutes(5);
 };
 
 struct ServeParse {
@@ -67,8 +74,8 @@ std::optional<std::uint16_t> ssl_listen_port_of(const ServeOptions& o);
 
 // The config file's options (deploy/etc/client.json): save_dir, listen, control_listen, servers, trackers,
 // disk_quota, upload_limit, download_limit, max_connections, disk_io, log_level, cache, box_id, push_quota,
-// push_rate, upnp, natpmp, passkey, ssl_cert, ssl_key, ssl_listen. Throws toast::ConfigError naming the field
-// and the value; an unknown key is an error.
+// push_rate, upnp, natpmp, passkey, ssl_cert, ssl_key, ssl_listen, token, token_file, ca_file, telemetry,
+// telemetry_interval. Throws toast::ConfigError naming the field and the value; an unknown key is an error.
 ServeOptions serve_options_from_config(const nlohmann::json& config);
 std::string serve_help_text();
 

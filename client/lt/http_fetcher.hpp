@@ -24,6 +24,7 @@
 #include "client/core/piece_types.hpp"
 #include "client/core/server_pool.hpp"
 #include "client/core/server_request.hpp"
+#include "client/lt/server_access.hpp"
 
 namespace toast::client {
 
@@ -33,6 +34,7 @@ struct FetcherConfig {
     ServerPool::Backoff server_backoff{};          // a failing server rests this long
     std::chrono::milliseconds retry_initial{200};  // a failing piece waits this long before its next try
     std::chrono::milliseconds retry_max{3'000};
+    ServerAccess access;  // the box's token (every request carries it) and TLS for https:// servers
 };
 
 struct FetcherStats {

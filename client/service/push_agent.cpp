@@ -121,7 +121,7 @@ void PushAgent::poll() {
     auto url = config_.server + "/push/assignment?box=" + config_.box_id +
                "&quota=" + std::to_string(config_.quota.value());
     if (config_.upload) url += "&upload_bps=" + std::to_string(config_.upload->value());
-    http_call(io_, "GET", url, kMaxAnswer, kHttpTimeout, [this](HttpCallResult r) {
+    http_call(io_, "GET", url, kMaxAnswer, kHttpTimeout, config_.access, [this](HttpCallResult r) {
         if (!stopped_) on_answer(std::move(r));
     });
 }
@@ -155,7 +155,7 @@ void PushAgent::on_answer(HttpCallResult r) {
             continue;
         }
         ++p->waiting;
-        http_call(io_, "GET", config_.server + t.torrent, kMaxTorrentBytes, kHttpTimeout,
+        http_call(io_, "GET", config_.server + t.torrent, kMaxTorrentBytes, kHttpTimeout, config_.access,
                   [this, p, t](HttpCallResult d) {
                       if (stopped_ || pending_ != p || p->failed) return;
                       if (d.status != 200) {
@@ -253,7 +253,7 @@ HttpFetcher& PushAgent::fetcher(ServiceTitle& t) {
             if (auto parsed = parse_http_url(u)) urls.push_back(*parsed);
         }
         const auto id = t.saved.id;
-        f = std::make_unique<HttpFetcher>(io_, std::move(urls), FetcherConfig{},
+        f = std::make_unique<HttpFetcher>(io_, std::move(urls), FetcherConfig{.access = config_.access},
                                           [this, id](const PieceRequest& r, std::vector<char> data,
                                                      std::size_t) { on_piece(id, r, std::move(data)); });
     }

@@ -56,6 +56,7 @@ struct PushAgentConfig {
     std::optional<BitRate> rate;    // the box's cap; the server's rate caps too
     std::optional<BitRate> upload;  // reported to the planner when set
     std::filesystem::path save_dir;
+    ServerAccess access;  // the box's token and CA for every request to the server
 };
 
 class PushAgent {

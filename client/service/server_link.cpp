@@ -16,9 +16,10 @@ constexpr std::size_t kMaxCatalogue = 16 * 1024 * 1024;
 }  // namespace
 
 ServerLink::ServerLink(boost::asio::io_context& io, std::string server, std::string box_id,
-                       bool poll_catalogue)
+                       bool poll_catalogue, ServerAccess access)
     : io_(io),
       server_(std::move(server)),
+      access_(std::move(access)),
       box_id_(std::move(box_id)),
       poll_catalogue_(poll_catalogue),
       timer_(io) {}
@@ -34,7 +35,7 @@ void ServerLink::stop() {
 
 void ServerLink::report_play(const std::string& info_hash) {
     http_call(io_, "POST", server_ + "/catalog/plays?info_hash=" + info_hash + "&box=" + box_id_, 4096,
-              kTimeout, [info_hash](HttpCallResult r) {
+              kTimeout, access_, [info_hash](HttpCallResult r) {
                   if (r.status != 204)
                       spdlog::debug("play of {} not reported: {} {}", info_hash, r.status, r.error);
               });
@@ -46,7 +47,7 @@ double ServerLink::demand(const std::string& info_hash) const {
 }
 
 void ServerLink::poll() {
-    http_call(io_, "GET", server_ + "/catalog", kMaxCatalogue, kTimeout, [this](HttpCallResult r) {
+    http_call(io_, "GET", server_ + "/catalog", kMaxCatalogue, kTimeout, access_, [this](HttpCallResult r) {
         if (stopped_) return;
         if (r.status == 200) {
             if (auto d = parse_catalog_demand(r.body)) {

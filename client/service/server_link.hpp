@@ -10,12 +10,16 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "client/lt/server_access.hpp"
+
 namespace toast::client {
 
 class ServerLink {
   public:
-    // `server`: base URL without a trailing slash. `poll_catalogue`: follow the catalogue's demand.
-    ServerLink(boost::asio::io_context& io, std::string server, std::string box_id, bool poll_catalogue);
+    // `server`: base URL without a trailing slash. `poll_catalogue`: follow the catalogue's demand. `access`:
+    // the box's token and CA for every request.
+    ServerLink(boost::asio::io_context& io, std::string server, std::string box_id, bool poll_catalogue,
+               ServerAccess access = {});
     void start();
     void stop();
     void report_play(const std::string& info_hash);
@@ -28,6 +32,7 @@ class ServerLink {
 
     boost::asio::io_context& io_;
     std::string server_;
+    ServerAccess access_;
     std::string box_id_;
     bool poll_catalogue_;
     boost::asio::steady_timer timer_;

@@ -8,6 +8,7 @@
 #include <libtorrent/torrent_status.hpp>
 
 #include "client/core/client_options.hpp"
+#include "client/lt/engine.hpp"
 #include "client/lt/torrent_file.hpp"
 #include "client/service/piece_map.hpp"
 #include "client/service/service_title.hpp"
@@ -34,17 +35,24 @@ constexpr const char* kListFile = "titles.json";
 constexpr const char* kTorrentFile = "title.torrent";
 
 ControlResponse json_reply(int status, const json& body) {
-    return {status, "application/json", body.dump(), {}, false};
+    return {.status = status, .body = body.dump()};
 }
 
 ControlResponse error_reply(int status, const std::string& message, std::string allow = {}) {
-    return {status, "application/json", api_error_body(message), std::move(allow), false};
+    return {.status = status, .body = api_error_body(message), .allow = std::move(allow)};
 }
 
 }  // namespace
 
 TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTuning tuning)
     : io_(io), options_(std::move(options)), tuning_(std::move(tuning)), tick_timer_(io) {
+    {
+        ClientOptions o;
+        o.token = options_.token;
+        o.token_file = options_.token_file;
+        o.ca_file = options_.ca_file;
+        access_ = server_access_for(o);
+    }
     titles_dir_ = options_.save_dir / "titles";
     std::error_code ec;
     std::filesystem::create_directories(titles_dir_, ec);
@@ -77,13 +85,13 @@ TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTun
         while (!base.empty() && base.back() == '/')
             base.pop_back();
         link_ = std::make_unique<ServerLink>(io_, base, options_.box_id,
-                                             options_.cache == CachePolicy::popularity);
+                                             options_.cache == CachePolicy::popularity, access_);
         if (options_.push_quota) {
             PushHost& host = *this;
             push_ = std::make_unique<PushAgent>(
                 io_, host,
                 PushAgentConfig{base, options_.box_id, *options_.push_quota, options_.push_rate,
-                                options_.upload_limit, options_.save_dir});
+                                options_.upload_limit, options_.save_dir, access_});
         }
     }
     ControlServerConfig cc;
@@ -99,6 +107,8 @@ TitleService::~TitleService() {
     push_.reset();
     link_.reset();
     titles_.clear();
+    renewer_.reset();
+    telemetry_.reset();
     server_.reset();
     session_.reset();
 }
@@ -107,7 +117,25 @@ std::uint16_t TitleService::listen_port() {
     return session_->session().listen_port();
 }
 
+void TitleService::link_server(const std::vector<ServerUrl>& title_servers) {
+    if (renewer_ || telemetry_) return;
+    std::vector<ServerUrl> servers;
+    for (const auto& s : options_.servers)
+        if (auto u = parse_http_url(s)) servers.push_back(*u);
+    if (servers.empty()) servers = title_servers;
+    if (servers.empty() && options_.telemetry.empty()) return;
+    ClientOptions o;
+    o.telemetry = options_.telemetry;
+    if (access_.credential && !servers.empty()) {
+        renewer_ = std::make_unique<TokenRenewer>(io_, access_, servers.front());
+        renewer_->start();
+    }
+    if (auto endpoint = telemetry_endpoint(o, servers))
+        telemetry_ = std::make_unique<TelemetrySender>(io_, access_, *endpoint);
+}
+
 void TitleService::start() {
+    if (!options_.servers.empty()) link_server({});
     spdlog::info(
         "serving {} title(s) from {}; control API http://{}:{}/, BitTorrent port {}; box {}, cache {}{}",
         titles_.size(), options_.save_dir.string(), options_.api.host, api_port(), listen_port(),
@@ -147,6 +175,7 @@ void TitleService::stop() {
     if (stopped_) return;
     stopped_ = true;
     tick_timer_.cancel();
+    if (renewer_) renewer_->stop();
     if (push_) push_->stop();
     if (link_) link_->stop();
     for (auto& [id, t] : titles_) {
@@ -157,6 +186,18 @@ void TitleService::stop() {
     }
     save_list();
     if (server_) server_->stop();
+}
+
+void TitleService::flush_reports(std::chrono::milliseconds limit, std::function<void()> done) {
+    if (!telemetry_) {
+        done();
+        return;
+    }
+    telemetry_->flush(limit, [this, done = std::move(done)] {
+        spdlog::info("telemetry: {} reports sent, {} dropped", telemetry_->stats().sent,
+                     telemetry_->stats().dropped);
+        done();
+    });
 }
 
 void TitleService::load_saved() {
@@ -369,6 +410,7 @@ void TitleService::play(ServiceTitle& t, const ControlServer::Reply& reply) {
         // share one provisioning, so its share of the bitrate is what the box's peers can carry.
         o.upload_limit = options_.upload_limit;
         o.log_level = options_.log_level;
+        o.telemetry_interval = options_.telemetry_interval;
         o.http = Endpoint{"127.0.0.1", 0};
         // The box's user comes first: fetches for pre-placement stop before the title starts.
         if (push_) push_->on_play_started();
@@ -376,13 +418,17 @@ void TitleService::play(ServiceTitle& t, const ControlServer::Reply& reply) {
         const auto generation = ++t.generation;
         const auto id = t.saved.id;
         try {
-            t.stream =
-                std::make_unique<TitleStream>(*session_, o, t.torrent, tuning_, [this, id, generation] {
+            t.stream = std::make_unique<TitleStream>(
+                *session_, o, t.torrent, tuning_,
+                [this, id, generation] {
                     asio::post(io_, [this, id, generation] {
                         auto* title = find(id);
                         if (title && title->stream && title->generation == generation) end_stream(*title);
                     });
-                });
+                },
+                std::chrono::steady_clock::now(), access_);
+            link_server(t.stream->server_urls());
+            if (telemetry_) t.stream->report_to(*telemetry_);
         } catch (const std::exception& e) {
             t.stream.reset();
             t.error = e.what();
@@ -474,8 +520,12 @@ json TitleService::service_json() {
 }
 
 void TitleService::handle(const ControlRequest& request, ControlServer::Reply reply) {
-    auto parsed = parse_api_request(
-        {request.method, request.target, request.content_type, request.body, request.host, request.origin});
+    auto parsed = parse_api_request({.method = request.method,
+                                     .target = request.target,
+                                     .content_type = request.content_type,
+                                     .body = request.body,
+                                     .host = request.host,
+                                     .origin = request.origin});
     if (!parsed.request) {
         reply(error_reply(parsed.error.status, parsed.error.message, parsed.error.allow));
         return;
@@ -487,7 +537,9 @@ void TitleService::handle(const ControlRequest& request, ControlServer::Reply re
     const auto& r = *parsed.request;
     switch (r.action) {
         case ApiAction::piece_map:
-            reply({200, "text/html; charset=utf-8", piece_map_page(service_json()), {}, false});
+            reply({.status = 200,
+                   .content_type = "text/html; charset=utf-8",
+                   .body = piece_map_page(service_json())});
             return;
         case ApiAction::service_status:
             reply(json_reply(200, service_json()));
@@ -500,13 +552,16 @@ void TitleService::handle(const ControlRequest& request, ControlServer::Reply re
             return;
         }
         case ApiAction::events:
-            reply({200, "text/event-stream", sse_event("status", service_json().dump()), {}, true});
+            reply({.status = 200,
+                   .content_type = "text/event-stream",
+                   .body = sse_event("status", service_json().dump()),
+                   .event_stream = true});
             return;
         case ApiAction::add_torrent:
             add_title(r.torrent, "the uploaded torrent", reply);
             return;
         case ApiAction::add_url:
-            download_torrent(io_, r.url, kMaxTorrentBytes, kTorrentFetchTimeout,
+            download_torrent(io_, r.url, kMaxTorrentBytes, kTorrentFetchTimeout, access_,
                              [this, reply, url = r.url](TorrentDownloadResult d) {
                                  if (stopped_) return reply(error_reply(503, "the service is stopping"));
                                  if (!d.ok) return reply(error_reply(502, d.error));

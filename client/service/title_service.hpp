@@ -9,7 +9,9 @@
 // its resume point and stats.jsonl. Everything runs on the io_context's thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,7 +24,9 @@
 #include "client/core/service_api.hpp"
 #include "client/core/service_options.hpp"
 #include "client/core/service_titles.hpp"
+#include "client/lt/server_access.hpp"
 #include "client/lt/stream_session.hpp"
+#include "client/lt/telemetry_sender.hpp"
 #include "client/lt/title_stream.hpp"
 #include "client/service/control_server.hpp"
 #include "client/service/push_agent.hpp"
@@ -46,6 +50,8 @@ class TitleService : private PushHost {
     void start();
     // Stops every playing title (their positions are saved), saves the list and closes the API. Idempotent.
     void stop();
+    // `done` runs once the titles' last QoE reports are sent, or after `limit`.
+    void flush_reports(std::chrono::milliseconds limit, std::function<void()> done);
 
     std::uint16_t api_port() const { return server_->port(); }
     std::uint16_t listen_port();
@@ -85,6 +91,9 @@ class TitleService : private PushHost {
     nlohmann::ordered_json service_json();
     void schedule_tick();
     void publish_status();
+    // The server the token is renewed at and QoE reports go to: the first --server, else the first server
+    // of the title just played. Set up once, when first known.
+    void link_server(const std::vector<ServerUrl>& title_servers);
 
     boost::asio::io_context& io_;
     ServeOptions options_;
@@ -93,6 +102,9 @@ class TitleService : private PushHost {
     std::unique_ptr<StreamSession> session_;
     std::map<std::string, std::unique_ptr<ServiceTitle>> titles_;
     std::unique_ptr<ControlServer> server_;
+    ServerAccess access_;
+    std::unique_ptr<TokenRenewer> renewer_;
+    std::unique_ptr<TelemetrySender> telemetry_;
     std::unique_ptr<ServerLink> link_;  // with a --server
     std::unique_ptr<PushAgent> push_;   // with a --server and a --push-quota
     boost::asio::steady_timer tick_timer_;

@@ -145,11 +145,7 @@ TEST_CASE("headless Chromium shows the live piece map of a playing title",
           "[client][service][integration][browser]") {
     ServiceBed bed;
     auto torrent = bed.add_video("movie.ts", 8, 440);
-    bed.start_tracker();
-    bed.start_server();
-    auto seed = bed.seed("seed");
-    REQUIRE(bed.wait_for_seeders(1, 10s));
-    bed.start_service();
+    auto seed = bed.start_seeded_service();
     auto id = bed.add(torrent);
     bed.play_through(id);
     auto s =

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "server/app/access_commands.hpp"
 #include "server/app/config_reload.hpp"
 #include "server/core/fd_budget.hpp"
 #include "server/core/server_config.hpp"
@@ -69,6 +70,12 @@ constexpr const char* kUsage =
     "PUBLIC_URL/titles/NAME and,\n"
     "                        outside the info dictionary, \"toast\": {\"bitrate\": BITS_PER_S, \"title\": "
     "NAME}.\n"
+    "  sign --subscriber ID --scope SCOPE [options]\n"
+    "                        print a signed token for the config's \"access\" keys (signed URLs)\n"
+    "      --subscriber ID   the subscriber, [A-Za-z0-9._-], 1-64 chars (required)\n"
+    "      --scope SCOPE     catalog (/catalog and every title) or title:NAME (one title) (required)\n"
+    "      --lifetime D      how long the token is valid, 1s..366d (default 24h)\n"
+    "      --key-id KID      the key that signs it (default: the config's access.signing_key)\n"
     "  verify [NAME]         re-read every replica of every block (or of NAME) and check it against its\n"
     "                        checksum; exit 0 when all are intact, 1 otherwise\n"
     "exit status: 0 success, 1 failure (bad config, bad input, damaged store), 2 bad command line\n";
@@ -234,6 +241,11 @@ int run_check(const ServerConfig& config) {
     for (const auto& p : scan.problems)
         std::printf("warning: %s\n", p.c_str());
     if (duplicate) return fail("two configured disks have the same identity");
+    std::printf("%s\n", access_summary(config.access).c_str());
+    if (config.tls) {
+        std::printf("tls: certificate chain %s, key %s\n", config.tls->certificate_chain.c_str(),
+                    config.tls->private_key.c_str());
+    }
     std::printf("config OK: %zu disks, policy %s, listen %s, %zu titles\n", config.disks.size(),
                 std::string(to_string(config.policy)).c_str(), config.listen.to_string().c_str(),
                 scan.titles.size());
@@ -283,6 +295,11 @@ int run_serve(const std::filesystem::path& config_path, const ServerConfig& conf
     const auto titles = store.rescan();
     spdlog::info("block store: {} disks, {} titles", config.disks.size(), titles);
     HttpService service(config, store, store, metrics);
+    if (config.access.open()) {
+        spdlog::warn("{}", access_summary(config.access));
+    } else {
+        spdlog::info("{}", access_summary(config.access));
+    }
     ConfigReloader reloader(config_path, config, store, service, metrics);
     spdlog::info("serving HTTP on {}:{} with {} event loop{}{}{}", config.listen.host, service.port(),
                  config.io_threads, config.io_threads == 1 ? "" : "s",
@@ -324,6 +341,12 @@ int main(int argc, char** argv) {
         }
         if (command == "ingest") return run_ingest(config, command_args);
         if (command == "verify") return run_verify(config, command_args);
+        if (command == "sign") {
+            const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+            return run_sign(config, command_args, now);
+        }
         if (command == "serve") {
             if (!command_args.empty()) return usage_error("serve takes no arguments");
             return run_serve(config_path, config);

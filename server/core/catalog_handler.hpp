@@ -19,8 +19,11 @@ namespace toast::server {
 HttpResponse serve_catalog(const HttpRequest& request, const TitleStore& titles,
                            const std::map<std::string, double>& demand);
 
-// `name` is the decoded title name (the path's NAME without ".torrent").
-HttpResponse serve_torrent(const HttpRequest& request, const TitleStore& titles, std::string_view name);
+// `name` is the decoded title name (the path's NAME without ".torrent"). A non-empty `url_token` (a signed
+// URL's token that came in the query) goes into the torrent's url-list (torrent_token.hpp); that answer is
+// the holder's own and no cache may keep it.
+HttpResponse serve_torrent(const HttpRequest& request, const TitleStore& titles, std::string_view name,
+                           const std::string& url_token = {});
 
 // The title called `name`, else the title whose torrent's file is called `name`; nullptr if neither.
 std::shared_ptr<const TitleInfo> find_title(const TitleStore& titles, std::string_view name);

@@ -200,89 +200,101 @@ CleanupReport clean_up_locked(const ServerConfig& config) {
     return report;
 }
 
-}  // namespace
+// What an ingest will write, every argument checked: nothing is written before all of it is known good.
+struct IngestPlan {
+    std::uint64_t size = 0;  // the media file's
+    fs::path torrent_dir;    // where --torrent goes
+    PlacementPolicy policy{};
+    std::optional<DemandTrace> trace;
+    BitRate bitrate{0};
+    std::uint64_t block_size = 0;
+    std::uint64_t piece_size = 0;
+    bool private_torrent = false;  // BEP 27
+    std::string peer_ca;           // PEM of the swarm's CA: an SSL torrent; empty for none
+};
 
-CleanupReport clean_up_store(const ServerConfig& config) {
-    prepare_disks(config);
-    FileLock lock(ingest_lock_path(config.disks.front().path));
-    return clean_up_locked(config);
+// The media file's size; it must be a regular file.
+std::uint64_t media_size(const fs::path& media) {
+    struct stat st {};
+    if (::stat(media.c_str(), &st) != 0) io_fail("cannot read media file", media, errno);
+    if (!S_ISREG(st.st_mode)) throw IngestError("media file " + media.string() + " is not a regular file");
+    return static_cast<std::uint64_t>(st.st_size);
 }
 
-IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) {
-    // ---- validate everything before writing anything ----
+// The block size (the option's, the config's, else what the title plays in one time slice) and the piece
+// size, each checked.
+void choose_sizes(const ServerConfig& config, const IngestOptions& opt, IngestPlan& plan) {
+    plan.block_size = opt.block_size
+                          ? opt.block_size->value()
+                          : (config.block_size ? config.block_size->value()
+                                               : bytes_in(plan.bitrate, config.time_slice).value());
+    if (plan.block_size < kMinBlock || plan.block_size > kMaxBlock) {
+        throw IngestError("block size " + std::to_string(plan.block_size) +
+                          " bytes is outside 4 KiB..256 MiB" +
+                          (opt.block_size || config.block_size ? "" : " (bitrate x time_slice)"));
+    }
+    plan.piece_size = opt.piece_size.value_or(config.piece_size).value();
+    if (plan.piece_size < 16 * 1024 || (plan.piece_size & (plan.piece_size - 1)) != 0) {
+        throw IngestError("piece size " + std::to_string(plan.piece_size) +
+                          " must be a power of two of at least 16 KiB");
+    }
+}
+
+IngestPlan check_ingest(const ServerConfig& config, const IngestOptions& opt) {
     if (!is_valid_title_name(opt.name)) {
         throw IngestError("invalid title name \"" + opt.name +
                           "\": use 1-128 of A-Z a-z 0-9 . _ - and do not start with '.'");
     }
-    struct stat st {};
-    if (::stat(opt.media.c_str(), &st) != 0) io_fail("cannot read media file", opt.media, errno);
-    if (!S_ISREG(st.st_mode))
-        throw IngestError("media file " + opt.media.string() + " is not a regular file");
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-    const auto torrent_dir = opt.torrent.parent_path().empty() ? fs::path(".") : opt.torrent.parent_path();
+    IngestPlan plan;
+    plan.size = media_size(opt.media);
+    plan.torrent_dir = opt.torrent.parent_path().empty() ? fs::path(".") : opt.torrent.parent_path();
     std::error_code ec;
-    if (!opt.torrent.empty() && !fs::is_directory(torrent_dir, ec)) {
+    if (!opt.torrent.empty() && !fs::is_directory(plan.torrent_dir, ec)) {
         throw IngestError("cannot write torrent " + opt.torrent.string() + ": directory " +
-                          torrent_dir.string() + " does not exist");
+                          plan.torrent_dir.string() + " does not exist");
     }
-    const auto policy = opt.policy.value_or(config.policy);
-    if (auto problem = placement_problem(policy, config.disks.size()); !problem.empty()) {
-        throw IngestError("policy " + std::string(to_string(policy)) + ": " + problem);
+    plan.policy = opt.policy.value_or(config.policy);
+    if (auto problem = placement_problem(plan.policy, config.disks.size()); !problem.empty()) {
+        throw IngestError("policy " + std::string(to_string(plan.policy)) + ": " + problem);
     }
-    const auto trace =
-        opt.trace && size > 0 ? source_trace(opt.media, size, config.time_slice) : std::nullopt;
-    const auto bitrate = opt.bitrate.value_or(trace ? trace->average_rate() : config.default_bitrate);
-    if (bitrate.value() == 0) throw IngestError("bitrate must be greater than 0");
-    const std::uint64_t block_size =
-        opt.block_size
-            ? opt.block_size->value()
-            : (config.block_size ? config.block_size->value() : bytes_in(bitrate, config.time_slice).value());
-    if (block_size < kMinBlock || block_size > kMaxBlock) {
-        throw IngestError("block size " + std::to_string(block_size) + " bytes is outside 4 KiB..256 MiB" +
-                          (opt.block_size || config.block_size ? "" : " (bitrate x time_slice)"));
-    }
-    const std::uint64_t piece_size = opt.piece_size.value_or(config.piece_size).value();
-    if (piece_size < 16 * 1024 || (piece_size & (piece_size - 1)) != 0) {
-        throw IngestError("piece size " + std::to_string(piece_size) +
-                          " must be a power of two of at least 16 KiB");
-    }
+    if (opt.trace && plan.size > 0) plan.trace = source_trace(opt.media, plan.size, config.time_slice);
+    plan.bitrate = opt.bitrate.value_or(plan.trace ? plan.trace->average_rate() : config.default_bitrate);
+    if (plan.bitrate.value() == 0) throw IngestError("bitrate must be greater than 0");
+    choose_sizes(config, opt, plan);
     for (const auto& url : opt.announce)
         if (!valid_announce(url))
             throw IngestError("announce URL \"" + url + "\" must start with http://, https:// or udp://");
-    const bool private_torrent = opt.private_torrent.value_or(config.private_torrents);
-    std::string peer_ca;
+    plan.private_torrent = opt.private_torrent.value_or(config.private_torrents);
     if (const auto ca_path = opt.peer_ca ? opt.peer_ca : config.peer_ca) {
         try {
-            peer_ca = read_file(*ca_path);
+            plan.peer_ca = read_file(*ca_path);
         } catch (const FileReadError& e) {
             throw IngestError("peer CA " + ca_path->string() + ": cannot be read (" + e.reason() + ")");
         }
-        if (auto problem = check_ca_certificate(peer_ca))
+        if (auto problem = check_ca_certificate(plan.peer_ca))
             throw IngestError("peer CA " + ca_path->string() + ": " + *problem);
     }
+    return plan;
+}
 
-    prepare_disks(config);
-    FileLock lock(ingest_lock_path(config.disks.front().path));
-    clean_up_locked(config);
-    if (!opt.torrent.empty()) {
-        // Temporary torrents a crashed ingest left next to this target.
-        const auto prefix = "." + opt.torrent.filename().string() + ".tmp.";
-        for (fs::directory_iterator it(torrent_dir, ec); !ec && it != fs::directory_iterator();
-             it.increment(ec))
-            if (it->path().filename().string().rfind(prefix, 0) == 0) fs::remove(it->path(), ec);
-    }
+// Temporary torrents a crashed ingest left next to the --torrent target.
+void remove_torrent_temporaries(const IngestOptions& opt, const fs::path& torrent_dir) {
+    if (opt.torrent.empty()) return;
+    const auto prefix = "." + opt.torrent.filename().string() + ".tmp.";
+    std::error_code ec;
+    for (fs::directory_iterator it(torrent_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+        if (it->path().filename().string().rfind(prefix, 0) == 0) fs::remove(it->path(), ec);
+}
 
-    Catalogue catalogue(disk_paths(config));
-    auto scan = catalogue.scan();
-    std::optional<Manifest> previous;
-    if (auto it = scan.titles.find(opt.name); it != scan.titles.end()) previous = it->second.manifest;
-
+// The new version's manifest, without its blocks and torrent yet.
+Manifest new_manifest(const ServerConfig& config, const IngestOptions& opt, const IngestPlan& plan,
+                      const std::optional<Manifest>& previous) {
     Manifest m;
     m.title = opt.name;
-    m.size = size;
-    m.bitrate = bitrate;
-    m.block_size = block_size;
-    m.policy = policy;
+    m.size = plan.size;
+    m.bitrate = plan.bitrate;
+    m.block_size = plan.block_size;
+    m.policy = plan.policy;
     m.seed = config.placement_seed;
     m.version = new_version_id();
     m.generation = previous ? previous->generation + 1 : 1;
@@ -290,57 +302,89 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
             .count();
     m.chunk_size = kChunkSize;
-    m.trace = trace;
+    m.trace = plan.trace;
     m.disk_ids = disk_identities(config);
-    const auto blocks = block_count(size, block_size);
-    const auto placement = place_blocks(policy, blocks, config.disks.size(), m.seed, m.title);
+    return m;
+}
 
-    IngestResult result;
-    result.blocks_per_disk.assign(config.disks.size(), 0);
-    const auto version_dir = version_dir_name(m.title, m.version);
+// The version's block directory on every disk that holds a replica; returns those disks.
+std::set<std::uint32_t> create_version_dirs(const ServerConfig& config, const Placement& placement,
+                                            const std::string& version_dir) {
     std::set<std::uint32_t> used_disks;
     for (const auto& r : placement.replicas)
         used_disks.insert(r.begin(), r.end());
     for (auto d : used_disks) {
+        std::error_code ec;
         fs::create_directory(config.disks[d].path / version_dir, ec);
         if (ec)
             throw IngestError("cannot create " + (config.disks[d].path / version_dir).string() + ": " +
                               ec.message());
     }
+    return used_disks;
+}
 
-    // ---- one pass over the source: blocks, checksums, piece hashes ----
-    std::ifstream in(opt.media, std::ios::binary);
-    if (!in) io_fail("cannot open media file", opt.media, errno);
-    std::vector<char> buffer(block_size);
+// The torrent's piece hashes, fed the title's bytes in order.
+class PieceHashes {
+  public:
+    explicit PieceHashes(std::uint64_t piece_size) : piece_size_(piece_size) {}
+    void update(const char* data, std::uint64_t len) {
+        for (std::uint64_t off = 0; off < len;) {
+            const auto n = std::min(len - off, piece_size_ - fill_);
+            hasher_.update({data + off, static_cast<std::ptrdiff_t>(n)});
+            off += n;
+            fill_ += n;
+            if (fill_ == piece_size_) {
+                hashes_.push_back(hasher_.final());
+                hasher_.reset();
+                fill_ = 0;
+            }
+        }
+    }
+    std::vector<lt::sha1_hash> finish() {
+        if (fill_ > 0) hashes_.push_back(hasher_.final());
+        fill_ = 0;
+        return std::move(hashes_);
+    }
+
+  private:
+    std::uint64_t piece_size_;
+    std::uint64_t fill_ = 0;
+    lt::hasher hasher_;
+    std::vector<lt::sha1_hash> hashes_;
+};
+
+// What the pass over the source learnt besides the blocks it wrote.
+struct SourcePass {
     std::optional<Container> container;
     std::vector<lt::sha1_hash> piece_hashes;
-    lt::hasher piece_hasher;
-    std::uint64_t piece_fill = 0;
+};
+
+// One pass over the source: every block written to its replicas' disks (synced), its chunk checksums in
+// `m`, the piece hashes computed on the way. A source that changes while being read is an error.
+SourcePass write_blocks(const ServerConfig& config, const IngestOptions& opt, const IngestPlan& plan,
+                        const Placement& placement, Manifest& m, IngestResult& result) {
+    std::ifstream in(opt.media, std::ios::binary);
+    if (!in) io_fail("cannot open media file", opt.media, errno);
+    std::vector<char> buffer(plan.block_size);
+    SourcePass pass;
+    PieceHashes hashes(plan.piece_size);
+    const auto blocks = block_count(plan.size, plan.block_size);
     for (std::uint64_t b = 0; b < blocks; ++b) {
-        const auto len = block_length(b, size, block_size);
+        const auto len = block_length(b, plan.size, plan.block_size);
         in.read(buffer.data(), static_cast<std::streamsize>(len));
         if (static_cast<std::uint64_t>(in.gcount()) != len) {
             throw IngestError("media file " + opt.media.string() +
                               " changed while being read (short at block " + std::to_string(b) + ")");
         }
         if (b == 0) {
-            container = sniff_container({buffer.data(), std::min<std::size_t>(len, kContainerSniffBytes)});
-            if (!container) container = container_from_extension(opt.media.filename().string());
+            pass.container =
+                sniff_container({buffer.data(), std::min<std::size_t>(len, kContainerSniffBytes)});
+            if (!pass.container) pass.container = container_from_extension(opt.media.filename().string());
         }
         BlockRecord rec;
         for (std::uint64_t off = 0; off < len; off += kChunkSize)
             rec.chunk_crcs.push_back(crc32c(buffer.data() + off, std::min(kChunkSize, len - off)));
-        for (std::uint64_t off = 0; off < len;) {
-            const auto n = std::min(len - off, piece_size - piece_fill);
-            piece_hasher.update({buffer.data() + off, static_cast<std::ptrdiff_t>(n)});
-            off += n;
-            piece_fill += n;
-            if (piece_fill == piece_size) {
-                piece_hashes.push_back(piece_hasher.final());
-                piece_hasher.reset();
-                piece_fill = 0;
-            }
-        }
+        hashes.update(buffer.data(), len);
         for (auto d : placement.replicas[b]) {
             BlockReplica rep{d, block_file_name(m.title, m.version, b)};
             write_block_file(config.disks[d].path / rep.file, buffer.data(), len);
@@ -349,49 +393,49 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
         }
         m.blocks.push_back(std::move(rec));
     }
-    if (piece_fill > 0) piece_hashes.push_back(piece_hasher.final());
     if (in.peek() != std::char_traits<char>::eof()) {
         throw IngestError("media file " + opt.media.string() + " grew while being read");
     }
-    for (auto d : used_disks) {
-        fsync_directory(config.disks[d].path / version_dir);
-        fsync_directory(config.disks[d].path / "blocks");
-    }
+    pass.piece_hashes = hashes.finish();
+    return pass;
+}
 
+// The title's torrent, recorded in `m`. A torrent cannot describe zero bytes (BitTorrent has no zero-piece
+// torrent, libtorrent refuses one): an empty title is served over HTTP only, and has no torrent.
+TorrentFile make_torrent(const ServerConfig& config, const IngestOptions& opt, const IngestPlan& plan,
+                         SourcePass pass, Manifest& m) {
+    if (plan.size == 0) return {};
     TorrentSpec spec;
     spec.title = m.title;
-    spec.file_name = title_file_name(m.title, container);
-    spec.size = size;
-    spec.piece_size = piece_size;
-    spec.piece_hashes = std::move(piece_hashes);
+    spec.file_name = title_file_name(m.title, pass.container);
+    spec.size = plan.size;
+    spec.piece_size = plan.piece_size;
+    spec.piece_hashes = std::move(pass.piece_hashes);
     spec.announce = opt.announce;
     for (const auto& peer : opt.operator_peers)
         spec.operator_peers.push_back(peer.to_string());
     spec.web_seed = config.public_url + "/titles/" + m.title;
-    spec.private_torrent = private_torrent;
-    spec.ssl_ca = peer_ca;
-    spec.bitrate = bitrate;
-    if (trace) {
-        spec.average_bitrate = trace->average_rate();
-        spec.peak_bitrate = trace->peak_rate();
+    spec.private_torrent = plan.private_torrent;
+    spec.ssl_ca = plan.peer_ca;
+    spec.bitrate = plan.bitrate;
+    if (plan.trace) {
+        spec.average_bitrate = plan.trace->average_rate();
+        spec.peak_bitrate = plan.trace->peak_rate();
     }
-    // A torrent cannot describe zero bytes (BitTorrent has no zero-piece torrent, libtorrent refuses one):
-    // an empty title is served over HTTP only, and no torrent is written for it.
     TorrentFile torrent;
-    if (size > 0) {
-        try {
-            torrent = make_title_torrent(spec);
-        } catch (const std::exception& e) {
-            throw IngestError(std::string("cannot create the torrent: ") + e.what());
-        }
-        result.info_hash = torrent.info_hash;
+    try {
+        torrent = make_title_torrent(spec);
+    } catch (const std::exception& e) {
+        throw IngestError(std::string("cannot create the torrent: ") + e.what());
     }
-    if (size > 0)
-        m.torrent = TorrentRecord{torrent_file_path(m.title, m.version), spec.file_name, torrent.info_hash};
+    m.torrent = TorrentRecord{torrent_file_path(m.title, m.version), spec.file_name, torrent.info_hash};
+    return torrent;
+}
 
-    // ---- stage, then commit ----
-    // The store's copies of the torrent are in place before any manifest names them; an ingest that stops
-    // here leaves only orphans, which the next one removes.
+// Stages every file, then commits: the store's copies of the torrent are in place before any manifest
+// names them, so an ingest that stops before the commit leaves only orphans, which the next one removes.
+void commit_version(const ServerConfig& config, const IngestOptions& opt, const Manifest& m,
+                    const TorrentFile& torrent) {
     std::vector<StagedFile> manifests;
     const auto text = manifest_to_json(m).dump();
     try {
@@ -409,16 +453,22 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
             f.commit();
         if (staged_torrent) staged_torrent->commit();
         // A torrent left there would describe an older version.
-        if (size == 0 && !opt.torrent.empty()) fs::remove(opt.torrent, ec);
+        std::error_code ec;
+        if (!m.torrent && !opt.torrent.empty()) fs::remove(opt.torrent, ec);
     } catch (const std::runtime_error& e) {
         throw IngestError(e.what());
     }
+}
 
-    // ---- the new version is live: drop the old blocks and torrents ----
+// The new version is live: the title's older block directories and torrents go. Returns how many block
+// directories were removed.
+std::size_t drop_old_versions(const ServerConfig& config, const Manifest& m, const std::string& version_dir) {
     const auto prefix = m.title + "@";
     const auto keep = fs::path(version_dir).filename().string();
     // An empty title keeps no torrent: every older version's goes.
     const auto keep_torrent = m.torrent ? fs::path(m.torrent->file).filename().string() : std::string();
+    std::size_t removed = 0;
+    std::error_code ec;
     for (const auto& disk : config.disks) {
         std::vector<fs::path> old;
         for (fs::directory_iterator it(disk.path / "blocks", ec); !ec && it != fs::directory_iterator();
@@ -428,7 +478,7 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
         }
         for (const auto& p : old) {
             fs::remove_all(p, ec);
-            ++result.removed_versions;
+            ++removed;
         }
         for (fs::directory_iterator it(disk.path / "torrents", ec); !ec && it != fs::directory_iterator();
              it.increment(ec)) {
@@ -436,6 +486,47 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
             if (file.rfind(prefix, 0) == 0 && file != keep_torrent) fs::remove(it->path(), ec);
         }
     }
+    return removed;
+}
+
+}  // namespace
+
+CleanupReport clean_up_store(const ServerConfig& config) {
+    prepare_disks(config);
+    FileLock lock(ingest_lock_path(config.disks.front().path));
+    return clean_up_locked(config);
+}
+
+IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) {
+    const auto plan = check_ingest(config, opt);
+
+    prepare_disks(config);
+    FileLock lock(ingest_lock_path(config.disks.front().path));
+    clean_up_locked(config);
+    remove_torrent_temporaries(opt, plan.torrent_dir);
+
+    Catalogue catalogue(disk_paths(config));
+    auto scan = catalogue.scan();
+    std::optional<Manifest> previous;
+    if (auto it = scan.titles.find(opt.name); it != scan.titles.end()) previous = it->second.manifest;
+    Manifest m = new_manifest(config, opt, plan, previous);
+    const auto blocks = block_count(plan.size, plan.block_size);
+    const auto placement = place_blocks(plan.policy, blocks, config.disks.size(), m.seed, m.title);
+
+    IngestResult result;
+    result.blocks_per_disk.assign(config.disks.size(), 0);
+    const auto version_dir = version_dir_name(m.title, m.version);
+    const auto used_disks = create_version_dirs(config, placement, version_dir);
+    auto pass = write_blocks(config, opt, plan, placement, m, result);
+    for (auto d : used_disks) {
+        fsync_directory(config.disks[d].path / version_dir);
+        fsync_directory(config.disks[d].path / "blocks");
+    }
+    const auto torrent = make_torrent(config, opt, plan, std::move(pass), m);
+    result.info_hash = torrent.info_hash;
+
+    commit_version(config, opt, m, torrent);
+    result.removed_versions = drop_old_versions(config, m, version_dir);
     result.manifest = std::move(m);
     return result;
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "fake_store.hpp"
+#include "server/core/access_policy.hpp"
 #include "server/core/http_date.hpp"
 #include "server/core/request_handler.hpp"
 
@@ -27,6 +28,10 @@ struct Fixture {
     MetricsRegistry metrics;
     HandlerLimits limits;
     std::string bytes = sample_bytes(10000);
+    // Signed URLs and telemetry (access_routes_test.cpp): null, the server is open and collects nothing.
+    const AccessPolicy* access = nullptr;
+    std::int64_t unix_now = 1'700'000'000;
+    TelemetrySink* telemetry = nullptr;
 
     Fixture() { store.add("movie", bytes); }
 
@@ -78,6 +83,8 @@ struct Fixture {
             } else if (k == "Origin") {
                 req.origin = value;
                 req.has_origin = true;
+            } else if (k == "Authorization") {
+                req.authorization = value;
             } else if (k == "Host") {
                 req.host = value;
             } else if (k == "Sec-Fetch-Site") {
@@ -88,7 +95,8 @@ struct Fixture {
                 FAIL("unknown header in test: " << k);
             }
         }
-        HandlerContext ctx{store, disks, metrics, limits};
+        req.peer_address = "192.0.2.9";
+        HandlerContext ctx{store, disks, metrics, limits, access, unix_now, telemetry};
         return handle_request(req, ctx);
     }
 

@@ -323,6 +323,8 @@ def run_catalogue(s: CatalogueScenario, bins: dict, out: Path, progress=print,
         if s.push is not None:
             poller.start()  # the night's push traffic is measured too
             wait_for_evening(s, evening_unix[0], boxes, notes, timings, progress, stop)
+            if not stack.save_push_plan(work / "push_plan.json"):
+                notes.append("the server's /push/plan did not answer at the evening's start")
         progress(f"[catalogue] the evening starts ({len(w.sessions)} sessions)")
         if s.push is None:
             poller.start()

@@ -188,6 +188,14 @@ class CatalogueStack:
             return None
         return per_title_bytes(text), tracker
 
+    def save_push_plan(self, path: Path) -> bool:
+        """The server's whole push plan (GET /push/plan) as it stands, for reading beside the report."""
+        try:
+            path.write_text(http_get(self.server_url + "/push/plan", timeout=10))
+        except OSError:
+            return False
+        return True
+
 
 def per_title_bytes(text: str) -> dict[str, float]:
     """toast_http_bytes_sent_total by its title label."""

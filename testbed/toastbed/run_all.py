@@ -390,6 +390,19 @@ def render(base: dict, exps: list[tuple[str, dict]], results: dict, baselines: d
     return "\n".join(md) + "\n"
 
 
+def write_scenarios(planned: dict[str, list[dict]], directory: Path, out: Path) -> None:
+    """Each run's scenario as DIR/KEY.json, and the command that runs it alone under the machine's heavy-run
+    lock with its report in OUT/runs/KEY, where --resume and --report-only look."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for stem, rows in planned.items():
+        for row in rows:
+            if row["skipped"]:
+                continue
+            path = directory / f"{row['key']}.json"
+            path.write_text(json.dumps(row["scenario"].to_json(), indent=1) + "\n")
+            print(f"{stem}[{row['label']}]: testbed/run {path} --out {out / 'runs' / row['key']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="testbed/run-all", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -404,6 +417,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parallel", type=int, default=3,
                     help="runs at once (default 3: a run of 12 clients at 2 Mbps uses about 5%% of 2 cores)")
     ap.add_argument("--dry-run", action="store_true", help="print the runs and the expected time, run nothing")
+    ap.add_argument("--write-scenarios", metavar="DIR",
+                    help="write each run's scenario to DIR/KEY.json and print the testbed/run command that puts "
+                         "its report where --resume or --report-only finds it; run nothing")
+    ap.add_argument("--report-only", action="store_true",
+                    help="build the report from the runs already in OUT/runs (as --resume); run none of the rest")
     args = ap.parse_args(argv)
     run.stop_on_signals()
     netem = run.netshape.has_netem()
@@ -428,6 +446,9 @@ def main(argv: list[str] | None = None) -> int:
     total_runs = len(unique) + len(kinds)
     print(f"{total_runs} runs ({sum(len(r) for r in planned.values())} table rows), about "
           f"{seconds / 60 / max(1, args.parallel):.0f} minutes with {max(1, args.parallel)} at once")
+    if args.write_scenarios:
+        write_scenarios(planned, Path(args.write_scenarios), Path(args.out))
+        return 0
     if args.dry_run:
         for stem, rows in planned.items():
             for row in rows:
@@ -464,13 +485,16 @@ def main(argv: list[str] | None = None) -> int:
     def execute(key: str, s: scen.Scenario, kind: str) -> dict | None:
         rdir = out / "runs" / key
         cached = rdir / "report.json"
-        if args.resume and cached.exists():
+        if (args.resume or args.report_only) and cached.exists():
             r = json.loads(cached.read_text())
             wanted = "catalogue" if cat.is_catalogue(s) else kind  # a catalogue report says it is one
             if r.get("scenario_config") == s.to_json() and r.get("kind") == wanted:
                 say(f"reused {kind} {s.name}")
                 reused[0] += 1
                 return r
+        if args.report_only:
+            say(f"not run {kind} {s.name}")
+            return None
         say(f"start {kind} {s.name}")
         try:
             if cat.is_catalogue(s):
@@ -509,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 130
     pool.shutdown(wait=True)
-    failed = sum(1 for r in done.values() if r is None)
+    failed = 0 if args.report_only else sum(1 for r in done.values() if r is None)
     results: dict[str, list] = {}
     for stem, rows in planned.items():
         for row in rows:
@@ -518,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
             r = done.get((row["key"], "toast"))
             row["report"] = summary(r) if r else None
             if r is None:
-                row["skipped"] = "run failed (see the log)"
+                row["skipped"] = "not run yet" if args.report_only else "run failed (see the log)"
         results[stem] = [{k: v for k, v in row.items() if k != "scenario"} for row in rows]
     baselines: dict[str, dict] = {}
     if kinds and done.get((run_key(base_scenario), "toast")):

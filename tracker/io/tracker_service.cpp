@@ -16,6 +16,12 @@ namespace toast::tracker {
 namespace {
 
 constexpr const char* kBencodeType = "text/plain";
+constexpr std::string_view kRateLimited = "rate limit exceeded for your address; slow down";
+
+// 403 for an info-hash the whitelist refuses, 503 when the swarm limit is reached.
+int refusal_status(AnnounceRefusal refusal) {
+    return refusal == AnnounceRefusal::not_whitelisted ? 403 : 503;
+}
 
 }  // namespace
 
@@ -57,84 +63,24 @@ TrackerService::TrackerService(const TrackerConfig& config, ServiceSecrets secre
       connection_ids_(secrets.udp_secret),
       passkeys_(secrets.udp_secret),
       hash_key_(secrets.hash_key),
-      announces_http_(
-          metrics.counter("toast_tracker_announces_total", "Accepted announces", {{"transport", "http"}})),
-      announces_udp_(
-          metrics.counter("toast_tracker_announces_total", "Accepted announces", {{"transport", "udp"}})),
-      scrapes_http_(
-          metrics.counter("toast_tracker_scrapes_total", "Answered scrapes", {{"transport", "http"}})),
-      scrapes_udp_(
-          metrics.counter("toast_tracker_scrapes_total", "Answered scrapes", {{"transport", "udp"}})),
-      connects_udp_(metrics.counter("toast_tracker_udp_connects_total", "Answered UDP connect requests")),
-      bad_connection_ids_(
-          metrics.counter("toast_tracker_udp_bad_connection_id_total",
-                          "UDP announces and scrapes dropped for a wrong or stale connection id")),
-      expired_(metrics.counter("toast_tracker_peers_expired_total", "Peers removed for not re-announcing")),
-      reloads_ok_(metrics.counter("toast_tracker_whitelist_reloads_total", "Whitelist reloads (SIGHUP)",
-                                  {{"result", "ok"}})),
-      reloads_failed_(metrics.counter("toast_tracker_whitelist_reloads_total", "Whitelist reloads (SIGHUP)",
-                                      {{"result", "failed"}})),
-      config_reloads_ok_(metrics.counter("toast_tracker_config_reloads_total",
-                                         "Configuration reloads (SIGHUP with --config)", {{"result", "ok"}})),
-      config_reloads_failed_(metrics.counter("toast_tracker_config_reloads_total",
-                                             "Configuration reloads (SIGHUP with --config)",
-                                             {{"result", "failed"}})),
-      connections_refused_(
-          metrics.counter("toast_tracker_http_connections_refused_total",
-                          "HTTP connections closed at once because max_connections was reached")),
-      bytes_sent_http_(metrics.counter("toast_tracker_bytes_sent_total",
-                                       "Bytes sent (responses with headers)", {{"transport", "http"}})),
-      bytes_sent_udp_(metrics.counter("toast_tracker_bytes_sent_total", "Bytes sent (responses with headers)",
-                                      {{"transport", "udp"}})),
-      passkey_reloads_ok_(metrics.counter("toast_tracker_passkey_reloads_total",
-                                          "Passkey file loads after start-up (SIGHUP)", {{"result", "ok"}})),
-      passkey_reloads_failed_(metrics.counter("toast_tracker_passkey_reloads_total",
-                                              "Passkey file loads after start-up (SIGHUP)",
-                                              {{"result", "failed"}})),
-      revoked_peers_removed_(
-          metrics.counter("toast_tracker_revoked_peers_removed_total",
-                          "Peers removed from their swarms because their passkey was revoked")),
-      state_saves_ok_(
-          metrics.counter("toast_tracker_state_saves_total", "Saves of the state file", {{"result", "ok"}})),
-      state_saves_failed_(metrics.counter("toast_tracker_state_saves_total", "Saves of the state file",
-                                          {{"result", "failed"}})),
-      state_save_seconds_(
-          metrics.gauge("toast_tracker_state_save_seconds",
-                        "Time the last state save took (export, encode, write, fsync, rename)")),
-      swarms_(metrics.gauge("toast_tracker_swarms", "Swarms currently known")),
-      seeders_(metrics.gauge("toast_tracker_seeders", "Seeders in all swarms")),
-      leechers_(metrics.gauge("toast_tracker_leechers", "Leechers in all swarms")),
-      whitelist_entries_(metrics.gauge("toast_tracker_whitelist_entries",
-                                       "Info-hashes on the whitelist (0 when serving every info-hash)")),
-      passkey_entries_(
-          metrics.gauge("toast_tracker_passkeys", "Passkeys in force (0 when announces need none)")),
-      limiter_tracked_(metrics.gauge("toast_tracker_rate_limited_addresses",
-                                     "Source addresses with a partly used rate-limit bucket")),
-      http_connections_(metrics.gauge("toast_tracker_http_connections", "Open HTTP connections")),
-      latency_http_(metrics.histogram("toast_tracker_request_seconds", "Time to answer one request",
-                                      latency_buckets(), {{"transport", "http"}})),
-      latency_udp_(metrics.histogram("toast_tracker_request_seconds", "Time to answer one request",
-                                     latency_buckets(), {{"transport", "udp"}})) {
+      http_(metrics),
+      udp_(metrics),
+      service_(metrics) {
     // Created up front so that a scrape of /metrics shows them at zero before anything goes wrong.
-    refused("http", "rate_limited");
-    refused("udp", "rate_limited");
-    refused("http", "not_whitelisted");
-    refused("udp", "not_whitelisted");
     for (auto why : {PasskeyRefusal::missing, PasskeyRefusal::unknown, PasskeyRefusal::revoked}) {
-        refused("http", to_string(why));
-        refused("udp", to_string(why));
+        http_.refused(to_string(why));
+        udp_.refused(to_string(why));
     }
     if (config_.passkeys) {
         auto store = load_passkey_file(*config_.passkeys, hash_key_);
         if (!store) throw std::runtime_error(store.error());
         replace_passkeys(std::move(store).value());
     }
-    metrics.counter("toast_tracker_udp_malformed_total", "UDP packets dropped as malformed", {});
     if (config_.whitelist) {
         auto list = load_whitelist_file(*config_.whitelist);
         if (!list) throw std::runtime_error(list.error());
         whitelist_size_ = list.value().size();
-        whitelist_entries_.set(static_cast<double>(whitelist_size_));
+        service_.whitelist_entries.set(static_cast<double>(whitelist_size_));
         registry_.set_whitelist(std::move(list).value());
     }
     if (config_.access_log.path) access_log_ = std::make_unique<AccessLogFile>(*config_.access_log.path);
@@ -150,9 +96,9 @@ TrackerService::ConfigReload TrackerService::apply_config(const TrackerConfig& n
         if (list) {
             whitelist_size_ = list.value().size();
             registry_.set_whitelist(std::move(list).value());
-            reloads_ok_.inc();
+            service_.whitelist_reloads_ok.inc();
         } else {
-            reloads_failed_.inc();
+            service_.whitelist_reloads_failed.inc();
             out.not_applied.push_back(list.error() + "; keeping the previous whitelist" +
                                       (config_.whitelist ? " (" + config_.whitelist->string() + ")" : ""));
             next.whitelist = config_.whitelist;
@@ -161,15 +107,15 @@ TrackerService::ConfigReload TrackerService::apply_config(const TrackerConfig& n
         whitelist_size_ = 0;
         registry_.set_whitelist(std::nullopt);
     }
-    whitelist_entries_.set(static_cast<double>(whitelist_size_));
+    service_.whitelist_entries.set(static_cast<double>(whitelist_size_));
 
     if (next.passkeys) {
         auto store = load_passkey_file(*next.passkeys, hash_key_);
         if (store) {
-            passkey_reloads_ok_.inc();
+            service_.passkey_reloads_ok.inc();
             out.changed.push_back(replace_passkeys(std::move(store).value()));
         } else {
-            passkey_reloads_failed_.inc();
+            service_.passkey_reloads_failed.inc();
             out.not_applied.push_back(store.error() + "; keeping the previous passkeys" +
                                       (config_.passkeys ? " (" + config_.passkeys->string() + ")" : ""));
             next.passkeys = config_.passkeys;
@@ -201,25 +147,20 @@ TrackerService::ConfigReload TrackerService::apply_config(const TrackerConfig& n
     return out;
 }
 
-Counter& TrackerService::http_malformed(std::string_view reason) {
-    return metrics_.counter("toast_tracker_http_malformed_total", "HTTP requests refused as malformed",
-                            {{"reason", std::string(reason)}});
-}
-
-Counter& TrackerService::udp_malformed(std::string_view reason) {
-    metrics_.counter("toast_tracker_udp_malformed_total", "UDP packets dropped as malformed", {}).inc();
-    return metrics_.counter("toast_tracker_udp_malformed_by_reason_total",
-                            "UDP packets dropped as malformed, by reason", {{"reason", std::string(reason)}});
-}
-
-Counter& TrackerService::refused(std::string_view transport, std::string_view reason) {
-    return metrics_.counter("toast_tracker_refused_total",
-                            "Well-formed requests refused (rate limit, whitelist, swarm limit, passkey)",
-                            {{"transport", std::string(transport)}, {"reason", std::string(reason)}});
-}
-
 void TrackerService::observe_latency(bool udp, double seconds) {
-    (udp ? latency_udp_ : latency_http_).observe(seconds);
+    transport(udp).latency.observe(seconds);
+}
+
+bool TrackerService::within_rate_limit(TransportMetrics& t, const IpAddress& source, TimePoint now) {
+    if (limiter_.allow(source, now)) return true;
+    t.rate_limited.inc();
+    return false;
+}
+
+HttpAnswer TrackerService::rate_limited_answer() {
+    HttpAnswer a = failure(429, kRateLimited);
+    a.headers.emplace_back("Retry-After", "1");
+    return a;
 }
 
 HttpAnswer TrackerService::failure(int status, std::string_view reason) {
@@ -232,7 +173,7 @@ HttpAnswer TrackerService::failure(int status, std::string_view reason) {
 }
 
 HttpAnswer TrackerService::http_error(const HttpRefusal& refusal) {
-    http_malformed(refusal.metric).inc();
+    http_.malformed(refusal.metric).inc();
     return failure(refusal.status, refusal.reason);
 }
 
@@ -250,18 +191,18 @@ HttpAnswer TrackerService::handle_http(std::string_view method, std::string_view
     if (method != "GET") {
         HttpAnswer a = failure(405, "only GET is supported");
         a.headers.emplace_back("Allow", "GET");
-        http_malformed("method").inc();
+        http_.malformed("method").inc();
         return a;
     }
     if (auto t = parse_tracker_target(path, query)) {
         return t->path == TrackerPath::announce ? announce(query, t.value(), source, now)
                                                 : scrape(query, t.value(), source, now);
     } else if (t.error() != TargetError::not_a_tracker_path) {
-        http_malformed(to_string(t.error())).inc();
+        http_.malformed(to_string(t.error())).inc();
         return failure(400, failure_reason(t.error()));
     }
     if ((path == "/stats" || path == "/metrics") && !config_.admin_allow.contains(source)) {
-        http_malformed("forbidden").inc();
+        http_.malformed("forbidden").inc();
         return failure(403, std::string(path) + " is served only to the addresses in admin_allow");
     }
     if (path == "/stats") return stats(query);
@@ -280,30 +221,24 @@ HttpAnswer TrackerService::announce(std::string_view query, const TrackerTarget&
                                     const IpAddress& source, TimePoint now) {
     auto request = parse_announce(query);
     if (!request) {
-        http_malformed(to_string(request.error())).inc();
+        http_.malformed(to_string(request.error())).inc();
         return failure(400, failure_reason(request.error()));
     }
     // Before the passkey check, so that nobody can try keys faster than the rate limit.
-    if (!limiter_.allow(source, now)) {
-        refused("http", "rate_limited").inc();
-        HttpAnswer a = failure(429, "rate limit exceeded for your address; slow down");
-        a.headers.emplace_back("Retry-After", "1");
-        return a;
-    }
+    if (!within_rate_limit(http_, source, now)) return rate_limited_answer();
     auto owner = passkeys_.admit(target.passkey);
     if (!owner) {
-        on_passkey_refused("http", owner.error(), &request.value(), source);
+        on_passkey_refused(http_, owner.error(), &request.value(), source);
         return failure(403, failure_reason(owner.error()));
     }
     AnnounceOptions options;
     options.owner = owner.value();
     auto reply = registry_.announce(request.value(), source, now, options);
     if (!reply) {
-        const bool listed = reply.error() == AnnounceRefusal::not_whitelisted;
-        refused("http", listed ? "not_whitelisted" : "too_many_swarms").inc();
-        return failure(listed ? 403 : 503, failure_reason(reply.error()));
+        http_.count_refusal(reply.error());
+        return failure(refusal_status(reply.error()), failure_reason(reply.error()));
     }
-    announces_http_.inc();
+    http_.announces.inc();
     update_gauges();
     HttpAnswer a;
     a.content_type = kBencodeType;
@@ -315,17 +250,12 @@ HttpAnswer TrackerService::scrape(std::string_view query, const TrackerTarget& t
                                   const IpAddress& source, TimePoint now) {
     auto hashes = parse_scrape(query, config_.max_scrape_hashes);
     if (!hashes) {
-        http_malformed("scrape").inc();
+        http_.malformed("scrape").inc();
         return failure(400, failure_reason(hashes.error()));
     }
-    if (!limiter_.allow(source, now)) {
-        refused("http", "rate_limited").inc();
-        HttpAnswer a = failure(429, "rate limit exceeded for your address; slow down");
-        a.headers.emplace_back("Retry-After", "1");
-        return a;
-    }
+    if (!within_rate_limit(http_, source, now)) return rate_limited_answer();
     if (auto owner = passkeys_.admit(target.passkey); !owner) {
-        on_passkey_refused("http", owner.error(), nullptr, source);
+        on_passkey_refused(http_, owner.error(), nullptr, source);
         return failure(403, failure_reason(owner.error()));
     }
     // BEP 48: hashes this tracker does not serve are left out of "files".
@@ -333,7 +263,7 @@ HttpAnswer TrackerService::scrape(std::string_view query, const TrackerTarget& t
     for (const auto& h : hashes.value()) {
         if (auto counts = registry_.scrape(h)) files.emplace_back(h, *counts);
     }
-    scrapes_http_.inc();
+    http_.scrapes.inc();
     HttpAnswer a;
     a.content_type = kBencodeType;
     a.body = bencode_scrape(files);
@@ -347,70 +277,23 @@ std::optional<std::vector<std::uint8_t>> TrackerService::handle_udp(std::span<co
     UdpOutcome& o = outcome ? *outcome : ignored;
     auto parsed = udp::parse_request(packet);
     if (!parsed) {
-        udp_malformed(udp::to_string(parsed.error())).inc();
+        udp_.count_malformed(udp::to_string(parsed.error()));
         return std::nullopt;
     }
-    const bool v6 = source.ip.v6;
     o.status = 200;
     if (const auto* c = std::get_if<udp::ConnectRequest>(&parsed.value())) {
         if (outcome) o.request = "CONNECT / UDP";
-        connects_udp_.inc();
+        udp_.connects.inc();
         return udp::write_connect_response(c->transaction_id, connection_ids_.issue(source.ip, now));
     }
     if (const auto* a = std::get_if<udp::AnnounceRequestPacket>(&parsed.value())) {
         if (outcome)
             o.request = "ANNOUNCE /announce?info_hash=" + to_hex(a->request.info_hash.view()) + " UDP";
-        if (!connection_ids_.valid(a->connection_id, source.ip, now)) {
-            bad_connection_ids_.inc();
-            o.status = 400;
-            return std::nullopt;
+        if (auto refusal = refuse_udp(a->connection_id, a->transaction_id, source, now)) {
+            o.status = refusal->status;
+            return std::move(refusal->reply);
         }
-        if (!limiter_.allow(source.ip, now)) {
-            refused("udp", "rate_limited").inc();
-            o.status = 429;
-            return udp::write_error(a->transaction_id, "rate limit exceeded for your address; slow down");
-        }
-        // libtorrent sends what follows host:port in the URL as BEP 41 URLData: "/announce/KEY",
-        // "/announce?passkey=KEY", or for a URL without a tracker path ("udp://host:port?passkey=KEY") just
-        // the query, whose passkey counts all the same.
-        std::optional<std::string> passkey;
-        if (!a->url_data.empty()) {
-            auto target = parse_tracker_target(a->url_data);
-            if (!target && target.error() == TargetError::not_a_tracker_path) {
-                const auto q = a->url_data.find('?');
-                target = parse_tracker_target("/announce", q == std::string::npos
-                                                               ? std::string_view()
-                                                               : std::string_view(a->url_data).substr(q + 1));
-            }
-            if (target) {
-                passkey = target->passkey;
-            } else if (target.error() != TargetError::not_a_tracker_path) {
-                udp_malformed(to_string(target.error())).inc();
-                o.status = 400;
-                return udp::write_error(a->transaction_id, failure_reason(target.error()));
-            }
-        }
-        auto owner = passkeys_.admit(passkey);
-        if (!owner) {
-            on_passkey_refused("udp", owner.error(), &a->request, source.ip);
-            o.status = 403;
-            return udp::write_error(a->transaction_id, failure_reason(owner.error()));
-        }
-        AnnounceOptions options;
-        options.families = v6 ? Families::v6_only : Families::v4_only;
-        options.peer_cap = udp::max_peers_per_datagram(v6);
-        options.owner = owner.value();
-        auto reply = registry_.announce(a->request, source.ip, now, options);
-        if (!reply) {
-            const bool listed = reply.error() == AnnounceRefusal::not_whitelisted;
-            refused("udp", listed ? "not_whitelisted" : "too_many_swarms").inc();
-            o.status = listed ? 403 : 503;
-            return udp::write_error(a->transaction_id, failure_reason(reply.error()));
-        }
-        announces_udp_.inc();
-        update_gauges();
-        return udp::write_announce_response(a->transaction_id, reply->interval, reply->counts, reply->peers,
-                                            v6);
+        return udp_announce(*a, source, now, o);
     }
     const auto& s = std::get<udp::ScrapeRequestPacket>(parsed.value());
     if (outcome) {
@@ -419,43 +302,99 @@ std::optional<std::vector<std::uint8_t>> TrackerService::handle_udp(std::span<co
             o.request += (i ? "&info_hash=" : "info_hash=") + to_hex(s.info_hashes[i].view());
         o.request += " UDP";
     }
-    if (!connection_ids_.valid(s.connection_id, source.ip, now)) {
-        bad_connection_ids_.inc();
-        o.status = 400;
-        return std::nullopt;
-    }
-    if (!limiter_.allow(source.ip, now)) {
-        refused("udp", "rate_limited").inc();
-        o.status = 429;
-        return udp::write_error(s.transaction_id, "rate limit exceeded for your address; slow down");
+    if (auto refusal = refuse_udp(s.connection_id, s.transaction_id, source, now)) {
+        o.status = refusal->status;
+        return std::move(refusal->reply);
     }
     // A UDP scrape carries no URLData (BEP 41 options follow announces only), so no passkey either.
     if (passkeys_.enabled()) {
-        on_passkey_refused("udp", PasskeyRefusal::missing, nullptr, source.ip);
+        on_passkey_refused(udp_, PasskeyRefusal::missing, nullptr, source.ip);
         o.status = 403;
         return udp::write_error(s.transaction_id,
                                 "this tracker needs a passkey: scrape over HTTP at /scrape/PASSKEY");
     }
+    return udp_scrape(s);
+}
+
+std::optional<TrackerService::UdpRefusal> TrackerService::refuse_udp(std::uint64_t connection_id,
+                                                                     std::uint32_t transaction_id,
+                                                                     const PeerEndpoint& source,
+                                                                     TimePoint now) {
+    if (!connection_ids_.valid(connection_id, source.ip, now)) {
+        udp_.bad_connection_ids.inc();
+        return UdpRefusal{400, std::nullopt};
+    }
+    if (!within_rate_limit(udp_, source.ip, now))
+        return UdpRefusal{429, udp::write_error(transaction_id, kRateLimited)};
+    return std::nullopt;
+}
+
+std::vector<std::uint8_t> TrackerService::udp_announce(const udp::AnnounceRequestPacket& a,
+                                                       const PeerEndpoint& source, TimePoint now,
+                                                       UdpOutcome& o) {
+    // libtorrent sends what follows host:port in the URL as BEP 41 URLData: "/announce/KEY",
+    // "/announce?passkey=KEY", or for a URL without a tracker path ("udp://host:port?passkey=KEY") just
+    // the query, whose passkey counts all the same.
+    std::optional<std::string> passkey;
+    if (!a.url_data.empty()) {
+        auto target = parse_tracker_target(a.url_data);
+        if (!target && target.error() == TargetError::not_a_tracker_path) {
+            const auto q = a.url_data.find('?');
+            target = parse_tracker_target("/announce", q == std::string::npos
+                                                           ? std::string_view()
+                                                           : std::string_view(a.url_data).substr(q + 1));
+        }
+        if (target) {
+            passkey = target->passkey;
+        } else if (target.error() != TargetError::not_a_tracker_path) {
+            udp_.count_malformed(to_string(target.error()));
+            o.status = 400;
+            return udp::write_error(a.transaction_id, failure_reason(target.error()));
+        }
+    }
+    auto owner = passkeys_.admit(passkey);
+    if (!owner) {
+        on_passkey_refused(udp_, owner.error(), &a.request, source.ip);
+        o.status = 403;
+        return udp::write_error(a.transaction_id, failure_reason(owner.error()));
+    }
+    const bool v6 = source.ip.v6;
+    AnnounceOptions options;
+    options.families = v6 ? Families::v6_only : Families::v4_only;
+    options.peer_cap = udp::max_peers_per_datagram(v6);
+    options.owner = owner.value();
+    auto reply = registry_.announce(a.request, source.ip, now, options);
+    if (!reply) {
+        udp_.count_refusal(reply.error());
+        o.status = refusal_status(reply.error());
+        return udp::write_error(a.transaction_id, failure_reason(reply.error()));
+    }
+    udp_.announces.inc();
+    update_gauges();
+    return udp::write_announce_response(a.transaction_id, reply->interval, reply->counts, reply->peers, v6);
+}
+
+std::vector<std::uint8_t> TrackerService::udp_scrape(const udp::ScrapeRequestPacket& s) {
     // A UDP scrape answer is positional, so a hash this tracker does not serve reads as an empty swarm.
     std::vector<SwarmCounts> counts;
     for (const auto& h : s.info_hashes)
         counts.push_back(registry_.scrape(h).value_or(SwarmCounts{}));
-    scrapes_udp_.inc();
+    udp_.scrapes.inc();
     return udp::write_scrape_response(s.transaction_id, counts);
 }
 
 void TrackerService::tick(TimePoint now) {
-    expired_.inc(registry_.expire(now));
+    service_.expired.inc(registry_.expire(now));
     limiter_.prune(now);
     update_gauges();
 }
 
 void TrackerService::update_gauges() {
     auto t = registry_.totals();
-    swarms_.set(static_cast<double>(t.swarms));
-    seeders_.set(static_cast<double>(t.seeders));
-    leechers_.set(static_cast<double>(t.leechers));
-    limiter_tracked_.set(static_cast<double>(limiter_.tracked()));
+    service_.swarms.set(static_cast<double>(t.swarms));
+    service_.seeders.set(static_cast<double>(t.seeders));
+    service_.leechers.set(static_cast<double>(t.leechers));
+    service_.limiter_tracked.set(static_cast<double>(limiter_.tracked()));
 }
 
 std::string TrackerService::replace_passkeys(std::optional<PasskeyStore> next) {
@@ -464,8 +403,8 @@ std::string TrackerService::replace_passkeys(std::optional<PasskeyStore> next) {
     std::unordered_set<std::uint64_t> owners(c.revoked_owners.begin(), c.revoked_owners.end());
     const std::size_t removed =
         owners.empty() ? 0 : registry_.remove_owned([&](std::uint64_t o) { return owners.count(o) != 0; });
-    revoked_peers_removed_.inc(removed);
-    passkey_entries_.set(static_cast<double>(passkeys_.size()));
+    service_.revoked_peers_removed.inc(removed);
+    service_.passkey_entries.set(static_cast<double>(passkeys_.size()));
     update_gauges();
     if (!passkeys_.enabled())
         return "passkeys: off (" + std::to_string(c.revoked) + " revoked, " + std::to_string(removed) +
@@ -475,13 +414,13 @@ std::string TrackerService::replace_passkeys(std::optional<PasskeyStore> next) {
            std::to_string(removed) + " peers removed)";
 }
 
-void TrackerService::on_passkey_refused(std::string_view transport, PasskeyRefusal why,
+void TrackerService::on_passkey_refused(TransportMetrics& transport, PasskeyRefusal why,
                                         const AnnounceRequest* request, const IpAddress& source) {
-    refused(transport, to_string(why)).inc();
+    transport.refused(to_string(why)).inc();
     if (!request) return;
     const IpAddress ip = effective_ip(source, request->ip, config_.registry.ip_param_from);
     if (registry_.remove_peer(request->info_hash, request->peer_id, ip)) {
-        revoked_peers_removed_.inc();
+        service_.revoked_peers_removed.inc();
         update_gauges();
     }
 }
@@ -490,14 +429,14 @@ TrackerService::ReloadOutcome TrackerService::reload_whitelist() {
     if (!config_.whitelist) return {true, "no whitelist configured; nothing to reload"};
     auto list = load_whitelist_file(*config_.whitelist);
     if (!list) {
-        reloads_failed_.inc();
+        service_.whitelist_reloads_failed.inc();
         return {false, list.error() + "; keeping the previous whitelist"};
     }
     const auto n = list.value().size();
     registry_.set_whitelist(std::move(list).value());
     whitelist_size_ = n;
-    whitelist_entries_.set(static_cast<double>(n));
-    reloads_ok_.inc();
+    service_.whitelist_entries.set(static_cast<double>(n));
+    service_.whitelist_reloads_ok.inc();
     return {true, "whitelist reloaded: " + std::to_string(n) + " info-hashes"};
 }
 

@@ -96,12 +96,12 @@ TrackerService::StateOutcome TrackerService::record_save(const StateSnapshot& sn
                                                          const std::optional<std::string>& error,
                                                          std::chrono::steady_clock::duration writing) {
     const std::chrono::duration<double> took = snapshot.encoding + writing;
-    state_save_seconds_.set(took.count());
+    service_.state_save_seconds.set(took.count());
     if (error) {
-        state_saves_failed_.inc();
+        service_.state_saves_failed.inc();
         return {false, "state: " + *error + "; the previous state file stays"};
     }
-    state_saves_ok_.inc();
+    service_.state_saves_ok.inc();
     char ms[32];
     std::snprintf(ms, sizeof ms, "%.1f ms", took.count() * 1000);
     return {true, "state: saved " + std::to_string(snapshot.swarms) + " swarms, " +
