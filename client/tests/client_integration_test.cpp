@@ -221,7 +221,8 @@ TEST_CASE(
     // every piece as available. Named as the operator's, it is not a viewer: this one is the swarm's
     // frontier.
     auto seed_port = toast::testing::free_tcp_port();
-    auto seed = bed.seed("seed", {"--upload-limit", "1677721", "--listen", std::to_string(seed_port)});
+    auto seed =
+        bed.seed("seed", {"--upload-limit", "1677721", "--listen", "127.0.0.1:" + std::to_string(seed_port)});
     REQUIRE(bed.wait_for_seeders(1, 15s));
     auto c =
         bed.client("c1", {"--picker", "hybrid", "--operator-peer", "127.0.0.1:" + std::to_string(seed_port)});

@@ -32,7 +32,8 @@ std::string serve_config_error(const char* text) {
 
 }  // namespace
 
-TEST_CASE("--listen PORT is every interface, HOST:PORT one address", "[client][options][network]") {
+TEST_CASE("listen with a port alone is every interface, with HOST:PORT one address",
+          "[client][options][network]") {
     auto every = parse({});
     REQUIRE(every.options);
     CHECK(every.options->listen_host.empty());
@@ -58,7 +59,7 @@ TEST_CASE("--listen PORT is every interface, HOST:PORT one address", "[client][o
     }
 }
 
-TEST_CASE("--passkey takes a key the tracker would accept", "[client][options][passkey]") {
+TEST_CASE("the passkey option takes a key the tracker would accept", "[client][options][passkey]") {
     auto ok = parse({"--passkey", kKey});
     REQUIRE(ok.options);
     CHECK(ok.options->passkey == kKey);

@@ -44,7 +44,8 @@ Torrent read_torrent(const std::filesystem::path& path) {
 
 }  // namespace
 
-TEST_CASE("--private writes BEP 27's private flag into the info dictionary", "[server][ingest][private]") {
+TEST_CASE("ingest with --private writes BEP 27's private flag into the info dictionary",
+          "[server][ingest][private]") {
     StoreFixture fx(2, "rda");
     auto config = fx.write_config();
     auto media = fx.media("m.bin", 100'000, 4);
@@ -84,8 +85,9 @@ TEST_CASE("the config's private_torrents and peer_ca are every ingest's defaults
     CHECK(t.ti->ssl_cert() == toast::testing::read_file(ca.cert));
 }
 
-TEST_CASE("--peer-ca writes the CA certificate as ssl-cert; a file that is not a CA is refused",
-          "[server][ingest][ssl]") {
+TEST_CASE(
+    "ingest with --peer-ca writes the CA certificate as ssl-cert, and a file that is not a CA is refused",
+    "[server][ingest][ssl]") {
     toast::testing::TempDir pki;
     auto ca = toast::testing::make_test_ca(pki.path(), "operator");
     auto box = toast::testing::make_test_cert(pki.path(), ca, "box1");

@@ -181,7 +181,7 @@ TEST_CASE("a reload that takes a key out removes its peers from every swarm and 
     CHECK(has_line(text, "toast_tracker_passkey_reloads_total{result=\"ok\"} 1"));
 }
 
-TEST_CASE("a passkey file that does not parse on reload keeps the keys in force; at start-up it stops",
+TEST_CASE("a passkey file that does not parse on reload keeps the keys in force, and at start-up it stops",
           "[tracker][service][passkeys]") {
     Fixture f(kBox1 + "\n");
     auto r = f.reload(kBox2 + "\nshort\n");
@@ -229,7 +229,7 @@ TEST_CASE("turning passkeys off by reload admits announces without one again",
     CHECK(has_line(f.metrics_text(), "toast_tracker_passkeys 0"));
 }
 
-TEST_CASE("over UDP the passkey rides in BEP 41 URLData; refusals are error packets and scrapes are refused",
+TEST_CASE("over UDP the passkey rides in BEP 41 URLData, refusals are error packets, scrapes are refused",
           "[tracker][service][passkeys][udp]") {
     Fixture f(kBox1 + "\n");
     const PeerEndpoint box{*IpAddress::parse("10.0.0.1"), 6881};
