@@ -76,6 +76,7 @@ if(BUILD_TESTING)
   add_executable(client_private_tests
     tests/lt_private_torrent_test.cpp
     tests/lt_test_support.cpp
+    tests/private_access_test.cpp
     tests/private_swarm_test.cpp
     tests/ssl_interop_test.cpp)
   target_link_libraries(client_private_tests

@@ -27,8 +27,11 @@ inline constexpr const char* kPrivateBitrate = "3145728";  // 6 MiB plays for 16
 
 class PrivateSwarmBed : public SwarmFixture {
   public:
-    // `ssl`: ingest with --peer-ca (an SSL torrent); `boxes`: the names that get a passkey and a certificate.
-    explicit PrivateSwarmBed(bool ssl = true, std::vector<std::string> boxes = {"seed", "v1", "v2", "v3"}) {
+    // `ssl`: ingest with --peer-ca (an SSL torrent); `boxes`: the names that get a passkey and a certificate;
+    // `server_patch`: merged into the server's config before the ingest (signed-URL keys, TLS).
+    explicit PrivateSwarmBed(bool ssl = true, std::vector<std::string> boxes = {"seed", "v1", "v2", "v3"},
+                             const std::string& server_patch = {}) {
+        if (!server_patch.empty()) patch_server_config(server_patch);
         std::filesystem::create_directories(dir() / "pki");
         ca = toast::testing::make_test_ca(dir() / "pki", "operator");
         toast::testing::write_random_file(dir() / "media.bin", kPrivateTitle, 37);
