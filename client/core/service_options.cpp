@@ -7,6 +7,7 @@
 #include "client/core/tracker_url.hpp"
 #include "toast/common/config.hpp"
 #include "toast/common/log.hpp"
+#include "toast/common/text.hpp"
 #include "toast/common/units.hpp"
 
 namespace toast::client {
@@ -145,16 +146,6 @@ std::optional<std::uint16_t> ssl_listen_port_of(const ServeOptions& o) {
     if (o.ssl_listen_port) return o.ssl_listen_port;
     if (o.listen.port == 0 || o.listen.port == 65535) return std::uint16_t{0};
     return static_cast<std::uint16_t>(o.listen.port + 1);
-}
-
-bool is_box_id(std::string_view text) {
-    if (text.empty() || text.size() > 64) return false;
-    for (char c : text) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                        c == '.' || c == '_' || c == '-';
-        if (!ok) return false;
-    }
-    return true;
 }
 
 ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOptions& base) {

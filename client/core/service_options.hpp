@@ -79,7 +79,4 @@ std::optional<std::uint16_t> ssl_listen_port_of(const ServeOptions& o);
 ServeOptions serve_options_from_config(const nlohmann::json& config);
 std::string serve_help_text();
 
-// 1 to 64 of [A-Za-z0-9._-].
-bool is_box_id(std::string_view text);
-
 }  // namespace toast::client
