@@ -49,6 +49,9 @@ TEST_CASE("a box's service takes its passkey and certificate from its config and
                           "--ssl-cert", viewer_cert.cert.string(), "--ssl-key", viewer_cert.key.string()});
     auto code = viewer->wait(60s);
     INFO(viewer->stderr_text());
+    INFO("tracker: " + toast::testing::http_request(bed.tracker_port(), "GET", "/stats").body);
+    INFO("box: " + bed.status(id).dump());
+    INFO(bed.service_log());
     REQUIRE(code);
     CHECK(*code == 0);
     CHECK(toast::testing::read_file(bed.data("viewer")) == toast::testing::read_file(media));
