@@ -4,6 +4,7 @@ add_library(toast_client_core STATIC
   core/buffer_planner.cpp
   core/choker.cpp
   core/cancel_ledger.cpp
+  core/client_help.cpp
   core/client_options.cpp
   core/fallback_planner.cpp
   core/held_pieces.cpp
