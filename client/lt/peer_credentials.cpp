@@ -93,10 +93,18 @@ void apply_peer_credentials(lt::add_torrent_params& params, const PeerCredential
     params.tracker_tiers = std::move(tiers);
 }
 
+void hold_until_certified(lt::add_torrent_params& params, const PeerCredentials& credentials) {
+    if (params.ti && !params.ti->ssl_cert().empty() && !credentials.ssl_cert.empty())
+        params.flags |= lt::torrent_flags::paused;
+}
+
 void install_peer_certificate(lt::torrent_handle handle, const lt::torrent_info& ti,
                               const PeerCredentials& credentials) {
     if (ti.ssl_cert().empty() || credentials.ssl_cert.empty()) return;
     handle.set_ssl_certificate_buffer(credentials.ssl_cert, credentials.ssl_key, kDhParams);
+    // Both calls are queued to libtorrent's network thread in this order: the torrent makes its first
+    // connection with the certificate in place.
+    handle.resume();
 }
 
 }  // namespace toast::client

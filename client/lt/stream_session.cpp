@@ -69,6 +69,7 @@ StreamSession::Added StreamSession::add(lt::add_torrent_params params, TitleEven
     auto ti = params.ti;
     added.registry = registries_->add(key);
     prepare_add_torrent_params(params, max_connections_);
+    hold_until_certified(params, credentials_);
     lt::error_code ec;
     added.handle = session_->add_torrent(std::move(params), ec);
     if (ec) {
