@@ -20,11 +20,12 @@ add_library(toast_server_store STATIC
   io/verify.cpp)
 target_include_directories(toast_server_store PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_server_store PUBLIC toast_server_capacity toast_server_config toast_common
-  Threads::Threads LibtorrentRasterbar::torrent-rasterbar PRIVATE toast_warnings)
+  Threads::Threads LibtorrentRasterbar::torrent-rasterbar PRIVATE toast_peer_certs toast_warnings)
 
 list(APPEND SERVER_TEST_SOURCES
   tests/container_test.cpp
   tests/disk_queue_test.cpp
+  tests/ingest_private_test.cpp
   tests/ingest_test.cpp
   tests/manifest_test.cpp
   tests/placement_test.cpp

@@ -31,7 +31,6 @@ struct ClientTuning {
     // mostly costs CPU, a slower one reacts late to a piece the server must take.
     std::chrono::milliseconds tick{200};
     std::chrono::milliseconds stats_interval{1000};  // one stats line this often
-    std::string interface = "127.0.0.1";             // listen interface when --listen names no host
     // play: how long a player read waits for missing bytes before the endpoint gives up (503).
     std::chrono::milliseconds player_wait_timeout{60'000};
 

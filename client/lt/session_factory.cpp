@@ -24,12 +24,19 @@ int bytes_per_second_setting(const std::optional<BitRate>& rate) {
     return static_cast<int>(std::clamp<std::uint64_t>(bps, 1, std::numeric_limits<int>::max()));
 }
 
-std::string listen_interface(const SessionConfig& c) {
-    bool v6 = c.interface.find(':') != std::string::npos;
-    return (v6 ? "[" + c.interface + "]" : c.interface) + ":" + std::to_string(c.listen_port);
-}
-
 }  // namespace
+
+std::string listen_interfaces(const SessionConfig& c) {
+    auto on = [&](std::uint16_t port, const char* suffix) {
+        const std::string p = std::to_string(port) + suffix;
+        if (c.interface.empty()) return "0.0.0.0:" + p + ",[::]:" + p;
+        const bool v6 = c.interface.find(':') != std::string::npos;
+        return (v6 ? "[" + c.interface + "]" : c.interface) + ":" + p;
+    };
+    std::string out = on(c.listen_port, "");
+    if (c.ssl_listen_port) out += "," + on(*c.ssl_listen_port, "s");
+    return out;
+}
 
 int tracker_num_want(int max_connections) {
     return std::max(max_connections * 3 / 8, 1);
@@ -38,15 +45,18 @@ int tracker_num_want(int max_connections) {
 lt::session_params make_session_params(const SessionConfig& c) {
     lt::settings_pack s;
     s.set_str(lt::settings_pack::user_agent, c.user_agent);
-    s.set_str(lt::settings_pack::listen_interfaces, listen_interface(c));
-    s.set_str(lt::settings_pack::outgoing_interfaces, c.interface);
+    s.set_str(lt::settings_pack::listen_interfaces, listen_interfaces(c));
+    s.set_str(lt::settings_pack::outgoing_interfaces, c.interface);  // "": the routing table decides
 
-    // A closed testbed: nothing leaves it unless asked for.
+    // Nothing reaches outside the swarm unless asked for: no DHT or local discovery by default, the router
+    // is asked to forward ports only when the box is told to (a box behind a home router).
     s.set_bool(lt::settings_pack::enable_dht, c.enable_dht);
     s.set_bool(lt::settings_pack::enable_lsd, c.enable_lsd);
     s.set_bool(lt::settings_pack::enable_upnp, c.enable_upnp);
     s.set_bool(lt::settings_pack::enable_natpmp, c.enable_natpmp);
-    s.set_bool(lt::settings_pack::enable_ip_notifier, false);
+    // Listening on every interface, follow the box's addresses as they come and go (DHCP, a new link);
+    // on one address there is nothing to follow.
+    s.set_bool(lt::settings_pack::enable_ip_notifier, c.interface.empty());
 
     // Many clients share one address: peers must be told apart by port, and a connection libtorrent deems
     // redundant (both sides seeding) must stay, or upload_mode would drop it.

@@ -58,6 +58,14 @@ constexpr const char* kUsage =
     "time_slice)\n"
     "      --piece-size SIZE torrent piece size, a power of two >= 16KiB (default: config \"piece_size\")\n"
     "      --no-trace        do not record an MPEG-TS or MP4 file's demand trace: pace it at the bitrate\n"
+    "      --private         a private torrent (BEP 27 \"private\": 1 in the info dictionary): clients use "
+    "its\n"
+    "                        trackers only, no DHT, PEX or local discovery (default: the config's\n"
+    "                        \"private_torrents\", false)\n"
+    "      --peer-ca CA.pem  the CA whose certificates the swarm's peers must present: written to the info\n"
+    "                        dictionary as \"ssl-cert\", which makes it a libtorrent SSL torrent (default: "
+    "the\n"
+    "                        config's \"peer_ca\"; none)\n"
     "                        The torrent is BitTorrent v1 with a BEP 19 url-list entry "
     "PUBLIC_URL/titles/NAME and,\n"
     "                        outside the info dictionary, \"toast\": {\"bitrate\": BITS_PER_S, \"title\": "
@@ -92,7 +100,7 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
             return args[++i];
         };
         if (a == "--torrent" || a == "--policy" || a == "--bitrate" || a == "--announce" ||
-            a == "--operator-peer" || a == "--block-size" || a == "--piece-size") {
+            a == "--operator-peer" || a == "--block-size" || a == "--piece-size" || a == "--peer-ca") {
             auto v = value();
             if (!v) return usage_error(a + " needs a value");
             if (a == "--torrent") {
@@ -118,6 +126,9 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
                         "' (expected IP:PORT with an IP address and a port, e.g. 192.0.2.7:6881)");
                 }
                 opt.operator_peers.push_back(*peer);
+            } else if (a == "--peer-ca") {
+                if (v->empty()) return usage_error("--peer-ca needs a file");
+                opt.peer_ca = *v;
             } else if (a == "--block-size") {
                 opt.block_size = parse_bytes(*v);
                 if (!opt.block_size) return usage_error("bad block size '" + *v + "'");
@@ -127,6 +138,8 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
             }
         } else if (a == "--no-trace") {
             opt.trace = false;
+        } else if (a == "--private") {
+            opt.private_torrent = true;
         } else if (a.rfind("--", 0) == 0) {
             return usage_error("unknown option '" + a + "' for ingest");
         } else {
@@ -163,7 +176,9 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
                 std::printf("torrent %s (", opt.torrent.c_str());
             else
                 std::printf("torrent /torrents/%s.torrent (", m.title.c_str());
-            std::printf("file %s, info-hash %s)\n", m.torrent->name.c_str(), r.info_hash.c_str());
+            std::printf("file %s, info-hash %s%s%s)\n", m.torrent->name.c_str(), r.info_hash.c_str(),
+                        opt.private_torrent.value_or(config.private_torrents) ? ", private" : "",
+                        opt.peer_ca || config.peer_ca ? ", peers need a certificate of the peer CA" : "");
         }
         return 0;
     } catch (const IngestError& e) {

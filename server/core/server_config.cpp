@@ -173,6 +173,12 @@ void load_storage(ConfigReader& r, ServerConfig& c) {
     c.piece_size = r.bytes("piece_size", c.piece_size, Bytes(16 * 1024), Bytes(64 * 1024 * 1024));
     auto ps = c.piece_size.value();
     if ((ps & (ps - 1)) != 0) r.fail("piece_size", "must be a power of two, got " + std::to_string(ps));
+    c.private_torrents = r.boolean("private_torrents", c.private_torrents);
+    if (r.has("peer_ca")) {
+        const auto path = r.string("peer_ca");
+        if (path.empty()) r.fail("peer_ca", "must not be empty (leave it out for torrents without a CA)");
+        c.peer_ca = path;
+    }
     c.open_files = r.uint("open_files", c.open_files, 16, 1'048'576);
     c.service_model_half_life = r.duration("service_model_half_life", c.service_model_half_life, 10ms, 24h);
 }

@@ -114,6 +114,10 @@ struct ServerConfig {
     QueueOrder disk_order = QueueOrder::fifo;
     BitRate default_bitrate{2'000'000};
     Bytes piece_size{256 * 1024};  // torrent piece size
+    // Defaults of ingest's --private and --peer-ca: torrents private (BEP 27), and the CA certificate whose
+    // signed certificates the peers of every new title's swarm must present (an SSL torrent).
+    bool private_torrents = false;
+    std::optional<std::filesystem::path> peer_ca;
 
     // Block files the store keeps open (for sendfile and to skip open() per read); lowered at start-up when
     // RLIMIT_NOFILE cannot hold them next to max_connections sockets.

@@ -23,6 +23,8 @@
 #include "server/io/catalogue.hpp"
 #include "server/io/title_torrent.hpp"
 #include "toast/common/durable_file.hpp"
+#include "toast/common/peer_certs.hpp"
+#include "toast/common/read_file.hpp"
 
 namespace toast::server {
 
@@ -207,6 +209,8 @@ struct IngestPlan {
     BitRate bitrate{0};
     std::uint64_t block_size = 0;
     std::uint64_t piece_size = 0;
+    bool private_torrent = false;  // BEP 27
+    std::string peer_ca;           // PEM of the swarm's CA: an SSL torrent; empty for none
 };
 
 // The media file's size; it must be a regular file.
@@ -260,6 +264,16 @@ IngestPlan check_ingest(const ServerConfig& config, const IngestOptions& opt) {
     for (const auto& url : opt.announce)
         if (!valid_announce(url))
             throw IngestError("announce URL \"" + url + "\" must start with http://, https:// or udp://");
+    plan.private_torrent = opt.private_torrent.value_or(config.private_torrents);
+    if (const auto ca_path = opt.peer_ca ? opt.peer_ca : config.peer_ca) {
+        try {
+            plan.peer_ca = read_file(*ca_path);
+        } catch (const FileReadError& e) {
+            throw IngestError("peer CA " + ca_path->string() + ": cannot be read (" + e.reason() + ")");
+        }
+        if (auto problem = check_ca_certificate(plan.peer_ca))
+            throw IngestError("peer CA " + ca_path->string() + ": " + *problem);
+    }
     return plan;
 }
 
@@ -401,6 +415,8 @@ TorrentFile make_torrent(const ServerConfig& config, const IngestOptions& opt, c
     for (const auto& peer : opt.operator_peers)
         spec.operator_peers.push_back(peer.to_string());
     spec.web_seed = config.public_url + "/titles/" + m.title;
+    spec.private_torrent = plan.private_torrent;
+    spec.ssl_ca = plan.peer_ca;
     spec.bitrate = plan.bitrate;
     if (plan.trace) {
         spec.average_bitrate = plan.trace->average_rate();

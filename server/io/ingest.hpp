@@ -39,8 +39,10 @@ struct IngestOptions {
     // The operator's own peers (e.g. a seed beside this server), written to the torrent's
     // "toast"."operator_peers": every toast-client counts them as server-side, not as viewers.
     std::vector<Endpoint> operator_peers;
-    std::optional<Bytes> block_size;  // default: config.block_size, else bitrate x time_slice
-    std::optional<Bytes> piece_size;  // default: config.piece_size
+    std::optional<Bytes> block_size;               // default: config.block_size, else bitrate x time_slice
+    std::optional<Bytes> piece_size;               // default: config.piece_size
+    std::optional<bool> private_torrent;           // default: config.private_torrents
+    std::optional<std::filesystem::path> peer_ca;  // default: config.peer_ca; a CA certificate (PEM)
     // Record the demand trace of an MPEG-TS or MP4 source (rounds of config.time_slice), so the title is
     // paced and admitted by it. A source in one of those containers that cannot be parsed fails the ingest
     // unless this is off; other files are constant-rate titles either way.

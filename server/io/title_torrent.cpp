@@ -30,6 +30,8 @@ TorrentFile make_title_torrent(const TorrentSpec& spec) {
     for (std::size_t i = 0; i < spec.announce.size(); ++i)
         ct.add_tracker(spec.announce[i], static_cast<int>(i));
     if (!spec.web_seed.empty()) ct.add_url_seed(spec.web_seed);
+    ct.set_priv(spec.private_torrent);
+    if (!spec.ssl_ca.empty()) ct.set_root_cert(spec.ssl_ca);
     ct.set_creation_date(0);  // reproducible: the same input gives the same bytes
 
     lt::entry e = ct.generate();

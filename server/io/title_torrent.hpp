@@ -2,6 +2,12 @@
 // after the title with its container's extension, and the same bytes for the same input (no creation date,
 // no "created by").
 //
+// In the info dictionary when the operator asks for them (so they are part of the info-hash, and no peer can
+// strip them without leaving the swarm):
+//   "private": 1        BEP 27: clients use only the torrent's trackers, never DHT, PEX or local discovery
+//   "ssl-cert": PEM     the operator's CA: libtorrent makes it an SSL torrent, whose peers must present a
+//                       certificate signed by it (toast/common/peer_certs.hpp)
+//
 // Outside the info dictionary, so the info-hash does not depend on them:
 //   "url-list": [public_url + "/titles/" + NAME]   BEP 19 web seed: any BitTorrent client can fetch from us
 //   "toast":    {"bitrate": <bits per second, integer>, "title": NAME,
@@ -38,6 +44,8 @@ struct TorrentSpec {
     std::optional<BitRate> average_bitrate;   // default: bitrate
     std::optional<BitRate> peak_bitrate;      // default: the average
     std::vector<std::string> operator_peers;  // "IP:PORT" each; written only when there are some
+    bool private_torrent = false;             // BEP 27 "private": 1
+    std::string ssl_ca;                       // PEM of the peers' CA ("ssl-cert"); empty: a plain torrent
 };
 
 struct TorrentFile {

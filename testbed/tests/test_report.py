@@ -479,7 +479,7 @@ class LauncherTest(unittest.TestCase):
             s = scenario.from_dict({"clients": 1})
             stack = run.Stack.__new__(run.Stack)
             stack.torrent, stack.server_port, stack.host, stack.title = Path(d) / "t.torrent", 1, "127.0.0.1", "t"
-            stack.seed_endpoint = "127.0.0.1:7000"
+            stack.seed_endpoint, stack.creds = "127.0.0.1:7000", None
             argv = run.client_argv("toast", s, stack, {"client": new}, Path(d), 0)
             self.assertEqual(argv[argv.index("--operator-peer") + 1], "127.0.0.1:7000")
             self.assertNotIn("--operator-peer", run.client_argv("toast", s, stack, {"client": old}, Path(d), 0))

@@ -22,7 +22,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from . import netshape, report, resources, scenario as scen
+from . import credentials, netshape, report, resources, scenario as scen
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -148,7 +148,12 @@ class Stack:
         self.seed_proc = None
         self.server_proc: subprocess.Popen | None = None
         self.tracker_proc: subprocess.Popen | None = None
-        self.seed_endpoint = ""  # HOST:PORT of the server-host seed, once started
+        self.seed_endpoint = ""  # HOST:PORT of the server-host seed (its SSL one in an SSL swarm), once started
+        # Passkeys (and certificates) for the seed and every viewer of a private swarm.
+        self.creds: credentials.SwarmCredentials | None = None
+        if s.private or s.ssl:
+            self.creds = credentials.SwarmCredentials(work, ["seed"] + [client_name(i) for i in range(s.clients)],
+                                                      s.ssl)
 
     @property
     def server_url(self) -> str:
@@ -168,12 +173,14 @@ class Stack:
         # Every client of a loopback run shares 127.0.0.1, so the tracker's per-source rate limit (which
         # exempts nobody by default) would refuse a swarm's joins; exempt loopback, as a testbed should.
         (w / "tracker.json").write_text(json.dumps({"rate_limit": {"exempt": ["127.0.0.0/8", "::1"]},
+                                                    **(self.creds.tracker_config() if self.creds else {}),
                                                     **self.tracker_config}))
         tracker = self.start_tracker()
         ingest = subprocess.run([str(self.bins["server"]), "--config", str(w / "server.json"), "ingest", self.title,
                                  str(self.media), "--torrent", str(self.torrent), "--bitrate", str(s.bitrate),
                                  "--piece-size", str(s.piece_size), "--announce",
-                                 f"http://{self.host}:{self.tracker_port}/announce"],
+                                 f"http://{self.host}:{self.tracker_port}/announce",
+                                 *(self.creds.ingest_args() if self.creds else [])],
                                 capture_output=True, text=True, timeout=600)
         if ingest.returncode != 0:
             raise RunError("ingest failed: " + ingest.stderr.strip())
@@ -198,6 +205,13 @@ class Stack:
                 argv = [str(self.bins["client"]), "stream", str(self.torrent), "--save-dir", str(seed_dir),
                         "--listen", listen, "--stats", str(self.seed_stats), "--behavior", "seed",
                         "--choker", "leader", "--log-level", "warn"]
+                if self.creds:
+                    argv += self.creds.client_args("seed")
+                if s.ssl:
+                    # Peers of an SSL torrent meet it on its SSL port: that is the operator's peer.
+                    ssl_port = free_port()
+                    argv += ["--ssl-listen", str(ssl_port)]
+                    self.seed_endpoint = f"{self.host}:{ssl_port}"
                 if s.seed_upload_limit:
                     argv += ["--upload-limit", str(s.seed_upload_limit)]
             else:
@@ -267,6 +281,10 @@ def supports_option(binary: Path, option: str) -> bool:
     return _help_cache[key]
 
 
+def client_name(index: int) -> str:
+    return f"client{index:03d}"
+
+
 def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Path, index: int,
                 ip: str = "127.0.0.1") -> list[str]:
     stats = cdir / "stats.jsonl"
@@ -290,6 +308,10 @@ def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Pat
         if s.lookahead:
             value = s.lookahead if s.lookahead == "none" else f"{scen.parse_duration(s.lookahead)}s"
             argv += ["--lookahead", value]
+        if stack.creds:
+            argv += stack.creds.client_args(client_name(index))
+        if s.ssl:
+            argv += ["--ssl-listen", str(free_port())]
         return argv + list(s.extra_client_args)
     if kind == "stock":
         return [PY, str(STOCK_PEER), "stream", str(stack.torrent), "--save-dir", str(cdir / "data"), "--listen",
@@ -511,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
                 r["baselines"][kind] = {"server_bytes": b["server_bytes"], "reduction_pct": b["reduction_pct"],
                                         "stalls": b["stalls"]["count"], "stall_seconds": b["stalls"]["seconds"],
                                         "completed_clients": b["completed_clients"]}
-    except (RunError, netshape.ShapingError) as e:
+    except (RunError, netshape.ShapingError, credentials.CredentialsError) as e:
         print(f"testbed/run: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
