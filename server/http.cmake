@@ -8,6 +8,7 @@ add_library(toast_server_http STATIC
   core/pacer.cpp
   core/reload_plan.cpp
   core/request_handler.cpp
+  core/stream_redirect.cpp
   http/http_service.cpp
   http/http_session.cpp
   http/request_view.cpp

@@ -87,27 +87,28 @@ std::string tier_url_problem(std::string_view url) {
     return {};
 }
 
-std::string tier_problem(const TierLayout& tier, std::string_view prefix) {
-    const std::string p(prefix);
+std::optional<TierProblem> tier_problem(const TierLayout& tier) {
     if (tier.nodes.empty() || tier.nodes.size() > kMaxTierNodes)
-        return p + "nodes: expected 1.." + std::to_string(kMaxTierNodes) + " nodes, got " +
-               std::to_string(tier.nodes.size());
+        return TierProblem{"nodes", "expected 1.." + std::to_string(kMaxTierNodes) + " nodes, got " +
+                                        std::to_string(tier.nodes.size())};
     std::set<std::string, std::less<>> ids;
     std::set<std::string, std::less<>> urls;
     for (std::size_t i = 0; i < tier.nodes.size(); ++i) {
         const auto& n = tier.nodes[i];
-        const auto field = p + "nodes[" + std::to_string(i) + "]";
+        const auto field = "nodes[" + std::to_string(i) + "]";
         if (!is_valid_node_id(n.id))
-            return field + ".id: expected 1-64 of A-Z a-z 0-9 . _ -, got \"" + n.id + "\"";
-        if (!ids.insert(n.id).second) return field + ".id: \"" + n.id + "\" names two nodes";
-        if (auto problem = tier_url_problem(n.url); !problem.empty()) return field + ".url: " + problem;
-        if (!urls.insert(n.url).second) return field + ".url: \"" + n.url + "\" is given for two nodes";
+            return TierProblem{field + ".id", "expected 1-64 of A-Z a-z 0-9 . _ -, got \"" + n.id + "\""};
+        if (!ids.insert(n.id).second) return TierProblem{field + ".id", "\"" + n.id + "\" names two nodes"};
+        if (auto problem = tier_url_problem(n.url); !problem.empty())
+            return TierProblem{field + ".url", problem};
+        if (!urls.insert(n.url).second)
+            return TierProblem{field + ".url", "\"" + n.url + "\" is given for two nodes"};
     }
     const auto most = std::min<std::size_t>(tier.nodes.size(), kMaxTierReplicas);
     if (tier.replicas < 1 || tier.replicas > most)
-        return p + "replicas: expected 1.." + std::to_string(most) + " (at most one per node), got " +
-               std::to_string(tier.replicas);
-    return {};
+        return TierProblem{"replicas", "expected 1.." + std::to_string(most) +
+                                           " (at most one per node), got " + std::to_string(tier.replicas)};
+    return std::nullopt;
 }
 
 nlohmann::json tier_to_json(const TierLayout& tier) {
@@ -156,8 +157,8 @@ TierParse parse_tier_json(const nlohmann::json& json) {
         }
         tier.placement = *parsed;
     }
-    if (auto problem = tier_problem(tier, "tier."); !problem.empty()) {
-        out.error = std::move(problem);
+    if (auto problem = tier_problem(tier)) {
+        out.error = "tier." + problem->field + ": " + problem->problem;
         return out;
     }
     out.tier = std::move(tier);

@@ -9,8 +9,13 @@ namespace toast::server {
 
 HttpResponse serve_catalog(const HttpRequest& req, const TitleStore& titles) {
     std::vector<CatalogTitle> list;
-    for (const auto& t : titles.titles())
-        list.push_back({t->name, t->file_name, t->size, t->bitrate, t->etag, t->last_modified, t->info_hash});
+    for (const auto& t : titles.titles()) {
+        list.push_back(
+            {t->name, t->file_name, t->size, t->bitrate, t->etag, t->last_modified, t->info_hash, {}});
+        if (t->tier)
+            for (const auto& node : t->tier->layout.nodes)
+                list.back().urls.push_back(node.url + "/titles/" + t->name);
+    }
     auto body = catalog_body(std::move(list));
     // Boxes poll the catalogue: no-cache makes every cache revalidate, which costs a 304 while it is
     // unchanged.

@@ -73,6 +73,31 @@ std::string string_field(const nlohmann::json& j, const char* key) {
     return v.get<std::string>();
 }
 
+// The "tier" object, and that the node's replicas are exactly on the blocks it holds.
+ManifestTier parse_manifest_tier(const nlohmann::json& t, const Manifest& m) {
+    auto parsed = parse_tier_json(t);
+    if (!parsed.tier) throw Fail{"'" + parsed.error + "'"};
+    ManifestTier tier;
+    tier.layout = std::move(*parsed.tier);
+    tier.node = string_field(t, "node");
+    if (!tier.layout.find(tier.node))
+        throw Fail{"'tier.node' \"" + tier.node + "\" is not a node of the tier"};
+    tier.content = string_field(t, "content");
+    if (tier.content.size() != 16 || tier.content.find_first_not_of("0123456789abcdef") != std::string::npos)
+        throw Fail{"'tier.content' must be 16 lowercase hex digits"};
+    const auto self = *tier.layout.find(tier.node);
+    for (std::size_t b = 0; b < m.blocks.size(); ++b) {
+        const auto holders = tier.layout.holders(m.title, b);
+        const bool held = std::find(holders.begin(), holders.end(), self) != holders.end();
+        if (held == m.blocks[b].replicas.empty()) {
+            throw Fail{"blocks[" + std::to_string(b) + "]: node \"" + tier.node + "\" " +
+                       (held ? "holds it by the tier's placement but it has no replicas"
+                             : "does not hold it by the tier's placement but it has replicas")};
+        }
+    }
+    return tier;
+}
+
 }  // namespace
 
 bool is_valid_title_name(std::string_view name) {
@@ -144,6 +169,12 @@ nlohmann::json manifest_to_json(const Manifest& m) {
     if (m.torrent) {
         j["torrent"] = {
             {"file", m.torrent->file}, {"name", m.torrent->name}, {"info_hash", m.torrent->info_hash}};
+    }
+    if (m.tier) {
+        auto tier = tier_to_json(m.tier->layout);
+        tier["node"] = m.tier->node;
+        tier["content"] = m.tier->content;
+        j["tier"] = std::move(tier);
     }
     return j;
 }
@@ -226,7 +257,9 @@ ManifestParse parse_manifest(const nlohmann::json& j, std::size_t disk_count) {
             if (!b.is_object()) throw Fail{where + " must be an object"};
             BlockRecord rec;
             const auto& replicas = field(b, "replicas");
-            if (!replicas.is_array() || replicas.empty())
+            if (!replicas.is_array()) throw Fail{where + ".replicas must be an array"};
+            // On a tier a block the node does not hold has no replicas here (checked with the tier below).
+            if (replicas.empty() && !j.contains("tier"))
                 throw Fail{where + ".replicas must be a non-empty array"};
             std::set<std::uint32_t> seen;
             for (const auto& r : replicas) {
@@ -302,6 +335,7 @@ ManifestParse parse_manifest(const nlohmann::json& j, std::size_t disk_count) {
             }
             m.torrent = std::move(rec);
         }
+        if (auto t = j.find("tier"); t != j.end()) m.tier = parse_manifest_tier(*t, m);
         return {std::move(m), {}};
     } catch (const Fail& f) {
         return {std::nullopt, f.message};

@@ -145,7 +145,15 @@ ServerConfig load_server_config(const nlohmann::json& json) {
         r.fail("policy", "raid1 needs an even number of disks, got " + std::to_string(c.disks.size()));
     }
 
-    c.public_url = r.string("public_url", "http://" + c.listen.to_string());
+    if (r.has("tier")) c.tier = load_tier_config(r.object("tier"));
+    // A node of a tier is reached at its url in the tier list: torrents list every node's, so its own must be
+    // the one the node is known by.
+    const auto default_url = c.tier ? c.tier->self_node().url : "http://" + c.listen.to_string();
+    c.public_url = r.string("public_url", default_url);
+    if (c.tier && c.public_url != default_url && c.public_url != default_url + "/") {
+        r.fail("public_url", "\"" + c.public_url + "\" is not this node's url in the tier (\"" + default_url +
+                                 "\", tier.self \"" + c.tier->self_node().id + "\"); leave public_url out");
+    }
     // The URL goes into every torrent's url-list, and the client's server fetcher speaks plain HTTP only:
     // a torrent naming an https:// server would be refused by every client that loads it.
     if (c.public_url.rfind("https://", 0) == 0) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/core/tier_config.hpp"
 #include "toast/common/endpoint.hpp"
 #include "toast/common/units.hpp"
 
@@ -113,6 +114,8 @@ struct ServerConfig {
     std::optional<std::filesystem::path> access_log;  // one line per request (toast/common/access_log.hpp)
 
     AdmissionConfig admission;
+    // This node's tier (config `tier`); none: a server on its own, holding every block of every title.
+    std::optional<TierConfig> tier;
 
     std::string log_level = "info";
 };

@@ -80,7 +80,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     bool queue_full() const { return queue_.size() >= shared_.settings()->max_pipelined; }
 
     // Responding.
-    void admit(Job& job);
+    void admit(Job& job, std::string_view target);
     void start_response();
     void pump();
     void issue_reads();
@@ -110,7 +110,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const bool reject_;
     bool loopback_ = false;
     std::string peer_address_;
-    std::string peer_;  // address:port, for log lines
+    std::string peer_;              // address:port, for log lines
     std::size_t header_limit_ = 0;  // of the request being read
 
     State state_ = State::idle;

@@ -42,6 +42,7 @@ StreamAdmission::StreamAdmission(const ServerConfig& config, DiskControl& disks,
       max_read_(std::max<std::uint64_t>(1, max_read)),
       epoch_(epoch),
       disks_(disks),
+      disk_count_(config.disks.size()),
       ledger_(limits_of(config), config.disks.size()),
       admitted_(metrics.counter("toast_admission_decisions_total", "Paced streams admitted or refused",
                                 Labels{{"result", "admitted"}})),
@@ -102,6 +103,17 @@ StreamAdmission::Decision StreamAdmission::admit(const TitleInfo& title, Clock::
     d.retry_after =
         std::chrono::seconds(std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(wait))));
     return d;
+}
+
+StreamAdmission::Room StreamAdmission::room(Clock::time_point now) {
+    const auto now_round = round_of(now);
+    const double limit = ledger_.limits().disk_share * std::chrono::duration<double>(round_).count();
+    std::lock_guard lock(mutex_);
+    double busiest = 0;
+    for (auto r = now_round; r <= now_round + kRoomRounds; ++r)
+        for (std::size_t d = 0; d < disk_count_; ++d)
+            busiest = std::max(busiest, ledger_.disk_seconds(r, d) / limit);
+    return Room{std::clamp(1.0 - busiest, 0.0, 1.0), ledger_.active()};
 }
 
 void StreamAdmission::release(std::uint64_t id) {

@@ -507,6 +507,7 @@ std::vector<DiskStatus> BlockStore::disk_status() const {
             s.fault = d->fault;
         }
         s.queue_depth = d->queue->outstanding_ops();
+        s.queued_bytes = d->queue->outstanding_bytes();
         {
             // Seconds to serve a 1 MB read on an idle disk: the chooser's view of this disk.
             std::lock_guard lock(d->model_mutex);

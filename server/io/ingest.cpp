@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -101,6 +102,25 @@ std::optional<DemandTrace> source_trace(const fs::path& media, std::uint64_t siz
                           error + " (--no-trace ingests it at a constant bitrate)");
     }
     return trace;
+}
+
+// The same bytes give the same id on every node: SHA-1 over the size, the piece size and the pieces' hashes.
+std::string content_id(std::uint64_t size, std::uint64_t piece_size,
+                       const std::vector<lt::sha1_hash>& pieces) {
+    lt::hasher h;
+    const auto head = std::to_string(size) + ":" + std::to_string(piece_size) + ":";
+    h.update(head.data(), static_cast<int>(head.size()));
+    for (const auto& p : pieces)
+        h.update(p.data(), static_cast<int>(p.size()));
+    const auto digest = h.final();
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (std::size_t i = 0; i < 8; ++i) {
+        const auto byte = static_cast<unsigned char>(digest[static_cast<int>(i)]);
+        out += kHex[byte >> 4];
+        out += kHex[byte & 15];
+    }
+    return out;
 }
 
 bool valid_announce(const std::string& url) {
@@ -206,6 +226,11 @@ CleanupReport clean_up_store(const ServerConfig& config) {
     return clean_up_locked(config);
 }
 
+std::uint64_t tier_block_size(std::uint64_t block_size, std::uint64_t piece_size) {
+    const auto pieces = std::max<std::uint64_t>(1, (block_size + piece_size / 2) / piece_size);
+    return pieces * piece_size;
+}
+
 IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) {
     // ---- validate everything before writing anything ----
     if (!is_valid_title_name(opt.name)) {
@@ -231,7 +256,7 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
         opt.trace && size > 0 ? source_trace(opt.media, size, config.time_slice) : std::nullopt;
     const auto bitrate = opt.bitrate.value_or(trace ? trace->average_rate() : config.default_bitrate);
     if (bitrate.value() == 0) throw IngestError("bitrate must be greater than 0");
-    const std::uint64_t block_size =
+    std::uint64_t block_size =
         opt.block_size
             ? opt.block_size->value()
             : (config.block_size ? config.block_size->value() : bytes_in(bitrate, config.time_slice).value());
@@ -243,6 +268,16 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     if (piece_size < 16 * 1024 || (piece_size & (piece_size - 1)) != 0) {
         throw IngestError("piece size " + std::to_string(piece_size) +
                           " must be a power of two of at least 16 KiB");
+    }
+    const std::optional<TierConfig>& tier = config.tier;
+    if (tier && block_size % piece_size != 0) {
+        if (opt.block_size || config.block_size) {
+            throw IngestError(
+                "block size " + std::to_string(block_size) + " is not a multiple of the piece size " +
+                std::to_string(piece_size) +
+                ": on a tier each piece must lie in one block, so that it has one pair of nodes");
+        }
+        block_size = tier_block_size(block_size, piece_size);
     }
     for (const auto& url : opt.announce)
         if (!valid_announce(url))
@@ -273,17 +308,32 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     m.seed = config.placement_seed;
     m.version = new_version_id();
     m.generation = previous ? previous->generation + 1 : 1;
-    m.created =
-        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
+    // Every node of a tier ingests the same master file and must give it the same Last-Modified: the file's.
+    m.created = tier ? static_cast<std::int64_t>(st.st_mtime)
+                     : std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
     m.chunk_size = kChunkSize;
     m.trace = trace;
     m.disk_ids = disk_identities(config);
     const auto blocks = block_count(size, block_size);
-    const auto placement = place_blocks(policy, blocks, config.disks.size(), m.seed, m.title);
+    std::uint64_t result_held = 0;
+    auto placement = place_blocks(policy, blocks, config.disks.size(), m.seed, m.title);
+    // On a tier this node writes only its share; a block keeps the disks placement gave it whichever nodes
+    // hold it, so a node's layout of a block does not depend on the other nodes.
+    if (tier) {
+        for (std::uint64_t b = 0; b < blocks; ++b) {
+            const auto holders = tier->layout.holders(m.title, b);
+            if (std::find(holders.begin(), holders.end(), tier->self) == holders.end())
+                placement.replicas[b].clear();
+            else
+                ++result_held;
+        }
+    }
 
     IngestResult result;
     result.blocks_per_disk.assign(config.disks.size(), 0);
+    result.held_blocks = tier ? result_held : blocks;
     const auto version_dir = version_dir_name(m.title, m.version);
     std::set<std::uint32_t> used_disks;
     for (const auto& r : placement.replicas)
@@ -354,7 +404,14 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     spec.announce = opt.announce;
     for (const auto& peer : opt.operator_peers)
         spec.operator_peers.push_back(peer.to_string());
-    spec.web_seed = config.public_url + "/titles/" + m.title;
+    if (tier) {
+        for (const auto& node : tier->layout.nodes)
+            spec.web_seeds.push_back(node.url + "/titles/" + m.title);
+        spec.tier = tier->layout;
+        spec.block_size = block_size;
+    } else {
+        spec.web_seeds.push_back(config.public_url + "/titles/" + m.title);
+    }
     spec.bitrate = bitrate;
     if (trace) {
         spec.average_bitrate = trace->average_rate();
@@ -373,6 +430,9 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     }
     if (size > 0)
         m.torrent = TorrentRecord{torrent_file_path(m.title, m.version), spec.file_name, torrent.info_hash};
+    if (tier)
+        m.tier =
+            ManifestTier{tier->layout, tier->self_node().id, content_id(size, piece_size, spec.piece_hashes)};
 
     // ---- stage, then commit ----
     // The store's copies of the torrent are in place before any manifest names them; an ingest that stops

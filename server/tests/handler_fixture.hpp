@@ -26,6 +26,7 @@ struct Fixture {
     FakeDisks disks{4};
     MetricsRegistry metrics;
     HandlerLimits limits;
+    NodeReport node;
     std::string bytes = sample_bytes(10000);
 
     Fixture() { store.add("movie", bytes); }
@@ -82,13 +83,15 @@ struct Fixture {
                 req.host = value;
             } else if (k == "Sec-Fetch-Site") {
                 req.sec_fetch_site = value;
+            } else if (k == "Toast-Direct") {
+                req.direct = value == "1";
             } else if (k == "No-Content-Type") {
                 req.has_content_type = false;
             } else {
                 FAIL("unknown header in test: " << k);
             }
         }
-        HandlerContext ctx{store, disks, metrics, limits};
+        HandlerContext ctx{store, disks, metrics, limits, node};
         return handle_request(req, ctx);
     }
 

@@ -81,9 +81,13 @@ struct TierParse {
 // Validates what every reader relies on: 1..kMaxTierNodes nodes with valid, distinct ids and urls, replicas
 // in 1..min(nodes, kMaxTierReplicas), a known placement. `replicas` and `placement` may be absent (2, block).
 TierParse parse_tier_json(const nlohmann::json& json);
-// The same checks on a layout built some other way (config, torrent): "" when valid. Field names in the
-// message start with `prefix` ("tier.").
-std::string tier_problem(const TierLayout& tier, std::string_view prefix = "");
+// The same checks on a layout built some other way (config, torrent): none when valid, else the field
+// (relative to the tier object, e.g. "nodes[1].id") and what is wrong with it.
+struct TierProblem {
+    std::string field;
+    std::string problem;
+};
+std::optional<TierProblem> tier_problem(const TierLayout& tier);
 
 // One holder as the node choice sees it.
 struct HolderView {
