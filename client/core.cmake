@@ -22,6 +22,7 @@ add_library(toast_client_core STATIC
   core/stream_controller.cpp
   core/stream_watcher.cpp
   core/swarm_sample.cpp
+  core/tier_routes.cpp
   core/title_geometry.cpp)
 target_include_directories(toast_client_core PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_client_core PUBLIC toast_common PRIVATE toast_warnings)
@@ -45,7 +46,8 @@ if(BUILD_TESTING)
     tests/stream_controller_newcomer_test.cpp
     tests/stream_controller_await_test.cpp
     tests/stream_controller_refusal_test.cpp
-    tests/stream_watcher_test.cpp)
+    tests/stream_watcher_test.cpp
+    tests/tier_routes_test.cpp)
   target_link_libraries(client_core_tests PRIVATE toast_client_core toast_warnings Catch2::Catch2WithMain)
   # The stats test checks common/docs/client-stats.md against the code.
   target_compile_definitions(client_core_tests PRIVATE TOAST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

@@ -15,8 +15,8 @@ packages=(
   # Debian packages: cpack's DEB generator runs dpkg-shlibdeps; the package test runs systemd-analyze and
   # installs the packages (adduser, deb-systemd-helper) in a throwaway overlay (unshare, setpriv)
   dpkg-dev systemd adduser init-system-helpers util-linux
-  # a stock peer for the client's interop test
-  transmission-daemon
+  # stock peers: the client's interop test (transmission), the tier's stock-client test (aria2)
+  transmission-daemon aria2
   # the browser test of the client service's live piece map (headless)
   chromium
   # the real-player playback test (mpv with --vo=null --ao=null, driven through its JSON IPC)
