@@ -193,10 +193,11 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     c.max_multipart_bytes =
         r.bytes("max_multipart_bytes", c.max_multipart_bytes, Bytes(1024), Bytes(16ull * 1024 * 1024 * 1024));
     if (r.has("admin_listen")) c.admin_listen = endpoint_field(r, "admin_listen", "");
+    c.admission.start_latency = c.time_slice;
     if (r.has("admission")) {
         auto a = r.object("admission");
         auto& ac = c.admission;
-        ac.enabled = a.boolean("enabled", true);
+        ac.enabled = a.boolean("enabled", ac.enabled);
         ac.disk_share = a.number("disk_share", ac.disk_share, 0.01, 1.0);
         ac.network = a.bitrate("network", ac.network, BitRate(0), kMaxBitrate);
         ac.buffer = a.bytes("buffer", ac.buffer, Bytes(0), Bytes(1ull << 40));
