@@ -193,7 +193,6 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     c.max_multipart_bytes =
         r.bytes("max_multipart_bytes", c.max_multipart_bytes, Bytes(1024), Bytes(16ull * 1024 * 1024 * 1024));
     if (r.has("admin_listen")) c.admin_listen = endpoint_field(r, "admin_listen", "");
-    c.admission.start_latency = c.time_slice;
     if (r.has("admission")) {
         auto a = r.object("admission");
         auto& ac = c.admission;
@@ -201,7 +200,7 @@ ServerConfig load_server_config(const nlohmann::json& json) {
         ac.disk_share = a.number("disk_share", ac.disk_share, 0.01, 1.0);
         ac.network = a.bitrate("network", ac.network, BitRate(0), kMaxBitrate);
         ac.buffer = a.bytes("buffer", ac.buffer, Bytes(0), Bytes(1ull << 40));
-        ac.start_latency = a.duration("start_latency", ac.start_latency, 0s, 1h);
+        if (a.has("start_latency")) ac.start_latency = a.duration("start_latency", std::nullopt, 0s, 1h);
         const auto policy_name = a.string("start_policy", std::string(to_string(ac.start_policy)));
         const auto sp = parse_start_policy(policy_name);
         if (!sp) {

@@ -45,10 +45,9 @@ struct AdmissionConfig {
     double disk_share = 0.9;
     BitRate network{0};                         // 0: no limit
     Bytes buffer{0};                            // 0: no limit
-    // A stream may start this much later than asked; default one time_slice (load_server_config), so that a
-    // stream that does not fit in what is left of the current round waits for the next one instead of
-    // being refused.
-    std::chrono::nanoseconds start_latency{0};
+    // A stream may start this much later than asked; none: one time_slice, so that a stream that does not fit
+    // in what is left of the current round waits for the next one instead of being refused.
+    std::optional<std::chrono::nanoseconds> start_latency;
     StartPolicy start_policy = StartPolicy::greedy;
     bool reserve_peak = false;  // reserve every round at the schedule's peak instead of round by round
     bool operator==(const AdmissionConfig&) const = default;

@@ -14,7 +14,8 @@ AdmissionLimits limits_of(const ServerConfig& config) {
     l.disk_share = a.disk_share;
     l.network_bytes_per_round = a.network.value() == 0 ? 0 : bytes_in(a.network, config.time_slice).value();
     l.buffer_bytes = a.buffer.value();
-    l.latency_rounds = static_cast<std::uint32_t>((a.start_latency.count() + config.time_slice.count() - 1) /
+    const auto latency = a.start_latency.value_or(config.time_slice);
+    l.latency_rounds = static_cast<std::uint32_t>((latency.count() + config.time_slice.count() - 1) /
                                                   config.time_slice.count());
     l.policy = a.start_policy;
     return l;
