@@ -14,16 +14,19 @@ add_library(toast_client_core STATIC
   core/peer_admission.cpp
   core/piece_policy.cpp
   core/piece_types.cpp
+  core/qoe_reporter.cpp
   core/resume_point.cpp
   core/server_pool.cpp
   core/server_request.cpp
   core/stats.cpp
   core/status_line.cpp
   core/stream_controller.cpp
+  core/stream_controller_fetches.cpp
   core/stream_watcher.cpp
   core/swarm_sample.cpp
   core/tier_routes.cpp
-  core/title_geometry.cpp)
+  core/title_geometry.cpp
+  core/token_renewal.cpp)
 target_include_directories(toast_client_core PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_client_core PUBLIC toast_common PRIVATE toast_warnings)
 
@@ -40,6 +43,7 @@ if(BUILD_TESTING)
     tests/mpv_messages_test.cpp
     tests/peer_admission_test.cpp
     tests/piece_policy_test.cpp
+    tests/qoe_reporter_test.cpp
     tests/server_request_test.cpp
     tests/stats_test.cpp
     tests/stream_controller_test.cpp

@@ -1,5 +1,6 @@
 # Local playback endpoint: see client/CMakeLists.txt
 add_library(toast_client_http STATIC
+  http/local_server.cpp
   http/mpv_ipc.cpp
   http/player_endpoint.cpp
   http/player_launcher.cpp
@@ -10,6 +11,7 @@ target_link_libraries(toast_client_http PUBLIC toast_client_core toast_common to
 if(BUILD_TESTING)
   add_executable(client_http_tests
     tests/http_endpoint_test.cpp
+    tests/http_local_server_test.cpp
     tests/http_mpv_ipc_test.cpp
     tests/http_player_launcher_test.cpp
     tests/http_player_request_test.cpp

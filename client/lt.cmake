@@ -3,6 +3,8 @@ add_library(toast_client_lt STATIC
   lt/ejecting_disk_io.cpp
   lt/engine.cpp
   lt/http_fetcher.cpp
+  lt/http_request.cpp
+  lt/http_stream.cpp
   lt/lt_events.cpp
   lt/plan_applier.cpp
   lt/session_factory.cpp
@@ -13,12 +15,14 @@ add_library(toast_client_lt STATIC
   lt/toast_plugin.cpp
   lt/swarm_reader.cpp
   lt/title_playback.cpp
+  lt/server_access.cpp
   lt/server_fallback.cpp
+  lt/telemetry_sender.cpp
   lt/title_stream.cpp
   lt/torrent_file.cpp)
 target_include_directories(toast_client_lt PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_client_lt
-  PUBLIC toast_common toast_asio LibtorrentRasterbar::torrent-rasterbar
+  PUBLIC toast_common toast_asio LibtorrentRasterbar::torrent-rasterbar OpenSSL::SSL OpenSSL::Crypto
   PRIVATE toast_warnings)
 if(TARGET toast_client_core)
   target_link_libraries(toast_client_lt PUBLIC toast_client_core)
@@ -42,6 +46,7 @@ if(BUILD_TESTING)
     TOAST_TRACKER_BIN="$<TARGET_FILE:toast-tracker>")
 
   add_executable(client_tests
+    tests/access_integration_test.cpp
     tests/client_integration_test.cpp
     tests/lt_http_fetcher_test.cpp
     tests/lt_plan_applier_test.cpp
@@ -55,7 +60,8 @@ if(BUILD_TESTING)
     PRIVATE toast_client_lt client_test_fixture toast_testing toast_warnings Catch2::Catch2WithMain)
   add_dependencies(client_tests toast-client toast-server toast-tracker)
   # A stock libtorrent seed (Debian's python3-libtorrent, visible only to /usr/bin/python3).
-  target_compile_definitions(client_tests PRIVATE STOCK_SEED_PY="${CMAKE_CURRENT_SOURCE_DIR}/tests/stock_seed.py")
+  target_compile_definitions(client_tests PRIVATE STOCK_SEED_PY="${CMAKE_CURRENT_SOURCE_DIR}/tests/stock_seed.py"
+    STOCK_WEBSEED_PY="${CMAKE_CURRENT_SOURCE_DIR}/tests/stock_webseed.py")
   catch_discover_tests(client_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client." PROPERTIES TIMEOUT 120)
 endif()
 

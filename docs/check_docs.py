@@ -11,7 +11,8 @@ Checks, and prints every problem with the file, line and the option, field or li
   keys      the tracker's config keys that `toast-tracker --help` lists are the keys of the table marked
             `<!-- check: keys toast-tracker -->` (a row `rate_limit.burst` counts for `rate_limit`).
   fields    the testbed's scenario fields (testbed/toastbed/scenario.py) are the rows of the table marked
-            `<!-- check: fields scenario -->`, and the drills (testbed/toastbed/drills.py) the rows of
+            `<!-- check: fields scenario -->`, the catalogue scenario's (catalogue_scenario.py) the rows of
+            `<!-- check: fields catalogue -->`, and the drills (testbed/toastbed/drills.py) the rows of
             `<!-- check: fields drills -->`.
   commands  every command line in a markdown file that runs one of these programs (in a code block or a
             code span) uses only options its --help prints.
@@ -235,13 +236,21 @@ def scenario_fields() -> set[str]:
     return set(scenario.Scenario.__dataclass_fields__) | {"description"}
 
 
-def drill_names() -> set[str]:
+def testbed_module(name: str):
+    """A module of the testbed's package (toastbed.NAME), which imports its siblings."""
     sys.path.insert(0, str(REPO / "testbed"))
     try:
-        import toastbed.drills as drills  # noqa: E402 (the testbed's package, found on the path just added)
+        return importlib.import_module(f"toastbed.{name}")
     finally:
         sys.path.pop(0)
-    return set(drills.DRILLS)
+
+
+def catalogue_fields() -> set[str]:
+    return set(testbed_module("catalogue_scenario").CatalogueScenario.__dataclass_fields__) | {"description"}
+
+
+def drill_names() -> set[str]:
+    return set(testbed_module("drills").DRILLS)
 
 
 # ---------------------------------------------------------------------------------------------- checks
@@ -422,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
                 helps[program] |= options_in_help(text, program) | {"--help"}
                 if program == "toast-tracker":
                     tracker_help = text
-        fields, drills = scenario_fields(), drill_names()
+        fields, drills, catalogue = scenario_fields(), drill_names(), catalogue_fields()
     except (RuntimeError, ImportError, OSError, AttributeError) as e:
         print(f"check_docs: {e}", file=sys.stderr)
         return 2
@@ -432,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted[("keys", "toast-tracker")] = ("docs/tracker.md", tracker_keys_in_help(tracker_help), "config key")
     wanted[("fields", "scenario")] = ("testbed/README.md", fields, "scenario field")
     wanted[("fields", "drills")] = ("testbed/README.md", drills, "drill")
+    wanted[("fields", "catalogue")] = ("testbed/README.md", catalogue, "catalogue scenario field")
 
     problems = (check_tables(docs, wanted) + check_figures(docs) + check_commands(docs, helps) +
                 check_links(docs))

@@ -6,6 +6,7 @@
 
 #include "client/http/player_request.hpp"
 #include "fuzz_support.hpp"
+#include "toast/common/beast_request_head.hpp"
 
 namespace {
 namespace http = boost::beast::http;
@@ -16,12 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const std::string path = title_path("movie .mp4");
     toast::fuzz::for_each_request<http::empty_body>(
         toast::fuzz::as_text(data, size), 8 * 1024, 0, 8, [&](const http::request<http::empty_body>& req) {
-            PlayerRequestHead head;
-            head.version = req.version();
-            for (auto r = req.equal_range(http::field::host); r.first != r.second; ++r.first)
-                head.hosts.push_back(r.first->value());
-            for (auto r = req.equal_range(http::field::transfer_encoding); r.first != r.second; ++r.first)
-                head.transfer_encodings.push_back(r.first->value());
+            const PlayerRequestHead head = toast::request_head_of(req);
             for (const char* bound : {"127.0.0.1", "::1", "0.0.0.0"}) {
                 if (auto refused = refuse_request_head(head, EndpointIdentity{bound, 8080})) {
                     TOAST_FUZZ_CHECK(refused->status == 400 || refused->status == 421);

@@ -10,6 +10,8 @@ packages=(
   clang-14 libclang-rt-14-dev
   # libraries
   libtorrent-rasterbar-dev libboost-dev libboost-system-dev catch2 libspdlog-dev nlohmann-json3-dev
+  # signed URLs (HMAC-SHA256) and TLS; openssl makes the tests' CA and certificates
+  libssl-dev openssl
   # tests, benchmarks and the testbed
   curl nginx-light opentracker wrk ffmpeg python3 python3-libtorrent python3-matplotlib python3-yaml iproute2 procps
   # Debian packages: cpack's DEB generator runs dpkg-shlibdeps; the package test runs systemd-analyze and

@@ -4,8 +4,8 @@
 // bitrate in-order and hybrid do (peers keep up with an in-order frontier, and each piece they deliver is
 // soon passed on to the viewer behind); with half of it beta(1,2) does (thesis §5.3). Below the bitrate an
 // in-order frontier is caught by the playhead, and the peers' upload goes to pieces the server takes at their
-// last moment; beta spreads the requests over the pieces ahead. The testbed's Fig. 5.3 finds the same
-// (testbed/README.md). How many viewers share each uploader a client cannot see; what its peers deliver it
+// last moment; beta spreads the requests over the pieces ahead. The testbed's Fig. 5.3 experiment shows the
+// same (docs/results.md). How many viewers share each uploader a client cannot see; what its peers deliver it
 // can: the bytes all of them delivered over the last second, taken while some peer has a full request
 // pipeline (so the rate is what they can give, not what we asked for), over the bitrate. The tuner smooths
 // that ratio and picks
@@ -28,21 +28,21 @@
 namespace toast::client {
 
 struct AdaptiveConfig {
-    // The peers' share of the bitrate at which the window is dropped / kept whole. Measured on the testbed's
-    // 12-viewer Fig. 5.3 (the operator's seed counts among the peers): at upload = bitrate / 2 a viewer's
-    // peers deliver 0.5-0.8 of it (median about 0.55) and beta does better than hybrid; at 3/4 of it they
-    // deliver 0.75-1.0 (median about 0.8) and in-order does best, 1.5-2 points above beta.
+    // The peers' share of the bitrate at which the window is dropped / kept whole (the operator's seed
+    // counts among the peers). Where a viewer's peers deliver clearly less than the bitrate, beta does better
+    // than hybrid; where they deliver most of it, in-order does best. The two ratios sit between what
+    // peers deliver in those two regimes on the testbed's Fig. 5.3 swarm (docs/results.md).
     double beta_ratio = 0.7;
     double hybrid_ratio = 0.75;
-    // At or above this share the whole title is picked in order. At 3/4 of the bitrate and at the bitrate
-    // in-order did 0.3-1.5 points better than hybrid in every Fig. 5.3 batch, so the tuner has no hybrid
-    // zone of its own by default: hybrid's window with beta beyond it only between the two ratios above.
+    // At or above this share the whole title is picked in order. Where peers deliver that much, in-order
+    // does better than hybrid, so the tuner has no hybrid zone of its own by default: hybrid's window with
+    // beta beyond it only between the two ratios above.
     double inorder_ratio = 0.75;
     // Weight of each new sample (one a second) in the smoothed ratio.
     double gain = 0.2;
-    // How far above its prior the tuner follows a measured ratio. In the testbed the operator's seed sends
-    // 0.1-0.15 of every viewer's stream; at upload = bitrate / 2 the last viewers measured 0.9-1.2, and
-    // the windows they kept cost about a point against beta (Fig. 5.3).
+    // How far above its prior the tuner follows a measured ratio: room for the operator's seed's share of
+    // every viewer's stream. The last viewers to arrive measure far more than the swarm carries on average
+    // (every viewer ahead is free to serve them), and a window kept on that ratio costs them against beta.
     double headroom = 0.2;
 };
 

@@ -128,8 +128,9 @@ bool is_http_url(const std::string& v) {
     return rest("http://") || rest("https://");
 }
 
-const std::vector<OptionSpec>& specs() {
-    static const std::vector<OptionSpec> list = {
+// Where the title's bytes come from and go.
+std::vector<OptionSpec> source_specs() {
+    return {
         {"--save-dir", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              if (v.empty()) return "empty directory";
@@ -173,6 +174,12 @@ const std::vector<OptionSpec>& specs() {
              o.stats_file = v;
              return "";
          }},
+    };
+}
+
+// What is asked of peers, and what is kept.
+std::vector<OptionSpec> policy_specs() {
+    return {
         {"--picker", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              auto k = parse_picker_kind(v);
@@ -205,6 +212,12 @@ const std::vector<OptionSpec>& specs() {
                  return "unknown behavior " + quoted(v) + " (expected download|stream|seed)";
              return "";
          }},
+    };
+}
+
+// The swarm's rates, choking and connections.
+std::vector<OptionSpec> swarm_specs() {
+    return {
         {"--upload-limit", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              auto r = parse_bitrate(v);
@@ -253,6 +266,12 @@ const std::vector<OptionSpec>& specs() {
              o.max_connections = n;
              return "";
          }},
+    };
+}
+
+// The session: disk, seed, startup, trackers and peers.
+std::vector<OptionSpec> session_specs() {
+    return {
         {"--disk-io", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              auto kind = parse_disk_io(v);
@@ -297,6 +316,12 @@ const std::vector<OptionSpec>& specs() {
              o.enable_dht = true;
              return "";
          }},
+    };
+}
+
+// The log, the local endpoint and the player.
+std::vector<OptionSpec> player_specs() {
+    return {
         {"--log-level", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
              if (!parse_log_level(v))
@@ -328,6 +353,35 @@ const std::vector<OptionSpec>& specs() {
         // clang-format 14 splits this last entry's return type (std:: / string) and indents its body past
         // the others.
         // clang-format off
+        {"--token", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty() || v.find_first_of(" \t\r\n") != std::string::npos) return "expected a token (v1~...)";
+             o.token = v;
+             return "";
+         }},
+        {"--token-file", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty()) return "empty path";
+             o.token_file = v;
+             return "";
+         }},
+        {"--ca-file", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty()) return "empty path";
+             o.ca_file = v;
+             return "";
+         }},
+        {"--telemetry", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v != "off" && !is_http_url(v)) return "expected an http:// or https:// URL, or off, got " + quoted(v);
+             o.telemetry = v;
+             return "";
+         }},
+        {"--telemetry-interval", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             return duration_within(v, std::chrono::seconds(1), std::chrono::hours(24), "5min",
+                                    o.telemetry_interval);
+         }},
         {"--player-arg", true, true,
          [](ClientOptions& o, const std::string& v) -> std::string {
              if (v.empty()) return "empty argument";
@@ -336,6 +390,15 @@ const std::vector<OptionSpec>& specs() {
          }},
         // clang-format on
     };
+}
+
+const std::vector<OptionSpec>& specs() {
+    static const std::vector<OptionSpec> list = [] {
+        std::vector<OptionSpec> all;
+        for (auto group : {source_specs(), policy_specs(), swarm_specs(), session_specs(), player_specs()})
+            all.insert(all.end(), group.begin(), group.end());
+        return all;
+    }();
     return list;
 }
 
@@ -401,6 +464,8 @@ ParseResult parse_client_args(const std::vector<std::string>& args) {
             return failure(std::string(play_only) + ": only valid with 'play'");
     if (!o.player_args.empty() && o.player == PlayerKind::none)
         return failure("--player-arg: needs a --player to pass it to");
+    if (seen.count("--token") && seen.count("--token-file"))
+        return failure("--token-file: give either --token or --token-file, not both");
     ParseResult r;
     r.options = std::move(o);
     return r;
@@ -470,6 +535,17 @@ Options:
                               itself (its JSON IPC); with the others it is estimated from their reads
   --player-arg ARG            play: one more argument for the player, before the URL; repeatable, e.g.
                               --player-arg=--vo=null --player-arg=--volume=50
+  --token TOKEN               the operator's signed token (toast-server sign): sent on every request to the
+                              server as Authorization: Bearer, renewed at the server before it expires
+                              (default: none; a server with access keys then refuses the box)
+  --token-file FILE           the same, read from FILE (one line); a renewed token is written back to it
+  --ca-file FILE              PEM certificate(s) of the operator's CA: https:// servers must present a
+                              certificate it signed, for their host name (default: the system's CAs)
+  --telemetry URL|off         where the session's QoE reports go, POSTed with the token (default: the
+                              first server's /telemetry); off: none. An unreachable endpoint never holds
+                              playback: its reports are dropped and counted
+  --telemetry-interval D      a report every D during the session, 1s..24h, and one at its end
+                              (default: 5min)
   -h, --help                  show this text
 )";
 }

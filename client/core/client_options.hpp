@@ -70,9 +70,9 @@ struct ClientOptions {
     std::optional<BitRate> download_limit;  // unlimited when absent
     // Nearest-behind: at upload = bitrate a streaming swarm has no upload to spare, since each viewer's
     // pieces come only from the viewers ahead of it, and the one just behind us has the fewest of those.
-    // Served by whoever libtorrent ranks first, the front viewers spent their upload on viewers far behind
-    // (who had many sources) and took from the server themselves; a chain from each viewer to the next
-    // leaves the server the first viewer's bytes and little more. testbed/README.md has the measurements.
+    // Served by whoever libtorrent ranks first, the front viewers would spend their upload on viewers far
+    // behind (who have many sources) and take from the server themselves; a chain from each viewer to the
+    // next leaves the server the first viewer's bytes and little more (docs/results.md, the chokers).
     ChokerOption choker = ChokerOption::nearest;
     // Unchoke slots; absent, the choker's own default (unchoke_slots_of). Few: an uploader's upload is split
     // among the viewers it unchokes, and split many ways every piece arrives slowly, so pieces peers are
@@ -90,6 +90,12 @@ struct ClientOptions {
     std::vector<Endpoint> operator_peers;
     bool enable_dht = false;
     std::string log_level = "info";
+    // The operator's server: signed URLs, TLS, QoE reports.
+    std::string token;  // --token: every request to the server carries it (renewed before expiry)
+    std::filesystem::path token_file;  // --token-file: the token, read at start-up (and written when renewed)
+    std::filesystem::path ca_file;     // --ca-file: https:// servers are verified against this CA (PEM)
+    std::string telemetry;             // --telemetry URL|off; empty: the first server's /telemetry
+    std::chrono::nanoseconds telemetry_interval = std::chrono::minutes(5);
     // play
     Endpoint http{"127.0.0.1", 0};
     PlayerKind player = PlayerKind::none;

@@ -14,8 +14,8 @@ enum class DiskIoKind {
     posix,
     // libtorrent's default on Linux (mmap_disk_io): writes with pwrite, reads by copying from a mapping
     // of the file, on disk threads. A read that faults makes the kernel read ahead around it, and past the
-    // pieces written so far that means zero-filling the file's holes; with 200 viewers on one machine those
-    // faults came in bursts that took both cores for seconds, and viewers stalled.
+    // pieces written so far that means zero-filling the file's holes; with many viewers on one machine those
+    // faults come in bursts that hold every core for seconds, and viewers stall.
     mmap,
 };
 

@@ -61,7 +61,11 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
         in_flight_.emplace(p, why);
         const auto due = why == FetchReason::urgent ? nanoseconds(0)
                                                     : std::max(nanoseconds(0), time_until_needed(input, p));
-        out.push_back({p, why, failures_.count(p) != 0, due, std::nullopt});
+        out.push_back({.piece = p,
+                       .reason = why,
+                       .revalidate = failures_.count(p) != 0,
+                       .due = due,
+                       .part = std::nullopt});
         ++started_;
         if (why == FetchReason::ahead) ++fetched_ahead_;
     };
@@ -86,8 +90,8 @@ std::vector<FallbackFetch> FallbackPlanner::plan(const FallbackInput& input, Ste
         if (due > window) break;
         // A full buffer still lets the piece under the playhead through (playback cannot free space without
         // it), and the needed pieces inside the buffer's window: request_end already counts room for every
-        // missing piece before it, so fetching them cannot overrun the limit. Holding them back until each
-        // was under the playhead stalled playback for a fetch time at each one.
+        // missing piece before it, so fetching them cannot overrun the limit. Holding each back until it is
+        // under the playhead would stall playback for a fetch time at each one.
         if (input.suspended && p != input.playhead && !(input.request_end && p < *input.request_end)) break;
         if (needed >= config_.max_concurrent) break;
         if (!startable(p, input, now)) continue;

@@ -21,8 +21,8 @@ namespace toast::client {
 struct FallbackConfig {
     std::size_t max_concurrent = 4;  // needed fetches in flight at once (urgent ones are not held back)
     // Fetches ahead of need: pieces beyond the need window that no peer has. At most this many are in flight
-    // or fetched and not yet reached by the playhead (a bound on flight alone let a fast server fill the
-    // whole ahead window in a second when a peer connected before its bitfield arrived).
+    // or fetched and not yet reached by the playhead (a bound on flight alone would let a fast server fill
+    // the whole ahead window in a second when a peer connects before its bitfield arrives).
     std::size_t max_ahead = 2;
     std::chrono::nanoseconds ahead_window =
         std::chrono::seconds(30);  // how far past the need window they look
@@ -108,7 +108,7 @@ struct FallbackFetch {
     // Toast-Deadline header) so it can serve the swarm's safety net earliest deadline first.
     std::chrono::nanoseconds due{0};
     // What of it to fetch (server_part); none: the whole piece.
-    std::optional<PiecePart> part;
+    std::optional<PiecePart> part{};
     bool operator==(const FallbackFetch&) const = default;
 };
 

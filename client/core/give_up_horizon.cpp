@@ -34,8 +34,8 @@ nanoseconds GiveUpHorizon::peer_delivery_time() const {
 }
 
 nanoseconds GiveUpHorizon::horizon_time() const {
-    // No peer to wait for: giving up early would only move server fetches forward (and, as the horizon was
-    // once the maximum here, fetch the whole title in the seconds before the first peer connects).
+    // No peer to wait for: giving up early would only move server fetches forward (with the maximum here,
+    // the whole title would be fetched in the seconds before the first peer connects).
     if (peers_ == 0) return nanoseconds(0);
     double ns = static_cast<double>(peer_delivery_time().count()) * config_.safety_factor +
                 static_cast<double>(config_.safety_margin.count());

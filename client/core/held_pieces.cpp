@@ -6,7 +6,7 @@ namespace toast::client {
 
 void HeldPieces::hold(PieceIndex p, std::vector<std::int32_t> awaited, SteadyTime now, bool nothing_asked) {
     blocks_awaited_ += awaited.size();
-    Held h{now, std::move(awaited), Bytes(0), std::nullopt};
+    Held h{.started = now, .awaited = std::move(awaited), .bytes = Bytes(0)};
     if (nothing_asked) h.arrived = now;
     held_[p] = std::move(h);
 }

@@ -65,8 +65,8 @@ class HeldPieces {
         SteadyTime started;
         std::vector<std::int32_t> awaited;
         Bytes bytes{0};
-        std::optional<SteadyTime> arrived;  // the server's bytes (none were asked for: the start)
-        bool fetching_rest = false;         // the awaited blocks that did not arrive are being fetched
+        std::optional<SteadyTime> arrived{};  // the server's bytes (none were asked for: the start)
+        bool fetching_rest = false;           // the awaited blocks that did not arrive are being fetched
     };
     std::map<PieceIndex, Held> held_;
     std::uint64_t blocks_awaited_ = 0;

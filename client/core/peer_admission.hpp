@@ -1,8 +1,8 @@
 // Which wanted pieces peers can still deliver in time (thesis §5.3: "if a piece in the near future is
 // selected and the system has a low upload rate, ... the data will not come fast enough and will need to be
 // downloaded from the VoD server anyway"). A piece asked of peers that the server then fetches costs the
-// swarm the peers' upload for nothing; with upload at half the bitrate, in-order asked for every piece past
-// the give-up zone and peers' bytes were mostly wasted that way.
+// swarm the peers' upload for nothing; with upload below the bitrate, in-order asks for every piece past the
+// give-up zone, and most of the peers' bytes would be wasted that way.
 //
 // Rule: take the wanted pieces by slack (time until the piece enters the server's zone); the k-th of them
 // (k from 0) stays wanted only if k + 1 piece deliveries at the measured peer rate fit in its slack. Pieces

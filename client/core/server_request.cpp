@@ -14,14 +14,22 @@ std::string deadline_header(std::chrono::steady_clock::time_point deadline,
 }
 
 std::optional<ServerUrl> parse_http_url(std::string_view url) {
-    constexpr std::string_view scheme = "http://";
-    if (url.substr(0, scheme.size()) != scheme) return std::nullopt;
-    std::string_view rest = url.substr(scheme.size());
-    auto slash = rest.find('/');
-    std::string_view authority = rest.substr(0, slash);
     ServerUrl out;
+    std::string_view rest;
+    if (url.substr(0, 7) == "http://") {
+        rest = url.substr(7);
+    } else if (url.substr(0, 8) == "https://") {
+        rest = url.substr(8);
+        out.tls = true;
+    } else {
+        return std::nullopt;
+    }
+    const std::string default_port = out.tls ? "443" : "80";
+    auto slash = rest.find_first_of("/?");
+    std::string_view authority = rest.substr(0, slash);
     out.text = std::string(url);
     out.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+    if (out.target.front() == '?') out.target.insert(0, "/");
     if (authority.empty()) return std::nullopt;
     if (authority.front() == '[') {
         auto close = authority.find(']');
@@ -29,11 +37,11 @@ std::optional<ServerUrl> parse_http_url(std::string_view url) {
         out.host = std::string(authority.substr(1, close - 1));
         authority = authority.substr(close + 1);
         if (!authority.empty() && authority.front() != ':') return std::nullopt;
-        out.port = authority.empty() ? "80" : std::string(authority.substr(1));
+        out.port = authority.empty() ? default_port : std::string(authority.substr(1));
     } else {
         auto colon = authority.rfind(':');
         out.host = std::string(authority.substr(0, colon));
-        out.port = colon == std::string_view::npos ? "80" : std::string(authority.substr(colon + 1));
+        out.port = colon == std::string_view::npos ? default_port : std::string(authority.substr(colon + 1));
     }
     if (out.host.empty() || out.port.empty() || out.port.size() > 5 ||
         !std::all_of(out.port.begin(), out.port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
@@ -41,6 +49,12 @@ std::optional<ServerUrl> parse_http_url(std::string_view url) {
         return std::nullopt;
     }
     return out;
+}
+
+std::string origin_url(const ServerUrl& url) {
+    const bool v6 = url.host.find(':') != std::string::npos;
+    return std::string(url.tls ? "https://" : "http://") + (v6 ? "[" + url.host + "]" : url.host) + ":" +
+           url.port;
 }
 
 std::string range_header(const PieceRequest& r) {

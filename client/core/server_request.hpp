@@ -16,12 +16,15 @@ namespace toast::client {
 struct ServerUrl {
     std::string text;    // as given
     std::string host;    // without brackets
-    std::string port;    // "80" when absent
+    std::string port;    // "80" (http) or "443" (https) when absent
     std::string target;  // path and query, "/" when absent
+    bool tls = false;    // https://: TLS, the certificate verified for `host`
 };
 
-// "http://host[:port][/path]"; nullopt for anything else (https is not spoken here).
+// "http://host[:port][/path]" or "https://..."; nullopt for anything else.
 std::optional<ServerUrl> parse_http_url(std::string_view url);
+// "http://host:port" (or https): where the server's own routes (/token/renew, /telemetry) are.
+std::string origin_url(const ServerUrl& url);
 
 struct PieceRequest {
     PieceIndex piece{0};
@@ -30,7 +33,7 @@ struct PieceRequest {
     bool revalidate = false;  // sent with Cache-Control: no-cache (FallbackFetch::revalidate)
     // When the playhead needs the piece: sent as Toast-Deadline (milliseconds left when the request goes
     // out, 0 once passed) so a server ordering its reads by deadline serves it in time; none: best effort.
-    std::optional<std::chrono::steady_clock::time_point> deadline;
+    std::optional<std::chrono::steady_clock::time_point> deadline{};
 };
 
 // The Range header of `r`: "bytes=FIRST-LAST". `r.length` is at least 1.
@@ -53,8 +56,8 @@ std::string answer_problem(const PieceRequest& r, int status, std::string_view c
 //           block with no readable replica is a 503, a failed disk read a 500); or 307: a node of a tier
 //           asked directly for a block it does not hold (the piece goes to another holder). Only the piece
 //           waits before its next try, and peers are asked for it meanwhile; the server keeps serving the
-//           others. Backing the whole server off for one lost block held every other piece back and stalled
-//           viewers whose pieces the server could serve.
+//           others. Backing the whole server off for one lost block would hold every other piece back and
+//           stall viewers whose pieces the server can serve.
 //   server  anything else: no answer (connect, write, read, timeout), a status that holds for the whole
 //           title (404, 403, a 200 with the whole file, a proxy's 502 or 504), a 206 that is not the piece,
 //           or a 503 with Retry-After (overloaded: it said when to come back). The server backs off, and

@@ -54,9 +54,14 @@ std::vector<std::string_view> split_path(std::string_view path) {
 }
 
 bool valid_http_url(std::string_view url) {
-    constexpr std::string_view scheme = "http://";
-    if (url.substr(0, scheme.size()) != scheme) return false;
-    auto rest = url.substr(scheme.size());
+    std::string_view rest;
+    if (url.substr(0, 7) == "http://") {
+        rest = url.substr(7);
+    } else if (url.substr(0, 8) == "https://") {
+        rest = url.substr(8);
+    } else {
+        return false;
+    }
     auto host_end = rest.find_first_of("/?#");
     auto host = rest.substr(0, host_end);
     if (host.empty() || host.front() == ':') return false;
@@ -82,14 +87,15 @@ ApiParse parse_add(const ApiInput& in) {
         if (!j.is_object())
             return fail(400, "the body must be a JSON object such as {\"url\": \"http://...\"}");
         auto it = j.find("url");
-        if (it == j.end()) return fail(400, "missing \"url\": the http:// URL of the title's .torrent");
+        if (it == j.end())
+            return fail(400, "missing \"url\": the http:// or https:// URL of the title's .torrent");
         if (!it->is_string()) return fail(400, "\"url\" must be a string");
         for (auto& [key, value] : j.items()) {
             if (key != "url") return fail(400, "unknown field \"" + key + "\" (only \"url\" is accepted)");
         }
         auto url = it->get<std::string>();
         if (!valid_http_url(url))
-            return fail(400, "\"url\": '" + url + "' is not an http:// URL (only http:// is fetched)");
+            return fail(400, "\"url\": '" + url + "' is not an http:// or https:// URL");
         ApiParse r = ok(ApiAction::add_url);
         r.request->url = url;
         return r;

@@ -3,8 +3,8 @@
 // (client/service/control_server) only moves bytes; every route and every check lives here.
 //
 // Nothing a request carries names a local path: a title is added from the torrent's bytes in the body or
-// from an http:// URL, and a title is named by its info-hash (40 hex digits), never by a file name, so no
-// request can make the service read outside its save dir.
+// from an http:// or https:// URL, and a title is named by its info-hash (40 hex digits), never by a file
+// name, so no request can make the service read outside its save dir.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +19,7 @@ enum class ApiAction {
     service_status,  // GET /api/status             the service and every title
     list_titles,     // GET /api/titles             every title
     add_torrent,     // POST /api/titles            body: the .torrent (application/x-bittorrent)
-    add_url,         // POST /api/titles            body: {"url": "http://..."} (application/json)
+    add_url,         // POST /api/titles            body: {"url": "http(s)://..."} (application/json)
     title_status,    // GET /api/titles/ID
     play,            // POST /api/titles/ID/play
     stop,            // POST /api/titles/ID/stop
@@ -46,12 +46,12 @@ struct ApiParse {
 };
 
 struct ApiInput {
-    std::string_view method;
-    std::string_view target;
-    std::string_view content_type;
-    std::string_view body;
-    std::string_view host;    // the Host header (the adapter has checked it names the API's address)
-    std::string_view origin;  // the Origin header, empty when absent
+    std::string_view method{};
+    std::string_view target{};
+    std::string_view content_type{};
+    std::string_view body{};
+    std::string_view host{};    // the Host header (the adapter has checked it names the API's address)
+    std::string_view origin{};  // the Origin header, empty when absent
 };
 
 // A request that changes titles (POST, DELETE) and carries an Origin other than the API's own is refused

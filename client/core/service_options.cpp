@@ -6,6 +6,7 @@
 
 #include "toast/common/config.hpp"
 #include "toast/common/log.hpp"
+#include "toast/common/units.hpp"
 
 namespace toast::client {
 
@@ -30,8 +31,24 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
             return quoted + " is not a loopback address: the control API has no authentication";
         (name == "--api" ? o.api : o.listen) = *e;
     } else if (name == "--server") {
-        if (v.rfind("http://", 0) != 0) return quoted + " is not an http:// URL";
+        if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0)
+            return quoted + " is not an http:// or https:// URL";
         o.servers.push_back(v);
+    } else if (name == "--token") {
+        if (v.empty() || v.find_first_of(" \t\r\n") != std::string::npos) return "expected a token (v1~...)";
+        o.token = v;
+    } else if (name == "--token-file" || name == "--ca-file") {
+        if (v.empty()) return "must not be empty";
+        (name == "--token-file" ? o.token_file : o.ca_file) = v;
+    } else if (name == "--telemetry") {
+        if (v != "off" && v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0)
+            return quoted + " is not an http:// or https:// URL, or off";
+        o.telemetry = v;
+    } else if (name == "--telemetry-interval") {
+        auto d = parse_duration(v);
+        if (!d || *d < std::chrono::seconds(1) || *d > std::chrono::hours(24))
+            return quoted + " is not a duration from 1s to 24h";
+        o.telemetry_interval = *d;
     } else if (name == "--tracker") {
         if (v.empty()) return "must not be empty";
         o.trackers.push_back(v);
@@ -56,6 +73,24 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
         auto kind = parse_disk_io(v);
         if (!kind) return quoted + " is not a disk I/O (posix, mmap)";
         o.disk_io = *kind;
+    } else if (name == "--cache") {
+        auto policy = parse_cache_policy(v);
+        if (!policy) return quoted + " is not a cache policy (none, lru, popularity)";
+        o.cache = *policy;
+    } else if (name == "--box-id") {
+        if (!is_box_id(v)) return quoted + " is not a box id (1 to 64 of A-Z a-z 0-9 . _ -)";
+        o.box_id = v;
+    } else if (name == "--push-quota") {
+        auto b = parse_bytes(v);
+        if (!b || b->value() == 0) return quoted + " is not a positive size such as 4GiB";
+        o.push_quota = *b;
+    } else if (name == "--push-rate") {
+        auto r = parse_bitrate(v);
+        if (!r) return quoted + " is not a rate such as 2Mbps";
+        if (*r < kMinRate || *r > kMaxRate)
+            return quoted + " is outside [" + format_bitrate(kMinRate) + ", " + format_bitrate(kMaxRate) +
+                   "]";
+        o.push_rate = *r;
     } else if (name == "--log-level") {
         if (!parse_log_level(v)) return quoted + " is not a log level (trace, debug, info, warn, error, off)";
         o.log_level = v;
@@ -66,6 +101,16 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
 }
 
 }  // namespace
+
+bool is_box_id(std::string_view text) {
+    if (text.empty() || text.size() > 64) return false;
+    for (char c : text) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                        c == '.' || c == '_' || c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
 
 ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOptions& base) {
     ServeParse r;
@@ -108,6 +153,10 @@ ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOpt
         }
         have_save_dir = have_save_dir || name == "--save-dir";
     }
+    if (!o.token.empty() && !o.token_file.empty()) {
+        r.error = "--token-file: give either a token or a token file, not both";
+        return r;
+    }
     if (!have_save_dir && r.config.empty()) {
         r.error = "--save-dir is required";
         return r;
@@ -142,6 +191,20 @@ ServeOptions serve_options_from_config(const nlohmann::json& config) {
     o.max_connections = static_cast<int>(reader.uint("max_connections", 40, 2, 10'000));
     if (reader.has("disk_io")) set("disk_io", "--disk-io", reader.string("disk_io"));
     if (reader.has("log_level")) set("log_level", "--log-level", reader.string("log_level"));
+    if (reader.has("token")) set("token", "--token", reader.string("token"));
+    if (reader.has("token_file")) set("token_file", "--token-file", reader.string("token_file"));
+    if (reader.has("ca_file")) set("ca_file", "--ca-file", reader.string("ca_file"));
+    if (reader.has("telemetry")) set("telemetry", "--telemetry", reader.string("telemetry"));
+    if (reader.has("telemetry_interval"))
+        o.telemetry_interval = reader.duration("telemetry_interval", std::nullopt, std::chrono::seconds(1),
+                                               std::chrono::hours(24));
+    if (!o.token.empty() && !o.token_file.empty())
+        reader.fail("token_file", "give either token or token_file, not both");
+    if (reader.has("cache")) set("cache", "--cache", reader.string("cache"));
+    if (reader.has("box_id")) set("box_id", "--box-id", reader.string("box_id"));
+    if (reader.has("push_quota"))
+        o.push_quota = reader.bytes("push_quota", std::nullopt, kMinQuota, kMaxQuota);
+    if (reader.has("push_rate")) o.push_rate = reader.bitrate("push_rate", std::nullopt, kMinRate, kMaxRate);
     reader.finish();
     return o;
 }
@@ -152,12 +215,14 @@ std::string serve_help_text() {
 
 The set-top-box service: one long-running process with one BitTorrent session and one listen port for every
 title, driven by a JSON control API on a loopback address (docs/client.md lists the routes). Titles watched
-earlier keep seeding within the disk quota, least recently watched evicted first; after a restart the
-service resumes its titles and their playback positions from DIR.
+earlier keep seeding within the disk quota (--cache decides which leave first); with --push-quota the box
+also holds what the operator's server assigns it, fetched while idle and off-peak. After a restart the
+service resumes its titles, their playback positions and its assignment from DIR.
 
   --config FILE           JSON with the same settings (save_dir, listen, control_listen, servers, trackers,
                           disk_quota, upload_limit, download_limit, max_connections, disk_io,
-                          log_level); options
+                          log_level, cache, box_id, push_quota, push_rate, token, token_file, ca_file,
+                          telemetry, telemetry_interval); options
                           given on the command line override it
   --save-dir DIR          every title (DIR/titles/ID/), its torrent and position, the title list (required)
   --api HOST:PORT         control API and live piece map, loopback only (default 127.0.0.1:8780)
@@ -170,7 +235,23 @@ service resumes its titles and their playback positions from DIR.
   --max-connections N     peer connections of the session (default 40)
   --disk-io D             posix: pieces read and written with pread/pwrite on the network thread; mmap:
                           read from a memory map on disk threads, libtorrent's own default (default posix)
+  --cache POLICY          what stays of a watched title once its play stops: none (nothing), lru (seed within
+                          the disk quota, least recently watched evicted first), popularity (seed within
+                          the quota, the title the swarm needs least per byte evicted first, from the
+                          server's catalogue demand and the tracker's copies) (default lru)
+  --box-id ID             this box's name to the server (default: kept in DIR/box_id, random at first start)
+  --push-quota SIZE       take part in pre-placement: hold up to SIZE of what the first --server assigns,
+                          beside the disk quota (default: no push)
+  --push-rate RATE        fetch the assignment at most this fast (default and cap: the server's rate)
   --log-level LEVEL       trace, debug, info, warn, error, off (default info)
+  --token TOKEN           the operator's signed token: every request to a server carries it (Authorization:
+                          Bearer), renewed at the first server before it expires
+  --token-file FILE       the same, read from FILE; a renewed token is written back to it
+  --ca-file FILE          PEM CA certificate(s) https:// servers (and torrent URLs) must be signed by
+                          (default: the system's CAs)
+  --telemetry URL|off     where QoE reports go (default: the first --server's /telemetry, else the first
+                          title's server); off: none
+  --telemetry-interval D  a report every D while a title plays, and one when it stops (default 5min)
 )";
 }
 

@@ -2,13 +2,16 @@
 // naming the option and the bad value out.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "client/core/cache_policy.hpp"
 #include "client/core/disk_io_kind.hpp"
 #include "toast/common/endpoint.hpp"
 #include "toast/common/units.hpp"
@@ -26,7 +29,17 @@ struct ServeOptions {
     std::optional<BitRate> download_limit;
     int max_connections = 40;  // peer connections of the session (SessionConfig::max_connections)
     DiskIoKind disk_io = DiskIoKind::posix;  // --disk-io
+    CachePolicy cache = CachePolicy::lru;    // --cache: what idle boxes keep of the titles they watched
+    std::string box_id;                      // --box-id; empty: the save dir's, else a new random one
+    std::optional<Bytes> push_quota;         // --push-quota: pre-placement on; what assignments may hold
+    std::optional<BitRate> push_rate;        // --push-rate: at most this fast (and the server's rate)
     std::string log_level = "info";
+    // The operator's server: signed URLs, TLS, QoE reports (as the standalone client's options).
+    std::string token;
+    std::filesystem::path token_file;
+    std::filesystem::path ca_file;
+    std::string telemetry;  // URL, "off", or empty: the first server's /telemetry
+    std::chrono::nanoseconds telemetry_interval = std::chrono::minutes(5);
 };
 
 struct ServeParse {
@@ -41,9 +54,13 @@ struct ServeParse {
 ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOptions& base = {});
 
 // The config file's options (deploy/etc/client.json): save_dir, listen, control_listen, servers, trackers,
-// disk_quota, upload_limit, download_limit, max_connections, disk_io, log_level. Throws toast::ConfigError
+// disk_quota, upload_limit, download_limit, max_connections, disk_io, log_level, cache, box_id, push_quota,
+// push_rate, token, token_file, ca_file, telemetry, telemetry_interval. Throws toast::ConfigError
 // naming the field and the value; an unknown key is an error.
 ServeOptions serve_options_from_config(const nlohmann::json& config);
 std::string serve_help_text();
+
+// 1 to 64 of [A-Za-z0-9._-].
+bool is_box_id(std::string_view text);
 
 }  // namespace toast::client

@@ -78,8 +78,10 @@ EvictionPlan plan_evictions(std::vector<QuotaEntry> titles, Bytes quota, Bytes i
 std::string format_saved_titles(const std::vector<SavedTitle>& titles) {
     auto list = nlohmann::ordered_json::array();
     for (const auto& t : titles) {
-        list.push_back(nlohmann::ordered_json{
-            {"id", t.id}, {"name", t.name}, {"added", t.added}, {"last_watched", t.last_watched}});
+        nlohmann::ordered_json e{
+            {"id", t.id}, {"name", t.name}, {"added", t.added}, {"last_watched", t.last_watched}};
+        if (t.pushed) e["pushed"] = true;
+        list.push_back(std::move(e));
     }
     return nlohmann::ordered_json{{"version", 1}, {"titles", list}}.dump(2) + "\n";
 }
@@ -108,6 +110,10 @@ std::optional<std::vector<SavedTitle>> parse_saved_titles(std::string_view text,
             if (!e.contains(key) || !e[key].is_number_integer() || e[key].get<std::int64_t>() < 0)
                 return bad(where + "." + key + " must be a non-negative integer (unix ms)");
             *field = e[key].get<std::int64_t>();
+        }
+        if (e.contains("pushed")) {
+            if (!e["pushed"].is_boolean()) return bad(where + ".pushed must be true or false");
+            t.pushed = e["pushed"].get<bool>();
         }
         for (const auto& seen : out) {
             if (seen.id == t.id) return bad(where + ".id " + t.id + " is listed twice");

@@ -54,6 +54,8 @@ struct SavedTitle {
     std::string name;
     std::int64_t added = 0;         // unix ms
     std::int64_t last_watched = 0;  // unix ms, 0 when never played
+    // Held by push assignment and not watched since: counts against the push quota, not the disk quota.
+    bool pushed = false;
     bool operator==(const SavedTitle&) const = default;
 };
 

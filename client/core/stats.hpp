@@ -13,20 +13,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "client/core/stream_counters.hpp"
 #include "client/core/stream_watcher.hpp"
 
 namespace toast::client {
 
 // Invariants: bytes_from_server == bytes_server_useful + bytes_server_wasted; bytes_redundant_raced <=
 // bytes_redundant; longest_stall <= stall_seconds;
-// fidelity, when present, is in [0, 1]; event is "stats" or "summary".
-struct StatsRecord {
+// fidelity, when present, is in [0, 1]; event is "stats" or "summary". The controller's counters
+// (bytes_server_useful, bytes_server_wasted, urgent_fetches, late_pieces, pieces_mixed) come from
+// RecordedCounters.
+struct StatsRecord : RecordedCounters {
     std::string event = "stats";
     std::int64_t t_ms = 0;  // since the client started
     std::uint64_t bytes_from_peers = 0;
     std::uint64_t bytes_from_server = 0;
-    std::uint64_t bytes_server_useful = 0;  // server pieces that passed the hash check and were still missing
-    std::uint64_t bytes_server_wasted = 0;  // failed, corrupt, or already had from a peer by then
     std::uint64_t bytes_uploaded = 0;
     std::uint64_t bytes_redundant = 0;  // payload received for pieces already had (duplicate blocks)
     // Of bytes_redundant: peers' blocks of pieces the server had already delivered (it raced the peers).
@@ -53,12 +54,9 @@ struct StatsRecord {
     std::optional<std::int64_t> first_byte_ms;  // player's first request to its first body byte
     std::uint32_t seeks = 0;                    // player reads far from the read frontier
     std::vector<std::int64_t> seek_ms;          // per seek: the seeking request to its first body byte
-    std::uint64_t urgent_fetches = 0;  // server fetches for pieces a player read waited for (or an index)
-    std::uint64_t server_late_answers = 0;  // server answers marked Toast-Late (its disks were behind)
+    std::uint64_t server_late_answers = 0;      // server answers marked Toast-Late (its disks were behind)
     // Pieces [first, last] the policy picks in order now (inorder, hybrid, adaptive), else null.
     std::optional<std::pair<std::int32_t, std::int32_t>> inorder_window;
-    std::uint64_t late_pieces = 0;   // the server took them at their last moment: peers asked were too slow
-    std::uint64_t pieces_mixed = 0;  // peers sent part of them, the server the rest
     // Blocks server fetches left to the peers sending them (arriving_blocks), and of those the ones that had
     // not arrived by the next tick, which the server then sent too.
     std::uint64_t blocks_awaited = 0;

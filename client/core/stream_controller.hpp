@@ -4,6 +4,8 @@
 // tracker answered, the player read). It owns the title's StreamWatcher, give-up horizon, server fallback
 // planner, piece policy and fidelity meter, and the record of what is had and stored. Time comes in with
 // every call; nothing here touches libtorrent, sockets or files (docs/client.md lists each rule and why).
+// stream_controller.cpp holds the tick and the peers' side; stream_controller_fetches.cpp the server's side
+// (what the server is asked for, and what becomes of its answers).
 //
 // Invariants: stored() is a subset of had(); a piece is fetched from the server at most once at a time; a
 // piece handed to the adapter to write (on_server_data true) is counted useful or wasted exactly once, when
@@ -29,6 +31,7 @@
 #include "client/core/piece_policy.hpp"
 #include "client/core/server_request.hpp"
 #include "client/core/stats.hpp"
+#include "client/core/stream_counters.hpp"
 #include "client/core/stream_watcher.hpp"
 #include "client/core/swarm_sample.hpp"
 #include "client/core/title_geometry.hpp"
@@ -94,7 +97,7 @@ class StreamController {
     bool on_server_data(PieceIndex p, Bytes size, SteadyTime now);
     // The server's bytes for `p` wait for blocks peers are sending: a server fetch left them out
     // (server_share), and add_piece would write over a block that has not arrived yet.
-    bool holding(PieceIndex p) const { return held_.holding(p); }
+    bool holding(PieceIndex p) const { return server_.held.holding(p); }
     // The fetcher would not take a planned fetch (it is already running one for the piece).
     void on_fetch_refused(PieceIndex p);
     // A fetch of `p` failed and the fetcher tries it again after a backoff. One the server refused
@@ -130,23 +133,24 @@ class StreamController {
     // --- queries ---
     const StreamWatcher& watcher() const { return watcher_; }
     const TitleGeometry& geometry() const { return geometry_; }
-    const PieceSet& had() const { return had_; }
-    const PieceSet& stored() const { return stored_; }
+    const PieceSet& had() const { return pieces_.had; }
+    const PieceSet& stored() const { return pieces_.stored; }
     Bytes stored_bytes() const;
     bool ready() const { return ready_; }
     std::optional<Bytes> buffer_limit() const { return setup_.buffer_limit; }
     const GiveUpHorizon& horizon() const { return horizon_; }
     const FallbackPlanner& fallback() const { return fallback_; }
-    int connected_peers() const { return peers_.connected; }
-    std::uint64_t hash_failures() const { return hash_failures_; }
-    std::uint64_t ejected() const { return ejected_; }
-    std::uint64_t max_buffer_bytes() const { return max_buffer_; }
-    std::uint64_t admission_dropped() const { return admission_dropped_; }
+    int connected_peers() const { return peers_.figures.connected; }
+    const StreamCounters& counters() const { return counters_; }
+    std::uint64_t hash_failures() const { return counters_.hash_failures; }
+    std::uint64_t ejected() const { return counters_.pieces_ejected; }
+    std::uint64_t max_buffer_bytes() const { return counters_.max_buffer_bytes; }
+    std::uint64_t admission_dropped() const { return counters_.admission_dropped; }
     // The adaptive picker's tuner (absent for the fixed pickers).
     const std::optional<AdaptiveTuner>& adaptive() const { return adaptive_; }
     // Pieces the server fetched at their last moment although peers were asked for them and a viewer held
     // them: the peers were late (every picker counts them; the adaptive one learns from them).
-    std::uint64_t late_pieces() const { return late_pieces_; }
+    std::uint64_t late_pieces() const { return counters_.late_pieces; }
     // The pieces [first, last] picked in order now (inorder, hybrid, adaptive), else absent.
     std::optional<std::pair<std::int32_t, std::int32_t>> inorder_window() const { return window_; }
     // The controller's part of a stats record: server bytes it counted (useful, and wasted excluding what
@@ -187,61 +191,70 @@ class StreamController {
     std::optional<PieceCount> lookahead_pieces() const;  // the setup's lookahead in pieces, rounded up
     bool should_leave() const;
 
-    TitleGeometry geometry_;
-    ControllerSetup setup_;
-    ClientTuning tuning_;
-    SteadyTime started_;
-    StreamWatcher watcher_;
-    GiveUpHorizon horizon_;
-    FallbackPlanner fallback_;
-    std::unique_ptr<PiecePolicy> policy_;
-    std::optional<AdaptiveTuner> adaptive_;
-    FidelityMeter fidelity_;
-    PieceSet had_;      // ever had
-    PieceSet refused_;  // the server refused them (on_fetch_failed) and they have not arrived
-    PieceSet stored_;   // had and not ejected
-    bool ready_ = false;
-    bool suspended_ = false;
-    bool completion_announced_ = false;  // or a seed from the start, which libtorrent announces as one
-
-    // Startup's breakdown (from the controller's start, the client's launch).
-    std::optional<SteadyTime> ready_at_, tracker_at_, first_piece_at_;
-
-    // Discovery.
-    bool tracker_answered_ = false;
-    int empty_announces_ = 0;
-    int failed_announces_ = 0;  // before the first answer
-    std::optional<SteadyTime> reannounce_at_;
-
-    // Peer rate sampling.
-    PeerFigures peers_;
-    SteadyTime last_rate_sample_{};
-    // What peers had delivered at the last rate sample (taken at last_rate_sample_).
-    std::optional<Bytes> last_delivered_;
-
+    // The title's pieces.
+    struct Pieces {
+        explicit Pieces(PieceCount n) : had(n), stored(n) {}
+        PieceSet had;     // ever had
+        PieceSet stored;  // had and not ejected
+    };
+    // Startup's breakdown, each from the controller's start (the client's launch).
+    struct Startup {
+        std::optional<SteadyTime> ready_at;
+        std::optional<SteadyTime> tracker_at;
+        std::optional<SteadyTime> first_piece_at;
+    };
+    // Finding peers: the tracker's answers and the announces they call for.
+    struct Discovery {
+        bool tracker_answered = false;
+        bool completion_announced = false;  // or a seed from the start, which libtorrent announces as one
+        int empty_announces = 0;
+        int failed_announces = 0;  // before the first answer
+        std::optional<SteadyTime> reannounce_at;
+    };
+    // What peers deliver, sampled every rate_sample_interval.
+    struct PeerSampling {
+        PeerFigures figures;  // the last tick's
+        SteadyTime last_sample{};
+        std::optional<Bytes> last_delivered;  // what peers had delivered at last_sample
+    };
     // Server fetches: started (request queued or running) and written (add_piece done, hash check pending),
     // each with the time the fetch started; written ones with the bytes the server sent.
     struct Written {
         SteadyTime started;
         Bytes bytes;
     };
-    std::map<PieceIndex, SteadyTime> fetching_;
-    std::map<PieceIndex, Written> writing_;
-    HeldPieces held_;  // fetches that left blocks to the peers sending them
-    std::vector<PieceIndex> urgent_extra_;
+    struct ServerFetches {
+        explicit ServerFetches(PieceCount n) : refused(n), peer_owned(n) {}
+        std::map<PieceIndex, SteadyTime> fetching;
+        std::map<PieceIndex, Written> writing;
+        HeldPieces held;                       // fetches that left blocks to the peers sending them
+        PieceSet refused;                      // the server refused them (on_fetch_failed), not arrived yet
+        PieceSet peer_owned;                   // last tick's: asked of peers, held by a viewer
+        std::vector<PieceIndex> urgent_extra;  // set_urgent_pieces
+    };
 
-    // Counters.
-    std::uint64_t bytes_server_useful_ = 0;
-    std::uint64_t bytes_server_wasted_ = 0;
-    std::uint64_t hash_failures_ = 0;
-    std::uint64_t ejected_ = 0;
-    std::uint64_t max_buffer_ = 0;
-    std::uint64_t urgent_fetches_ = 0;
-    std::uint64_t admission_dropped_ = 0;
-    std::uint64_t late_pieces_ = 0;
-    std::uint64_t pieces_mixed_ = 0;  // completed by the server after peers had sent part of them
-    PieceSet peer_owned_;             // last tick's: asked of peers, held by a viewer
-    // Adaptive picker: pieces peers are sending, since the tick they started (the tuner's lead).
+    // What the controller was given.
+    TitleGeometry geometry_;
+    ControllerSetup setup_;
+    ClientTuning tuning_;
+    SteadyTime started_;
+    // The decisions it delegates.
+    StreamWatcher watcher_;
+    GiveUpHorizon horizon_;
+    FallbackPlanner fallback_;
+    std::unique_ptr<PiecePolicy> policy_;
+    std::optional<AdaptiveTuner> adaptive_;
+    FidelityMeter fidelity_;
+    // Its state.
+    Pieces pieces_;
+    bool ready_ = false;
+    bool suspended_ = false;  // by the bounded buffer
+    Startup startup_;
+    Discovery discovery_;
+    PeerSampling peers_;
+    ServerFetches server_;
+    StreamCounters counters_;
+    // The pieces [first, last] picked in order now (inorder_window()).
     std::optional<std::pair<std::int32_t, std::int32_t>> window_;
 };
 

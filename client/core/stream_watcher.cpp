@@ -179,6 +179,7 @@ void StreamWatcher::end_stall(SteadyTime at) {
     auto d = at > stall_start_ ? nanoseconds(at - stall_start_) : nanoseconds(0);
     stalls_.total += d;
     stalls_.longest = std::max(stalls_.longest, d);
+    if (ended_stalls_.size() < kMaxStallRecords) ended_stalls_.push_back(d);
     state_ = PlaybackState::playing;
     last_ = at;
 }

@@ -138,6 +138,10 @@ class StreamWatcher {
     std::optional<std::chrono::nanoseconds> startup_delay() const { return startup_delay_; }
     // Stalls so far; an ongoing stall counts up to `now`.
     StallStats stalls(SteadyTime now) const;
+    // The length of every stall that has ended, in order (the box's QoE reports send them; at most
+    // kMaxStallRecords are kept).
+    const std::vector<std::chrono::nanoseconds>& ended_stalls() const { return ended_stalls_; }
+    static constexpr std::size_t kMaxStallRecords = 100'000;
     std::chrono::nanoseconds playing_time() const { return playing_time_; }
     bool reached_end() const { return state_ == PlaybackState::finished; }
     // Player mode: the player reports its position (the playhead is the player's, not estimated).
@@ -180,6 +184,7 @@ class StreamWatcher {
     std::chrono::nanoseconds playing_time_{0};
     std::optional<std::chrono::nanoseconds> startup_delay_;
     StallStats stalls_;
+    std::vector<std::chrono::nanoseconds> ended_stalls_;
     SteadyTime stall_start_{};
     SteadyTime seek_start_{};
     std::vector<std::chrono::nanoseconds> seek_latencies_;

@@ -13,7 +13,10 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 
+#include "client/http/local_server.hpp"
 #include "client/http/player_request.hpp"
+#include "toast/common/beast_request_head.hpp"
+#include "toast/common/http_status.hpp"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -25,30 +28,6 @@ namespace toast::client {
 
 namespace {
 
-std::string_view reason_phrase(int status) {
-    switch (status) {
-        case 200:
-            return "OK";
-        case 206:
-            return "Partial Content";
-        case 400:
-            return "Bad Request";
-        case 404:
-            return "Not Found";
-        case 405:
-            return "Method Not Allowed";
-        case 416:
-            return "Range Not Satisfiable";
-        case 421:
-            return "Misdirected Request";
-        case 431:
-            return "Request Header Fields Too Large";
-        case 503:
-            return "Service Unavailable";
-    }
-    return "Error";
-}
-
 std::chrono::milliseconds ms_since(Clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t);
 }
@@ -57,35 +36,24 @@ class Session;
 
 }  // namespace
 
-struct detail::PlayerEndpointShared {
+struct detail::PlayerEndpointShared : LocalServerState<Session> {
     PlayerEndpointShared(asio::io_context& io_, MediaSource& source_, PlayerEndpointConfig config_)
-        : io(io_), source(source_), config(std::move(config_)), acceptor(io_) {}
-    asio::io_context& io;
+        : LocalServerState(io_), source(source_), config(std::move(config_)) {}
     MediaSource& source;
     PlayerEndpointConfig config;
-    tcp::acceptor acceptor;
     std::string path;
-    std::uint16_t port = 0;
-    bool stopped = false;
     bool first_get_seen = false;
     PlayerEndpointStats stats;
-    std::set<Session*> sessions;  // live connections
-    std::set<Session*> waiting;   // connections waiting for bytes
+    std::set<Session*> waiting;  // connections waiting for bytes
 };
 
 namespace {
 
 // One connection: read a request, answer it (waiting for bytes when needed), then the next one.
-class Session : public std::enable_shared_from_this<Session> {
+class Session : public LocalConnection<detail::PlayerEndpointShared, Session> {
   public:
-    Session(std::shared_ptr<detail::PlayerEndpointShared> shared, tcp::socket socket)
-        : sh_(std::move(shared)), socket_(std::move(socket)), timer_(sh_->io) {
-        sh_->sessions.insert(this);
-    }
-    ~Session() {
-        sh_->sessions.erase(this);
-        sh_->waiting.erase(this);
-    }
+    using LocalConnection::LocalConnection;
+    ~Session() { sh_->waiting.erase(this); }
 
     // Open, and neither waiting for the swarm nor making progress for stalled_after: its slot may go to a
     // newcomer.
@@ -110,10 +78,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
     void close() {
         open_ = false;
-        boost::system::error_code ec;
         timer_.cancel();
-        socket_.shutdown(tcp::socket::shutdown_both, ec);
-        socket_.close(ec);
+        close_socket(socket_);
     }
 
     // Bytes arrived: a waiting read looks again now.
@@ -138,14 +104,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
 
     void on_read(beast::error_code ec) {
-        timer_.cancel();
-        if (sh_->stopped) return;
-        if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted ||
-            ec == asio::error::connection_reset || ec == asio::error::eof ||
-            ec == asio::error::bad_descriptor) {
-            close();
-            return;
-        }
+        if (read_ended(ec)) return;
         keep_alive_ = false;
         if (ec == http::error::header_limit) {
             write_error(431,
@@ -162,13 +121,8 @@ class Session : public std::enable_shared_from_this<Session> {
         last_progress_ = arrived_;
         // A body left unread would be taken for the next request.
         keep_alive_ = req.keep_alive() && parser_->is_done();
-        PlayerRequestHead head;
-        head.version = req.version();
-        for (auto r = req.equal_range(http::field::host); r.first != r.second; ++r.first)
-            head.hosts.push_back(r.first->value());
-        for (auto r = req.equal_range(http::field::transfer_encoding); r.first != r.second; ++r.first)
-            head.transfer_encodings.push_back(r.first->value());
-        if (auto refused = refuse_request_head(head, EndpointIdentity{sh_->config.listen.host, sh_->port})) {
+        if (auto refused = refuse_request_head(request_head_of(req),
+                                               EndpointIdentity{sh_->config.listen.host, sh_->port})) {
             keep_alive_ = false;
             spdlog::debug("player: refused ({}): {}", refused->status, refused->reason);
             write_error(refused->status, refused->reason);
@@ -358,10 +312,6 @@ class Session : public std::enable_shared_from_this<Session> {
                           });
     }
 
-    std::shared_ptr<detail::PlayerEndpointShared> sh_;
-    tcp::socket socket_;
-    asio::steady_timer timer_;
-    beast::flat_buffer buffer_;
     std::optional<http::request_parser<http::empty_body>> parser_;
     PlayerResponse response_;
     bool keep_alive_ = false;
@@ -386,7 +336,7 @@ class Session : public std::enable_shared_from_this<Session> {
 bool make_room(detail::PlayerEndpointShared& sh) {
     auto now = Clock::now();
     Session* victim = nullptr;
-    for (auto* s : sh.sessions) {
+    for (auto* s : sh.connections) {
         if (s->stalled(now) && (!victim || s->last_progress() < victim->last_progress())) victim = s;
     }
     if (!victim) return false;
@@ -399,7 +349,7 @@ bool make_room(detail::PlayerEndpointShared& sh) {
 
 std::size_t open_sessions(const detail::PlayerEndpointShared& sh) {
     std::size_t n = 0;
-    for (auto* s : sh.sessions)
+    for (auto* s : sh.connections)
         n += s->open() ? 1 : 0;
     return n;
 }
@@ -434,13 +384,8 @@ void PlayerEndpoint::start() {
     if (ec)
         throw std::runtime_error("--http " + where.to_string() + ": '" + where.host +
                                  "' is not an IP address");
-    tcp::endpoint ep(address, where.port);
-    sh.acceptor.open(ep.protocol(), ec);
-    if (!ec) sh.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-    if (!ec) sh.acceptor.bind(ep, ec);
-    if (!ec) sh.acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) throw std::runtime_error("cannot serve the player on " + where.to_string() + ": " + ec.message());
-    sh.port = sh.acceptor.local_endpoint().port();
+    if (auto failed = sh.listen(tcp::endpoint(address, where.port)))
+        throw std::runtime_error("cannot serve the player on " + where.to_string() + ": " + failed.message());
     do_accept(shared_);
 }
 
@@ -459,13 +404,7 @@ void PlayerEndpoint::on_data_arrived() {
 }
 
 void PlayerEndpoint::stop() {
-    auto& sh = *shared_;
-    if (sh.stopped) return;
-    sh.stopped = true;
-    boost::system::error_code ec;
-    sh.acceptor.close(ec);
-    for (auto* s : sh.sessions)
-        s->close();
+    shared_->stop();
 }
 
 const PlayerEndpointStats& PlayerEndpoint::stats() const {
@@ -473,7 +412,7 @@ const PlayerEndpointStats& PlayerEndpoint::stats() const {
 }
 
 std::size_t PlayerEndpoint::connections() const {
-    return shared_->sessions.size();
+    return shared_->connections.size();
 }
 
 }  // namespace toast::client

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "toast/common/http_request_rules.hpp"
+
 namespace toast::client {
 
 struct PlayerRequest {
@@ -34,12 +36,9 @@ struct PlayerResponse {
 PlayerResponse decide_player_response(const PlayerRequest& request, std::string_view path,
                                       std::uint64_t title_size);
 
-// What the endpoint checks of a request head before it looks at the method and the target.
-struct PlayerRequestHead {
-    unsigned version = 11;                             // 10 for HTTP/1.0, 11 for HTTP/1.1
-    std::vector<std::string_view> hosts;               // the value of every Host field line
-    std::vector<std::string_view> transfer_encodings;  // the value of every Transfer-Encoding field line
-};
+// What the endpoint checks of a request head before it looks at the method and the target (gathered by
+// toast::request_head_of).
+using PlayerRequestHead = toast::RequestHead;
 
 // The address and port the endpoint is bound to: the only authority a request may name.
 struct EndpointIdentity {

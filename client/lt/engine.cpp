@@ -7,8 +7,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include "client/lt/http_stream.hpp"
+#include "client/lt/server_access.hpp"
 #include "client/lt/session_factory.hpp"
 #include "client/lt/stream_session.hpp"
+#include "client/lt/telemetry_sender.hpp"
 
 namespace asio = boost::asio;
 
@@ -43,7 +46,45 @@ SessionConfig session_config(const ClientOptions& o, const ClientTuning& tuning)
     return sc;
 }
 
+// The final QoE report gets this long to reach the operator before the client exits.
+constexpr auto kTelemetryFlush = std::chrono::seconds(2);
+
 }  // namespace
+
+ServerAccess server_access_for(const ClientOptions& o) {
+    ServerAccess access;
+    if (!o.ca_file.empty()) {
+        access.tls = make_client_tls(o.ca_file.string());
+    } else {
+        try {
+            access.tls = make_client_tls("");
+        } catch (const std::exception& e) {
+            // Only https:// servers need it; they then fail, saying why.
+            spdlog::warn("{}", e.what());
+        }
+    }
+    if (!o.token.empty()) {
+        access.credential = std::make_shared<AccessCredential>(o.token);
+    } else if (!o.token_file.empty()) {
+        access.credential = std::make_shared<AccessCredential>(read_token_file(o.token_file), o.token_file);
+    }
+    return access;
+}
+
+std::optional<ServerUrl> telemetry_endpoint(const ClientOptions& o, const std::vector<ServerUrl>& servers) {
+    if (o.telemetry == "off") return std::nullopt;
+    if (!o.telemetry.empty()) {
+        auto url = parse_http_url(o.telemetry);
+        if (!url)
+            throw std::runtime_error("--telemetry '" + o.telemetry + "' is not an http:// or https:// URL");
+        return url;
+    }
+    if (servers.empty()) return std::nullopt;
+    auto url = servers.front();
+    url.target = "/telemetry";
+    url.text = origin_url(url) + url.target;
+    return url;
+}
 
 class Engine::Impl {
   public:
@@ -55,19 +96,42 @@ class Engine::Impl {
             spdlog::error("cannot listen on port {}: {}", e.port, e.message);
             title_->fail("cannot listen on port " + std::to_string(e.port) + ": " + e.message);
         });
+        auto access = server_access_for(options);
         title_ = std::make_unique<TitleStream>(
-            *session_, options, std::move(torrent), tuning_,
-            [this] {
-                boost::system::error_code ignored;
-                signals_.cancel(ignored);
-                io_.stop();
-            },
-            launched_);
+            *session_, options, std::move(torrent), tuning_, [this] { on_title_finished(); }, launched_,
+            access);
+        const auto& servers = title_->server_urls();
+        if (access.credential && !servers.empty()) {
+            renewer_ = std::make_unique<TokenRenewer>(io_, access, servers.front());
+        }
+        if (auto endpoint = telemetry_endpoint(options, servers)) {
+            telemetry_ = std::make_unique<TelemetrySender>(io_, access, *endpoint);
+            title_->report_to(*telemetry_);
+        }
     }
 
     ~Impl() {
         title_.reset();
+        renewer_.reset();
+        telemetry_.reset();
         session_.reset();
+    }
+
+    // The title's last report goes out (for a moment at most), then the loop stops.
+    void on_title_finished() {
+        boost::system::error_code ignored;
+        signals_.cancel(ignored);
+        if (renewer_) renewer_->stop();
+        if (!telemetry_) {
+            io_.stop();
+            return;
+        }
+        telemetry_->flush(kTelemetryFlush, [this] {
+            const auto& t = telemetry_->stats();
+            spdlog::info("telemetry to {}: {} reports sent, {} dropped",
+                         redact_token(telemetry_->endpoint().text), t.sent, t.dropped);
+            io_.stop();
+        });
     }
 
     EngineResult run(bool handle_signals) {
@@ -80,6 +144,7 @@ class Engine::Impl {
                 title_->stop();
             });
         }
+        if (renewer_) renewer_->start();
         title_->start();
         io_.run();
         return title_->result();
@@ -98,6 +163,8 @@ class Engine::Impl {
     asio::signal_set signals_;
     std::unique_ptr<StreamSession> session_;
     std::unique_ptr<TitleStream> title_;
+    std::unique_ptr<TokenRenewer> renewer_;
+    std::unique_ptr<TelemetrySender> telemetry_;
 };
 
 Engine::Engine(ClientOptions options, TitleTorrent torrent, ClientTuning tuning)

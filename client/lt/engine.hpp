@@ -8,16 +8,27 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "client/core/client_options.hpp"
 #include "client/core/client_tuning.hpp"
+#include "client/lt/server_access.hpp"
 #include "client/lt/title_stream.hpp"
 #include "client/lt/torrent_file.hpp"
 
 namespace toast::client {
 
 using EngineResult = TitleResult;
+
+// The box's token (--token or --token-file) and TLS context (--ca-file, else the system's CAs). Throws
+// std::runtime_error naming the file that cannot be read.
+ServerAccess server_access_for(const ClientOptions& options);
+// Where QoE reports go: --telemetry, else the first server's /telemetry; none with --telemetry off or
+// without a server. Throws std::runtime_error for a --telemetry that is not a URL.
+std::optional<ServerUrl> telemetry_endpoint(const ClientOptions& options,
+                                            const std::vector<ServerUrl>& servers);
 
 class Engine {
   public:

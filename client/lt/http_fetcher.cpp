@@ -11,6 +11,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "client/lt/http_stream.hpp"
+
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = boost::beast::http;
@@ -44,9 +46,10 @@ struct FailedAnswer {
 class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl> {
   public:
     struct Connection {
-        explicit Connection(asio::io_context& io, std::size_t s) : stream(io), resolver(io), server(s) {}
-        beast::tcp_stream stream;
-        tcp::resolver resolver;
+        Connection(asio::io_context& io, const ServerUrl& url, std::shared_ptr<asio::ssl::context> tls,
+                   std::size_t s)
+            : stream(io, url, std::move(tls)), server(s) {}
+        HttpStream stream;
         beast::flat_buffer buffer;
         std::size_t server;
         bool busy = false;
@@ -70,7 +73,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         for (std::size_t s = 0; s < urls_.size(); ++s) {
             conns_.emplace_back();
             for (int i = 0; i < std::max(config_.connections_per_server, 1); ++i) {
-                conns_.back().push_back(std::make_shared<Connection>(io_, s));
+                conns_.back().push_back(std::make_shared<Connection>(io_, urls_[s], config_.access.tls, s));
             }
         }
     }
@@ -95,7 +98,6 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         if (!c) return std::nullopt;
         std::uint64_t received = c->parser ? c->parser->get().body().size() : 0;
         ++c->generation;
-        c->resolver.cancel();
         close(c);
         c->busy = false;
         stats_.bytes_received += received;
@@ -124,12 +126,8 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         stopped_ = true;
         timer_.cancel();
         for (auto& per_server : conns_) {
-            for (auto& c : per_server) {
-                beast::error_code ignored;
-                c->resolver.cancel();
-                c->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+            for (auto& c : per_server)
                 c->stream.close();
-            }
         }
         queue_.clear();
         busy_.clear();
@@ -290,6 +288,9 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         if (r.deadline) c->request.set("Toast-Deadline", deadline_header(*r.deadline, c->started));
         // A holder of the piece answers from its own disks (or says where it is); any other server relays.
         if (holds(c->server, r.piece)) c->request.set("Toast-Direct", "1");
+        // The token as it is now: a renewal between two requests applies to the next one.
+        if (auto auth = config_.access.authorization(); !auth.empty())
+            c->request.set(http::field::authorization, auth);
         c->request.keep_alive(true);
         ++stats_.requests;
         if (c->connected) {
@@ -307,58 +308,41 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
 
     void connect(const std::shared_ptr<Connection>& c) {
         c->fresh = true;
-        const auto& url = urls_[c->server];
-        c->resolver.async_resolve(url.host, url.port,
-                                  [self = shared_from_this(), c, gen = c->generation](
-                                      beast::error_code ec, tcp::resolver::results_type results) {
-                                      self->guarded(c, [&] {
-                                          if (self->stale(c, gen)) return;
-                                          if (ec) return self->fail(c, "resolve: " + ec.message());
-                                          self->on_resolved(c, results);
-                                      });
-                                  });
-    }
-
-    void on_resolved(const std::shared_ptr<Connection>& c, const tcp::resolver::results_type& results) {
-        c->stream.expires_after(config_.timeout);
-        c->stream.async_connect(results, [self = shared_from_this(), c, gen = c->generation](
-                                             beast::error_code ec, const tcp::endpoint&) {
-            self->guarded(c, [&] {
-                if (self->stale(c, gen)) return;
-                self->on_connect(c, ec);
-            });
-        });
+        c->stream.reset();
+        c->stream.connect(config_.timeout,
+                          [self = shared_from_this(), c, gen = c->generation](beast::error_code ec) {
+                              self->guarded(c, [&] {
+                                  if (self->stale(c, gen)) return;
+                                  self->on_connect(c, ec);
+                              });
+                          });
     }
 
     void on_connect(const std::shared_ptr<Connection>& c, beast::error_code ec) {
         if (ec) return fail(c, "connect: " + ec.message());
         c->connected = true;
-        // An option that cannot be set costs latency, not the request.
-        beast::error_code opt;
-        c->stream.socket().set_option(tcp::no_delay(true), opt);
-        if (opt) spdlog::debug("fallback: TCP_NODELAY on {}: {}", urls_[c->server].text, opt.message());
+        c->stream.set_no_delay();
         write(c);
     }
 
     void write(const std::shared_ptr<Connection>& c) {
         c->stream.expires_after(config_.timeout);
-        http::async_write(
-            c->stream, c->request,
-            [self = shared_from_this(), c, gen = c->generation](beast::error_code ec, std::size_t) {
-                self->guarded(c, [&] {
-                    if (self->stale(c, gen)) return;
-                    if (ec) return self->connection_error(c, "write: " + ec.message());
-                    self->read(c);
-                });
+        c->stream.async_write(c->request, [self = shared_from_this(), c, gen = c->generation](
+                                              beast::error_code ec, std::size_t) {
+            self->guarded(c, [&] {
+                if (self->stale(c, gen)) return;
+                if (ec) return self->connection_error(c, "write: " + ec.message());
+                self->read(c);
             });
+        });
     }
 
     void read(const std::shared_ptr<Connection>& c) {
         c->parser.emplace();
         c->parser->body_limit(static_cast<std::uint64_t>(c->job.request.length) + 64 * 1024);
         c->stream.expires_after(config_.timeout);
-        http::async_read(
-            c->stream, c->buffer, *c->parser,
+        c->stream.async_read(
+            c->buffer, *c->parser,
             [self = shared_from_this(), c, gen = c->generation](beast::error_code ec, std::size_t) {
                 self->guarded(c, [&] {
                     if (self->stale(c, gen)) return;
@@ -405,7 +389,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
             ++stats_.late_answers;
             pool_.on_late(c->server, now);
             spdlog::debug("fallback: piece {} from {} came {} ms after its deadline", r.piece.value(),
-                          urls_[c->server].text, std::string(response["Toast-Late"]));
+                          redact_token(urls_[c->server].text), std::string(response["Toast-Late"]));
         }
         c->busy = false;
         busy_.erase(r.piece);
@@ -415,8 +399,6 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
     }
 
     void close(const std::shared_ptr<Connection>& c) {
-        beast::error_code ignored;
-        c->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
         c->stream.close();
         c->buffer.clear();
         c->connected = false;
@@ -447,7 +429,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
                         : std::max(now + backoff_delay(job.attempt, config_.retry_initial, config_.retry_max),
                                    pool_.next_ready());
         spdlog::warn("fallback: piece {} from {} failed ({}); retry {} in {} ms", job.request.piece.value(),
-                     urls_[c->server].text, what, job.attempt,
+                     redact_token(urls_[c->server].text), what, job.attempt,
                      std::chrono::duration_cast<std::chrono::milliseconds>(job.ready - now).count());
         queue_.push_back(job);
         if (on_failed_) on_failed_(job.request, answer.fault, answer.unavailable);

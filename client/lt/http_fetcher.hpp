@@ -25,6 +25,7 @@
 #include "client/core/server_pool.hpp"
 #include "client/core/server_request.hpp"
 #include "client/core/tier_routes.hpp"
+#include "client/lt/server_access.hpp"
 
 namespace toast::client {
 
@@ -37,6 +38,7 @@ struct FetcherConfig {
     // A request still unanswered this long after it went out, with its deadline passed, is taken back and
     // asked of another holder of the piece (a title on a tier) that is usable; its server counts as late.
     std::chrono::milliseconds hedge_after{1'000};
+    ServerAccess access;  // the box's token (every request carries it) and TLS for https:// servers
 };
 
 struct FetcherStats {

@@ -51,7 +51,7 @@ std::string endpoint_text(const lt::tcp::endpoint& ep) {
 void translate_alerts(const std::vector<lt::alert*>& alerts, std::vector<LtEvent>& out) {
     for (const lt::alert* a : alerts) {
         auto event = [&](LtEventKind kind, lt::torrent_handle torrent = {}) -> LtEvent& {
-            out.push_back(LtEvent{kind, std::move(torrent), PieceIndex(-1), 0, 0, {}, {}});
+            out.push_back(LtEvent{.kind = kind, .torrent = std::move(torrent)});
             return out.back();
         };
         if (auto* pf = lt::alert_cast<lt::piece_finished_alert>(a)) {

@@ -36,8 +36,8 @@ struct LtEvent {
     PieceIndex piece{-1};                // piece events
     int peers = 0;                       // tracker_reply: peers in the answer
     int port = 0;                        // listen events
-    std::string peer;                    // "ip:port" for peer events
-    std::string message;                 // errors
+    std::string peer{};                  // "ip:port" for peer events
+    std::string message{};               // errors
 };
 
 // Appends the events for `alerts` (unrelated alerts are skipped) to `out`.

@@ -11,12 +11,12 @@ namespace toast::client {
 
 ServerFallback::ServerFallback(boost::asio::io_context& io, std::vector<ServerUrl> urls,
                                StreamController& controller, lt::torrent_handle handle, SwarmControl& control,
-                               lt::sha1_hash key)
+                               lt::sha1_hash key, ServerAccess access)
     : controller_(controller),
       handle_(std::move(handle)),
       control_(control),
       key_(key),
-      fetcher_(io, std::move(urls), FetcherConfig{},
+      fetcher_(io, std::move(urls), FetcherConfig{.access = std::move(access)},
                [this](const PieceRequest& r, std::vector<char> data, std::size_t) {
                    on_piece(r, std::move(data));
                }) {
@@ -33,8 +33,11 @@ void ServerFallback::start(const FallbackFetch& f, SteadyTime now) {
     // then failed its check) are stale.
     if (!controller_.holding(p)) held_.erase(p);
     auto part = f.part.value_or(PiecePart{Bytes(0), g.piece_size(p)});
-    PieceRequest r{p, (g.piece_start(p) + part.offset).value(),
-                   static_cast<std::uint32_t>(part.length.value()), f.revalidate, now + f.due};
+    PieceRequest r{.piece = p,
+                   .offset = (g.piece_start(p) + part.offset).value(),
+                   .length = static_cast<std::uint32_t>(part.length.value()),
+                   .revalidate = f.revalidate,
+                   .deadline = now + f.due};
     if (!fetcher_.fetch(r)) {
         held_.erase(p);
         controller_.on_fetch_refused(p);

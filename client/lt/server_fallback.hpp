@@ -25,8 +25,10 @@ class ServerFallback {
   public:
     // `key` is the torrent as the session's plugin knows it: it is told of each server piece before
     // add_piece, so that peers' late blocks of it count as raced.
+    // `access`: the box's token and TLS context for the server's requests.
     ServerFallback(boost::asio::io_context& io, std::vector<ServerUrl> urls, StreamController& controller,
-                   libtorrent::torrent_handle handle, SwarmControl& control, libtorrent::sha1_hash key);
+                   libtorrent::torrent_handle handle, SwarmControl& control, libtorrent::sha1_hash key,
+                   ServerAccess access = {});
     ServerFallback(const ServerFallback&) = delete;
     ServerFallback& operator=(const ServerFallback&) = delete;
 
@@ -45,6 +47,7 @@ class ServerFallback {
 
     bool reachable(SteadyTime now) const { return fetcher_.servers().reachable(now); }
     std::size_t servers() const { return fetcher_.urls().size(); }
+    const std::vector<ServerUrl>& urls() const { return fetcher_.urls(); }
     const FetcherStats& stats() const { return fetcher_.stats(); }
 
   private:

@@ -1,5 +1,7 @@
 #include "client/lt/title_stream.hpp"
 
+#include <cstdio>
+#include <random>
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
@@ -13,6 +15,7 @@
 #include "client/lt/server_fallback.hpp"
 #include "client/lt/stats_file.hpp"
 #include "client/lt/swarm_reader.hpp"
+#include "client/lt/telemetry_sender.hpp"
 #include "client/lt/title_playback.hpp"
 
 namespace asio = boost::asio;
@@ -42,11 +45,13 @@ std::string title_file_name(const TitleTorrent& t) {
     return t.params.ti->files().file_name(lt::file_index_t(0)).to_string();
 }
 
-std::vector<ServerUrl> server_urls(const TitleTorrent& t, const ClientOptions& o) {
+std::vector<ServerUrl> server_urls_of(const TitleTorrent& t, const ClientOptions& o) {
     std::vector<ServerUrl> out;
     for (const auto& text : title_urls(t.url_list, o.servers, title_file_name(t))) {
         auto u = parse_http_url(text);
-        if (!u) throw std::runtime_error("server URL '" + text + "' is not an http:// URL");
+        if (!u)
+            throw std::runtime_error("server URL '" + redact_token(text) +
+                                     "' is not an http:// or https:// URL");
         out.push_back(*u);
     }
     return out;
@@ -63,7 +68,8 @@ std::optional<Bytes> resolve_buffer_limit(const ClientOptions& o, const TitleGeo
 }  // namespace
 
 TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, TitleTorrent torrent,
-                         const ClientTuning& tuning, std::function<void()> on_finished, SteadyTime launched)
+                         const ClientTuning& tuning, std::function<void()> on_finished, SteadyTime launched,
+                         ServerAccess access)
     : session_(session),
       options_(options),
       tuning_(tuning),
@@ -76,7 +82,7 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
     const auto limit = resolve_buffer_limit(options_, geometry);
     const bool play = options_.command == ClientCommand::play;
     if (play) resume_ = load_resume_offset(options_.save_dir, title_file_name(torrent_), geometry);
-    auto urls = server_urls(torrent_, options_);
+    auto urls = server_urls_of(torrent_, options_);
     const bool has_server = !urls.empty();
     const bool has_trackers = !torrent_.params.ti->trackers().empty() || !torrent_.params.trackers.empty() ||
                               !options_.trackers.empty();
@@ -120,7 +126,7 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
     for (const auto& u : urls)
         url_texts.push_back(u.text);
     fallback_ = std::make_unique<ServerFallback>(session_.io(), std::move(urls), *controller_, handle_,
-                                                 session_.control(), key_);
+                                                 session_.control(), key_, std::move(access));
     // A title on a tier: each piece goes to the nodes holding its block.
     if (torrent_.tier) {
         if (auto routes = TierRoutes::make(*torrent_.tier, torrent_.title, torrent_.block_size,
@@ -147,7 +153,7 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
 }
 
 TitleStream::~TitleStream() {
-    finished_ = true;
+    life_ = Life::finished;
     tick_timer_.cancel();
     playback_.reset();
     if (fallback_) fallback_->stop();
@@ -163,6 +169,32 @@ void TitleStream::start() {
                  format_bitrate(g.bitrate()), fallback_->servers(), to_string(options_.picker),
                  to_string(options_.behavior));
     schedule_tick(true);
+}
+
+void TitleStream::report_to(TelemetrySender& sender) {
+    telemetry_ = &sender;
+    // A session id the operator cannot tie to the box across sessions: random, 64 bits.
+    std::random_device device;
+    const std::uint64_t id = (static_cast<std::uint64_t>(device()) << 32) ^ device();
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(id));
+    reporter_.emplace(text, torrent_.title, options_.telemetry_interval, started_);
+}
+
+const std::vector<ServerUrl>& TitleStream::server_urls() const {
+    return fallback_->urls();
+}
+
+QoeSample TitleStream::qoe_sample(const StatsRecord& r) const {
+    QoeSample s;
+    s.startup_ms = r.startup_ms;
+    s.stalls = &controller_->watcher().ended_stalls();
+    s.seeks = r.seeks;
+    s.played = controller_->watcher().playing_time();
+    s.bytes_from_peers = r.bytes_from_peers;
+    s.bytes_from_server = r.bytes_from_server;
+    s.bytes_uploaded = r.bytes_uploaded;
+    return s;
 }
 
 std::string TitleStream::player_url() const {
@@ -185,25 +217,25 @@ void TitleStream::follow_mpv(const std::filesystem::path& socket) {
 void TitleStream::schedule_tick(bool first) {
     tick_timer_.expires_after(first ? std::chrono::milliseconds(0) : tuning_.tick);
     tick_timer_.async_wait([this](const boost::system::error_code& ec) {
-        if (ec || finished_) return;
+        if (ec || life_ == Life::finished) return;
         tick();
-        if (!finished_) schedule_tick(false);
+        if (life_ != Life::finished) schedule_tick(false);
     });
 }
 
 void TitleStream::kick() {
-    if (kick_pending_ || finished_) return;
+    if (kick_pending_ || life_ == Life::finished) return;
     kick_pending_ = true;
     asio::post(session_.io(), [this] {
         kick_pending_ = false;
-        if (!finished_) tick();
+        if (life_ != Life::finished) tick();
     });
 }
 
 void TitleStream::tick() {
     auto now = Clock::now();
     session_.pump();
-    if (finished_) return;
+    if (life_ == Life::finished) return;
     if (!controller_->ready()) {
         if (reader_->checking()) return;
         controller_->on_ready(reader_->pieces_on_disk(), now);
@@ -233,6 +265,9 @@ void TitleStream::tick() {
         auto record = make_record("stats", now);
         stats_->write(record);
         if (playback_) playback_->on_stats(record);
+        if (reporter_) {
+            if (auto report = reporter_->on_tick(qoe_sample(record), now)) telemetry_->submit(*report);
+        }
     }
     if (player_running_) {
         // play with a player: leave when it exits, whatever the behaviour says.
@@ -297,7 +332,7 @@ void TitleStream::on_piece_finished(PieceIndex p, SteadyTime now) {
 }
 
 void TitleStream::on_event(const LtEvent& e) {
-    if (finished_) return;
+    if (life_ == Life::finished) return;
     auto now = Clock::now();
     switch (e.kind) {
         case LtEventKind::piece_finished:
@@ -311,7 +346,7 @@ void TitleStream::on_event(const LtEvent& e) {
             break;
     }
     // While stopping, only the last pieces count (for the summary); nothing else is reacted to.
-    if (finishing_) return;
+    if (life_ == Life::finishing) return;
     switch (e.kind) {
         case LtEventKind::torrent_checked:
             kick();
@@ -360,7 +395,7 @@ StatsRecord TitleStream::make_record(const std::string& event, SteadyTime now) {
 }
 
 void TitleStream::fail(const std::string& error) {
-    if (finished_) return;
+    if (life_ == Life::finished) return;
     result_.exit_code = 1;
     result_.error = error;
     finish();
@@ -371,8 +406,8 @@ void TitleStream::stop() {
 }
 
 void TitleStream::finish() {
-    if (finished_ || finishing_) return;
-    finishing_ = true;
+    if (life_ != Life::running) return;
+    life_ = Life::finishing;
     auto now = Clock::now();
     // The last piece events before the summary, without reacting to anything else.
     session_.pump();
@@ -381,14 +416,15 @@ void TitleStream::finish() {
     auto summary = make_record("summary", now);
     stats_->write(summary);
     result_.summary = summary;
+    if (reporter_) {
+        if (auto report = reporter_->on_end(qoe_sample(summary))) telemetry_->submit(*report);
+    }
     if (playback_) playback_->stop(summary);
     result_.cancels_sent = session_.control().cancels_sent();
     result_.dont_haves_sent = session_.control().dont_haves_sent();
     result_.reads_refused = registry_->reads_refused();
-    result_.pieces_ejected = controller_->ejected();
+    result_.counters = controller_->counters();
     result_.http_failures = fallback_->stats().failures;
-    result_.hash_failures = controller_->hash_failures();
-    result_.max_buffer_bytes = controller_->max_buffer_bytes();
     const auto& st = reader_->status();
     spdlog::info(
         "summary: {} from peers, {} from server ({} wasted), {} uploaded (and {} of protocol messages), {} "
@@ -398,7 +434,7 @@ void TitleStream::finish() {
         format_bytes(Bytes(static_cast<std::uint64_t>(
             std::max<std::int64_t>(st.total_upload - st.total_payload_upload, 0)))),
         summary.stalls, summary.fidelity ? std::to_string(*summary.fidelity) : "n/a");
-    finished_ = true;
+    life_ = Life::finished;
     tick_timer_.cancel();
     fallback_->stop();
     if (on_finished_) on_finished_();

@@ -18,9 +18,11 @@
 
 #include "client/core/client_options.hpp"
 #include "client/core/client_tuning.hpp"
+#include "client/core/qoe_reporter.hpp"
 #include "client/core/server_request.hpp"
 #include "client/core/stats.hpp"
 #include "client/core/stream_controller.hpp"
+#include "client/lt/server_access.hpp"
 #include "client/lt/stream_session.hpp"
 #include "client/lt/torrent_file.hpp"
 
@@ -31,20 +33,19 @@ class PlanApplier;
 class ServerFallback;
 class StatsFile;
 class SwarmReader;
+class TelemetrySender;
 class TitlePlayback;
 
 struct TitleResult {
     StatsRecord summary;
     int exit_code = 0;
     std::string error;  // set when exit_code != 0
-    // Adapter figures for the report (not part of the stats schema).
+    // Figures for the report (not part of the stats schema): the controller's counters, and the adapters'.
+    StreamCounters counters;
     std::uint64_t cancels_sent = 0;
     std::uint64_t dont_haves_sent = 0;
     std::uint64_t reads_refused = 0;
-    std::uint64_t pieces_ejected = 0;
     std::uint64_t http_failures = 0;
-    std::uint64_t hash_failures = 0;
-    std::uint64_t max_buffer_bytes = 0;
 };
 
 class TitleStream final : public TitleEvents {
@@ -53,21 +54,25 @@ class TitleStream final : public TitleEvents {
     // endpoint. Throws std::runtime_error with a clear message when the set-up is impossible (no bitrate, bad
     // buffer limit, unusable server URL, stats file not writable, endpoint address taken). `on_finished`
     // runs once, when the title stops (its behaviour is done, stop() was called, or it failed). `launched` is
-    // when the client was asked for the title: startup and the stats' times count from it.
+    // when the client was asked for the title: startup and the stats' times count from it. `access` is how
+    // the server fallback reaches the server (its token, TLS).
     TitleStream(StreamSession& session, const ClientOptions& options, TitleTorrent torrent,
                 const ClientTuning& tuning, std::function<void()> on_finished,
-                SteadyTime launched = std::chrono::steady_clock::now());
+                SteadyTime launched = std::chrono::steady_clock::now(), ServerAccess access = {});
     ~TitleStream() override;
     TitleStream(const TitleStream&) = delete;
     TitleStream& operator=(const TitleStream&) = delete;
 
+    // Sends the session's QoE reports to `sender` (every options.telemetry_interval and at the end); call
+    // before start(). The sender must outlive the title.
+    void report_to(TelemetrySender& sender);
     // Starts the ticks (the first one at once).
     void start();
     // Stops now: the summary line is written, fetches and the endpoint close. Idempotent.
     void stop();
     // Stops with an error (exit code 1).
     void fail(const std::string& error);
-    bool finished() const { return finished_; }
+    bool finished() const { return life_ == Life::finished; }
     const TitleResult& result() const { return result_; }
 
     // play: the local URL a player reads the title from (empty for stream).
@@ -81,6 +86,8 @@ class TitleStream final : public TitleEvents {
 
     const StreamController& controller() const { return *controller_; }
     const libtorrent::torrent_handle& handle() const { return handle_; }
+    // The server URLs the fallback uses, in order (the torrent's url-list, then --server).
+    const std::vector<ServerUrl>& server_urls() const;
     // The pieces that arrived while this title streamed, by source (a piece map shows them).
     const PieceSet& from_peers() const { return from_peers_; }
     const PieceSet& from_server() const { return from_server_; }
@@ -94,6 +101,7 @@ class TitleStream final : public TitleEvents {
     void apply(const ControllerPlan& plan, SteadyTime now);
     void on_piece_finished(PieceIndex p, SteadyTime now);
     StatsRecord make_record(const std::string& event, SteadyTime now);
+    QoeSample qoe_sample(const StatsRecord& record) const;
     void finish();
 
     StreamSession& session_;
@@ -115,13 +123,16 @@ class TitleStream final : public TitleEvents {
     boost::asio::steady_timer tick_timer_;
     SteadyTime started_;
     SteadyTime last_stats_;
-    bool finished_ = false;
-    bool finishing_ = false;
+    // running -> finishing (the summary is being written: only piece events still count) -> finished.
+    enum class Life { running, finishing, finished };
+    Life life_ = Life::running;
     bool kick_pending_ = false;
     std::function<bool()> player_running_;
     TitleResult result_;
     PieceSet from_peers_;
     PieceSet from_server_;
+    TelemetrySender* telemetry_ = nullptr;
+    std::optional<QoeReporter> reporter_;
 };
 
 }  // namespace toast::client

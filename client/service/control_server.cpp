@@ -17,7 +17,10 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "client/core/service_api.hpp"
+#include "client/http/local_server.hpp"
 #include "client/http/player_request.hpp"
+#include "toast/common/beast_request_head.hpp"
+#include "toast/common/http_status.hpp"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -28,44 +31,6 @@ namespace toast::client {
 
 namespace {
 
-std::string_view reason_phrase(int status) {
-    switch (status) {
-        case 200:
-            return "OK";
-        case 201:
-            return "Created";
-        case 400:
-            return "Bad Request";
-        case 404:
-            return "Not Found";
-        case 405:
-            return "Method Not Allowed";
-        case 409:
-            return "Conflict";
-        case 413:
-            return "Payload Too Large";
-        case 403:
-            return "Forbidden";
-        case 415:
-            return "Unsupported Media Type";
-        case 421:
-            return "Misdirected Request";
-        case 422:
-            return "Unprocessable Entity";
-        case 431:
-            return "Request Header Fields Too Large";
-        case 500:
-            return "Internal Server Error";
-        case 502:
-            return "Bad Gateway";
-        case 503:
-            return "Service Unavailable";
-        case 507:
-            return "Insufficient Storage";
-    }
-    return "Error";
-}
-
 class Connection;
 
 }  // namespace
@@ -74,46 +39,33 @@ std::string sse_event(const std::string& event, const std::string& data) {
     return "event: " + event + "\ndata: " + data + "\n\n";
 }
 
-struct detail::ControlServerShared {
+struct detail::ControlServerShared : LocalServerState<Connection> {
     ControlServerShared(asio::io_context& io_, ControlServerConfig config_, ControlServer::Handler handler_)
-        : io(io_), config(std::move(config_)), handler(std::move(handler_)), acceptor(io_) {}
-    asio::io_context& io;
+        : LocalServerState(io_), config(std::move(config_)), handler(std::move(handler_)) {}
     ControlServerConfig config;
     ControlServer::Handler handler;
-    tcp::acceptor acceptor;
-    std::uint16_t port = 0;
-    bool stopped = false;
-    std::set<Connection*> connections;
-    std::set<Connection*> streams;
+    std::set<Connection*> streams;  // connections serving the event stream
 };
 
 namespace {
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection : public LocalConnection<detail::ControlServerShared, Connection> {
   public:
-    Connection(std::shared_ptr<detail::ControlServerShared> shared, tcp::socket socket)
-        : sh_(std::move(shared)), socket_(std::move(socket)), timer_(sh_->io) {
-        sh_->connections.insert(this);
-    }
-    ~Connection() {
-        sh_->connections.erase(this);
-        sh_->streams.erase(this);
-    }
+    using LocalConnection::LocalConnection;
+    ~Connection() { sh_->streams.erase(this); }
 
     void start(bool reject) {
         if (reject) {
-            respond({503, "application/json", api_error_body("too many connections"), {}, false}, false);
+            respond({.status = 503, .body = api_error_body("too many connections")}, false);
             return;
         }
         do_read();
     }
 
     void close() {
-        boost::system::error_code ec;
         timer_.cancel();
         sh_->streams.erase(this);
-        socket_.shutdown(tcp::socket::shutdown_both, ec);
-        socket_.close(ec);
+        close_socket(socket_);
     }
 
     void push_event(const std::string& text) {
@@ -141,14 +93,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
 
     void on_read(beast::error_code ec) {
-        timer_.cancel();
-        if (sh_->stopped) return;
-        if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted ||
-            ec == asio::error::connection_reset || ec == asio::error::eof ||
-            ec == asio::error::bad_descriptor) {
-            close();
-            return;
-        }
+        if (read_ended(ec)) return;
         if (ec == http::error::header_limit) {
             error(431, "request header larger than " + std::to_string(sh_->config.header_limit) + " bytes");
             return;
@@ -165,22 +110,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
         keep_alive_ = req.keep_alive();
         // The player endpoint's rules for the request head: one Host naming this address (a web page that
         // rebinds its DNS name to 127.0.0.1 must not reach the API), body framing that is unambiguous.
-        PlayerRequestHead head;
-        head.version = req.version();
-        for (auto r = req.equal_range(http::field::host); r.first != r.second; ++r.first)
-            head.hosts.push_back(r.first->value());
-        for (auto r = req.equal_range(http::field::transfer_encoding); r.first != r.second; ++r.first)
-            head.transfer_encodings.push_back(r.first->value());
-        if (auto refused = refuse_request_head(head, EndpointIdentity{sh_->config.listen.host, sh_->port})) {
+        if (auto refused = refuse_request_head(request_head_of(req),
+                                               EndpointIdentity{sh_->config.listen.host, sh_->port})) {
             error(refused->status, refused->reason);
             return;
         }
-        ControlRequest cr{std::string(req.method_string()),
-                          std::string(req.target()),
-                          std::string(req[http::field::content_type]),
-                          std::move(req.body()),
-                          std::string(req[http::field::host]),
-                          std::string(req[http::field::origin])};
+        ControlRequest cr{.method = std::string(req.method_string()),
+                          .target = std::string(req.target()),
+                          .content_type = std::string(req[http::field::content_type]),
+                          .body = std::move(req.body()),
+                          .host = std::string(req[http::field::host]),
+                          .origin = std::string(req[http::field::origin])};
         spdlog::debug("control: {} {}", cr.method, cr.target);
         auto answered = std::make_shared<bool>(false);
         sh_->handler(cr, [self = shared_from_this(), answered](ControlResponse r) {
@@ -203,7 +143,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
 
     void error(int status, const std::string& message) {
-        respond({status, "application/json", api_error_body(message), {}, false}, false);
+        respond({.status = status, .body = api_error_body(message)}, false);
     }
 
     void respond(ControlResponse r, bool keep_alive) {
@@ -255,10 +195,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
                           });
     }
 
-    std::shared_ptr<detail::ControlServerShared> sh_;
-    tcp::socket socket_;
-    asio::steady_timer timer_;
-    beast::flat_buffer buffer_;
     std::optional<http::request_parser<http::string_body>> parser_;
     std::deque<std::string> queue_;
     std::string current_;
@@ -293,14 +229,9 @@ void ControlServer::start() {
     boost::system::error_code ec;
     auto address = asio::ip::make_address(sh.config.listen.host, ec);
     if (ec) throw std::runtime_error("control API address '" + sh.config.listen.host + "': " + ec.message());
-    tcp::endpoint ep(address, sh.config.listen.port);
-    sh.acceptor.open(ep.protocol(), ec);
-    if (!ec) sh.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-    if (!ec) sh.acceptor.bind(ep, ec);
-    if (!ec) sh.acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec)
-        throw std::runtime_error("cannot listen on " + sh.config.listen.to_string() + ": " + ec.message());
-    sh.port = sh.acceptor.local_endpoint().port();
+    if (auto failed = sh.listen(tcp::endpoint(address, sh.config.listen.port)))
+        throw std::runtime_error("cannot listen on " + sh.config.listen.to_string() + ": " +
+                                 failed.message());
     do_accept(shared_);
 }
 
@@ -321,14 +252,7 @@ std::size_t ControlServer::streams() const {
 }
 
 void ControlServer::stop() {
-    auto& sh = *shared_;
-    if (sh.stopped) return;
-    sh.stopped = true;
-    boost::system::error_code ec;
-    sh.acceptor.close(ec);
-    auto connections = sh.connections;
-    for (auto* c : connections)
-        c->close();
+    shared_->stop();
 }
 
 }  // namespace toast::client

@@ -32,7 +32,7 @@ struct ControlResponse {
     int status = 200;
     std::string content_type = "application/json";
     std::string body;
-    std::string allow;          // 405: the Allow header
+    std::string allow{};        // 405: the Allow header
     bool event_stream = false;  // keep the connection open as an event stream; `body` is its first event
 };
 

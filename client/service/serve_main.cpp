@@ -54,8 +54,11 @@ int serve_main(const std::vector<std::string>& args) {
             if (ec) return;
             spdlog::info("signal {}: stopping", sig);
             service.stop();
-            // The titles' last events (their summaries, the saved list) run first.
-            asio::post(io, [&io] { io.stop(); });
+            // The titles' last events (their summaries, the saved list) run first, then their last QoE
+            // reports get a moment to go out.
+            asio::post(io, [&io, &service] {
+                service.flush_reports(std::chrono::seconds(2), [&io] { io.stop(); });
+            });
         });
         service.start();
         std::printf("toast-client: serving at http://%s:%u/ (BitTorrent port %u)\n",

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,11 +22,13 @@ namespace toast::client {
 
 struct ServiceTitle;
 
-// A stopped title's events: only a torrent error matters (it is reported in the status).
+// A stopped title's events: a torrent error is reported in the status; every event also goes to `listener`
+// (the push agent follows the pieces it writes).
 class TitleSeedEvents final : public TitleEvents {
   public:
     explicit TitleSeedEvents(ServiceTitle& t) : t_(t) {}
     void on_event(const LtEvent& e) override;
+    std::function<void(const LtEvent&)> listener;
 
   private:
     ServiceTitle& t_;
@@ -52,7 +55,11 @@ struct ServiceTitle {
     std::uint64_t from_server = 0;
     std::uint64_t uploaded = 0;
     std::uint32_t stalls = 0;
+    std::uint64_t push_bytes = 0;  // fetched by push assignment
 };
+
+// A title's id: its info-hash as 40 lower-case hex digits.
+std::string title_id(const libtorrent::sha1_hash& hash);
 
 // What the title holds on disk now: a playing title its stored pieces, a stopped one the pieces it has, or
 // what its file occupies if that is more (libtorrent counts nothing while it checks the file).

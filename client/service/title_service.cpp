@@ -8,6 +8,7 @@
 #include <libtorrent/torrent_status.hpp>
 
 #include "client/core/client_options.hpp"
+#include "client/lt/engine.hpp"
 #include "client/lt/torrent_file.hpp"
 #include "client/service/piece_map.hpp"
 #include "client/service/service_title.hpp"
@@ -33,29 +34,25 @@ constexpr auto kTorrentFetchTimeout = std::chrono::seconds(15);
 constexpr const char* kListFile = "titles.json";
 constexpr const char* kTorrentFile = "title.torrent";
 
-std::string hex_id(const lt::sha1_hash& h) {
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string out;
-    for (auto byte : h) {
-        auto b = static_cast<unsigned char>(byte);
-        out += digits[b >> 4];
-        out += digits[b & 15];
-    }
-    return out;
-}
-
 ControlResponse json_reply(int status, const json& body) {
-    return {status, "application/json", body.dump(), {}, false};
+    return {.status = status, .body = body.dump()};
 }
 
 ControlResponse error_reply(int status, const std::string& message, std::string allow = {}) {
-    return {status, "application/json", api_error_body(message), std::move(allow), false};
+    return {.status = status, .body = api_error_body(message), .allow = std::move(allow)};
 }
 
 }  // namespace
 
 TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTuning tuning)
     : io_(io), options_(std::move(options)), tuning_(std::move(tuning)), tick_timer_(io) {
+    {
+        ClientOptions o;
+        o.token = options_.token;
+        o.token_file = options_.token_file;
+        o.ca_file = options_.ca_file;
+        access_ = server_access_for(o);
+    }
     titles_dir_ = options_.save_dir / "titles";
     std::error_code ec;
     std::filesystem::create_directories(titles_dir_, ec);
@@ -78,6 +75,21 @@ TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTun
     // Players wait on pieces: alerts are handled as they come, not at the next tick.
     session_->pump_on_alerts();
     load_saved();
+    load_box_id();
+    if (!options_.servers.empty()) {
+        auto base = options_.servers.front();
+        while (!base.empty() && base.back() == '/')
+            base.pop_back();
+        link_ = std::make_unique<ServerLink>(io_, base, options_.box_id,
+                                             options_.cache == CachePolicy::popularity, access_);
+        if (options_.push_quota) {
+            PushHost& host = *this;
+            push_ = std::make_unique<PushAgent>(
+                io_, host,
+                PushAgentConfig{base, options_.box_id, *options_.push_quota, options_.push_rate,
+                                options_.upload_limit, options_.save_dir, access_});
+        }
+    }
     ControlServerConfig cc;
     cc.listen = options_.api;
     server_ = std::make_unique<ControlServer>(
@@ -88,7 +100,11 @@ TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTun
 
 TitleService::~TitleService() {
     stop();
+    push_.reset();
+    link_.reset();
     titles_.clear();
+    renewer_.reset();
+    telemetry_.reset();
     server_.reset();
     session_.reset();
 }
@@ -97,11 +113,41 @@ std::uint16_t TitleService::listen_port() {
     return session_->session().listen_port();
 }
 
+void TitleService::link_server(const std::vector<ServerUrl>& title_servers) {
+    if (renewer_ || telemetry_) return;
+    std::vector<ServerUrl> servers;
+    for (const auto& s : options_.servers)
+        if (auto u = parse_http_url(s)) servers.push_back(*u);
+    if (servers.empty()) servers = title_servers;
+    if (servers.empty() && options_.telemetry.empty()) return;
+    ClientOptions o;
+    o.telemetry = options_.telemetry;
+    if (access_.credential && !servers.empty()) {
+        renewer_ = std::make_unique<TokenRenewer>(io_, access_, servers.front());
+        renewer_->start();
+    }
+    if (auto endpoint = telemetry_endpoint(o, servers))
+        telemetry_ = std::make_unique<TelemetrySender>(io_, access_, *endpoint);
+}
+
 void TitleService::start() {
-    spdlog::info("serving {} title(s) from {}; control API http://{}:{}/, BitTorrent port {}", titles_.size(),
-                 options_.save_dir.string(), options_.api.host, api_port(), listen_port());
+    if (!options_.servers.empty()) link_server({});
+    spdlog::info(
+        "serving {} title(s) from {}; control API http://{}:{}/, BitTorrent port {}; box {}, cache {}{}",
+        titles_.size(), options_.save_dir.string(), options_.api.host, api_port(), listen_port(),
+        options_.box_id, to_string(options_.cache),
+        options_.push_quota ? ", push quota " + format_bytes(*options_.push_quota) : std::string());
+    if (!keeps_watched_titles(options_.cache)) {
+        std::vector<std::string> watched;
+        for (auto& [id, t] : titles_)
+            if (!t->saved.pushed) watched.push_back(id);
+        for (const auto& id : watched)
+            remove_title(id);
+    }
     ControlResponse ignored;
     make_room(nullptr, &ignored);
+    if (link_) link_->start();
+    if (push_) push_->start();
     schedule_tick();
 }
 
@@ -125,6 +171,9 @@ void TitleService::stop() {
     if (stopped_) return;
     stopped_ = true;
     tick_timer_.cancel();
+    if (renewer_) renewer_->stop();
+    if (push_) push_->stop();
+    if (link_) link_->stop();
     for (auto& [id, t] : titles_) {
         if (t->stream) {
             t->stream->stop();
@@ -133,6 +182,18 @@ void TitleService::stop() {
     }
     save_list();
     if (server_) server_->stop();
+}
+
+void TitleService::flush_reports(std::chrono::milliseconds limit, std::function<void()> done) {
+    if (!telemetry_) {
+        done();
+        return;
+    }
+    telemetry_->flush(limit, [this, done = std::move(done)] {
+        spdlog::info("telemetry: {} reports sent, {} dropped", telemetry_->stats().sent,
+                     telemetry_->stats().dropped);
+        done();
+    });
 }
 
 void TitleService::load_saved() {
@@ -153,7 +214,7 @@ void TitleService::load_saved() {
             auto bytes = read_file(dir / kTorrentFile);
             auto torrent = parse_title_torrent(std::vector<char>(bytes.begin(), bytes.end()),
                                                (dir / kTorrentFile).string());
-            if (hex_id(torrent.params.ti->info_hashes().get_best()) != s.id)
+            if (title_id(torrent.params.ti->info_hashes().get_best()) != s.id)
                 throw std::runtime_error("its torrent is another title's");
             auto rate = torrent.bitrate;
             auto g = TitleGeometry::make(Bytes(static_cast<std::uint64_t>(torrent.params.ti->total_size())),
@@ -194,6 +255,9 @@ void TitleService::start_seeding(ServiceTitle& t) {
     atp.piece_priorities.assign(static_cast<std::size_t>(t.geometry.piece_count().value()),
                                 lt::dont_download);
     t.seed_events = std::make_unique<TitleSeedEvents>(t);
+    t.seed_events->listener = [this, id = t.saved.id](const LtEvent& e) {
+        if (push_) push_->on_seed_event(id, e);
+    };
     // Every piece had: the choker spreads the upload over the peers (core/choker.hpp, complete_slots).
     session_->control().set_position(t.torrent.params.ti->info_hashes().get_best(),
                                      {PieceIndex(t.geometry.piece_count().value()),
@@ -211,13 +275,27 @@ void TitleService::stop_seeding(ServiceTitle& t) {
 
 bool TitleService::make_room(ServiceTitle* for_title, ControlResponse* refusal) {
     if (!options_.disk_quota) return true;
-    std::vector<QuotaEntry> entries;
+    std::vector<CacheEntry> entries;
     for (auto& [id, t] : titles_) {
+        // A title held by push counts against the push quota, until it is played.
+        if (t->saved.pushed && t.get() != for_title) continue;
         bool pinned = t->stream != nullptr || t.get() == for_title;
-        entries.push_back(QuotaEntry{id, pinned ? t->geometry.total_size() : disk_bytes(*t),
-                                     std::max(t->saved.added, t->saved.last_watched), pinned});
+        CacheEntry e{id, pinned ? t->geometry.total_size() : disk_bytes(*t), t->geometry.total_size(),
+                     std::max(t->saved.added, t->saved.last_watched), pinned};
+        if (options_.cache == CachePolicy::popularity && link_) {
+            e.demand = link_->demand(id);
+            e.bitrate = t->geometry.bitrate();
+            e.duration_s = std::chrono::duration<double>(t->geometry.title_duration()).count();
+            e.upload = options_.upload_limit.value_or(BitRate(0));
+            if (t->seed.is_valid()) {
+                // The tracker's counts include this box: the others are one fewer.
+                const auto st = t->seed.status({});
+                e.copies = std::max(0, std::max(st.num_complete, 0) + std::max(st.num_incomplete, 0) - 1);
+            }
+        }
+        entries.push_back(std::move(e));
     }
-    auto plan = plan_evictions(std::move(entries), *options_.disk_quota);
+    auto plan = plan_cache_evictions(std::move(entries), *options_.disk_quota, options_.cache);
     if (!plan.fits) {
         *refusal =
             error_reply(507, "disk quota " + format_bytes(*options_.disk_quota) +
@@ -226,70 +304,81 @@ bool TitleService::make_room(ServiceTitle* for_title, ControlResponse* refusal) 
         return false;
     }
     for (const auto& id : plan.evict) {
-        spdlog::info("disk quota {}: evicting the least recently watched title {} ('{}')",
-                     format_bytes(*options_.disk_quota), id, find(id)->saved.name);
+        spdlog::info(
+            "disk quota {}: evicting the {} title {} ('{}')", format_bytes(*options_.disk_quota),
+            options_.cache == CachePolicy::popularity ? "least needed per byte" : "least recently watched",
+            id, find(id)->saved.name);
         remove_title(id);
     }
     return true;
 }
 
-void TitleService::add_title(const std::string& bytes, const std::string& origin,
-                             const ControlServer::Reply& reply) {
+TitleService::Added TitleService::create_title(const std::string& bytes, const std::string& origin,
+                                               bool pushed) {
+    Added out;
     TitleTorrent torrent;
     try {
         torrent = parse_title_torrent(std::vector<char>(bytes.begin(), bytes.end()), origin);
     } catch (const std::exception& e) {
-        reply(error_reply(422, e.what()));
-        return;
+        out.refusal = error_reply(422, e.what());
+        return out;
     }
     const auto& ti = *torrent.params.ti;
     if (!torrent.bitrate) {
-        reply(error_reply(
-            422, origin + ": the torrent has no bitrate (no \"toast\" key from the server's ingest)"));
-        return;
+        out.refusal = error_reply(
+            422, origin + ": the torrent has no bitrate (no \"toast\" key from the server's ingest)");
+        return out;
     }
     std::string error;
     auto g =
         TitleGeometry::make(Bytes(static_cast<std::uint64_t>(ti.total_size())),
                             Bytes(static_cast<std::uint64_t>(ti.piece_length())), *torrent.bitrate, &error);
     if (!g) {
-        reply(error_reply(422, origin + ": unusable title: " + error));
-        return;
+        out.refusal = error_reply(422, origin + ": unusable title: " + error);
+        return out;
     }
-    auto id = hex_id(ti.info_hashes().get_best());
+    auto id = title_id(ti.info_hashes().get_best());
     if (auto* existing = find(id)) {
-        reply(json_reply(200, title_status_json(*existing)));
-        return;
+        out.title = existing;
+        out.existed = true;
+        return out;
     }
-    if (options_.disk_quota && g->total_size() > *options_.disk_quota) {
-        reply(error_reply(507, "the title (" + format_bytes(g->total_size()) +
-                                   ") is larger than the disk quota (" + format_bytes(*options_.disk_quota) +
-                                   ")"));
-        return;
+    if (!pushed && options_.disk_quota && g->total_size() > *options_.disk_quota) {
+        out.refusal = error_reply(507, "the title (" + format_bytes(g->total_size()) +
+                                           ") is larger than the disk quota (" +
+                                           format_bytes(*options_.disk_quota) + ")");
+        return out;
     }
     auto dir = titles_dir_ / id;
     try {
         std::filesystem::create_directories(dir);
         write_file_atomically(dir / kTorrentFile, bytes);
     } catch (const std::exception& e) {
-        reply(error_reply(500, std::string("cannot store the torrent: ") + e.what()));
-        return;
+        out.refusal = error_reply(500, std::string("cannot store the torrent: ") + e.what());
+        return out;
     }
     auto now = unix_ms_now();
-    auto t =
-        std::make_unique<ServiceTitle>(SavedTitle{id, torrent.title, now, 0}, std::move(torrent), *g, dir);
+    auto t = std::make_unique<ServiceTitle>(SavedTitle{id, torrent.title, now, 0, pushed}, std::move(torrent),
+                                            *g, dir);
     try {
         start_seeding(*t);
     } catch (const std::exception& e) {
         std::filesystem::remove_all(dir);
-        reply(error_reply(422, e.what()));
-        return;
+        out.refusal = error_reply(422, e.what());
+        return out;
     }
-    spdlog::info("added title {} ('{}') from {}", id, t->saved.name, origin);
-    auto& ref = *t;
+    spdlog::info("added title {} ('{}') from {}{}", id, t->saved.name, origin, pushed ? " (push)" : "");
+    out.title = t.get();
     titles_[id] = std::move(t);
     save_list();
-    reply(json_reply(201, title_status_json(ref)));
+    return out;
+}
+
+void TitleService::add_title(const std::string& bytes, const std::string& origin,
+                             const ControlServer::Reply& reply) {
+    auto added = create_title(bytes, origin, false);
+    if (!added.title) return reply(added.refusal);
+    reply(json_reply(added.existed ? 200 : 201, title_status_json(*added.title)));
 }
 
 void TitleService::play(ServiceTitle& t, const ControlServer::Reply& reply) {
@@ -317,18 +406,25 @@ void TitleService::play(ServiceTitle& t, const ControlServer::Reply& reply) {
         // share one provisioning, so its share of the bitrate is what the box's peers can carry.
         o.upload_limit = options_.upload_limit;
         o.log_level = options_.log_level;
+        o.telemetry_interval = options_.telemetry_interval;
         o.http = Endpoint{"127.0.0.1", 0};
+        // The box's user comes first: fetches for pre-placement stop before the title starts.
+        if (push_) push_->on_play_started();
         stop_seeding(t);
         const auto generation = ++t.generation;
         const auto id = t.saved.id;
         try {
-            t.stream =
-                std::make_unique<TitleStream>(*session_, o, t.torrent, tuning_, [this, id, generation] {
+            t.stream = std::make_unique<TitleStream>(
+                *session_, o, t.torrent, tuning_,
+                [this, id, generation] {
                     asio::post(io_, [this, id, generation] {
                         auto* title = find(id);
                         if (title && title->stream && title->generation == generation) end_stream(*title);
                     });
-                });
+                },
+                std::chrono::steady_clock::now(), access_);
+            link_server(t.stream->server_urls());
+            if (telemetry_) t.stream->report_to(*telemetry_);
         } catch (const std::exception& e) {
             t.stream.reset();
             t.error = e.what();
@@ -339,6 +435,8 @@ void TitleService::play(ServiceTitle& t, const ControlServer::Reply& reply) {
         t.error.clear();
         t.state = TitleState::playing;
         t.saved.last_watched = unix_ms_now();
+        t.saved.pushed = false;  // watched: the cache's from now on
+        if (link_) link_->report_play(t.saved.id);
         t.stream->start();
         save_list();
         spdlog::info("playing title {} ('{}') at {}", id, t.saved.name, t.stream->player_url());
@@ -363,6 +461,11 @@ void TitleService::end_stream(ServiceTitle& t) {
     session_->remove(handle, true);
     t.state = TitleState::stopped;
     t.saved.last_watched = unix_ms_now();
+    if (!stopped_ && !keeps_watched_titles(options_.cache)) {
+        remove_title(t.saved.id);
+        publish_status();
+        return;
+    }
     if (!stopped_) start_seeding(t);
     save_list();
     publish_status();
@@ -376,6 +479,7 @@ void TitleService::stop_title(ServiceTitle& t) {
 void TitleService::remove_title(const std::string& id) {
     auto* t = find(id);
     if (!t) return;
+    if (push_) push_->on_title_removed(id);
     if (t->stream) {
         t->stream->stop();
         auto handle = t->stream->handle();
@@ -396,7 +500,7 @@ json TitleService::service_json() {
     std::uint64_t used = 0;
     for (auto& [id, t] : titles_) {
         titles.push_back(title_status_json(*t));
-        used += titles.back()["bytes_on_disk"].get<std::uint64_t>();
+        if (!t->saved.pushed) used += titles.back()["bytes_on_disk"].get<std::uint64_t>();
     }
     json j;
     j["api_port"] = api_port();
@@ -404,13 +508,20 @@ json TitleService::service_json() {
     j["disk_quota"] = options_.disk_quota ? json(options_.disk_quota->value()) : json(nullptr);
     j["disk_used"] = used;
     j["upload_limit_bps"] = options_.upload_limit ? json(options_.upload_limit->value()) : json(nullptr);
+    j["box_id"] = options_.box_id;
+    j["cache"] = std::string(to_string(options_.cache));
+    j["push"] = push_ ? push_->status_json() : json(nullptr);
     j["titles"] = titles;
     return j;
 }
 
 void TitleService::handle(const ControlRequest& request, ControlServer::Reply reply) {
-    auto parsed = parse_api_request(
-        {request.method, request.target, request.content_type, request.body, request.host, request.origin});
+    auto parsed = parse_api_request({.method = request.method,
+                                     .target = request.target,
+                                     .content_type = request.content_type,
+                                     .body = request.body,
+                                     .host = request.host,
+                                     .origin = request.origin});
     if (!parsed.request) {
         reply(error_reply(parsed.error.status, parsed.error.message, parsed.error.allow));
         return;
@@ -422,7 +533,9 @@ void TitleService::handle(const ControlRequest& request, ControlServer::Reply re
     const auto& r = *parsed.request;
     switch (r.action) {
         case ApiAction::piece_map:
-            reply({200, "text/html; charset=utf-8", piece_map_page(service_json()), {}, false});
+            reply({.status = 200,
+                   .content_type = "text/html; charset=utf-8",
+                   .body = piece_map_page(service_json())});
             return;
         case ApiAction::service_status:
             reply(json_reply(200, service_json()));
@@ -435,13 +548,16 @@ void TitleService::handle(const ControlRequest& request, ControlServer::Reply re
             return;
         }
         case ApiAction::events:
-            reply({200, "text/event-stream", sse_event("status", service_json().dump()), {}, true});
+            reply({.status = 200,
+                   .content_type = "text/event-stream",
+                   .body = sse_event("status", service_json().dump()),
+                   .event_stream = true});
             return;
         case ApiAction::add_torrent:
             add_title(r.torrent, "the uploaded torrent", reply);
             return;
         case ApiAction::add_url:
-            download_torrent(io_, r.url, kMaxTorrentBytes, kTorrentFetchTimeout,
+            download_torrent(io_, r.url, kMaxTorrentBytes, kTorrentFetchTimeout, access_,
                              [this, reply, url = r.url](TorrentDownloadResult d) {
                                  if (stopped_) return reply(error_reply(503, "the service is stopping"));
                                  if (!d.ok) return reply(error_reply(502, d.error));
@@ -469,8 +585,14 @@ void TitleService::handle(const ControlRequest& request, ControlServer::Reply re
                 reply(error_reply(tr.status, tr.error));
                 return;
             }
+            const auto id = t->saved.id;
             stop_title(*t);
-            reply(json_reply(200, title_status_json(*t)));
+            // With --cache none the title is gone once its play stops.
+            if (auto* still = find(id)) {
+                reply(json_reply(200, title_status_json(*still)));
+            } else {
+                reply(json_reply(200, json{{"id", id}, {"state", "removed"}}));
+            }
             return;
         }
         case ApiAction::remove: {

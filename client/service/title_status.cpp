@@ -24,7 +24,19 @@ std::int64_t ms(std::chrono::nanoseconds d) {
 
 }  // namespace
 
+std::string title_id(const lt::sha1_hash& h) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out;
+    for (auto byte : h) {
+        auto b = static_cast<unsigned char>(byte);
+        out += digits[b >> 4];
+        out += digits[b & 15];
+    }
+    return out;
+}
+
 void TitleSeedEvents::on_event(const LtEvent& e) {
+    if (listener) listener(e);
     if (e.kind != LtEventKind::torrent_error) return;
     spdlog::warn("title {}: torrent error while seeding: {}", t_.saved.id, e.message);
     t_.error = e.message;
@@ -103,6 +115,8 @@ json title_status_json(ServiceTitle& t) {
     j["added"] = t.saved.added;
     j["last_watched"] = t.saved.last_watched;
     j["error"] = t.error.empty() ? json(nullptr) : json(t.error);
+    j["pushed"] = t.saved.pushed;
+    j["push_bytes"] = t.push_bytes;
     j["map"] = piece_map_json(t.geometry, t.stream.get(), t.seed);
     return j;
 }

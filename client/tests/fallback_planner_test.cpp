@@ -163,8 +163,8 @@ TEST_CASE("fetches ahead of need go only to pieces no peer has and are bounded a
     auto fetches = f.plan(in, t0);
     REQUIRE(fetches.size() == 2);
     // Each fetch carries the media time until its piece is needed (the server's deadline for it).
-    CHECK(fetches[0] == FallbackFetch{PieceIndex(6), FetchReason::ahead, false, 6s, std::nullopt});
-    CHECK(fetches[1] == FallbackFetch{PieceIndex(7), FetchReason::ahead, false, 7s, std::nullopt});
+    CHECK(fetches[0] == FallbackFetch{.piece = PieceIndex(6), .reason = FetchReason::ahead, .due = 6s});
+    CHECK(fetches[1] == FallbackFetch{.piece = PieceIndex(7), .reason = FetchReason::ahead, .due = 7s});
     CHECK(f.fetched_ahead() == 2);
     CHECK(f.plan(in, t0).empty());  // bound reached
     f.on_fetch_succeeded(PieceIndex(6), 1s);
@@ -178,9 +178,10 @@ TEST_CASE("fetches ahead of need go only to pieces no peer has and are bounded a
     // Once the playhead passes piece 6 one more may be fetched ahead (8 and 9 are now simply needed).
     in.playhead = PieceIndex(7);
     auto more = f.plan(in, t0 + 3s);
-    CHECK(more == std::vector<FallbackFetch>{{PieceIndex(8), FetchReason::needed, false, 1s, std::nullopt},
-                                             {PieceIndex(9), FetchReason::needed, false, 2s, std::nullopt},
-                                             {PieceIndex(10), FetchReason::ahead, false, 3s, std::nullopt}});
+    CHECK(more ==
+          std::vector<FallbackFetch>{{.piece = PieceIndex(8), .reason = FetchReason::needed, .due = 1s},
+                                     {.piece = PieceIndex(9), .reason = FetchReason::needed, .due = 2s},
+                                     {.piece = PieceIndex(10), .reason = FetchReason::ahead, .due = 3s}});
     CHECK(f.fetched_ahead() == 3);
     // Piece 30 is far beyond the ahead window: never fetched ahead.
     CHECK_FALSE(f.in_flight(PieceIndex(30)));
@@ -195,9 +196,10 @@ TEST_CASE("a piece a player waits for is fetched at once whatever its deadline",
         .had = h, .playhead = PieceIndex(0), .piece_duration = 1s, .horizon = 1s, .urgent = idx({40, 40})};
     auto fetches = f.plan(in, t0);
     REQUIRE(fetches.size() == 2);
-    CHECK(fetches[0] == FallbackFetch{PieceIndex(40), FetchReason::urgent, false, 0s, std::nullopt});
-    CHECK(fetches[1] ==
-          FallbackFetch{PieceIndex(0), FetchReason::needed, false, 0s, std::nullopt});  // max_concurrent = 1
+    CHECK(fetches[0] == FallbackFetch{.piece = PieceIndex(40), .reason = FetchReason::urgent, .due = 0s});
+    CHECK(fetches[1] == FallbackFetch{.piece = PieceIndex(0),
+                                      .reason = FetchReason::needed,
+                                      .due = 0s});  // max_concurrent = 1
 }
 
 TEST_CASE("a full buffer lets only the playhead piece through", "[client][fallback]") {

@@ -33,11 +33,9 @@ std::vector<char> title_bytes(std::size_t size) {
 
 PieceRequest piece(int i, std::size_t size) {
     auto offset = static_cast<std::uint64_t>(i) * kPiece;
-    return {PieceIndex(i),
-            offset,
-            static_cast<std::uint32_t>(std::min<std::uint64_t>(kPiece, size - offset)),
-            false,
-            {}};
+    return {.piece = PieceIndex(i),
+            .offset = offset,
+            .length = static_cast<std::uint32_t>(std::min<std::uint64_t>(kPiece, size - offset))};
 }
 
 std::vector<toast::client::ServerUrl> urls(const std::vector<std::string>& texts) {

@@ -62,8 +62,8 @@ TEST_CASE("a 64-bit mdat size is read from its largesize field", "[client][playb
 
 TEST_CASE("a box running to the end of a title of 2^64-1 bytes ends the walk without wrapping",
           "[client][playback][mp4]") {
-    // Found by the mp4_head fuzzer: after a size-0 box the offset was the title's end, and at + 8 wrapped
-    // past 2^64 so the next box header was read far outside the head (undefined behaviour).
+    // After a size-0 box the offset is the title's end: at + 8 must not wrap past 2^64, or the next box
+    // header would be read far outside the head (undefined behaviour).
     std::vector<std::uint8_t> head;
     box(head, "ftyp", 24);
     head.insert(head.end(), {0, 0, 0, 0, 'f', 'r', 'e', 'e'});

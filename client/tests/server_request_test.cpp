@@ -23,7 +23,15 @@ TEST_CASE("server URLs parse into host, port and target", "[client][server-reque
     CHECK(v6->host == "::1");
     CHECK(v6->target == "/");
     CHECK(toast::client::parse_http_url("http://example.org")->port == "80");
-    CHECK_FALSE(toast::client::parse_http_url("https://127.0.0.1/x"));
+    auto tls = toast::client::parse_http_url("https://vod.example/x?token=t");
+    REQUIRE(tls);
+    CHECK(tls->tls);
+    CHECK(tls->port == "443");
+    CHECK(tls->target == "/x?token=t");
+    CHECK(toast::client::origin_url(*tls) == "https://vod.example:443");
+    CHECK(toast::client::origin_url(*v6) == "http://[::1]:81");
+    CHECK(toast::client::parse_http_url("http://h:1?a=b")->target == "/?a=b");
+    CHECK_FALSE(toast::client::parse_http_url("ftp://127.0.0.1/x"));
     CHECK_FALSE(toast::client::parse_http_url("http://127.0.0.1:0/x"));
     CHECK_FALSE(toast::client::parse_http_url("http://127.0.0.1:99999/x"));
     CHECK_FALSE(toast::client::parse_http_url("http://:80/x"));
@@ -137,7 +145,7 @@ TEST_CASE("a server that answered after the deadline is passed over while anothe
 }
 
 TEST_CASE("a piece's request asks for exactly its bytes", "[client][server-request]") {
-    PieceRequest r{PieceIndex(3), 3 * 262'144, 262'144, false, {}};
+    PieceRequest r{.piece = PieceIndex(3), .offset = 3 * 262'144, .length = 262'144};
     CHECK(toast::client::range_header(r) == "bytes=786432-1048575");
     r.length = 1;
     CHECK(toast::client::range_header(r) == "bytes=786432-786432");
@@ -150,7 +158,7 @@ TEST_CASE("a piece's request asks for exactly its bytes", "[client][server-reque
 
 TEST_CASE("only an answer that is exactly the piece is accepted, and the others are named",
           "[client][server-request]") {
-    PieceRequest r{PieceIndex(1), 1000, 500, false, {}};
+    PieceRequest r{.piece = PieceIndex(1), .offset = 1000, .length = 500};
     CHECK(answer_problem(r, 206, "bytes 1000-1499/4000", 500).empty());
     CHECK(answer_problem(r, 206, "bytes 1000-1499/*", 500).empty());
     CHECK(answer_problem(r, 200, "", 4000) == "status 200 (expected 206)");

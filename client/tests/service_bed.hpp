@@ -130,6 +130,16 @@ class ServiceBed : public SwarmFixture {
         service_ = std::make_unique<ChildProcess>(TOAST_CLIENT_BIN, args, logs() / "service");
         REQUIRE(toast::testing::wait_for_tcp_port(api_port_, 15s));
     }
+    // The tracker, the server, a seed the tracker lists, then the service: the swarm a box joins. Returns the
+    // seed, which stops when it is dropped.
+    std::unique_ptr<ChildProcess> start_seeded_service() {
+        start_tracker();
+        start_server();
+        auto seeder = seed("seed");
+        REQUIRE(wait_for_seeders(1, 10s));
+        start_service();
+        return seeder;
+    }
     void stop_service() {
         auto status = service_->stop(SIGTERM, 15s);
         INFO(service_->stderr_text());

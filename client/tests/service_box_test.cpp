@@ -145,11 +145,7 @@ TEST_CASE("headless Chromium shows the live piece map of a playing title",
           "[client][service][integration][browser]") {
     ServiceBed bed;
     auto torrent = bed.add_video("movie.ts", 8, 440);
-    bed.start_tracker();
-    bed.start_server();
-    auto seed = bed.seed("seed");
-    REQUIRE(bed.wait_for_seeders(1, 10s));
-    bed.start_service();
+    auto seed = bed.start_seeded_service();
     auto id = bed.add(torrent);
     bed.play_through(id);
     auto s =
@@ -208,3 +204,32 @@ TEST_CASE("headless Chromium shows the live piece map of a playing title",
     bed.stop_service();
 }
 #endif
+
+TEST_CASE("with --cache none a title leaves when its play stops, and watched titles leave at start",
+          "[client][service][integration]") {
+    ServiceBed bed;
+    auto a = bed.add_video("a.ts", 4, 300);
+    auto b = bed.add_video("b.ts", 4, 500);
+    bed.start_tracker();
+    bed.start_server();
+    bed.start_service();
+    auto kept = bed.add(b);  // watched under lru: kept
+    bed.play_through(kept);
+    REQUIRE(bed.call("POST", "/api/titles/" + kept + "/stop").status == 200);
+    bed.stop_service();
+    bed.start_service({"--cache", "none"});
+    CHECK(bed.call("GET", "/api/titles/" + kept).status == 404);
+    CHECK_FALSE(std::filesystem::exists(bed.box() / "titles" / kept));
+    auto id = bed.add(a);
+    bed.play_through(id);
+    auto stop = bed.call("POST", "/api/titles/" + id + "/stop");
+    INFO(stop.body);
+    REQUIRE(stop.status == 200);
+    CHECK(stop.j()["state"] == "removed");
+    CHECK(bed.call("GET", "/api/titles/" + id).status == 404);
+    CHECK_FALSE(std::filesystem::exists(bed.box() / "titles" / id));
+    auto status = bed.call("GET", "/api/status").j();
+    CHECK(status["cache"] == "none");
+    CHECK(status["titles"].empty());
+    bed.stop_service();
+}

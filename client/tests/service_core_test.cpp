@@ -19,7 +19,7 @@ const std::string kId = "0123456789abcdef0123456789abcdef01234567";
 
 ApiParse req(std::string_view method, std::string_view target, std::string_view type = {},
              std::string_view body = {}) {
-    return parse_api_request({method, target, type, body, {}, {}});
+    return parse_api_request({.method = method, .target = target, .content_type = type, .body = body});
 }
 
 }  // namespace
@@ -99,16 +99,17 @@ TEST_CASE("a bad add request is refused with what is wrong", "[client][service][
              {"application/json", "{", 400, "the body is not valid JSON"},
              {"application/json", "[1]", 400,
               "the body must be a JSON object such as {\"url\": \"http://...\"}"},
-             {"application/json", "{}", 400, "missing \"url\": the http:// URL of the title's .torrent"},
+             {"application/json", "{}", 400,
+              "missing \"url\": the http:// or https:// URL of the title's .torrent"},
              {"application/json", R"({"url": 5})", 400, "\"url\" must be a string"},
              {"application/json", R"({"url": "http://h/a", "path": "/etc"})", 400,
               "unknown field \"path\" (only \"url\" is accepted)"},
              {"application/json", R"({"url": "file:///etc/passwd"})", 400,
-              "\"url\": 'file:///etc/passwd' is not an http:// URL (only http:// is fetched)"},
+              "\"url\": 'file:///etc/passwd' is not an http:// or https:// URL"},
              {"application/json", R"({"url": "http:///a"})", 400,
-              "\"url\": 'http:///a' is not an http:// URL (only http:// is fetched)"},
+              "\"url\": 'http:///a' is not an http:// or https:// URL"},
              {"application/json", R"({"url": "http://h/a b"})", 400,
-              "\"url\": 'http://h/a b' is not an http:// URL (only http:// is fetched)"},
+              "\"url\": 'http://h/a b' is not an http:// or https:// URL"},
          }) {
         INFO(c.type << " " << c.body);
         auto r = req("POST", "/api/titles", c.type, c.body);
@@ -122,7 +123,10 @@ TEST_CASE("a bad add request is refused with what is wrong", "[client][service][
 
 TEST_CASE("requests from another origin may read but not change titles", "[client][service][api]") {
     auto post = [](std::string_view origin) {
-        return parse_api_request({"POST", "/api/titles/" + kId + "/play", {}, {}, "127.0.0.1:8780", origin});
+        return parse_api_request({.method = "POST",
+                                  .target = "/api/titles/" + kId + "/play",
+                                  .host = "127.0.0.1:8780",
+                                  .origin = origin});
     };
     CHECK(post("").request);
     CHECK(post("http://127.0.0.1:8780").request);
@@ -131,9 +135,14 @@ TEST_CASE("requests from another origin may read but not change titles", "[clien
     CHECK(evil.error.message ==
           "a request from another origin (http://evil.example) may not change the service's titles");
     CHECK(
-        parse_api_request({"DELETE", "/api/titles/" + kId, {}, {}, "localhost:8780", "null"}).error.status ==
-        403);
-    CHECK(parse_api_request({"GET", "/api/status", {}, {}, "localhost:8780", "http://evil.example"}).request);
+        parse_api_request(
+            {.method = "DELETE", .target = "/api/titles/" + kId, .host = "localhost:8780", .origin = "null"})
+            .error.status == 403);
+    CHECK(parse_api_request({.method = "GET",
+                             .target = "/api/status",
+                             .host = "localhost:8780",
+                             .origin = "http://evil.example"})
+              .request);
 }
 
 TEST_CASE("error bodies are JSON objects with the message", "[client][service][api]") {
@@ -250,8 +259,23 @@ TEST_CASE("serve's command line", "[client][service][options]") {
           "--disk-quota: 'lots' is not a positive size such as 20GiB");
     CHECK(parse_serve_args({"--save-dir", "d", "--upload-limit", "1bps"})
               .error.rfind("--upload-limit: '1bps' is outside", 0) == 0);
-    CHECK(parse_serve_args({"--save-dir", "d", "--server", "https://s/"}).error ==
-          "--server: 'https://s/' is not an http:// URL");
+    CHECK(parse_serve_args({"--save-dir", "d", "--server", "ftp://s/"}).error ==
+          "--server: 'ftp://s/' is not an http:// or https:// URL");
+    CHECK(parse_serve_args({"--save-dir", "d", "--server", "https://s/"}).options->servers ==
+          std::vector<std::string>{"https://s/"});
+    CHECK(parse_serve_args({"--save-dir", "d", "--token", "t", "--token-file", "f"}).error ==
+          "--token-file: give either a token or a token file, not both");
+    CHECK(parse_serve_args({"--save-dir", "d", "--telemetry", "tcp://x"}).error ==
+          "--telemetry: 'tcp://x' is not an http:// or https:// URL, or off");
+    CHECK(parse_serve_args({"--save-dir", "d", "--telemetry-interval", "0s"}).error ==
+          "--telemetry-interval: '0s' is not a duration from 1s to 24h");
+    auto access = parse_serve_args({"--save-dir", "d", "--token-file", "/etc/toast/token", "--ca-file",
+                                    "ca.pem", "--telemetry", "off", "--telemetry-interval", "30s"});
+    REQUIRE(access.options);
+    CHECK(access.options->token_file == "/etc/toast/token");
+    CHECK(access.options->ca_file == "ca.pem");
+    CHECK(access.options->telemetry == "off");
+    CHECK(access.options->telemetry_interval == std::chrono::seconds(30));
     CHECK(parse_serve_args({"--save-dir", "d", "--frobnicate", "1"}).error == "--frobnicate: unknown option");
     CHECK(parse_serve_args({"--save-dir"}).error == "--save-dir: missing value");
     CHECK(parse_serve_args({"movie.torrent"}).error ==

@@ -13,30 +13,10 @@
 using namespace std::chrono_literals;
 using namespace toast::client::testing;
 
-TEST_CASE("the service adds a title, plays it through ffmpeg, reports it, stops and removes it",
-          "[client][service][integration]") {
-    ServiceBed bed;
-    auto torrent = bed.add_video("movie.ts", 8, 440);
-    bed.start_tracker();
-    bed.start_server();
-    auto seed = bed.seed("seed");
-    REQUIRE(bed.wait_for_seeders(1, 10s));
-    bed.start_service();
+namespace {
 
-    auto added = bed.call("POST", "/api/titles", "application/x-bittorrent", torrent);
-    INFO(added.body);
-    REQUIRE(added.status == 201);
-    auto id = added.j()["id"].get<std::string>();
-    CHECK(is_id(id));
-    CHECK(added.j()["state"] == "stopped");
-    CHECK(added.j()["file"] == "movie.ts");
-    CHECK(added.j()["size"] == std::filesystem::file_size(bed.media_of("movie.ts")));
-    // Adding it again names the same title.
-    auto again = bed.call("POST", "/api/titles", "application/x-bittorrent", torrent);
-    CHECK(again.status == 200);
-    CHECK(again.j()["id"] == id);
-
-    // Bad requests: 4xx with a message.
+// Bad requests get a 4xx with a message, and change nothing.
+void check_refusals(ServiceBed& bed, const std::string& id) {
     auto garbage = bed.call("POST", "/api/titles", "application/x-bittorrent", "not a torrent");
     CHECK(garbage.status == 422);
     CHECK(garbage.j()["error"].get<std::string>().find("the uploaded torrent") != std::string::npos);
@@ -66,6 +46,48 @@ TEST_CASE("the service adds a title, plays it through ffmpeg, reports it, stops 
     auto method = bed.call("PUT", "/api/titles/" + id);
     CHECK(method.status == 405);
     CHECK(method.head.find("Allow: GET, DELETE") != std::string::npos);
+}
+
+// The event stream: status events, each a JSON document naming the title.
+void check_event_stream(ServiceBed& bed, const std::string& id) {
+    auto raw = toast::testing::raw_exchange(bed.port(), "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                                            2500ms);
+    CHECK(raw.find("Content-Type: text/event-stream") != std::string::npos);
+    std::size_t events = 0;
+    for (auto at = raw.find("event: status\ndata: "); at != std::string::npos;
+         at = raw.find("event: status\ndata: ", at + 1)) {
+        auto begin = at + 20;
+        auto end = raw.find('\n', begin);
+        REQUIRE(end != std::string::npos);
+        auto e = json::parse(raw.substr(begin, end - begin));
+        CHECK(e["titles"][0]["id"] == id);
+        ++events;
+    }
+    CHECK(events >= 2);  // the first at once, then one a second
+}
+
+}  // namespace
+
+TEST_CASE("the service adds a title, plays it through ffmpeg, reports it, stops and removes it",
+          "[client][service][integration]") {
+    ServiceBed bed;
+    auto torrent = bed.add_video("movie.ts", 8, 440);
+    auto seed = bed.start_seeded_service();
+
+    auto added = bed.call("POST", "/api/titles", "application/x-bittorrent", torrent);
+    INFO(added.body);
+    REQUIRE(added.status == 201);
+    auto id = added.j()["id"].get<std::string>();
+    CHECK(is_id(id));
+    CHECK(added.j()["state"] == "stopped");
+    CHECK(added.j()["file"] == "movie.ts");
+    CHECK(added.j()["size"] == std::filesystem::file_size(bed.media_of("movie.ts")));
+    // Adding it again names the same title.
+    auto again = bed.call("POST", "/api/titles", "application/x-bittorrent", torrent);
+    CHECK(again.status == 200);
+    CHECK(again.j()["id"] == id);
+
+    check_refusals(bed, id);
 
     // Play: the answer names the local URL; ffmpeg decodes it frame for frame like the file.
     auto play = bed.call("POST", "/api/titles/" + id + "/play");
@@ -91,21 +113,7 @@ TEST_CASE("the service adds a title, plays it through ffmpeg, reports it, stops 
     CHECK(s["player_url"] == url);
     CHECK(s["map"]["cells"].get<std::string>().find('.') == std::string::npos);
 
-    // The event stream: status events, each a JSON document naming the title.
-    auto raw = toast::testing::raw_exchange(bed.port(), "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-                                            2500ms);
-    CHECK(raw.find("Content-Type: text/event-stream") != std::string::npos);
-    std::size_t events = 0;
-    for (auto at = raw.find("event: status\ndata: "); at != std::string::npos;
-         at = raw.find("event: status\ndata: ", at + 1)) {
-        auto begin = at + 20;
-        auto end = raw.find('\n', begin);
-        REQUIRE(end != std::string::npos);
-        auto e = json::parse(raw.substr(begin, end - begin));
-        CHECK(e["titles"][0]["id"] == id);
-        ++events;
-    }
-    CHECK(events >= 2);  // the first at once, then one a second
+    check_event_stream(bed, id);
 
     // Stop: the title stays, seeding what it has.
     auto stop = bed.call("POST", "/api/titles/" + id + "/stop");

@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,35 @@ SwarmFixture::SwarmFixture(const std::string& server_log_level)
                           {"disks", {(dir_ / "d0").string(), (dir_ / "d1").string()}}};
     if (!server_log_level.empty()) config["log_level"] = server_log_level;
     std::ofstream(dir_ / "server.json") << config;
+}
+
+void SwarmFixture::patch_server_config(const std::string& patch) {
+    auto config = nlohmann::json::parse(toast::testing::read_file(dir_ / "server.json"));
+    config.merge_patch(nlohmann::json::parse(patch));
+    std::ofstream(dir_ / "server.json") << config;
+}
+
+std::string SwarmFixture::sign(const std::vector<std::string>& args) const {
+    std::vector<std::string> all{"--config", (dir_ / "server.json").string(), "sign"};
+    all.insert(all.end(), args.begin(), args.end());
+    auto r = toast::testing::run(TOAST_SERVER_BIN, all, 30s);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(r.out.size() > 1);
+    return r.out.substr(0, r.out.size() - 1);
+}
+
+std::string SwarmFixture::server_metrics(std::uint16_t port) const {
+    auto r = toast::testing::http_request(port ? port : server_port_, "GET", "/metrics");
+    REQUIRE(r.status == 200);
+    return r.body;
+}
+
+double SwarmFixture::server_metric(const std::string& series, std::uint16_t port) const {
+    std::istringstream in(server_metrics(port));
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+    return -1;
 }
 
 void SwarmFixture::ingest(const std::string& title, const std::filesystem::path& media,

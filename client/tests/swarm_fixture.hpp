@@ -30,6 +30,16 @@ class SwarmFixture {
     SwarmFixture(const SwarmFixture&) = delete;
     SwarmFixture& operator=(const SwarmFixture&) = delete;
 
+    // Merges `patch` (a JSON object, RFC 7386) into server.json: signed-URL keys, TLS, telemetry limits.
+    // Before ingest() for what ingest reads (public_url, tls).
+    void patch_server_config(const std::string& patch);
+    // `toast-server sign` with `args` (--subscriber, --scope, --lifetime, ...): the token.
+    std::string sign(const std::vector<std::string>& args) const;
+    // The server's /metrics, over plain HTTP (a TLS server's admin listener, if it has one, else its port).
+    std::string server_metrics(std::uint16_t port = 0) const;
+    // A series' value in server_metrics() (`series` is the name and labels as printed), or -1 if absent.
+    double server_metric(const std::string& series, std::uint16_t port = 0) const;
+
     // `toast-server ingest` of `media` (written by the test, under dir()) as `title` at `bitrate` bytes per
     // second, writing torrent(); `options` are more ingest options, such as {"--piece-size", "32KiB"}.
     void ingest(const std::string& title, const std::filesystem::path& media, const std::string& bitrate,

@@ -60,7 +60,9 @@ std::string format_access_log(const AccessLogEntry& e) {
     std::string line;
     line.reserve(160 + e.request_line.size() + e.user_agent.size());
     line += access_log_escape(e.peer);
-    line += " - - ";
+    line += " - ";
+    line += access_log_escape(e.user);
+    line += ' ';
     line += when;
     line += " \"";
     line += access_log_escape(e.request_line);

@@ -114,4 +114,8 @@ std::optional<std::string> request_framing_problem(unsigned version, std::span<c
     return transfer_encoding_problem(version, codings);
 }
 
+std::optional<std::string> request_framing_problem(const RequestHead& head) {
+    return request_framing_problem(head.version, head.hosts, head.transfer_encodings);
+}
+
 }  // namespace toast

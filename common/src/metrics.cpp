@@ -85,7 +85,7 @@ std::vector<std::uint64_t> Histogram::counts() const {
 
 MetricsRegistry::Family& MetricsRegistry::family(const std::string& name, const std::string& help,
                                                  Kind kind) {
-    auto [it, inserted] = families_.try_emplace(name, Family{kind, help, {}, {}, {}});
+    auto [it, inserted] = families_.try_emplace(name, Family{.kind = kind, .help = help});
     if (!inserted && it->second.kind != kind) {
         throw std::logic_error("metric '" + name + "' registered with two different types");
     }

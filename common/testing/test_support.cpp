@@ -195,13 +195,23 @@ std::string HttpResponse::header(const std::string& lower_name) const {
 HttpResponse http_request(std::uint16_t port, const std::string& method, const std::string& target,
                           const std::map<std::string, std::string>& headers,
                           std::chrono::milliseconds timeout) {
+    return http_request_with_body(port, method, target, headers, {}, timeout);
+}
+
+HttpResponse http_request_with_body(std::uint16_t port, const std::string& method, const std::string& target,
+                                    const std::map<std::string, std::string>& headers,
+                                    const std::string& body, std::chrono::milliseconds timeout) {
     boost::asio::io_context ioc;
     beast::tcp_stream stream(ioc);
     stream.expires_after(timeout);
-    http::request<http::empty_body> req(http::string_to_verb(method), target, 11);
+    http::request<http::string_body> req(http::string_to_verb(method), target, 11);
     req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
     for (const auto& [k, v] : headers)
         req.set(k, v);
+    if (!body.empty()) {
+        req.body() = body;
+        req.prepare_payload();
+    }
     beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
     parser.body_limit(1ull << 34);
@@ -276,6 +286,42 @@ void write_random_file(const fs::path& path, std::uint64_t size, std::uint64_t s
         out.write(chunk.data(), static_cast<std::streamsize>(n));
         size -= n;
     }
+}
+
+TestPki make_test_pki(const fs::path& dir) {
+    fs::create_directories(dir);
+    TestPki p;
+    p.ca = dir / "ca.pem";
+    p.ca_key = dir / "ca.key";
+    p.other_ca = dir / "other-ca.pem";
+    p.server_cert = dir / "server.pem";
+    p.server_key = dir / "server.key";
+    const auto ext = dir / "server.ext";
+    std::ofstream(ext) << "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n"
+                          "keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n";
+    auto openssl = [](const std::vector<std::string>& args) {
+        auto r = run("/usr/bin/openssl", args, std::chrono::seconds(30));
+        if (r.exit_code != 0) throw std::runtime_error("openssl " + args.front() + " failed: " + r.err);
+    };
+    const std::vector<std::string> ec_key{"-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"};
+    auto ca = [&](const fs::path& cert, const fs::path& key, const std::string& cn) {
+        std::vector<std::string> args{"req", "-x509"};
+        args.insert(args.end(), ec_key.begin(), ec_key.end());
+        args.insert(args.end(),
+                    {"-keyout", key.string(), "-out", cert.string(), "-days", "2", "-subj", "/CN=" + cn});
+        openssl(args);
+    };
+    ca(p.ca, p.ca_key, "Toast Test CA");
+    ca(p.other_ca, dir / "other-ca.key", "Some Other CA");
+    std::vector<std::string> csr{"req"};
+    csr.insert(csr.end(), ec_key.begin(), ec_key.end());
+    csr.insert(csr.end(), {"-keyout", p.server_key.string(), "-out", (dir / "server.csr").string(), "-subj",
+                           "/CN=127.0.0.1"});
+    openssl(csr);
+    openssl({"x509", "-req", "-in", (dir / "server.csr").string(), "-CA", p.ca.string(), "-CAkey",
+             p.ca_key.string(), "-CAcreateserial", "-out", p.server_cert.string(), "-days", "2", "-extfile",
+             ext.string()});
+    return p;
 }
 
 std::string read_file(const fs::path& path) {

@@ -82,6 +82,19 @@ HttpResponse http_request(std::uint16_t port, const std::string& method, const s
                           const std::map<std::string, std::string>& headers = {},
                           std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+// The same with a request body (Content-Length set).
+HttpResponse http_request_with_body(std::uint16_t port, const std::string& method, const std::string& target,
+                                    const std::map<std::string, std::string>& headers,
+                                    const std::string& body,
+                                    std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+// A throwaway PKI made with the openssl command line in `dir`: a CA, a server certificate it signed for
+// 127.0.0.1 and localhost (with its key), and another CA that signed nothing here. Valid for two days.
+struct TestPki {
+    std::filesystem::path ca, ca_key, other_ca, server_cert, server_key;
+};
+TestPki make_test_pki(const std::filesystem::path& dir);
+
 // Sends raw bytes and returns whatever the server answers until it closes or `timeout` passes.
 std::string raw_exchange(std::uint16_t port, const std::string& bytes,
                          std::chrono::milliseconds timeout = std::chrono::seconds(5));

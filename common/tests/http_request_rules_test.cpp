@@ -2,6 +2,9 @@
 
 #include <vector>
 
+#include <boost/beast/http/empty_body.hpp>
+
+#include "toast/common/beast_request_head.hpp"
 #include "toast/common/http_request_rules.hpp"
 
 using namespace toast;
@@ -43,4 +46,27 @@ TEST_CASE("request framing checks Host before Transfer-Encoding", "[common][http
     CHECK(*request_framing_problem(11, Views{}, Views{"gzip"}) == "HTTP/1.1 request without a Host header");
     CHECK(request_framing_problem(11, Views{"h"}, Views{"gzip"}));
     CHECK_FALSE(request_framing_problem(11, Views{"h"}, Views{"chunked"}));
+}
+
+TEST_CASE("a parsed request's Host and Transfer-Encoding lines are gathered in order", "[common][http]") {
+    namespace http = boost::beast::http;
+    http::request<http::empty_body> req{http::verb::get, "/", 10};
+    req.insert(http::field::host, "a.example");
+    req.insert(http::field::transfer_encoding, "gzip");
+    req.insert(http::field::accept, "*/*");
+    req.insert(http::field::host, "b.example:80");
+    req.insert(http::field::transfer_encoding, "chunked");
+    const RequestHead head = request_head_of(req);
+    CHECK(head.version == 10);
+    CHECK(head.hosts == Views{"a.example", "b.example:80"});
+    CHECK(head.transfer_encodings == Views{"gzip", "chunked"});
+    CHECK(*request_framing_problem(head) == "more than one Host header");
+
+    http::request_header<> bare;
+    bare.version(11);
+    const RequestHead none = request_head_of(bare);
+    CHECK(none.version == 11);
+    CHECK(none.hosts.empty());
+    CHECK(none.transfer_encodings.empty());
+    CHECK(*request_framing_problem(none) == "HTTP/1.1 request without a Host header");
 }

@@ -67,7 +67,7 @@ TEST_CASE("every node holds an even share of a title's blocks", "[common][tier]"
     }
 }
 
-TEST_CASE("a node that joins takes only its own share; nothing else moves", "[common][tier]") {
+TEST_CASE("a node that joins takes only its own share and nothing else moves", "[common][tier]") {
     const auto before = tier_of({"a", "b", "c"});
     const auto after = tier_of({"a", "b", "c", "d"});
     std::uint64_t moved = 0;

@@ -78,12 +78,13 @@ def parse_metrics(text):
     return families
 
 
-def server_metrics(bin_dir, tmp):
+def server_metrics(bin_dir, tmp, extra_config=None):
+    """toast-server's /metrics after a few requests; `extra_config` is merged into its config."""
     disks = [tmp / "d0", tmp / "d1"]
     for d in disks:
         d.mkdir()
     config = tmp / "server.json"
-    config.write_text(json.dumps({"listen": "127.0.0.1:0", "disks": [str(d) for d in disks]}))
+    config.write_text(json.dumps({"listen": "127.0.0.1:0", "disks": [str(d) for d in disks], **(extra_config or {})}))
     media = tmp / "title.bin"
     media.write_bytes(secrets.token_bytes(600_000))
     server = str(bin_dir / "server/toast-server")

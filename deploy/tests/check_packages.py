@@ -53,6 +53,7 @@ PACKAGES = {
             "/usr/share/doc/toast-server/server.md": 0o644,
             "/usr/share/toast-server/grafana/dashboards/toast.json": 0o644,
             "/usr/share/toast-server/grafana/provisioning/toast.yaml": 0o644,
+            "/usr/share/toast-server/prometheus/toast-alerts.yml": 0o644,
         },
         "conffiles": ["/etc/toast/server.json"],
         "exec_start": "/usr/bin/toast-server --config /etc/toast/server.json serve",

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "server/app/access_commands.hpp"
 #include "server/app/config_reload.hpp"
 #include "server/core/fd_budget.hpp"
 #include "server/core/server_config.hpp"
@@ -65,6 +67,12 @@ constexpr const char* kUsage =
     "PUBLIC_URL/titles/NAME and,\n"
     "                        outside the info dictionary, \"toast\": {\"bitrate\": BITS_PER_S, \"title\": "
     "NAME}.\n"
+    "  sign --subscriber ID --scope SCOPE [options]\n"
+    "                        print a signed token for the config's \"access\" keys (signed URLs)\n"
+    "      --subscriber ID   the subscriber, [A-Za-z0-9._-], 1-64 chars (required)\n"
+    "      --scope SCOPE     catalog (/catalog and every title) or title:NAME (one title) (required)\n"
+    "      --lifetime D      how long the token is valid, 1s..366d (default 24h)\n"
+    "      --key-id KID      the key that signs it (default: the config's access.signing_key)\n"
     "  verify [NAME] [--local]\n"
     "                        re-read every replica of every block (or of NAME) and check it against its\n"
     "                        checksum; on a tier also every block the other nodes hold, read from them\n"
@@ -177,6 +185,18 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
     }
 }
 
+// The Authorization this node sends with its reads from the other nodes of its tier (signed URLs: a token it
+// signs with the config's signing key, as at start-up).
+TierClient::Authorizer tier_authorizer(const ServerConfig& config) {
+    if (config.access.open() || !config.tier) return {};
+    return [access = config.access, self = config.tier->self_node().id](std::string_view title) {
+        const auto now =
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        return tier_authorization(access, self, title, now);
+    };
+}
+
 int run_verify(const ServerConfig& config, const std::vector<std::string>& args) {
     std::optional<std::string> name;
     bool local = false;
@@ -192,7 +212,7 @@ int run_verify(const ServerConfig& config, const std::vector<std::string>& args)
         }
     }
     auto report = verify_store(config, name);
-    if (!local) verify_tier(config, report, name);
+    if (!local) verify_tier(config, report, name, tier_authorizer(config));
     for (const auto& n : report.notes)
         std::printf("note: %s\n", n.c_str());
     for (const auto& p : report.problems)
@@ -254,6 +274,11 @@ int run_check(const ServerConfig& config) {
                     config.tier->layout.replicas,
                     std::string(to_string(config.tier->layout.placement)).c_str());
     }
+    std::printf("%s\n", access_summary(config.access).c_str());
+    if (config.tls) {
+        std::printf("tls: certificate chain %s, key %s\n", config.tls->certificate_chain.c_str(),
+                    config.tls->private_key.c_str());
+    }
     std::printf("config OK: %zu disks, policy %s, listen %s, %zu titles\n", config.disks.size(),
                 std::string(to_string(config.policy)).c_str(), config.listen.to_string().c_str(),
                 scan.titles.size());
@@ -307,12 +332,18 @@ int run_serve(const std::filesystem::path& config_path, const ServerConfig& conf
     std::unique_ptr<TierStore> tier_store;
     if (config.tier) {
         tier_client = std::make_unique<TierClient>(*config.tier, metrics);
+        tier_client->set_authorizer(tier_authorizer(config));
         tier_store = std::make_unique<TierStore>(store, *tier_client);
         spdlog::info("tier: node {} of {} ({} per block)", config.tier->self_node().id,
                      config.tier->layout.nodes.size(), config.tier->layout.replicas);
     }
     TitleStore& served = tier_store ? static_cast<TitleStore&>(*tier_store) : store;
     HttpService service(config, served, store, metrics, tier_client.get());
+    if (config.access.open()) {
+        spdlog::warn("{}", access_summary(config.access));
+    } else {
+        spdlog::info("{}", access_summary(config.access));
+    }
     ConfigReloader reloader(config_path, config, store, service, metrics);
     spdlog::info("serving HTTP on {}:{} with {} event loop{}{}{}", config.listen.host, service.port(),
                  config.io_threads, config.io_threads == 1 ? "" : "s",
@@ -354,6 +385,12 @@ int main(int argc, char** argv) {
         }
         if (command == "ingest") return run_ingest(config, command_args);
         if (command == "verify") return run_verify(config, command_args);
+        if (command == "sign") {
+            const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+            return run_sign(config, command_args, now);
+        }
         if (command == "serve") {
             if (!command_args.empty()) return usage_error("serve takes no arguments");
             return run_serve(config_path, config);

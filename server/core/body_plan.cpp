@@ -25,11 +25,12 @@ std::vector<BodyItem> plan_body(const HttpResponse& r, std::uint64_t window,
     std::uint64_t into = 0;
     for (std::size_t i = 0; i < r.parts.size(); ++i) {
         const auto& part = r.parts[i];
-        if (!part.prefix.empty()) items.push_back(BodyItem{true, i, 0, part.prefix.size(), false, false});
+        if (!part.prefix.empty())
+            items.push_back(BodyItem{.literal = true, .part = i, .length = part.prefix.size()});
         std::uint64_t pos = part.range.first;
         const std::uint64_t end = part.range.last + 1;
         while (pos < end) {
-            BodyItem item{false, i, pos, std::min(window, end - pos), false, false};
+            BodyItem item{.part = i, .offset = pos, .length = std::min(window, end - pos)};
             if (paced) {
                 const auto size = slice_size(slice);
                 item.length = std::min(item.length, size - into);
@@ -51,7 +52,7 @@ std::vector<BodyItem> plan_body(const HttpResponse& r, std::uint64_t window,
         }
     }
     if (!r.trailer.empty())
-        items.push_back(BodyItem{true, BodyItem::kTrailer, 0, r.trailer.size(), false, false});
+        items.push_back(BodyItem{.literal = true, .part = BodyItem::kTrailer, .length = r.trailer.size()});
     return items;
 }
 

@@ -4,14 +4,23 @@
 #include <vector>
 
 #include "server/core/catalog.hpp"
+#include "server/core/torrent_token.hpp"
 
 namespace toast::server {
 
-HttpResponse serve_catalog(const HttpRequest& req, const TitleStore& titles) {
+HttpResponse serve_catalog(const HttpRequest& req, const TitleStore& titles,
+                           const std::map<std::string, double>& demand) {
     std::vector<CatalogTitle> list;
     for (const auto& t : titles.titles()) {
-        list.push_back(
-            {t->name, t->file_name, t->size, t->bitrate, t->etag, t->last_modified, t->info_hash, {}});
+        auto d = demand.find(t->name);
+        list.push_back({.name = t->name,
+                        .file_name = t->file_name,
+                        .size = t->size,
+                        .bitrate = t->bitrate,
+                        .etag = t->etag,
+                        .last_modified = t->last_modified,
+                        .info_hash = t->info_hash,
+                        .demand = d == demand.end() ? 0.0 : d->second});
         if (t->tier)
             for (const auto& node : t->tier->layout.nodes)
                 list.back().urls.push_back(node.url + "/titles/" + t->name);
@@ -31,7 +40,8 @@ HttpResponse serve_catalog(const HttpRequest& req, const TitleStore& titles) {
     return r;
 }
 
-HttpResponse serve_torrent(const HttpRequest& req, const TitleStore& titles, std::string_view name) {
+HttpResponse serve_torrent(const HttpRequest& req, const TitleStore& titles, std::string_view name,
+                           const std::string& url_token) {
     auto title = titles.find(name);
     if (!title) return error_response(404, "no title named '" + std::string(name) + "'");
     if (title->info_hash.empty()) {
@@ -41,7 +51,10 @@ HttpResponse serve_torrent(const HttpRequest& req, const TitleStore& titles, std
                                   "ingest it again)");
     }
     // A torrent belongs to one version of the title: the title's validators are the torrent's.
-    if (auto pre = evaluate_preconditions(req, title->etag, title->last_modified)) return std::move(*pre);
+    // (A signed copy has no validators: a copy held with an older token is not "not modified".)
+    if (url_token.empty()) {
+        if (auto pre = evaluate_preconditions(req, title->etag, title->last_modified)) return std::move(*pre);
+    }
     auto bytes = titles.torrent(*title);
     if (!bytes)
         return error_response(503, "no intact copy of the torrent of '" + title->name + "' on any disk");
@@ -49,8 +62,17 @@ HttpResponse serve_torrent(const HttpRequest& req, const TitleStore& titles, std
     r.status = 200;
     r.headers.push_back({"Content-Type", "application/x-bittorrent"});
     r.headers.push_back({"Content-Disposition", "attachment; filename=\"" + title->name + ".torrent\""});
-    add_validators(r, title->etag, title->last_modified);
-    r.body = std::move(*bytes);
+    if (url_token.empty()) {
+        add_validators(r, title->etag, title->last_modified);
+        r.body = std::move(*bytes);
+        return r;
+    }
+    // Other bytes than the stored torrent's: not the title's validators, and not for any cache.
+    auto signed_torrent = torrent_with_token(*bytes, url_token);
+    if (!signed_torrent)
+        return error_response(500, "the stored torrent of '" + title->name + "' does not decode");
+    r.headers.push_back({"Cache-Control", "no-store"});
+    r.body = std::move(*signed_torrent);
     return r;
 }
 

@@ -4,7 +4,9 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 #include "server/core/demand_trace.hpp"
 #include "server/core/demand_trace_units.hpp"
@@ -86,7 +88,6 @@ const Box* find_box(const std::vector<Box>& boxes, std::string_view type) {
     return nullptr;
 }
 
-// Appends the samples of one track (a trak box) to `units`. False with `error` naming the problem.
 // A track's edit list shifts its media times onto the movie's timeline: empty edits (media_time -1) delay it
 // by their duration (movie timescale), the first real edit starts it at its media_time (track timescale).
 // Returns the shift in nanoseconds to add to the track's decode times.
@@ -119,8 +120,19 @@ std::int64_t edit_shift_ns(const Mp4Reader& r, const Box& trak, std::uint32_t mo
     return static_cast<std::int64_t>(shift);
 }
 
-bool read_track(const Mp4Reader& r, const Box& trak, std::uint32_t movie_timescale, std::vector<Unit>& units,
-                std::string& error) {
+bool cut_short(const Box& b, std::string& error) {
+    error = "MP4 '" + std::string(b.name()) + "' box at byte " + std::to_string(b.start) + " is cut short";
+    return false;
+}
+
+// The boxes of a track that hold its samples: mdhd (the timescale) and stbl's children (the sample tables).
+struct TrackBoxes {
+    Box mdhd;
+    Box stbl;
+    std::vector<Box> tables;
+};
+
+std::optional<TrackBoxes> track_boxes(const Mp4Reader& r, const Box& trak, std::string& error) {
     std::vector<Box> level;
     auto descend = [&](const Box& parent, std::string_view type) -> std::optional<Box> {
         if (!r.children(parent.payload, parent.end, level, error)) return std::nullopt;
@@ -133,129 +145,167 @@ bool read_track(const Mp4Reader& r, const Box& trak, std::uint32_t movie_timesca
         return *b;
     };
     auto mdia = descend(trak, "mdia");
-    if (!mdia) return false;
+    if (!mdia) return std::nullopt;
     auto mdhd = descend(*mdia, "mdhd");
-    if (!mdhd) return false;
+    if (!mdhd) return std::nullopt;
     auto minf = descend(*mdia, "minf");
-    if (!minf) return false;
+    if (!minf) return std::nullopt;
     auto stbl = descend(*minf, "stbl");
-    if (!stbl) return false;
-    if (!r.children(stbl->payload, stbl->end, level, error)) return false;
-    const std::vector<Box> tables = level;
+    if (!stbl) return std::nullopt;
+    if (!r.children(stbl->payload, stbl->end, level, error)) return std::nullopt;
+    return TrackBoxes{*mdhd, *stbl, level};
+}
 
-    auto too_short = [&](const Box& b) {
-        error =
-            "MP4 '" + std::string(b.name()) + "' box at byte " + std::to_string(b.start) + " is cut short";
-        return false;
-    };
-
-    // Timescale: version 1 has 64-bit times before it.
-    const std::uint64_t version = r.has(mdhd->payload, 4) ? r.u8(mdhd->payload) : 0;
-    const std::uint64_t ts_at = mdhd->payload + (version == 1 ? 20 : 12);
-    if (!r.has(ts_at, 4) || ts_at + 4 > mdhd->end) return too_short(*mdhd);
+// The track's timescale (mdhd; version 1 has 64-bit times before it); 0 with `error` set when unusable.
+std::uint32_t track_timescale(const Mp4Reader& r, const Box& mdhd, std::string& error) {
+    const std::uint64_t version = r.has(mdhd.payload, 4) ? r.u8(mdhd.payload) : 0;
+    const std::uint64_t ts_at = mdhd.payload + (version == 1 ? 20 : 12);
+    if (!r.has(ts_at, 4) || ts_at + 4 > mdhd.end) {
+        cut_short(mdhd, error);
+        return 0;
+    }
     const std::uint32_t timescale = r.u32(ts_at);
-    if (timescale == 0) {
-        error = "MP4 'mdhd' box at byte " + std::to_string(mdhd->start) + " has a timescale of 0";
+    if (timescale == 0)
+        error = "MP4 'mdhd' box at byte " + std::to_string(mdhd.start) + " has a timescale of 0";
+    return timescale;
+}
+
+// Compact sample sizes (stz2): 4, 8 or 16 bits each.
+bool compact_sample_sizes(const Mp4Reader& r, const Box& stz2, std::vector<std::uint32_t>& sizes,
+                          std::string& error) {
+    if (stz2.end - stz2.payload < 12) return cut_short(stz2, error);
+    const unsigned field = r.u8(stz2.payload + 7);
+    const std::uint32_t count = r.u32(stz2.payload + 8);
+    if (field != 4 && field != 8 && field != 16) {
+        error = "MP4 'stz2' box at byte " + std::to_string(stz2.start) + " has a field size of " +
+                std::to_string(field) + " bits (4, 8 or 16 expected)";
         return false;
     }
+    if ((stz2.end - stz2.payload - 12) * 8 / field < count) return cut_short(stz2, error);
+    sizes.resize(count);
+    const std::uint64_t at = stz2.payload + 12;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        if (field == 16) {
+            sizes[i] = r.u16(at + 2ull * i);
+        } else if (field == 8) {
+            sizes[i] = r.u8(at + i);
+        } else {
+            const auto byte = r.u8(at + i / 2);
+            sizes[i] = (i % 2 == 0) ? (byte >> 4) : (byte & 0x0F);
+        }
+    }
+    return true;
+}
 
-    const std::int64_t shift = edit_shift_ns(r, trak, movie_timescale, timescale);
-
-    // Sample sizes.
-    std::vector<std::uint32_t> sizes;
-    if (const Box* stsz = find_box(tables, "stsz")) {
-        if (stsz->end - stsz->payload < 12) return too_short(*stsz);
+// Sample sizes: stsz (one size for all, or one each), else stz2.
+bool sample_sizes(const Mp4Reader& r, const TrackBoxes& t, std::vector<std::uint32_t>& sizes,
+                  std::string& error) {
+    if (const Box* stsz = find_box(t.tables, "stsz")) {
+        if (stsz->end - stsz->payload < 12) return cut_short(*stsz, error);
         const std::uint32_t fixed = r.u32(stsz->payload + 4);
         const std::uint32_t count = r.u32(stsz->payload + 8);
         if (fixed != 0) {
             sizes.assign(count, fixed);
-        } else {
-            if ((stsz->end - stsz->payload - 12) / 4 < count) return too_short(*stsz);
-            sizes.resize(count);
-            for (std::uint32_t i = 0; i < count; ++i)
-                sizes[i] = r.u32(stsz->payload + 12 + 4ull * i);
+            return true;
         }
-    } else if (const Box* stz2 = find_box(tables, "stz2")) {
-        if (stz2->end - stz2->payload < 12) return too_short(*stz2);
-        const unsigned field = r.u8(stz2->payload + 7);
-        const std::uint32_t count = r.u32(stz2->payload + 8);
-        if (field != 4 && field != 8 && field != 16) {
-            error = "MP4 'stz2' box at byte " + std::to_string(stz2->start) + " has a field size of " +
-                    std::to_string(field) + " bits (4, 8 or 16 expected)";
-            return false;
-        }
-        if ((stz2->end - stz2->payload - 12) * 8 / field < count) return too_short(*stz2);
+        if ((stsz->end - stsz->payload - 12) / 4 < count) return cut_short(*stsz, error);
         sizes.resize(count);
+        for (std::uint32_t i = 0; i < count; ++i)
+            sizes[i] = r.u32(stsz->payload + 12 + 4ull * i);
+        return true;
+    }
+    if (const Box* stz2 = find_box(t.tables, "stz2")) return compact_sample_sizes(r, *stz2, sizes, error);
+    error = "MP4 'stbl' box at byte " + std::to_string(t.stbl.start) + " has neither 'stsz' nor 'stz2'";
+    return false;
+}
+
+// Chunk offsets: stco (32-bit), else co64.
+bool chunk_offsets(const Mp4Reader& r, const TrackBoxes& t, std::vector<std::uint64_t>& chunks,
+                   std::string& error) {
+    for (const auto& [type, width] : {std::pair{"stco", 4}, std::pair{"co64", 8}}) {
+        const Box* b = find_box(t.tables, type);
+        if (!b) continue;
+        if (b->end - b->payload < 8) return cut_short(*b, error);
+        const std::uint32_t count = r.u32(b->payload + 4);
+        if ((b->end - b->payload - 8) / static_cast<std::uint64_t>(width) < count)
+            return cut_short(*b, error);
         for (std::uint32_t i = 0; i < count; ++i) {
-            const std::uint64_t at = stz2->payload + 12;
-            if (field == 16) {
-                sizes[i] = r.u16(at + 2ull * i);
-            } else if (field == 8) {
-                sizes[i] = r.u8(at + i);
-            } else {
-                const auto byte = r.u8(at + i / 2);
-                sizes[i] = (i % 2 == 0) ? (byte >> 4) : (byte & 0x0F);
-            }
+            const std::uint64_t at = b->payload + 8 + static_cast<std::uint64_t>(width) * i;
+            chunks.push_back(width == 4 ? r.u32(at) : r.u64(at));
         }
-    } else {
-        error = "MP4 'stbl' box at byte " + std::to_string(stbl->start) + " has neither 'stsz' nor 'stz2'";
-        return false;
+        return true;
+    }
+    error = "MP4 'stbl' box at byte " + std::to_string(t.stbl.start) + " has neither 'stco' nor 'co64'";
+    return false;
+}
+
+// A required table of `entry` bytes per entry, its entry count after version and flags; nullptr with
+// `error` set when it is missing or cut short.
+const Box* counted_table(const Mp4Reader& r, const TrackBoxes& t, std::string_view type, std::uint64_t entry,
+                         std::uint32_t& count, std::string& error) {
+    const Box* b = find_box(t.tables, type);
+    if (!b) {
+        error =
+            "MP4 'stbl' box at byte " + std::to_string(t.stbl.start) + " has no '" + std::string(type) + "'";
+        return nullptr;
+    }
+    count = b->end - b->payload < 8 ? 0 : r.u32(b->payload + 4);
+    if (b->end - b->payload < 8 || (b->end - b->payload - 8) / entry < count) {
+        cut_short(*b, error);
+        return nullptr;
+    }
+    return b;
+}
+
+// The decode times of a track's samples in order, from its stts runs of (count, delta).
+class DecodeTimes {
+  public:
+    DecodeTimes(const Mp4Reader& r, const Box& stts, std::uint32_t runs)
+        : r_(r), stts_(stts), runs_(runs), left_(runs > 0 ? r.u32(stts.payload + 8) : 0) {}
+    // The next sample's time in the track's timescale; nullopt when the runs are used up.
+    std::optional<std::uint64_t> next() {
+        while (left_ == 0) {
+            if (++run_ >= runs_) return std::nullopt;
+            left_ = r_.u32(stts_.payload + 8 + 8ull * run_);
+        }
+        const auto t = dts_;
+        dts_ += r_.u32(stts_.payload + 8 + 8ull * run_ + 4);
+        --left_;
+        return t;
     }
 
-    // Chunk offsets.
+  private:
+    const Mp4Reader& r_;
+    const Box& stts_;
+    std::uint32_t runs_;
+    std::uint32_t run_ = 0;
+    std::uint32_t left_;
+    std::uint64_t dts_ = 0;
+};
+
+// Appends the samples of one track (a trak box) to `units`. False with `error` naming the problem.
+bool read_track(const Mp4Reader& r, const Box& trak, std::uint32_t movie_timescale, std::vector<Unit>& units,
+                std::string& error) {
+    const auto t = track_boxes(r, trak, error);
+    if (!t) return false;
+    const std::uint32_t timescale = track_timescale(r, t->mdhd, error);
+    if (timescale == 0) return false;
+    const std::int64_t shift = edit_shift_ns(r, trak, movie_timescale, timescale);
+    std::vector<std::uint32_t> sizes;
+    if (!sample_sizes(r, *t, sizes, error)) return false;
     std::vector<std::uint64_t> chunks;
-    if (const Box* stco = find_box(tables, "stco")) {
-        if (stco->end - stco->payload < 8) return too_short(*stco);
-        const std::uint32_t count = r.u32(stco->payload + 4);
-        if ((stco->end - stco->payload - 8) / 4 < count) return too_short(*stco);
-        for (std::uint32_t i = 0; i < count; ++i)
-            chunks.push_back(r.u32(stco->payload + 8 + 4ull * i));
-    } else if (const Box* co64 = find_box(tables, "co64")) {
-        if (co64->end - co64->payload < 8) return too_short(*co64);
-        const std::uint32_t count = r.u32(co64->payload + 4);
-        if ((co64->end - co64->payload - 8) / 8 < count) return too_short(*co64);
-        for (std::uint32_t i = 0; i < count; ++i)
-            chunks.push_back(r.u64(co64->payload + 8 + 8ull * i));
-    } else {
-        error = "MP4 'stbl' box at byte " + std::to_string(stbl->start) + " has neither 'stco' nor 'co64'";
-        return false;
-    }
-
+    if (!chunk_offsets(r, *t, chunks, error)) return false;
     // Samples per chunk: runs of (first chunk, samples per chunk), first chunks 1-based and increasing.
-    const Box* stsc = find_box(tables, "stsc");
-    if (!stsc) {
-        error = "MP4 'stbl' box at byte " + std::to_string(stbl->start) + " has no 'stsc'";
-        return false;
-    }
-    if (stsc->end - stsc->payload < 8) return too_short(*stsc);
-    const std::uint32_t runs = r.u32(stsc->payload + 4);
-    if ((stsc->end - stsc->payload - 8) / 12 < runs) return too_short(*stsc);
-
-    // Decode-time deltas.
-    const Box* stts = find_box(tables, "stts");
-    if (!stts) {
-        error = "MP4 'stbl' box at byte " + std::to_string(stbl->start) + " has no 'stts'";
-        return false;
-    }
-    if (stts->end - stts->payload < 8) return too_short(*stts);
-    const std::uint32_t deltas = r.u32(stts->payload + 4);
-    if ((stts->end - stts->payload - 8) / 8 < deltas) return too_short(*stts);
+    std::uint32_t runs = 0;
+    const Box* stsc = counted_table(r, *t, "stsc", 12, runs, error);
+    if (!stsc) return false;
+    std::uint32_t deltas = 0;
+    const Box* stts = counted_table(r, *t, "stts", 8, deltas, error);
+    if (!stts) return false;
 
     // Walk the samples: chunk by chunk for offsets, stts runs for times.
     std::size_t sample = 0;
-    std::uint32_t delta_run = 0;
-    std::uint32_t delta_left = deltas > 0 ? r.u32(stts->payload + 8) : 0;
-    std::uint64_t dts = 0;
-    auto next_time = [&]() -> std::optional<std::uint64_t> {
-        while (delta_left == 0) {
-            if (++delta_run >= deltas) return std::nullopt;
-            delta_left = r.u32(stts->payload + 8 + 8ull * delta_run);
-        }
-        const auto t = dts;
-        dts += r.u32(stts->payload + 8 + 8ull * delta_run + 4);
-        --delta_left;
-        return t;
-    };
+    DecodeTimes times(r, *stts, deltas);
     for (std::uint32_t run = 0; run < runs && sample < sizes.size(); ++run) {
         const std::uint64_t at = stsc->payload + 8 + 12ull * run;
         const std::uint32_t first = r.u32(at);
@@ -271,13 +321,13 @@ bool read_track(const Mp4Reader& r, const Box& trak, std::uint32_t movie_timesca
         for (std::uint32_t c = first; c <= last && c <= chunks.size() && sample < sizes.size(); ++c) {
             std::uint64_t offset = chunks[c - 1];
             for (std::uint32_t s = 0; s < per_chunk && sample < sizes.size(); ++s, ++sample) {
-                auto t = next_time();
-                if (!t) {
+                auto time = times.next();
+                if (!time) {
                     error = "MP4 'stts' box at byte " + std::to_string(stts->start) + " times " +
                             std::to_string(sample) + " of " + std::to_string(sizes.size()) + " samples";
                     return false;
                 }
-                const auto ns = static_cast<std::int64_t>(static_cast<long double>(*t) * 1e9L / timescale);
+                const auto ns = static_cast<std::int64_t>(static_cast<long double>(*time) * 1e9L / timescale);
                 units.push_back(Unit{ns + shift, offset + sizes[sample]});
                 offset += sizes[sample];
             }

@@ -215,126 +215,146 @@ std::string remap_disks(Manifest& m, const std::vector<std::string>& current_ids
     return {};
 }
 
+namespace {
+
+// The header fields: everything but the blocks and the optional sections.
+Manifest parse_header(const nlohmann::json& j) {
+    if (!j.is_object()) throw Fail{"a manifest must be a JSON object"};
+    if (uint_field(j, "format") != 1) throw Fail{"unsupported 'format' " + field(j, "format").dump()};
+    Manifest m;
+    m.title = string_field(j, "title");
+    if (!is_valid_title_name(m.title)) throw Fail{"invalid 'title' \"" + m.title + "\""};
+    m.size = uint_field(j, "size");
+    m.bitrate = BitRate(uint_field(j, "bitrate"));
+    m.block_size = uint_field(j, "block_size");
+    if (m.block_size == 0) throw Fail{"'block_size' must be greater than 0"};
+    auto policy_text = string_field(j, "policy");
+    auto policy = parse_placement_policy(policy_text);
+    if (!policy) throw Fail{"unknown 'policy' \"" + policy_text + "\""};
+    m.policy = *policy;
+    m.seed = uint_field(j, "seed");
+    m.version = string_field(j, "version");
+    if (m.version.empty() || m.version.size() > 64 || !is_safe_relative_path(m.version) ||
+        m.version.find('/') != std::string::npos) {
+        throw Fail{"invalid 'version' \"" + m.version + "\""};
+    }
+    m.generation = uint_field(j, "generation");
+    const auto& created = field(j, "created");
+    if (!created.is_number_integer()) throw Fail{"'created' must be an integer"};
+    m.created = created.get<std::int64_t>();
+    m.chunk_size = uint_field(j, "chunk_size");
+    if (m.chunk_size == 0) throw Fail{"'chunk_size' must be greater than 0"};
+    return m;
+}
+
+// blocks[i] (`where`): its replicas, each on a configured disk at most once, and its chunk checksums. On a
+// tier (`on_tier`) a block the node does not hold has no replicas here (checked against the tier later).
+BlockRecord parse_block(const nlohmann::json& b, const std::string& where, std::uint64_t chunks,
+                        std::size_t disk_count, bool on_tier) {
+    if (!b.is_object()) throw Fail{where + " must be an object"};
+    BlockRecord rec;
+    const auto& replicas = field(b, "replicas");
+    if (!replicas.is_array()) throw Fail{where + ".replicas must be an array"};
+    if (replicas.empty() && !on_tier) throw Fail{where + ".replicas must be a non-empty array"};
+    std::set<std::uint32_t> seen;
+    for (const auto& r : replicas) {
+        if (!r.is_object()) throw Fail{where + ".replicas entries must be objects"};
+        BlockReplica rep;
+        auto disk = uint_field(r, "disk");
+        if (disk >= disk_count) {
+            throw Fail{where + " names disk " + std::to_string(disk) + " but only " +
+                       std::to_string(disk_count) + " disks are configured"};
+        }
+        rep.disk = static_cast<std::uint32_t>(disk);
+        if (!seen.insert(rep.disk).second)
+            throw Fail{where + " lists disk " + std::to_string(disk) + " twice"};
+        rep.file = string_field(r, "file");
+        if (!is_safe_relative_path(rep.file)) throw Fail{where + " has an unsafe file \"" + rep.file + "\""};
+        rec.replicas.push_back(std::move(rep));
+    }
+    auto crcs = parse_crcs(string_field(b, "crc32c"));
+    if (!crcs || crcs->size() != chunks) {
+        throw Fail{where + ".crc32c must hold " + std::to_string(chunks) + " checksums of 8 hex digits"};
+    }
+    rec.chunk_crcs = std::move(*crcs);
+    return rec;
+}
+
+void parse_blocks(const nlohmann::json& j, std::size_t disk_count, Manifest& m) {
+    const auto& blocks = field(j, "blocks");
+    if (!blocks.is_array()) throw Fail{"'blocks' must be an array"};
+    const auto expected = block_count(m.size, m.block_size);
+    if (blocks.size() != expected) {
+        throw Fail{"'blocks' has " + std::to_string(blocks.size()) + " entries, size and block_size need " +
+                   std::to_string(expected)};
+    }
+    m.blocks.reserve(blocks.size());
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+        const auto chunks = block_count(block_length(i, m.size, m.block_size), m.chunk_size);
+        m.blocks.push_back(
+            parse_block(blocks[i], "blocks[" + std::to_string(i) + "]", chunks, disk_count, j.contains("tier")));
+    }
+}
+
+// The demand trace: per-round byte counts that add up to the title's size.
+DemandTrace parse_trace(const nlohmann::json& t, std::uint64_t size) {
+    if (!t.is_object()) throw Fail{"'trace' must be an object"};
+    DemandTrace trace;
+    trace.round = std::chrono::nanoseconds(uint_field(t, "round_ns"));
+    if (trace.round.count() <= 0) throw Fail{"'trace.round_ns' must be greater than 0"};
+    const auto& bytes = field(t, "bytes");
+    if (!bytes.is_array() || bytes.empty()) throw Fail{"'trace.bytes' must be a non-empty array"};
+    for (const auto& b : bytes) {
+        if (!b.is_number_integer() || (!b.is_number_unsigned() && b.get<std::int64_t>() < 0))
+            throw Fail{"'trace.bytes' must hold non-negative integers"};
+        trace.bytes.push_back(b.get<std::uint64_t>());
+    }
+    if (trace.total() != size) {
+        throw Fail{"'trace.bytes' sums to " + std::to_string(trace.total()) + ", 'size' is " +
+                   std::to_string(size)};
+    }
+    return trace;
+}
+
+// The identity of each disk at ingest, one for every disk a replica names.
+void parse_disk_ids(const nlohmann::json& ids, Manifest& m) {
+    if (!ids.is_array() || ids.size() > 65536) throw Fail{"'disk_ids' must be an array of disk ids"};
+    for (const auto& id : ids) {
+        if (!id.is_string() || !is_valid_disk_id(id.get<std::string>()))
+            throw Fail{"'disk_ids' entries must be 1-64 lowercase hex digits"};
+        m.disk_ids.push_back(id.get<std::string>());
+    }
+    for (const auto& b : m.blocks)
+        for (const auto& r : b.replicas)
+            if (r.disk >= m.disk_ids.size())
+                throw Fail{"a replica names disk " + std::to_string(r.disk) + " but 'disk_ids' has " +
+                           std::to_string(m.disk_ids.size()) + " entries"};
+}
+
+TorrentRecord parse_torrent(const nlohmann::json& t) {
+    if (!t.is_object()) throw Fail{"'torrent' must be an object"};
+    TorrentRecord rec;
+    rec.file = string_field(t, "file");
+    if (!is_safe_relative_path(rec.file)) throw Fail{"torrent has an unsafe file \"" + rec.file + "\""};
+    rec.name = string_field(t, "name");
+    if (!is_valid_file_name(rec.name)) throw Fail{"invalid torrent 'name' \"" + rec.name + "\""};
+    rec.info_hash = string_field(t, "info_hash");
+    if (rec.info_hash.size() != 40 ||
+        rec.info_hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
+        throw Fail{"torrent 'info_hash' must be 40 lowercase hex digits"};
+    }
+    return rec;
+}
+
+}  // namespace
+
 ManifestParse parse_manifest(const nlohmann::json& j, std::size_t disk_count) {
     try {
-        if (!j.is_object()) throw Fail{"a manifest must be a JSON object"};
-        if (uint_field(j, "format") != 1) throw Fail{"unsupported 'format' " + field(j, "format").dump()};
-        Manifest m;
-        m.title = string_field(j, "title");
-        if (!is_valid_title_name(m.title)) throw Fail{"invalid 'title' \"" + m.title + "\""};
-        m.size = uint_field(j, "size");
-        m.bitrate = BitRate(uint_field(j, "bitrate"));
-        m.block_size = uint_field(j, "block_size");
-        if (m.block_size == 0) throw Fail{"'block_size' must be greater than 0"};
-        auto policy_text = string_field(j, "policy");
-        auto policy = parse_placement_policy(policy_text);
-        if (!policy) throw Fail{"unknown 'policy' \"" + policy_text + "\""};
-        m.policy = *policy;
-        m.seed = uint_field(j, "seed");
-        m.version = string_field(j, "version");
-        if (m.version.empty() || m.version.size() > 64 || !is_safe_relative_path(m.version) ||
-            m.version.find('/') != std::string::npos) {
-            throw Fail{"invalid 'version' \"" + m.version + "\""};
-        }
-        m.generation = uint_field(j, "generation");
-        const auto& created = field(j, "created");
-        if (!created.is_number_integer()) throw Fail{"'created' must be an integer"};
-        m.created = created.get<std::int64_t>();
-        m.chunk_size = uint_field(j, "chunk_size");
-        if (m.chunk_size == 0) throw Fail{"'chunk_size' must be greater than 0"};
-
-        const auto& blocks = field(j, "blocks");
-        if (!blocks.is_array()) throw Fail{"'blocks' must be an array"};
-        const auto expected = block_count(m.size, m.block_size);
-        if (blocks.size() != expected) {
-            throw Fail{"'blocks' has " + std::to_string(blocks.size()) +
-                       " entries, size and block_size need " + std::to_string(expected)};
-        }
-        m.blocks.reserve(blocks.size());
-        for (std::size_t i = 0; i < blocks.size(); ++i) {
-            const std::string where = "blocks[" + std::to_string(i) + "]";
-            const auto& b = blocks[i];
-            if (!b.is_object()) throw Fail{where + " must be an object"};
-            BlockRecord rec;
-            const auto& replicas = field(b, "replicas");
-            if (!replicas.is_array()) throw Fail{where + ".replicas must be an array"};
-            // On a tier a block the node does not hold has no replicas here (checked with the tier below).
-            if (replicas.empty() && !j.contains("tier"))
-                throw Fail{where + ".replicas must be a non-empty array"};
-            std::set<std::uint32_t> seen;
-            for (const auto& r : replicas) {
-                if (!r.is_object()) throw Fail{where + ".replicas entries must be objects"};
-                BlockReplica rep;
-                auto disk = uint_field(r, "disk");
-                if (disk >= disk_count) {
-                    throw Fail{where + " names disk " + std::to_string(disk) + " but only " +
-                               std::to_string(disk_count) + " disks are configured"};
-                }
-                rep.disk = static_cast<std::uint32_t>(disk);
-                if (!seen.insert(rep.disk).second)
-                    throw Fail{where + " lists disk " + std::to_string(disk) + " twice"};
-                rep.file = string_field(r, "file");
-                if (!is_safe_relative_path(rep.file))
-                    throw Fail{where + " has an unsafe file \"" + rep.file + "\""};
-                rec.replicas.push_back(std::move(rep));
-            }
-            auto crcs = parse_crcs(string_field(b, "crc32c"));
-            const auto chunks = block_count(block_length(i, m.size, m.block_size), m.chunk_size);
-            if (!crcs || crcs->size() != chunks) {
-                throw Fail{where + ".crc32c must hold " + std::to_string(chunks) +
-                           " checksums of 8 hex digits"};
-            }
-            rec.chunk_crcs = std::move(*crcs);
-            m.blocks.push_back(std::move(rec));
-        }
-        if (j.contains("trace")) {
-            const auto& t = j["trace"];
-            if (!t.is_object()) throw Fail{"'trace' must be an object"};
-            DemandTrace trace;
-            trace.round = std::chrono::nanoseconds(uint_field(t, "round_ns"));
-            if (trace.round.count() <= 0) throw Fail{"'trace.round_ns' must be greater than 0"};
-            const auto& bytes = field(t, "bytes");
-            if (!bytes.is_array() || bytes.empty()) throw Fail{"'trace.bytes' must be a non-empty array"};
-            for (const auto& b : bytes) {
-                if (!b.is_number_integer() || (!b.is_number_unsigned() && b.get<std::int64_t>() < 0))
-                    throw Fail{"'trace.bytes' must hold non-negative integers"};
-                trace.bytes.push_back(b.get<std::uint64_t>());
-            }
-            if (trace.total() != m.size) {
-                throw Fail{"'trace.bytes' sums to " + std::to_string(trace.total()) + ", 'size' is " +
-                           std::to_string(m.size)};
-            }
-            m.trace = std::move(trace);
-        }
-        if (j.contains("disk_ids")) {
-            const auto& ids = j["disk_ids"];
-            if (!ids.is_array() || ids.size() > 65536) throw Fail{"'disk_ids' must be an array of disk ids"};
-            for (const auto& id : ids) {
-                if (!id.is_string() || !is_valid_disk_id(id.get<std::string>()))
-                    throw Fail{"'disk_ids' entries must be 1-64 lowercase hex digits"};
-                m.disk_ids.push_back(id.get<std::string>());
-            }
-            for (const auto& b : m.blocks)
-                for (const auto& r : b.replicas)
-                    if (r.disk >= m.disk_ids.size())
-                        throw Fail{"a replica names disk " + std::to_string(r.disk) + " but 'disk_ids' has " +
-                                   std::to_string(m.disk_ids.size()) + " entries"};
-        }
-        if (auto t = j.find("torrent"); t != j.end()) {
-            if (!t->is_object()) throw Fail{"'torrent' must be an object"};
-            TorrentRecord rec;
-            rec.file = string_field(*t, "file");
-            if (!is_safe_relative_path(rec.file))
-                throw Fail{"torrent has an unsafe file \"" + rec.file + "\""};
-            rec.name = string_field(*t, "name");
-            if (!is_valid_file_name(rec.name)) throw Fail{"invalid torrent 'name' \"" + rec.name + "\""};
-            rec.info_hash = string_field(*t, "info_hash");
-            if (rec.info_hash.size() != 40 ||
-                rec.info_hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
-                throw Fail{"torrent 'info_hash' must be 40 lowercase hex digits"};
-            }
-            m.torrent = std::move(rec);
-        }
+        Manifest m = parse_header(j);
+        parse_blocks(j, disk_count, m);
+        if (j.contains("trace")) m.trace = parse_trace(j["trace"], m.size);
+        if (j.contains("disk_ids")) parse_disk_ids(j["disk_ids"], m);
+        if (auto t = j.find("torrent"); t != j.end()) m.torrent = parse_torrent(*t);
         if (auto t = j.find("tier"); t != j.end()) m.tier = parse_manifest_tier(*t, m);
         return {std::move(m), {}};
     } catch (const Fail& f) {

@@ -8,9 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/core/access_routes.hpp"
 #include "server/core/admin_routes.hpp"
 #include "server/core/catalog_handler.hpp"
 #include "server/core/http_date.hpp"
+#include "server/core/push_routes.hpp"
 #include "toast/common/config.hpp"
 #include "toast/common/text.hpp"
 
@@ -306,48 +308,6 @@ std::string multipart_boundary(const TitleInfo& title) {
     return buf;
 }
 
-std::string_view reason_phrase(unsigned status) {
-    switch (status) {
-        case 200:
-            return "OK";
-        case 206:
-            return "Partial Content";
-        case 304:
-            return "Not Modified";
-        case 307:
-            return "Temporary Redirect";
-        case 400:
-            return "Bad Request";
-        case 403:
-            return "Forbidden";
-        case 404:
-            return "Not Found";
-        case 405:
-            return "Method Not Allowed";
-        case 408:
-            return "Request Timeout";
-        case 412:
-            return "Precondition Failed";
-        case 413:
-            return "Content Too Large";
-        case 415:
-            return "Unsupported Media Type";
-        case 416:
-            return "Range Not Satisfiable";
-        case 431:
-            return "Request Header Fields Too Large";
-        case 500:
-            return "Internal Server Error";
-        case 501:
-            return "Not Implemented";
-        case 503:
-            return "Service Unavailable";
-        case 505:
-            return "HTTP Version Not Supported";
-    }
-    return "Unknown";
-}
-
 HttpResponse method_not_allowed(std::string_view method, std::string_view allow) {
     auto r = error_response(405, "method " + std::string(method) + " not allowed here");
     r.headers.push_back({"Allow", std::string(allow)});
@@ -390,9 +350,27 @@ HttpResponse handle_request(const HttpRequest& req, HandlerContext& ctx) {
         r.headers.push_back({"Content-Type", "application/json"});
         r.headers.push_back({"Cache-Control", "no-store"});
         r.body = ctx.node.tier_status().dump();
+    } else if (*path == "/token/renew") {
+        return serve_renew(req, ctx);
+    } else if (*path == "/telemetry") {
+        return serve_telemetry(req, ctx);
     } else if (*path == "/catalog") {
         if (!get_or_head) return method_not_allowed(req.method, "GET, HEAD");
-        r = serve_catalog(req, ctx.titles);
+        // Signed URLs: refused before anything is looked up or read.
+        auto access = check_request_access(req, ctx);
+        if (access.token) require_scope(access, scope_covers_catalog(access.token->scope), "the catalogue");
+        if (!access.allowed()) return forbidden(access);
+        r = serve_catalog(req, ctx.titles, ctx.push ? ctx.push->demand() : std::map<std::string, double>{});
+        if (access.token) r.subscriber = access.token->subscriber;
+    } else if (*path == "/catalog/plays" || path->substr(0, 6) == "/push/") {
+        // Boxes' own routes: any valid token (a box with one title's token reports its plays too); the whole
+        // plan lists every title, so it needs the catalogue's.
+        auto access = check_request_access(req, ctx);
+        if (access.token && *path == "/push/plan")
+            require_scope(access, scope_covers_catalog(access.token->scope), "the push plan");
+        if (!access.allowed()) return forbidden(access);
+        r = serve_push(req, *path, ctx.push);
+        if (access.token) r.subscriber = access.token->subscriber;
     } else if (path->substr(0, 8) == "/titles/" || path->substr(0, 8) == "/stream/" ||
                path->substr(0, 10) == "/torrents/") {
         const bool torrent = path->substr(0, 10) == "/torrents/";
@@ -402,14 +380,32 @@ HttpResponse handle_request(const HttpRequest& req, HandlerContext& ctx) {
         if (!name) return error_response(400, "malformed percent-encoding in title name");
         if (auto why = invalid_name(*name)) return error_response(400, *why);
         if (!get_or_head) return method_not_allowed(req.method, "GET, HEAD");
+        auto access = check_request_access(req, ctx);
+        if (!access.allowed()) return forbidden(access);
         if (torrent) {
             constexpr std::string_view kSuffix = ".torrent";
             if (name->size() <= kSuffix.size() || name->substr(name->size() - kSuffix.size()) != kSuffix)
                 return not_found("torrents are at /torrents/NAME.torrent");
-            r = serve_torrent(req, ctx.titles,
-                              std::string_view(*name).substr(0, name->size() - kSuffix.size()));
+            const auto stem = std::string_view(*name).substr(0, name->size() - kSuffix.size());
+            if (access.token)
+                require_scope(access, scope_covers_title(access.token->scope, stem),
+                              "title '" + std::string(stem) + "'");
+            if (!access.allowed()) return forbidden(access);
+            // A token that came in the URL goes into the torrent's url-list, so that a stock client given
+            // the torrent's URL fetches from the server with it too.
+            const bool token_in_url = access.token && access.from_query;
+            r = serve_torrent(req, ctx.titles, stem,
+                              token_in_url ? format_access_token(*access.token) : std::string());
         } else {
             auto title = find_title(ctx.titles, *name);
+            if (access.token) {
+                // The name a token covers is the title's, also when the request names the torrent's file.
+                const std::string_view covered =
+                    title ? std::string_view(title->name) : std::string_view(*name);
+                require_scope(access, scope_covers_title(access.token->scope, covered),
+                              "title '" + *name + "'");
+                if (!access.allowed()) return forbidden(access);
+            }
             if (!title) return not_found("no title named '" + *name + "'");
             r = path->substr(0, 8) == "/titles/" ? serve_title(req, std::move(title), ctx.limits, *path)
                                                  : serve_stream(req, std::move(title));
@@ -423,6 +419,7 @@ HttpResponse handle_request(const HttpRequest& req, HandlerContext& ctx) {
                 r.headers.push_back({"Toast-Load", load});
             }
         }
+        if (access.token) r.subscriber = access.token->subscriber;
     } else {
         return not_found("no such resource");
     }

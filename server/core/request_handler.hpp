@@ -18,6 +18,7 @@
 #include "server/core/http_date.hpp"
 #include "server/core/title_store.hpp"
 #include "toast/common/byte_range.hpp"
+#include "toast/common/http_status.hpp"
 #include "toast/common/metrics.hpp"
 
 namespace toast::server {
@@ -38,6 +39,8 @@ struct HttpRequest {
     std::string_view sec_fetch_site;
     std::string_view deadline;  // Toast-Deadline: milliseconds until the client needs the bytes
     std::string_view body;
+    std::string_view authorization;  // the Authorization field (a signed URL's token as "Bearer TOKEN")
+    std::string_view peer_address;   // the client's address, without the port
     bool has_range = false;
     bool has_if_range = false;
     bool has_if_match = false;
@@ -81,8 +84,11 @@ struct HttpResponse {
     // The client asked the server not to trust what it verified before (Cache-Control: no-cache): every
     // byte of this answer is checked against the manifest again (ReadRequest::revalidate).
     bool revalidate = false;
-    bool close = false;  // close the connection after this response
-    std::string reason;  // why a 4xx/5xx was chosen, for the log line
+    bool close = false;          // close the connection after this response
+    std::string reason;          // why a 4xx/5xx was chosen, for the log line
+    std::string subscriber;      // whose signed token allowed the request (the access log's user), else empty
+    std::string denial;          // a 403 of the access check: why (to_string(AccessDenial)), else empty
+    bool token_renewed = false;  // POST /token/renew issued a token
 
     std::uint64_t content_length() const;
     // Value of the first header with this (case-insensitive) name, or "".
@@ -91,6 +97,8 @@ struct HttpResponse {
 
 struct HandlerLimits {
     std::size_t max_ranges = 16;
+    bool telemetry = true;                  // POST /telemetry is served
+    std::size_t telemetry_max_body = 8192;  // larger reports: 413
     std::uint64_t max_multipart_bytes = 64ull * 1024 * 1024;
     bool admin_on_separate_listener = false;  // admin_listen configured: admin routes only there
 };
@@ -102,6 +110,10 @@ struct NodeReport {
     std::function<nlohmann::json()> tier_status;
 };
 
+class TelemetrySink;  // access_routes.hpp
+struct AccessPolicy;  // access_policy.hpp
+class PushControl;  // push_routes.hpp
+
 // What the handler may consult. find() is the only way a title name is resolved.
 struct HandlerContext {
     const TitleStore& titles;
@@ -109,6 +121,10 @@ struct HandlerContext {
     const MetricsRegistry& metrics;
     HandlerLimits limits;
     NodeReport node{};
+    const AccessPolicy* access = nullptr;  // null, or no keys: content routes answer everyone
+    std::int64_t unix_now = 0;             // the time tokens are judged at (Unix seconds)
+    TelemetrySink* telemetry = nullptr;    // null: /telemetry is not served
+    PushControl* push = nullptr;  // catalogue demand and pre-placement; null: no demand, push not enabled
 };
 
 HttpResponse handle_request(const HttpRequest& request, HandlerContext& context);
@@ -127,8 +143,6 @@ HttpResponse method_not_allowed(std::string_view method, std::string_view allow)
 
 // Status line and header block, ending with the blank line. `date` is an IMF-fixdate.
 std::string serialize_head(const HttpResponse& response, bool keep_alive, std::string_view date);
-
-std::string_view reason_phrase(unsigned status);
 
 // The Toast-Deadline header: a whole number of milliseconds, 0..600000; anything else is ignored (nullopt).
 std::optional<std::chrono::milliseconds> parse_deadline(std::string_view value);

@@ -1,6 +1,9 @@
 #include "server/core/server_config.hpp"
 
+#include "toast/common/access_token.hpp"
 #include "toast/common/config.hpp"
+#include "toast/common/read_file.hpp"
+#include "toast/common/text.hpp"
 
 namespace toast::server {
 
@@ -113,13 +116,8 @@ DiskConfig load_disk(ConfigReader r) {
     return d;
 }
 
-}  // namespace
-
-ServerConfig load_server_config(const nlohmann::json& json) {
-    ConfigReader r(json);
-    ServerConfig c;
-    c.listen = endpoint_field(r, "listen", c.listen.to_string());
-
+// `disks`: each a directory, or an object with its path, workers, emulation and fault.
+void load_disks(ConfigReader& r, ServerConfig& c) {
     const auto& disks = r.raw("disks");
     if (!disks.is_array() || disks.empty()) r.fail("disks", "expected a non-empty array of directories");
     for (std::size_t i = 0; i < disks.size(); ++i) {
@@ -134,7 +132,10 @@ ServerConfig load_server_config(const nlohmann::json& json) {
             c.disks.push_back(load_disk(ConfigReader(d, name)));
         }
     }
+}
 
+// `policy`, checked against the number of disks.
+void load_policy(ConfigReader& r, ServerConfig& c) {
     auto policy_text = r.string("policy", "rda");
     auto policy = parse_placement_policy(policy_text);
     if (!policy) r.fail("policy", "expected naive, raid0, raid1, random or rda, got \"" + policy_text + "\"");
@@ -144,28 +145,29 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     if (c.policy == PlacementPolicy::raid1 && c.disks.size() % 2 != 0) {
         r.fail("policy", "raid1 needs an even number of disks, got " + std::to_string(c.disks.size()));
     }
+}
 
-    if (r.has("tier")) c.tier = load_tier_config(r.object("tier"));
-    // A node of a tier is reached at its url in the tier list: torrents list every node's, so its own must be
-    // the one the node is known by.
-    const auto default_url = c.tier ? c.tier->self_node().url : "http://" + c.listen.to_string();
+// `public_url`. A node of a tier is reached at its url in the tier list: torrents list every node's, so its
+// own must be the one the node is known by.
+void load_public_url(ConfigReader& r, ServerConfig& c) {
+    const auto default_url =
+        c.tier ? c.tier->self_node().url : (c.tls ? "https://" : "http://") + c.listen.to_string();
     c.public_url = r.string("public_url", default_url);
     if (c.tier && c.public_url != default_url && c.public_url != default_url + "/") {
         r.fail("public_url", "\"" + c.public_url + "\" is not this node's url in the tier (\"" + default_url +
                                  "\", tier.self \"" + c.tier->self_node().id + "\"); leave public_url out");
     }
-    // The URL goes into every torrent's url-list, and the client's server fetcher speaks plain HTTP only:
-    // a torrent naming an https:// server would be refused by every client that loads it.
-    if (c.public_url.rfind("https://", 0) == 0) {
-        r.fail("public_url",
-               "https:// is not supported (toast-client fetches from the server over plain HTTP), got \"" +
-                   c.public_url + "\"; use an http:// URL");
-    }
-    if (c.public_url.rfind("http://", 0) != 0 || c.public_url.size() == 7) {
-        r.fail("public_url", "expected an http:// URL, got \"" + c.public_url + "\"");
+    if ((c.public_url.rfind("http://", 0) != 0 || c.public_url.size() == 7) &&
+        (c.public_url.rfind("https://", 0) != 0 || c.public_url.size() == 8)) {
+        r.fail("public_url", "expected an http:// or https:// URL, got \"" + c.public_url + "\"");
     }
     while (!c.public_url.empty() && c.public_url.back() == '/')
         c.public_url.pop_back();
+}
+
+// How titles are cut and stored: placement seed, time slice, disk queue order, block, bitrate and piece
+// defaults, open files, the service-time model.
+void load_storage(ConfigReader& r, ServerConfig& c) {
     c.placement_seed = r.uint("placement_seed", c.placement_seed);
     c.time_slice = r.duration("time_slice", c.time_slice, 100ms, 10min);
     const auto order_text = r.string("disk_order", std::string(to_string(c.disk_order)));
@@ -179,10 +181,12 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     c.piece_size = r.bytes("piece_size", c.piece_size, Bytes(16 * 1024), Bytes(64 * 1024 * 1024));
     auto ps = c.piece_size.value();
     if ((ps & (ps - 1)) != 0) r.fail("piece_size", "must be a power of two, got " + std::to_string(ps));
-
     c.open_files = r.uint("open_files", c.open_files, 16, 1'048'576);
     c.service_model_half_life = r.duration("service_model_half_life", c.service_model_half_life, 10ms, 24h);
+}
 
+// The HTTP side: threads, connections and their limits, the admin listener.
+void load_http(ConfigReader& r, ServerConfig& c) {
     c.io_threads = static_cast<unsigned>(r.uint("io_threads", c.io_threads, 1, 256));
     c.max_connections = r.uint("max_connections", c.max_connections, 1, 1'000'000);
     // Below a tenth of a second a client cannot even send its request line before the connection is closed.
@@ -193,27 +197,31 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     c.max_multipart_bytes =
         r.bytes("max_multipart_bytes", c.max_multipart_bytes, Bytes(1024), Bytes(16ull * 1024 * 1024 * 1024));
     if (r.has("admin_listen")) c.admin_listen = endpoint_field(r, "admin_listen", "");
-    if (r.has("admission")) {
-        auto a = r.object("admission");
-        auto& ac = c.admission;
-        ac.enabled = a.boolean("enabled", ac.enabled);
-        ac.disk_share = a.number("disk_share", ac.disk_share, 0.01, 1.0);
-        ac.network = a.bitrate("network", ac.network, BitRate(0), kMaxBitrate);
-        ac.buffer = a.bytes("buffer", ac.buffer, Bytes(0), Bytes(1ull << 40));
-        if (a.has("start_latency")) ac.start_latency = a.duration("start_latency", std::nullopt, 0s, 1h);
-        const auto policy_name = a.string("start_policy", std::string(to_string(ac.start_policy)));
-        const auto sp = parse_start_policy(policy_name);
-        if (!sp) {
-            a.fail("start_policy",
-                   "expected greedy, minimal_load or last_scheduled, got \"" + policy_name + "\"");
-        }
-        ac.start_policy = *sp;
-        const auto reservation = a.string("reserve", ac.reserve_peak ? "peak" : "trace");
-        if (reservation != "peak" && reservation != "trace")
-            a.fail("reserve", "expected trace or peak, got \"" + reservation + "\"");
-        ac.reserve_peak = reservation == "peak";
-        a.finish();
-    }
+}
+
+// `admission`: on unless it says otherwise, present or not.
+AdmissionConfig load_admission(ConfigReader a, AdmissionConfig ac) {
+    ac.enabled = a.boolean("enabled", ac.enabled);
+    ac.disk_share = a.number("disk_share", ac.disk_share, 0.01, 1.0);
+    ac.network = a.bitrate("network", ac.network, BitRate(0), kMaxBitrate);
+    ac.buffer = a.bytes("buffer", ac.buffer, Bytes(0), Bytes(1ull << 40));
+    if (a.has("start_latency")) ac.start_latency = a.duration("start_latency", std::nullopt, 0s, 1h);
+    const auto policy_name = a.string("start_policy", std::string(to_string(ac.start_policy)));
+    const auto sp = parse_start_policy(policy_name);
+    if (!sp)
+        a.fail("start_policy",
+               "expected greedy, minimal_load or last_scheduled, got \"" + policy_name + "\"");
+    ac.start_policy = *sp;
+    const auto reservation = a.string("reserve", ac.reserve_peak ? "peak" : "trace");
+    if (reservation != "peak" && reservation != "trace")
+        a.fail("reserve", "expected trace or peak, got \"" + reservation + "\"");
+    ac.reserve_peak = reservation == "peak";
+    a.finish();
+    return ac;
+}
+
+// `access_log` and `log_level`.
+void load_logging(ConfigReader& r, ServerConfig& c) {
     if (r.has("access_log")) {
         auto log = r.object("access_log");
         auto path = log.string("path");
@@ -226,6 +234,132 @@ ServerConfig load_server_config(const nlohmann::json& json) {
         c.log_level != "error" && c.log_level != "off") {
         r.fail("log_level", "expected trace, debug, info, warn, error or off, got \"" + c.log_level + "\"");
     }
+}
+
+// Messages never show a secret: only where it came from and what is wrong with it.
+std::string secret_from_hex(ConfigReader& r, std::string_view field, std::string_view hex) {
+    while (!hex.empty() && (hex.back() == '\n' || hex.back() == '\r' || hex.back() == ' '))
+        hex.remove_suffix(1);
+    if (hex.size() % 2 != 0) r.fail(field, "expected hex digits in pairs");
+    std::string out;
+    for (std::size_t i = 0; i < hex.size(); i += 2) {
+        const int hi = hex_digit(hex[i]);
+        const int lo = hex_digit(hex[i + 1]);
+        if (hi < 0 || lo < 0) r.fail(field, "expected hex digits only");
+        out += static_cast<char>(hi * 16 + lo);
+    }
+    if (out.size() < kMinSecretBytes || out.size() > kMaxSecretBytes) {
+        r.fail(field, "expected " + std::to_string(kMinSecretBytes) + " to " +
+                          std::to_string(kMaxSecretBytes) + " bytes (" + std::to_string(2 * kMinSecretBytes) +
+                          "+ hex digits, e.g. `openssl rand -hex 32`), got " + std::to_string(out.size()));
+    }
+    return out;
+}
+
+AccessKey load_access_key(ConfigReader r) {
+    AccessKey k;
+    k.id = r.string("id");
+    if (!valid_key_id(k.id)) r.fail("id", "expected 1-32 characters of [A-Za-z0-9._-], got \"" + k.id + "\"");
+    const bool inline_secret = r.has("secret");
+    const bool file_secret = r.has("secret_file");
+    if (inline_secret == file_secret) r.fail("secret", "give exactly one of secret (hex) and secret_file");
+    if (inline_secret) {
+        k.secret = secret_from_hex(r, "secret", r.string("secret"));
+    } else {
+        const auto path = r.string("secret_file");
+        std::string text;
+        try {
+            text = read_file(path);
+        } catch (const FileReadError& e) {
+            r.fail("secret_file", e.what());
+        }
+        k.secret = secret_from_hex(r, "secret_file", text);
+    }
+    r.finish();
+    return k;
+}
+
+AccessPolicy load_access(ConfigReader r) {
+    AccessPolicy a;
+    if (r.has("keys")) {
+        const auto& keys = r.raw("keys");
+        if (!keys.is_array())
+            r.fail("keys", "expected an array of {\"id\", \"secret\" or \"secret_file\"} objects");
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            const auto name = "access.keys[" + std::to_string(i) + "]";
+            if (!keys[i].is_object()) throw ConfigError("config field '" + name + "': expected an object");
+            // Checked here rather than by finish(), whose message shows the value: a misspelt "secret" would
+            // print the secret.
+            for (const auto& [field, value] : keys[i].items()) {
+                if (field != "id" && field != "secret" && field != "secret_file")
+                    throw ConfigError("config field '" + name + "." + field +
+                                      "': unknown field (value not shown)");
+            }
+            auto k = load_access_key(ConfigReader(keys[i], name));
+            if (a.key(k.id)) r.fail("keys", "two keys have the id \"" + k.id + "\"");
+            a.keys.push_back(std::move(k));
+        }
+    }
+    if (!a.keys.empty()) a.signing_key = a.keys.front().id;
+    if (r.has("signing_key")) {
+        a.signing_key = r.string("signing_key");
+        if (!a.key(a.signing_key)) r.fail("signing_key", "names no key in keys: \"" + a.signing_key + "\"");
+    }
+    for (const auto& s : r.strings("revoked_subscribers", std::vector<std::string>{})) {
+        if (!valid_subscriber(s)) r.fail("revoked_subscribers", "not a subscriber id: \"" + s + "\"");
+        a.revoked_subscribers.insert(s);
+    }
+    r.finish();
+    return a;
+}
+
+TlsConfig load_tls(ConfigReader r) {
+    TlsConfig t;
+    t.certificate_chain = r.string("certificate_chain");
+    if (t.certificate_chain.empty()) r.fail("certificate_chain", "must not be empty");
+    t.private_key = r.string("private_key");
+    if (t.private_key.empty()) r.fail("private_key", "must not be empty");
+    r.finish();
+    return t;
+}
+
+TelemetryConfig load_telemetry(ConfigReader r) {
+    TelemetryConfig t;
+    t.enabled = r.boolean("enabled", t.enabled);
+    t.max_body = r.bytes("max_body", Bytes(t.max_body), Bytes(256), Bytes(64 * 1024)).value();
+    t.per_subscriber_per_minute =
+        r.number("per_subscriber_per_minute", t.per_subscriber_per_minute, 0.01, 6000);
+    t.per_subscriber_burst = r.uint("per_subscriber_burst", t.per_subscriber_burst, 1, 10'000);
+    t.overall_per_second = r.number("overall_per_second", t.overall_per_second, 0.01, 1'000'000);
+    t.overall_burst = r.uint("overall_burst", t.overall_burst, 1, 10'000'000);
+    t.tracked_subscribers = r.uint("tracked_subscribers", t.tracked_subscribers, 16, 100'000'000);
+    r.finish();
+    return t;
+}
+
+}  // namespace
+
+ServerConfig load_server_config(const nlohmann::json& json) {
+    ConfigReader r(json);
+    ServerConfig c;
+    c.listen = endpoint_field(r, "listen", c.listen.to_string());
+    load_disks(r, c);
+    load_policy(r, c);
+    if (r.has("tls")) c.tls = load_tls(r.object("tls"));
+    if (r.has("tier")) c.tier = load_tier_config(r.object("tier"));
+    // The nodes of a tier read each other's blocks over plain HTTP (tier URLs are http://).
+    if (c.tier && c.tls)
+        r.fail("tier", "a node of a tier cannot serve TLS (the nodes relay to each other over http://); "
+                       "leave out tls, or put a TLS proxy in front of each node");
+    load_public_url(r, c);
+    load_storage(r, c);
+    load_http(r, c);
+    if (r.has("admission")) c.admission = load_admission(r.object("admission"), c.admission);
+    if (r.has("demand")) c.demand = load_demand_config(r.object("demand"));
+    if (r.has("push")) c.push = load_push_config(r.object("push"));
+    if (r.has("access")) c.access = load_access(r.object("access"));
+    if (r.has("telemetry")) c.telemetry = load_telemetry(r.object("telemetry"));
+    load_logging(r, c);
     r.finish();
     return c;
 }

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "server/core/tier_config.hpp"
+#include "server/core/access_policy.hpp"
+#include "server/core/push_config.hpp"
 #include "toast/common/endpoint.hpp"
 #include "toast/common/units.hpp"
 
@@ -84,6 +86,26 @@ inline constexpr Bytes kMaxBlockSize{256 * 1024 * 1024};
 inline constexpr BitRate kMinBitrate{1'000};
 inline constexpr BitRate kMaxBitrate{100'000'000'000};
 
+// TLS on the main listener (config "tls"): PEM files, read at start-up and again on SIGHUP (a renewed
+// certificate applies to new connections).
+struct TlsConfig {
+    std::filesystem::path certificate_chain;  // the server's certificate first, then intermediates
+    std::filesystem::path private_key;
+    bool operator==(const TlsConfig&) const = default;
+};
+
+// Boxes' QoE reports (POST /telemetry): bounded in size and rate, per subscriber and overall.
+struct TelemetryConfig {
+    bool enabled = true;
+    std::size_t max_body = 8 * 1024;        // bytes; larger reports are refused (413)
+    double per_subscriber_per_minute = 6;   // sustained reports a subscriber may send
+    std::size_t per_subscriber_burst = 10;  // reports a subscriber may send at once
+    double overall_per_second = 200;        // every subscriber together
+    std::size_t overall_burst = 400;
+    std::size_t tracked_subscribers = 100'000;  // rate-limit buckets kept; the longest idle go first
+    bool operator==(const TelemetryConfig&) const = default;
+};
+
 struct ServerConfig {
     Endpoint listen{"127.0.0.1", 8080};
     std::vector<DiskConfig> disks;
@@ -120,6 +142,13 @@ struct ServerConfig {
     AdmissionConfig admission;
     // This node's tier (config `tier`); none: a server on its own, holding every block of every title.
     std::optional<TierConfig> tier;
+    DemandConfig demand;  // each title's demand in the catalogue
+    PushConfig push;      // pre-placement on idle boxes; disabled unless the config has a "push" object
+
+    // Signed URLs: no keys, every content route answers everyone.
+    AccessPolicy access;
+    std::optional<TlsConfig> tls;
+    TelemetryConfig telemetry;
 
     std::string log_level = "info";
 };

@@ -15,9 +15,10 @@ namespace toast::server {
 // The node ids in the target's "refused" query parameter (comma-separated); invalid ids are dropped.
 std::vector<std::string> refused_nodes(std::string_view target);
 
-// 307 to `node_url` + `path` + "?refused=" + every refused id (the earlier ones and `self`), with a body that
-// says why (`reason`: what was full here).
-HttpResponse stream_redirect(std::string_view node_url, std::string_view path,
+// 307 to `node_url` + the target's path, its query parameters other than "refused" (a signed URL's token
+// among them) and "refused=" + every refused id (the earlier ones and `self`), with a body that says why
+// (`reason`: what was full here).
+HttpResponse stream_redirect(std::string_view node_url, std::string_view target,
                              std::vector<std::string> refused, std::string_view self,
                              std::string_view reason);
 

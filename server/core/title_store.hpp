@@ -98,7 +98,7 @@ struct ReadRequest {
     std::uint64_t length = 0;  // the caller keeps [offset, offset + length) within the title
     // When the bytes are needed; none means best effort. Disk queues that order by deadline serve earlier
     // deadlines first (the default queue is first come, first served).
-    std::optional<std::chrono::steady_clock::time_point> deadline;
+    std::optional<std::chrono::steady_clock::time_point> deadline{};
     // Re-check every byte against the manifest's checksums even where the store already verified this file
     // (the client asked with Cache-Control: no-cache after the bytes failed its own hash check): a replica
     // that rotted after it was verified is found, marked, and another replica serves.

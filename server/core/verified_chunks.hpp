@@ -4,8 +4,8 @@
 // a file that is rewritten in place (new mtime), replaced by a rename (new inode) or truncated (new size) no
 // longer matches and is checked again from scratch. The record is independent of whether the file is open:
 // the store's open-file cache may close and re-open a file any number of times without a chunk being hashed
-// twice (re-verifying on every re-open made CRC-32C a sixth of the server's CPU once a title had more block
-// files than the cache had slots). Memory is one bit per 64 KiB chunk plus the key: about 150 bytes per block
+// twice (re-verifying on every re-open would make CRC-32C a large share of the server's CPU once a title has
+// more block files than the cache has slots). Memory is one bit per 64 KiB chunk plus the key: about 150 bytes per block
 // file, and callers forget files whose title version left the catalogue.
 //
 // Pure data, not thread-safe: the block store guards it.

@@ -17,6 +17,7 @@
 
 #include "server/http/http_session.hpp"
 #include "server/http/server_shared.hpp"
+#include "server/http/tls_context.hpp"
 
 namespace toast::server {
 namespace asio = boost::asio;
@@ -222,6 +223,7 @@ HttpService::HttpService(const ServerConfig& config, TitleStore& store, DiskCont
     // sendfile(2) to a peer that has gone raises SIGPIPE; we want EPIPE.
     std::signal(SIGPIPE, SIG_IGN);
     if (config.access_log) impl_->shared.set_access_log(std::make_shared<AccessLogFile>(*config.access_log));
+    if (config.tls) impl_->shared.set_tls(make_server_tls(*config.tls));
     auto main = std::make_unique<Impl::Listener>(impl_->control());
     impl_->bind(*main, config.listen);
     impl_->listeners.push_back(std::move(main));
@@ -253,6 +255,14 @@ void HttpService::run(bool handle_signals, std::function<void()> on_hangup) {
 std::vector<std::string> HttpService::reload(const ServerConfig& config) {
     std::vector<std::string> problems;
     impl_->shared.set_settings(config);
+    // A TLS server stays one (tls added or removed needs a restart): only the certificate and key change.
+    if (config.tls && impl_->shared.tls()) {
+        try {
+            impl_->shared.set_tls(make_server_tls(*config.tls));
+        } catch (const std::exception& e) {
+            problems.push_back(std::string(e.what()) + "; still using the previous certificate");
+        }
+    }
     auto current = impl_->shared.access_log();
     if (!config.access_log) {
         impl_->shared.set_access_log(nullptr);

@@ -21,8 +21,9 @@ class TierClient;
 
 class HttpService {
   public:
-    // Binds `listen` (and `admin_listen` if set); port 0 picks a free port; opens `access_log` if set. Throws
-    // std::runtime_error naming the address or the file if that fails. The references must outlive the
+    // Binds `listen` (and `admin_listen` if set); port 0 picks a free port; opens `access_log` if set; loads
+    // `tls` if set (the main listener then speaks HTTPS only; the admin listener stays plain, on loopback).
+    // Throws std::runtime_error naming the address or the file if that fails. The references must outlive the
     // service.
     // `tier` (a node of a tier: its client of the other nodes) sends refused paced streams to a node with
     // room.
@@ -40,10 +41,11 @@ class HttpService {
     // `on_hangup` (if set) on the service's first event loop.
     void run(bool handle_signals = false, std::function<void()> on_hangup = {});
     // Thread-safe: publishes `config`'s HTTP limits (max_connections, idle_timeout, header_limit,
-    // max_pipelined, max_ranges, max_multipart_bytes, time_slice) to new connections, requests and responses,
-    // and re-opens the access log (at `config.access_log`, which may have changed): after logrotate moved the
-    // file, a new one starts. Returns what it could not do (an access log that does not open keeps the
-    // previous one).
+    // max_pipelined, max_ranges, max_multipart_bytes, time_slice), the signed-URL policy and the telemetry
+    // limits to new connections, requests and responses, re-opens the access log (at `config.access_log`,
+    // which may have changed): after logrotate moved the file, a new one starts, and re-reads the TLS
+    // certificate and key. Returns what it could not do (an access log that does not open, or a certificate
+    // that does not load, keeps the previous one).
     std::vector<std::string> reload(const ServerConfig& config);
     // Thread-safe: stop accepting, finish in-flight responses within `drain_limit`, then let run() return.
     void shutdown(std::chrono::milliseconds drain_limit = std::chrono::seconds(5));

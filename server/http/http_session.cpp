@@ -1,16 +1,21 @@
 #include "server/http/http_session.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 
 #include "server/core/stream_redirect.hpp"
 #include "server/http/request_view.hpp"
 #include "server/io/tier_client.hpp"
+#include "toast/common/access_token.hpp"
 #include "toast/common/log.hpp"
 
 namespace toast::server {
@@ -22,6 +27,9 @@ using tcp = asio::ip::tcp;
 namespace {
 
 constexpr auto kLingerTime = std::chrono::seconds(1);
+// What one SSL write takes from the send chain: large enough for full TLS records, small enough that a slow
+// client's connection holds little memory.
+constexpr std::uint64_t kTlsWriteChunk = 256 * 1024;
 
 // A /stream this node refused, sent to a node of the tier with room (none: nullopt, and the 503 stands).
 std::optional<HttpResponse> redirect_stream(ServerShared& shared, std::string_view target,
@@ -34,8 +42,7 @@ std::optional<HttpResponse> redirect_stream(ServerShared& shared, std::string_vi
         if (auto i = tier.layout.find(id)) exclude.push_back(shared.tier->node(tier.layout.node(*i).url));
     const auto other = shared.tier->node_with_room(exclude);
     if (!other) return std::nullopt;
-    const auto path = target.substr(0, target.find('?'));
-    return stream_redirect(shared.tier->url(*other), path, std::move(refused), tier.self_node().id, reason);
+    return stream_redirect(shared.tier->url(*other), target, std::move(refused), tier.self_node().id, reason);
 }
 
 bool peer_left(const beast::error_code& ec) {
@@ -50,6 +57,7 @@ HttpSession::HttpSession(ServerShared& shared, tcp::socket socket, bool admin_li
                          bool reject)
     : shared_(shared),
       socket_(std::move(socket)),
+      tls_context_(admin_listener ? nullptr : shared.tls()),
       watchdog_(socket_.get_executor()),
       pace_timer_(socket_.get_executor()),
       admin_listener_(admin_listener),
@@ -77,6 +85,31 @@ void HttpSession::start() {
     last_activity_ = Clock::now();
     const auto settings = shared_.settings();
     arm_watchdog(settings->idle_timeout);
+    if (tls_context_) {
+        tls_.emplace(socket_, *tls_context_);
+        state_ = State::writing;  // the watchdog counts a handshake that makes no progress as idle
+        tls_->async_handshake(boost::asio::ssl::stream_base::server,
+                              [self = shared_from_this()](beast::error_code ec) { self->on_handshake(ec); });
+        return;
+    }
+    begin();
+}
+
+void HttpSession::on_handshake(beast::error_code ec) {
+    if (state_ == State::closed) return;
+    if (ec) {
+        shared_.metrics.tls_handshake_failures.inc();
+        spdlog::debug("{}: TLS handshake failed: {}", peer_, ec.message());
+        close();
+        return;
+    }
+    state_ = State::idle;
+    last_activity_ = Clock::now();
+    begin();
+}
+
+void HttpSession::begin() {
+    const auto settings = shared_.settings();
     if (reject_) {
         auto r = error_response(
             503, "connection limit of " + std::to_string(settings->max_connections) + " reached");
@@ -110,8 +143,12 @@ void HttpSession::do_read() {
     parser_->body_limit(kMaxRequestBody);
     read_in_flight_ = true;
     if (state_ == State::idle) last_activity_ = Clock::now();
-    http::async_read(socket_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+    auto done = [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); };
+    if (tls_) {
+        http::async_read(*tls_, buffer_, *parser_, std::move(done));
+    } else {
+        http::async_read(socket_, buffer_, *parser_, std::move(done));
+    }
 }
 
 void HttpSession::on_read(beast::error_code ec) {
@@ -154,11 +191,13 @@ void HttpSession::on_read(beast::error_code ec) {
     const auto& msg = parser_->get();
     Job job;
     job.received = Clock::now();
-    job.what = log_escape(std::string(msg.method_string()) + " " + std::string(msg.target()));
+    // A token in the URL is a credential: logs show that there was one, not what it was.
+    const auto target = redact_token(msg.target());
+    job.what = log_escape(std::string(msg.method_string()) + " " + target);
     if (shared_.access_log()) {
         job.access.emplace();
         job.access->received = std::chrono::system_clock::now();
-        job.access->request_line = std::string(msg.method_string()) + " " + std::string(msg.target()) +
+        job.access->request_line = std::string(msg.method_string()) + " " + target +
                                    (msg.version() == 10 ? " HTTP/1.0" : " HTTP/1.1");
         job.access->referer = std::string(msg[http::field::referer]);
         job.access->user_agent = std::string(msg[http::field::user_agent]);
@@ -170,7 +209,15 @@ void HttpSession::on_read(beast::error_code ec) {
         const auto settings = shared_.settings();
         HandlerContext ctx{shared_.store, shared_.disks, shared_.registry, settings->limits,
                            shared_.node_report};
-        job.response = handle_request(request_view(msg, loopback_, admin_listener_), ctx);
+        ctx.push = shared_.push.get();
+        ctx.access = &settings->access;
+        ctx.unix_now = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+        ctx.telemetry = &shared_.qoe;
+        job.response = handle_request(request_view(msg, loopback_, admin_listener_, peer_address_), ctx);
+        if (!job.response.denial.empty()) shared_.metrics.count_denial(job.response.denial);
+        if (job.response.token_renewed) shared_.metrics.renewals.inc();
         admit(job, msg.target());
     }
     job.keep_alive = msg.keep_alive() && !job.response.close && !shared_.draining.load();
@@ -286,9 +333,12 @@ void HttpSession::issue_reads() {
             });
             shared.outstanding_reads.fetch_sub(1);
         };
-        shared_.store.read(
-            ReadRequest{job.response.title, read.offset, read.length, deadline, job.response.revalidate},
-            std::move(done));
+        shared_.store.read(ReadRequest{.title = job.response.title,
+                                       .offset = read.offset,
+                                       .length = read.length,
+                                       .deadline = deadline,
+                                       .revalidate = job.response.revalidate},
+                           std::move(done));
     }
 }
 
@@ -299,6 +349,10 @@ void HttpSession::on_store_read(std::uint64_t generation, std::size_t item, Read
 }
 
 void HttpSession::write() {
+    if (tls_) {
+        write_tls();
+        return;
+    }
     const auto sent = send_chain(socket_.native_handle(), out_);
     if (sent.sent > 0) {
         last_activity_ = Clock::now();
@@ -329,6 +383,57 @@ void HttpSession::write() {
                           queue_.front().what);
             close();
             return;
+    }
+}
+
+// The next part of the chain, up to kTlsWriteChunk, copied (memory) or read (file regions) into tls_out_
+// and written through the SSL stream.
+void HttpSession::write_tls() {
+    tls_out_.clear();
+    for (const auto& b : out_.buffers()) {
+        if (tls_out_.size() >= kTlsWriteChunk) break;
+        const auto n = std::min<std::uint64_t>(b.size, kTlsWriteChunk - tls_out_.size());
+        if (b.fd < 0) {
+            tls_out_.append(b.data, n);
+            continue;
+        }
+        const auto at = tls_out_.size();
+        tls_out_.resize(at + n);
+        std::uint64_t got = 0;
+        while (got < n) {
+            const auto r =
+                ::pread(b.fd, tls_out_.data() + at + got, n - got, static_cast<off_t>(b.offset + got));
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) {
+                spdlog::error("{} {}: store file read failed ({}); closing", peer_, queue_.front().what,
+                              r < 0 ? std::strerror(errno) : "file ended before the segment did");
+                close();
+                return;
+            }
+            got += static_cast<std::uint64_t>(r);
+        }
+    }
+    asio::async_write(
+        *tls_, asio::buffer(tls_out_),
+        [self = shared_from_this()](beast::error_code ec, std::size_t n) { self->on_tls_written(ec, n); });
+}
+
+void HttpSession::on_tls_written(beast::error_code ec, std::size_t n) {
+    if (state_ != State::writing) return;
+    if (ec) {
+        spdlog::debug("{}: TLS write failed: {}", peer_, ec.message());
+        close();
+        return;
+    }
+    last_activity_ = Clock::now();
+    out_.consume(n);
+    const auto body = transfer_->on_sent(n);
+    queue_.front().body_sent += body;
+    count_bytes(body);
+    if (out_.empty()) {
+        pump();
+    } else {
+        write_tls();
     }
 }
 
@@ -471,6 +576,7 @@ void HttpSession::write_access_log(const Job& job) const {
     e.peer = peer_address_;
     e.status = job.response.status;
     e.body_bytes = job.body_sent;
+    e.user = job.response.subscriber;
     e.duration = Clock::now() - job.received;
     if (job.access) {
         e.received = job.access->received;

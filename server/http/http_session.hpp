@@ -3,6 +3,10 @@
 // bytes go out through the send chain (sendfile(2) for title bytes). A session lives on one io_context, run
 // by one thread, so it needs no strand; store completions are posted back to it.
 //
+// With TLS (the config's "tls", main listener only) it first completes the handshake within idle_timeout;
+// requests are then read through the SSL stream, and responses written through it: file regions are read
+// into memory and encrypted (SSL writes, never sendfile), a quarter MiB at a time.
+//
 // Its life is a few states:
 //   idle            no response in progress; waiting for (or reading) the next request
 //   awaiting_store  the front response waits for store reads      } "responding": a response is in progress;
@@ -25,6 +29,8 @@
 #include <string>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -72,6 +78,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         std::uint64_t body_sent = 0;
     };
 
+    // TLS.
+    void on_handshake(boost::beast::error_code ec);
+    void begin();  // after the handshake (or at once without TLS): read, or refuse the connection
+    void write_tls();
+    void on_tls_written(boost::beast::error_code ec, std::size_t n);
+
     // Reading requests.
     void do_read();
     void on_read(boost::beast::error_code ec);
@@ -101,6 +113,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
     ServerShared& shared_;
     boost::asio::ip::tcp::socket socket_;
+    std::shared_ptr<boost::asio::ssl::context> tls_context_;  // null: plain HTTP
+    std::optional<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;
+    std::string tls_out_;  // bytes being written through the SSL stream
     boost::asio::steady_timer watchdog_;
     boost::asio::steady_timer pace_timer_;
     boost::beast::flat_buffer buffer_;

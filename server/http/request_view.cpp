@@ -1,36 +1,21 @@
 #include "server/http/request_view.hpp"
 
-#include <vector>
-
-#include "toast/common/http_request_rules.hpp"
+#include "toast/common/beast_request_head.hpp"
 
 namespace toast::server {
 
 namespace http = boost::beast::http;
 
-namespace {
-
-std::vector<std::string_view> values_of(const BeastRequest& message, http::field field) {
-    std::vector<std::string_view> out;
-    auto [first, last] = message.equal_range(field);
-    for (auto it = first; it != last; ++it)
-        out.push_back(it->value());
-    return out;
-}
-
-}  // namespace
-
 std::optional<HttpResponse> framing_rejection(const BeastRequest& message) {
-    const auto hosts = values_of(message, http::field::host);
-    const auto codings = values_of(message, http::field::transfer_encoding);
-    auto problem = request_framing_problem(message.version(), hosts, codings);
+    auto problem = request_framing_problem(request_head_of(message));
     if (!problem) return std::nullopt;
     auto r = error_response(400, *problem);
     r.close = true;
     return r;
 }
 
-HttpRequest request_view(const BeastRequest& message, bool peer_is_loopback, bool on_admin_listener) {
+HttpRequest request_view(const BeastRequest& message, bool peer_is_loopback, bool on_admin_listener,
+                         std::string_view peer_address) {
     HttpRequest req;
     req.method = message.method_string();
     req.target = message.target();
@@ -47,6 +32,8 @@ HttpRequest request_view(const BeastRequest& message, bool peer_is_loopback, boo
     field(http::field::if_modified_since, req.if_modified_since);
     field(http::field::if_unmodified_since, req.if_unmodified_since);
     field(http::field::host, req.host);
+    field(http::field::authorization, req.authorization);
+    req.peer_address = peer_address;
     req.has_content_type = field(http::field::content_type, req.content_type);
     req.has_origin = field(http::field::origin, req.origin);
     if (auto it = message.find("Sec-Fetch-Site"); it != message.end()) req.sec_fetch_site = it->value();

@@ -22,6 +22,7 @@ using BeastRequest = boost::beast::http::request<boost::beast::http::string_body
 std::optional<HttpResponse> framing_rejection(const BeastRequest& message);
 
 // Views into `message`: valid while it lives and is not modified.
-HttpRequest request_view(const BeastRequest& message, bool peer_is_loopback, bool on_admin_listener);
+HttpRequest request_view(const BeastRequest& message, bool peer_is_loopback, bool on_admin_listener,
+                         std::string_view peer_address = {});
 
 }  // namespace toast::server

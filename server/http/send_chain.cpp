@@ -21,13 +21,13 @@ constexpr std::uint64_t kMaxSendfile = 0x7ffff000;
 
 void SendChain::push_memory(const char* data, std::uint64_t size, std::shared_ptr<const void> keeper) {
     if (size == 0) return;
-    buffers_.push_back(Buffer{data, -1, 0, size, std::move(keeper)});
+    buffers_.push_back(Buffer{.data = data, .size = size, .keeper = std::move(keeper)});
 }
 
 void SendChain::push_file(int fd, std::uint64_t offset, std::uint64_t size,
                           std::shared_ptr<const void> keeper) {
     if (size == 0) return;
-    buffers_.push_back(Buffer{nullptr, fd, offset, size, std::move(keeper)});
+    buffers_.push_back(Buffer{.fd = fd, .offset = offset, .size = size, .keeper = std::move(keeper)});
 }
 
 void SendChain::consume(std::uint64_t n) {

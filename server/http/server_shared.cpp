@@ -14,7 +14,23 @@ HttpMetrics::HttpMetrics(MetricsRegistry& registry)
       response_seconds(registry.histogram("toast_http_response_seconds",
                                           "Time from a parsed request to its last response byte written",
                                           latency_buckets())),
-      registry_(registry) {}
+      renewals(registry.counter("toast_access_renewals_total", "Tokens renewed (POST /token/renew)")),
+      tls_handshake_failures(registry.counter("toast_http_tls_handshake_failures_total",
+                                              "TLS connections that failed or timed out before a request")),
+      max_connections(registry.gauge("toast_http_max_connections", "The max_connections limit in force")),
+      registry_(registry) {
+    // Present from the start, so that dashboards and alert rules see zeros rather than no series.
+    for (const char* reason :
+         {"missing", "malformed", "unknown_key", "bad_signature", "expired", "revoked", "out_of_scope"})
+        count_denial(reason, 0);
+}
+
+void HttpMetrics::count_denial(const std::string& reason, std::uint64_t n) {
+    registry_
+        .counter("toast_access_denied_total", "Requests refused 403 by the signed-URL check, by reason",
+                 {{"reason", reason}})
+        .inc(n);
+}
 
 void HttpMetrics::count_response(unsigned status) {
     if (status >= by_status_.size()) status = 599;
@@ -42,6 +58,9 @@ HttpSettings HttpSettings::from(const ServerConfig& c) {
     s.limits.max_multipart_bytes = c.max_multipart_bytes.value();
     s.limits.admin_on_separate_listener = c.admin_listen.has_value();
     s.transfer_limits.time_slice = c.time_slice;
+    s.limits.telemetry = c.telemetry.enabled;
+    s.limits.telemetry_max_body = c.telemetry.max_body;
+    s.access = c.access;
     return s;
 }
 
@@ -54,8 +73,10 @@ ServerShared::ServerShared(const ServerConfig& c, TitleStore& s, DiskControl& d,
       metrics(m),
       tier(t),
       redirected_streams(m.counter("toast_admission_decisions_total", "Paced streams admitted or refused",
-                                   Labels{{"result", "redirected"}})) {
+                                   Labels{{"result", "redirected"}})),
+      qoe(m, c.telemetry) {
     set_settings(c);
+    push = std::make_unique<PushCoordinator>(c.demand, c.push, s);
     if (c.admission.enabled)
         admission = std::make_unique<StreamAdmission>(c, d, m, settings()->transfer_limits.window);
     node_report.load_ms = [&d] { return node_load_ms(d.disk_status()); };

@@ -11,12 +11,17 @@
 #include <unordered_map>
 #include <vector>
 
+#include <boost/asio/ssl/context.hpp>
+
+#include "server/core/access_policy.hpp"
 #include "server/core/disk_control.hpp"
 #include "server/core/request_handler.hpp"
 #include "server/core/server_config.hpp"
 #include "server/core/title_store.hpp"
+#include "server/http/qoe_metrics.hpp"
 #include "server/http/response_transfer.hpp"
 #include "server/http/stream_admission.hpp"
+#include "server/io/push_coordinator.hpp"
 #include "toast/common/access_log.hpp"
 #include "toast/common/metrics.hpp"
 
@@ -34,6 +39,11 @@ class HttpMetrics {
     Gauge& open_connections;
     Counter& rejected_connections;
     Histogram& response_seconds;
+    // toast_access_denied_total{reason}: content requests refused by the signed-URL check.
+    void count_denial(const std::string& reason, std::uint64_t n = 1);
+    Counter& renewals;
+    Counter& tls_handshake_failures;
+    Gauge& max_connections;  // the limit in force, so that dashboards and alerts can show how near it is
 
   private:
     MetricsRegistry& registry_;
@@ -49,6 +59,7 @@ struct HttpSettings {
     std::size_t max_pipelined = 0;
     HandlerLimits limits;
     ResponseTransfer::Limits transfer_limits;
+    AccessPolicy access;
 
     static HttpSettings from(const ServerConfig& config);
 };
@@ -67,11 +78,18 @@ struct ServerShared {
     TierClient* tier;                            // null: not a node of a tier
     NodeReport node_report;                      // Toast-Load and GET /tier
     Counter& redirected_streams;                 // /stream sent to another node of the tier
+    QoeMetrics qoe;                              // POST /telemetry's sink
+    std::unique_ptr<PushCoordinator> push;       // catalogue demand, and pre-placement when enabled
 
     std::shared_ptr<const HttpSettings> settings() const { return settings_.load(); }
     void set_settings(const ServerConfig& c) {
         settings_.store(std::make_shared<const HttpSettings>(HttpSettings::from(c)));
+        qoe.set_config(c.telemetry);
+        metrics.max_connections.set(static_cast<double>(c.max_connections));
     }
+    // The TLS context new connections on the main listener use; null: plain HTTP.
+    std::shared_ptr<boost::asio::ssl::context> tls() const { return tls_.load(); }
+    void set_tls(std::shared_ptr<boost::asio::ssl::context> context) { tls_.store(std::move(context)); }
     // Null when no access log is configured.
     std::shared_ptr<AccessLogFile> access_log() const { return access_log_.load(); }
     void set_access_log(std::shared_ptr<AccessLogFile> log) { access_log_.store(std::move(log)); }
@@ -89,6 +107,7 @@ struct ServerShared {
   private:
     std::atomic<std::shared_ptr<const HttpSettings>> settings_;
     std::atomic<std::shared_ptr<AccessLogFile>> access_log_;
+    std::atomic<std::shared_ptr<boost::asio::ssl::context>> tls_;
     std::mutex mutex_;
     std::unordered_map<HttpSession*, std::weak_ptr<HttpSession>> sessions_;
 };

@@ -46,12 +46,12 @@ namespace toast::server {
 struct BlockStoreOptions {
     std::chrono::milliseconds rescan_interval{1000};  // find() re-reads changed manifests at most this often
     std::chrono::milliseconds miss_rescan_interval{50};  // ... or this often when a name is not found
-    std::optional<std::size_t> open_file_cache;  // open block files kept; default: the config's open_files
+    std::optional<std::size_t> open_file_cache{};  // open block files kept; default: the config's open_files
     // The order disk `index` serves its queue in; default: the config's `disk_order`.
-    std::function<std::unique_ptr<DiskScheduler>(std::size_t index, const DiskConfig&)> scheduler;
+    std::function<std::unique_ptr<DiskScheduler>(std::size_t index, const DiskConfig&)> scheduler{};
     // How long a read takes on disk `index`; null for a real disk (no waiting). Default: the config's
     // `emulate` as AccessTransferTiming (t_a + bytes / r_d) or, with `full_seek`, SeekTiming; else null.
-    std::function<std::unique_ptr<DiskTimingModel>(std::size_t index, const DiskConfig&)> timing;
+    std::function<std::unique_ptr<DiskTimingModel>(std::size_t index, const DiskConfig&)> timing{};
 };
 
 class BlockStore final : public TitleStore, public DiskControl {

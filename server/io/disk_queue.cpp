@@ -51,7 +51,11 @@ bool DiskQueue::push(std::uint64_t bytes, std::uint64_t position, std::optional<
         std::lock_guard lock(mutex_);
         if (stop_) return false;
         Entry e;
-        e.turn.request = DiskRequest{next_id_++, bytes, position, Clock::now(), deadline};
+        e.turn.request = DiskRequest{.id = next_id_++,
+                                     .bytes = bytes,
+                                     .position = position,
+                                     .arrival = Clock::now(),
+                                     .deadline = deadline};
         e.turn.epoch = interrupter_.epoch();
         e.work = std::move(work);
         scheduler_->push(e.turn.request);

@@ -218,166 +218,201 @@ CleanupReport clean_up_locked(const ServerConfig& config) {
     return report;
 }
 
-}  // namespace
+// What an ingest will write, every argument checked: nothing is written before all of it is known good.
+struct IngestPlan {
+    std::uint64_t size = 0;     // the media file's
+    std::int64_t modified = 0;  // the media file's modification time, Unix seconds
+    fs::path torrent_dir;    // where --torrent goes
+    PlacementPolicy policy{};
+    std::optional<DemandTrace> trace;
+    BitRate bitrate{0};
+    std::uint64_t block_size = 0;
+    std::uint64_t piece_size = 0;
+};
 
-CleanupReport clean_up_store(const ServerConfig& config) {
-    prepare_disks(config);
-    FileLock lock(ingest_lock_path(config.disks.front().path));
-    return clean_up_locked(config);
+// The media file's size and modification time; it must be a regular file.
+void stat_media(const fs::path& media, IngestPlan& plan) {
+    struct stat st {};
+    if (::stat(media.c_str(), &st) != 0) io_fail("cannot read media file", media, errno);
+    if (!S_ISREG(st.st_mode)) throw IngestError("media file " + media.string() + " is not a regular file");
+    plan.size = static_cast<std::uint64_t>(st.st_size);
+    plan.modified = static_cast<std::int64_t>(st.st_mtime);
 }
+
+}  // namespace
 
 std::uint64_t tier_block_size(std::uint64_t block_size, std::uint64_t piece_size) {
     const auto pieces = std::max<std::uint64_t>(1, (block_size + piece_size / 2) / piece_size);
     return pieces * piece_size;
 }
 
-IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) {
-    // ---- validate everything before writing anything ----
+namespace {
+
+// The block size (the option's, the config's, else what the title plays in one time slice) and the piece
+// size, each checked. On a tier every piece lies in one block, so that it has one pair of nodes.
+void choose_sizes(const ServerConfig& config, const IngestOptions& opt, IngestPlan& plan) {
+    plan.block_size = opt.block_size
+                          ? opt.block_size->value()
+                          : (config.block_size ? config.block_size->value()
+                                               : bytes_in(plan.bitrate, config.time_slice).value());
+    if (plan.block_size < kMinBlock || plan.block_size > kMaxBlock) {
+        throw IngestError("block size " + std::to_string(plan.block_size) +
+                          " bytes is outside 4 KiB..256 MiB" +
+                          (opt.block_size || config.block_size ? "" : " (bitrate x time_slice)"));
+    }
+    plan.piece_size = opt.piece_size.value_or(config.piece_size).value();
+    if (plan.piece_size < 16 * 1024 || (plan.piece_size & (plan.piece_size - 1)) != 0) {
+        throw IngestError("piece size " + std::to_string(plan.piece_size) +
+                          " must be a power of two of at least 16 KiB");
+    }
+    if (config.tier && plan.block_size % plan.piece_size != 0) {
+        if (opt.block_size || config.block_size) {
+            throw IngestError(
+                "block size " + std::to_string(plan.block_size) + " is not a multiple of the piece size " +
+                std::to_string(plan.piece_size) +
+                ": on a tier each piece must lie in one block, so that it has one pair of nodes");
+        }
+        plan.block_size = tier_block_size(plan.block_size, plan.piece_size);
+    }
+}
+
+IngestPlan check_ingest(const ServerConfig& config, const IngestOptions& opt) {
     if (!is_valid_title_name(opt.name)) {
         throw IngestError("invalid title name \"" + opt.name +
                           "\": use 1-128 of A-Z a-z 0-9 . _ - and do not start with '.'");
     }
-    struct stat st {};
-    if (::stat(opt.media.c_str(), &st) != 0) io_fail("cannot read media file", opt.media, errno);
-    if (!S_ISREG(st.st_mode))
-        throw IngestError("media file " + opt.media.string() + " is not a regular file");
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-    const auto torrent_dir = opt.torrent.parent_path().empty() ? fs::path(".") : opt.torrent.parent_path();
+    IngestPlan plan;
+    stat_media(opt.media, plan);
+    plan.torrent_dir = opt.torrent.parent_path().empty() ? fs::path(".") : opt.torrent.parent_path();
     std::error_code ec;
-    if (!opt.torrent.empty() && !fs::is_directory(torrent_dir, ec)) {
+    if (!opt.torrent.empty() && !fs::is_directory(plan.torrent_dir, ec)) {
         throw IngestError("cannot write torrent " + opt.torrent.string() + ": directory " +
-                          torrent_dir.string() + " does not exist");
+                          plan.torrent_dir.string() + " does not exist");
     }
-    const auto policy = opt.policy.value_or(config.policy);
-    if (auto problem = placement_problem(policy, config.disks.size()); !problem.empty()) {
-        throw IngestError("policy " + std::string(to_string(policy)) + ": " + problem);
+    plan.policy = opt.policy.value_or(config.policy);
+    if (auto problem = placement_problem(plan.policy, config.disks.size()); !problem.empty()) {
+        throw IngestError("policy " + std::string(to_string(plan.policy)) + ": " + problem);
     }
-    const auto trace =
-        opt.trace && size > 0 ? source_trace(opt.media, size, config.time_slice) : std::nullopt;
-    const auto bitrate = opt.bitrate.value_or(trace ? trace->average_rate() : config.default_bitrate);
-    if (bitrate.value() == 0) throw IngestError("bitrate must be greater than 0");
-    std::uint64_t block_size =
-        opt.block_size
-            ? opt.block_size->value()
-            : (config.block_size ? config.block_size->value() : bytes_in(bitrate, config.time_slice).value());
-    if (block_size < kMinBlock || block_size > kMaxBlock) {
-        throw IngestError("block size " + std::to_string(block_size) + " bytes is outside 4 KiB..256 MiB" +
-                          (opt.block_size || config.block_size ? "" : " (bitrate x time_slice)"));
-    }
-    const std::uint64_t piece_size = opt.piece_size.value_or(config.piece_size).value();
-    if (piece_size < 16 * 1024 || (piece_size & (piece_size - 1)) != 0) {
-        throw IngestError("piece size " + std::to_string(piece_size) +
-                          " must be a power of two of at least 16 KiB");
-    }
-    const std::optional<TierConfig>& tier = config.tier;
-    if (tier && block_size % piece_size != 0) {
-        if (opt.block_size || config.block_size) {
-            throw IngestError(
-                "block size " + std::to_string(block_size) + " is not a multiple of the piece size " +
-                std::to_string(piece_size) +
-                ": on a tier each piece must lie in one block, so that it has one pair of nodes");
-        }
-        block_size = tier_block_size(block_size, piece_size);
-    }
+    if (opt.trace && plan.size > 0) plan.trace = source_trace(opt.media, plan.size, config.time_slice);
+    plan.bitrate = opt.bitrate.value_or(plan.trace ? plan.trace->average_rate() : config.default_bitrate);
+    if (plan.bitrate.value() == 0) throw IngestError("bitrate must be greater than 0");
+    choose_sizes(config, opt, plan);
     for (const auto& url : opt.announce)
         if (!valid_announce(url))
             throw IngestError("announce URL \"" + url + "\" must start with http://, https:// or udp://");
+    return plan;
+}
 
-    prepare_disks(config);
-    FileLock lock(ingest_lock_path(config.disks.front().path));
-    clean_up_locked(config);
-    if (!opt.torrent.empty()) {
-        // Temporary torrents a crashed ingest left next to this target.
-        const auto prefix = "." + opt.torrent.filename().string() + ".tmp.";
-        for (fs::directory_iterator it(torrent_dir, ec); !ec && it != fs::directory_iterator();
-             it.increment(ec))
-            if (it->path().filename().string().rfind(prefix, 0) == 0) fs::remove(it->path(), ec);
-    }
+// Temporary torrents a crashed ingest left next to the --torrent target.
+void remove_torrent_temporaries(const IngestOptions& opt, const fs::path& torrent_dir) {
+    if (opt.torrent.empty()) return;
+    const auto prefix = "." + opt.torrent.filename().string() + ".tmp.";
+    std::error_code ec;
+    for (fs::directory_iterator it(torrent_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+        if (it->path().filename().string().rfind(prefix, 0) == 0) fs::remove(it->path(), ec);
+}
 
-    Catalogue catalogue(disk_paths(config));
-    auto scan = catalogue.scan();
-    std::optional<Manifest> previous;
-    if (auto it = scan.titles.find(opt.name); it != scan.titles.end()) previous = it->second.manifest;
-
+// The new version's manifest, without its blocks and torrent yet.
+Manifest new_manifest(const ServerConfig& config, const IngestOptions& opt, const IngestPlan& plan,
+                      const std::optional<Manifest>& previous) {
     Manifest m;
     m.title = opt.name;
-    m.size = size;
-    m.bitrate = bitrate;
-    m.block_size = block_size;
-    m.policy = policy;
+    m.size = plan.size;
+    m.bitrate = plan.bitrate;
+    m.block_size = plan.block_size;
+    m.policy = plan.policy;
     m.seed = config.placement_seed;
     m.version = new_version_id();
     m.generation = previous ? previous->generation + 1 : 1;
     // Every node of a tier ingests the same master file and must give it the same Last-Modified: the file's.
-    m.created = tier ? static_cast<std::int64_t>(st.st_mtime)
-                     : std::chrono::duration_cast<std::chrono::seconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
+    m.created = config.tier ? plan.modified
+                            : std::chrono::duration_cast<std::chrono::seconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
     m.chunk_size = kChunkSize;
-    m.trace = trace;
+    m.trace = plan.trace;
     m.disk_ids = disk_identities(config);
-    const auto blocks = block_count(size, block_size);
-    std::uint64_t result_held = 0;
-    auto placement = place_blocks(policy, blocks, config.disks.size(), m.seed, m.title);
-    // On a tier this node writes only its share; a block keeps the disks placement gave it whichever nodes
-    // hold it, so a node's layout of a block does not depend on the other nodes.
-    if (tier) {
-        for (std::uint64_t b = 0; b < blocks; ++b) {
-            const auto holders = tier->layout.holders(m.title, b);
-            if (std::find(holders.begin(), holders.end(), tier->self) == holders.end())
-                placement.replicas[b].clear();
-            else
-                ++result_held;
-        }
-    }
+    return m;
+}
 
-    IngestResult result;
-    result.blocks_per_disk.assign(config.disks.size(), 0);
-    result.held_blocks = tier ? result_held : blocks;
-    const auto version_dir = version_dir_name(m.title, m.version);
+// The version's block directory on every disk that holds a replica; returns those disks.
+std::set<std::uint32_t> create_version_dirs(const ServerConfig& config, const Placement& placement,
+                                            const std::string& version_dir) {
     std::set<std::uint32_t> used_disks;
     for (const auto& r : placement.replicas)
         used_disks.insert(r.begin(), r.end());
     for (auto d : used_disks) {
+        std::error_code ec;
         fs::create_directory(config.disks[d].path / version_dir, ec);
         if (ec)
             throw IngestError("cannot create " + (config.disks[d].path / version_dir).string() + ": " +
                               ec.message());
     }
+    return used_disks;
+}
 
-    // ---- one pass over the source: blocks, checksums, piece hashes ----
-    std::ifstream in(opt.media, std::ios::binary);
-    if (!in) io_fail("cannot open media file", opt.media, errno);
-    std::vector<char> buffer(block_size);
+// The torrent's piece hashes, fed the title's bytes in order.
+class PieceHashes {
+  public:
+    explicit PieceHashes(std::uint64_t piece_size) : piece_size_(piece_size) {}
+    void update(const char* data, std::uint64_t len) {
+        for (std::uint64_t off = 0; off < len;) {
+            const auto n = std::min(len - off, piece_size_ - fill_);
+            hasher_.update({data + off, static_cast<std::ptrdiff_t>(n)});
+            off += n;
+            fill_ += n;
+            if (fill_ == piece_size_) {
+                hashes_.push_back(hasher_.final());
+                hasher_.reset();
+                fill_ = 0;
+            }
+        }
+    }
+    std::vector<lt::sha1_hash> finish() {
+        if (fill_ > 0) hashes_.push_back(hasher_.final());
+        fill_ = 0;
+        return std::move(hashes_);
+    }
+
+  private:
+    std::uint64_t piece_size_;
+    std::uint64_t fill_ = 0;
+    lt::hasher hasher_;
+    std::vector<lt::sha1_hash> hashes_;
+};
+
+// What the pass over the source learnt besides the blocks it wrote.
+struct SourcePass {
     std::optional<Container> container;
     std::vector<lt::sha1_hash> piece_hashes;
-    lt::hasher piece_hasher;
-    std::uint64_t piece_fill = 0;
+};
+
+// One pass over the source: every block written to its replicas' disks (synced), its chunk checksums in
+// `m`, the piece hashes computed on the way. A source that changes while being read is an error.
+SourcePass write_blocks(const ServerConfig& config, const IngestOptions& opt, const IngestPlan& plan,
+                        const Placement& placement, Manifest& m, IngestResult& result) {
+    std::ifstream in(opt.media, std::ios::binary);
+    if (!in) io_fail("cannot open media file", opt.media, errno);
+    std::vector<char> buffer(plan.block_size);
+    SourcePass pass;
+    PieceHashes hashes(plan.piece_size);
+    const auto blocks = block_count(plan.size, plan.block_size);
     for (std::uint64_t b = 0; b < blocks; ++b) {
-        const auto len = block_length(b, size, block_size);
+        const auto len = block_length(b, plan.size, plan.block_size);
         in.read(buffer.data(), static_cast<std::streamsize>(len));
         if (static_cast<std::uint64_t>(in.gcount()) != len) {
             throw IngestError("media file " + opt.media.string() +
                               " changed while being read (short at block " + std::to_string(b) + ")");
         }
         if (b == 0) {
-            container = sniff_container({buffer.data(), std::min<std::size_t>(len, kContainerSniffBytes)});
-            if (!container) container = container_from_extension(opt.media.filename().string());
+            pass.container =
+                sniff_container({buffer.data(), std::min<std::size_t>(len, kContainerSniffBytes)});
+            if (!pass.container) pass.container = container_from_extension(opt.media.filename().string());
         }
         BlockRecord rec;
         for (std::uint64_t off = 0; off < len; off += kChunkSize)
             rec.chunk_crcs.push_back(crc32c(buffer.data() + off, std::min(kChunkSize, len - off)));
-        for (std::uint64_t off = 0; off < len;) {
-            const auto n = std::min(len - off, piece_size - piece_fill);
-            piece_hasher.update({buffer.data() + off, static_cast<std::ptrdiff_t>(n)});
-            off += n;
-            piece_fill += n;
-            if (piece_fill == piece_size) {
-                piece_hashes.push_back(piece_hasher.final());
-                piece_hasher.reset();
-                piece_fill = 0;
-            }
-        }
+        hashes.update(buffer.data(), len);
         for (auto d : placement.replicas[b]) {
             BlockReplica rep{d, block_file_name(m.title, m.version, b)};
             write_block_file(config.disks[d].path / rep.file, buffer.data(), len);
@@ -386,21 +421,29 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
         }
         m.blocks.push_back(std::move(rec));
     }
-    if (piece_fill > 0) piece_hashes.push_back(piece_hasher.final());
     if (in.peek() != std::char_traits<char>::eof()) {
         throw IngestError("media file " + opt.media.string() + " grew while being read");
     }
-    for (auto d : used_disks) {
-        fsync_directory(config.disks[d].path / version_dir);
-        fsync_directory(config.disks[d].path / "blocks");
-    }
+    pass.piece_hashes = hashes.finish();
+    return pass;
+}
 
+// The title's torrent, recorded in `m`. A torrent cannot describe zero bytes (BitTorrent has no zero-piece
+// torrent, libtorrent refuses one): an empty title is served over HTTP only, and has no torrent.
+TorrentFile make_torrent(const ServerConfig& config, const IngestOptions& opt, const IngestPlan& plan,
+                         SourcePass pass, Manifest& m) {
+    const auto& tier = config.tier;
+    if (tier) {
+        m.tier = ManifestTier{tier->layout, tier->self_node().id,
+                              content_id(plan.size, plan.piece_size, pass.piece_hashes)};
+    }
+    if (plan.size == 0) return {};
     TorrentSpec spec;
     spec.title = m.title;
-    spec.file_name = title_file_name(m.title, container);
-    spec.size = size;
-    spec.piece_size = piece_size;
-    spec.piece_hashes = std::move(piece_hashes);
+    spec.file_name = title_file_name(m.title, pass.container);
+    spec.size = plan.size;
+    spec.piece_size = plan.piece_size;
+    spec.piece_hashes = std::move(pass.piece_hashes);
     spec.announce = opt.announce;
     for (const auto& peer : opt.operator_peers)
         spec.operator_peers.push_back(peer.to_string());
@@ -408,35 +451,29 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
         for (const auto& node : tier->layout.nodes)
             spec.web_seeds.push_back(node.url + "/titles/" + m.title);
         spec.tier = tier->layout;
-        spec.block_size = block_size;
+        spec.block_size = plan.block_size;
     } else {
         spec.web_seeds.push_back(config.public_url + "/titles/" + m.title);
     }
-    spec.bitrate = bitrate;
-    if (trace) {
-        spec.average_bitrate = trace->average_rate();
-        spec.peak_bitrate = trace->peak_rate();
+    spec.bitrate = plan.bitrate;
+    if (plan.trace) {
+        spec.average_bitrate = plan.trace->average_rate();
+        spec.peak_bitrate = plan.trace->peak_rate();
     }
-    // A torrent cannot describe zero bytes (BitTorrent has no zero-piece torrent, libtorrent refuses one):
-    // an empty title is served over HTTP only, and no torrent is written for it.
     TorrentFile torrent;
-    if (size > 0) {
-        try {
-            torrent = make_title_torrent(spec);
-        } catch (const std::exception& e) {
-            throw IngestError(std::string("cannot create the torrent: ") + e.what());
-        }
-        result.info_hash = torrent.info_hash;
+    try {
+        torrent = make_title_torrent(spec);
+    } catch (const std::exception& e) {
+        throw IngestError(std::string("cannot create the torrent: ") + e.what());
     }
-    if (size > 0)
-        m.torrent = TorrentRecord{torrent_file_path(m.title, m.version), spec.file_name, torrent.info_hash};
-    if (tier)
-        m.tier =
-            ManifestTier{tier->layout, tier->self_node().id, content_id(size, piece_size, spec.piece_hashes)};
+    m.torrent = TorrentRecord{torrent_file_path(m.title, m.version), spec.file_name, torrent.info_hash};
+    return torrent;
+}
 
-    // ---- stage, then commit ----
-    // The store's copies of the torrent are in place before any manifest names them; an ingest that stops
-    // here leaves only orphans, which the next one removes.
+// Stages every file, then commits: the store's copies of the torrent are in place before any manifest
+// names them, so an ingest that stops before the commit leaves only orphans, which the next one removes.
+void commit_version(const ServerConfig& config, const IngestOptions& opt, const Manifest& m,
+                    const TorrentFile& torrent) {
     std::vector<StagedFile> manifests;
     const auto text = manifest_to_json(m).dump();
     try {
@@ -454,16 +491,22 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
             f.commit();
         if (staged_torrent) staged_torrent->commit();
         // A torrent left there would describe an older version.
-        if (size == 0 && !opt.torrent.empty()) fs::remove(opt.torrent, ec);
+        std::error_code ec;
+        if (!m.torrent && !opt.torrent.empty()) fs::remove(opt.torrent, ec);
     } catch (const std::runtime_error& e) {
         throw IngestError(e.what());
     }
+}
 
-    // ---- the new version is live: drop the old blocks and torrents ----
+// The new version is live: the title's older block directories and torrents go. Returns how many block
+// directories were removed.
+std::size_t drop_old_versions(const ServerConfig& config, const Manifest& m, const std::string& version_dir) {
     const auto prefix = m.title + "@";
     const auto keep = fs::path(version_dir).filename().string();
     // An empty title keeps no torrent: every older version's goes.
     const auto keep_torrent = m.torrent ? fs::path(m.torrent->file).filename().string() : std::string();
+    std::size_t removed = 0;
+    std::error_code ec;
     for (const auto& disk : config.disks) {
         std::vector<fs::path> old;
         for (fs::directory_iterator it(disk.path / "blocks", ec); !ec && it != fs::directory_iterator();
@@ -473,7 +516,7 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
         }
         for (const auto& p : old) {
             fs::remove_all(p, ec);
-            ++result.removed_versions;
+            ++removed;
         }
         for (fs::directory_iterator it(disk.path / "torrents", ec); !ec && it != fs::directory_iterator();
              it.increment(ec)) {
@@ -481,6 +524,60 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
             if (file.rfind(prefix, 0) == 0 && file != keep_torrent) fs::remove(it->path(), ec);
         }
     }
+    return removed;
+}
+
+}  // namespace
+
+CleanupReport clean_up_store(const ServerConfig& config) {
+    prepare_disks(config);
+    FileLock lock(ingest_lock_path(config.disks.front().path));
+    return clean_up_locked(config);
+}
+
+IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) {
+    const auto plan = check_ingest(config, opt);
+
+    prepare_disks(config);
+    FileLock lock(ingest_lock_path(config.disks.front().path));
+    clean_up_locked(config);
+    remove_torrent_temporaries(opt, plan.torrent_dir);
+
+    Catalogue catalogue(disk_paths(config));
+    auto scan = catalogue.scan();
+    std::optional<Manifest> previous;
+    if (auto it = scan.titles.find(opt.name); it != scan.titles.end()) previous = it->second.manifest;
+    Manifest m = new_manifest(config, opt, plan, previous);
+    const auto blocks = block_count(plan.size, plan.block_size);
+    auto placement = place_blocks(plan.policy, blocks, config.disks.size(), m.seed, m.title);
+
+    IngestResult result;
+    result.blocks_per_disk.assign(config.disks.size(), 0);
+    result.held_blocks = blocks;
+    // On a tier this node writes only its share; a block keeps the disks placement gave it whichever nodes
+    // hold it, so a node's layout of a block does not depend on the other nodes.
+    if (const auto& tier = config.tier) {
+        result.held_blocks = 0;
+        for (std::uint64_t b = 0; b < blocks; ++b) {
+            const auto holders = tier->layout.holders(m.title, b);
+            if (std::find(holders.begin(), holders.end(), tier->self) == holders.end())
+                placement.replicas[b].clear();
+            else
+                ++result.held_blocks;
+        }
+    }
+    const auto version_dir = version_dir_name(m.title, m.version);
+    const auto used_disks = create_version_dirs(config, placement, version_dir);
+    auto pass = write_blocks(config, opt, plan, placement, m, result);
+    for (auto d : used_disks) {
+        fsync_directory(config.disks[d].path / version_dir);
+        fsync_directory(config.disks[d].path / "blocks");
+    }
+    const auto torrent = make_torrent(config, opt, plan, std::move(pass), m);
+    result.info_hash = torrent.info_hash;
+
+    commit_version(config, opt, m, torrent);
+    result.removed_versions = drop_old_versions(config, m, version_dir);
     result.manifest = std::move(m);
     return result;
 }

@@ -164,6 +164,8 @@ struct TierClient::Impl : std::enable_shared_from_this<TierClient::Impl> {
                                                    std::to_string(r.offset + r.length - 1));
             c->request.set("Toast-Direct", "1");
             if (!r.etag.empty()) c->request.set(http::field::if_match, r.etag);
+            if (auto auth = authorization(r.title); !auth.empty())
+                c->request.set(http::field::authorization, auth);
             if (r.revalidate) c->request.set(http::field::cache_control, "no-cache");
             if (r.deadline) {
                 const auto left =
@@ -305,6 +307,11 @@ struct TierClient::Impl : std::enable_shared_from_this<TierClient::Impl> {
         c->connected = false;
     }
 
+    std::string authorization(std::string_view title) {
+        std::lock_guard lock(mutex);
+        return authorizer ? authorizer(title) : std::string();
+    }
+
     // ---- status poll ----
     void poll() {
         if (stopped) return;
@@ -347,7 +354,8 @@ struct TierClient::Impl : std::enable_shared_from_this<TierClient::Impl> {
     asio::executor_work_guard<asio::io_context::executor_type> work;
     std::thread thread;
     std::mutex mutex;
-    TierView view;  // guarded by mutex
+    TierView view;          // guarded by mutex
+    Authorizer authorizer;  // guarded by mutex
     std::vector<Peer> peers;
     std::vector<bool> polling;
     bool stopped = false;
@@ -394,6 +402,11 @@ void TierClient::fetch(std::size_t node, RelayRequest request, Done done) {
     job.done = std::move(done);
     asio::post(impl_->io,
                [impl = impl_, node, job = std::move(job)]() mutable { impl->submit(node, std::move(job)); });
+}
+
+void TierClient::set_authorizer(Authorizer authorizer) {
+    std::lock_guard lock(impl_->mutex);
+    impl_->authorizer = std::move(authorizer);
 }
 
 void TierClient::stop() {

@@ -22,6 +22,7 @@
 namespace toast::server {
 
 struct RelayRequest {
+    std::string title;   // NAME
     std::string target;  // "/titles/NAME"
     std::string etag;    // the title's ETag (sent as If-Match: the node must hold the same bytes)
     std::uint64_t offset = 0;
@@ -62,6 +63,11 @@ class TierClient {
     void fetch(std::size_t node, RelayRequest request, Done done);
     // Stops every request in flight (they fail) and the status poll; later fetches fail at once.
     void stop();
+
+    // The Authorization header value for a relayed read of a title (signed URLs: a token this node signs);
+    // empty: none. Thread-safe; applies to requests started after the call.
+    using Authorizer = std::function<std::string(std::string_view title)>;
+    void set_authorizer(Authorizer authorizer);
 
   private:
     struct Impl;

@@ -118,6 +118,7 @@ void TierStore::relay(const std::shared_ptr<Op>& op, std::size_t i) {
     }
     op->tried[i].push_back(*node);
     RelayRequest r;
+    r.title = title.name;
     r.target = "/titles/" + title.name;
     r.etag = title.etag;
     r.offset = part.offset;

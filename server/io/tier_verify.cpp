@@ -29,7 +29,8 @@ std::string check_block(const Manifest& m, std::uint64_t b, const std::string& d
 
 }  // namespace
 
-void verify_tier(const ServerConfig& config, VerifyReport& report, const std::optional<std::string>& title) {
+void verify_tier(const ServerConfig& config, VerifyReport& report, const std::optional<std::string>& title,
+                 TierClient::Authorizer authorizer) {
     if (!config.tier) return;
     std::vector<std::filesystem::path> disks;
     for (const auto& d : config.disks)
@@ -37,6 +38,7 @@ void verify_tier(const ServerConfig& config, VerifyReport& report, const std::op
     auto scan = Catalogue(disks).scan();
     MetricsRegistry metrics;
     TierClient client(*config.tier, metrics);
+    if (authorizer) client.set_authorizer(std::move(authorizer));
     std::set<std::string> nodes;
     for (const auto& [name, entry] : scan.titles) {
         if (title && name != *title) continue;
@@ -50,6 +52,7 @@ void verify_tier(const ServerConfig& config, VerifyReport& report, const std::op
                 const auto& node = m.tier->layout.node(h);
                 nodes.insert(node.id);
                 RelayRequest r;
+                r.title = m.title;
                 r.target = "/titles/" + m.title;
                 r.etag = etag;
                 r.offset = b * m.block_size;

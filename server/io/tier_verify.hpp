@@ -9,11 +9,14 @@
 #include <string>
 
 #include "server/core/server_config.hpp"
+#include "server/io/tier_client.hpp"
 #include "server/io/verify.hpp"
 
 namespace toast::server {
 
+// `authorizer`: the Authorization for each read when the nodes want signed URLs (TierClient::set_authorizer).
 void verify_tier(const ServerConfig& config, VerifyReport& report,
-                 const std::optional<std::string>& title = std::nullopt);
+                 const std::optional<std::string>& title = std::nullopt,
+                 TierClient::Authorizer authorizer = {});
 
 }  // namespace toast::server

@@ -86,6 +86,13 @@ std::string torrent_info_hash(std::string_view bytes) {
     return hex.str();
 }
 
+std::optional<std::uint64_t> torrent_piece_size(std::string_view bytes) {
+    lt::error_code ec;
+    lt::torrent_info ti(bytes.data(), static_cast<int>(bytes.size()), ec);
+    if (ec) return std::nullopt;
+    return static_cast<std::uint64_t>(ti.piece_length());
+}
+
 std::optional<std::string> read_torrent_file(const std::filesystem::path& path, std::string& problem) {
     constexpr std::uintmax_t kMaxBytes = 64 * 1024 * 1024;
     std::ifstream in(path, std::ios::binary);

@@ -58,6 +58,9 @@ TorrentFile make_title_torrent(const TorrentSpec& spec);
 // The v1 info-hash (40 hex digits) of bencoded torrent bytes; empty when they are not a torrent.
 std::string torrent_info_hash(std::string_view bytes);
 
+// The piece size of bencoded torrent bytes; nullopt when they are not a torrent.
+std::optional<std::uint64_t> torrent_piece_size(std::string_view bytes);
+
 // A torrent file the store keeps (at most 64 MiB), or nullopt with `problem` saying why not.
 std::optional<std::string> read_torrent_file(const std::filesystem::path& path, std::string& problem);
 

@@ -60,7 +60,7 @@ TEST_CASE("bad fault requests get 4xx naming the problem and change nothing", "[
     CHECK(range.status == 400);
     CHECK_THAT(range.reason, Contains("stutter_pct"));
     CHECK(f.get("/admin/disks/0/fault", {}, "POST", R"({"added_latency":"soon"})").status == 400);
-    // 1e10 s used to wrap to -9223372036854775808ns and be applied.
+    // 1e10 s must not wrap to -9223372036854775808ns and be applied.
     auto huge = f.get("/admin/disks/0/fault", {}, "POST", R"({"added_latency":1e10})");
     CHECK(huge.status == 400);
     CHECK(huge.reason == "config field 'fault.added_latency': value 10000000000.0 is outside [0s, 10min]");

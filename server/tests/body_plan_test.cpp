@@ -25,9 +25,9 @@ TEST_CASE("an unpaced body is cut into windows of at most the window size", "[se
     auto r = title_response(1000, {{100, 349}});
     auto items = plan_body(r, 100);
     REQUIRE(items.size() == 3);
-    CHECK(items[0] == BodyItem{false, 0, 100, 100, false, false});
-    CHECK(items[1] == BodyItem{false, 0, 200, 100, false, false});
-    CHECK(items[2] == BodyItem{false, 0, 300, 50, false, false});
+    CHECK(items[0] == BodyItem{.offset = 100, .length = 100});
+    CHECK(items[1] == BodyItem{.offset = 200, .length = 100});
+    CHECK(items[2] == BodyItem{.offset = 300, .length = 50});
 }
 
 TEST_CASE("a multipart body interleaves prefixes with windows and ends with the trailer",
@@ -35,12 +35,12 @@ TEST_CASE("a multipart body interleaves prefixes with windows and ends with the 
     auto r = title_response(1000, {{0, 9}, {500, 649}}, "END");
     auto items = plan_body(r, 100);
     REQUIRE(items.size() == 6);
-    CHECK(items[0] == BodyItem{true, 0, 0, 2, false, false});  // "P0"
-    CHECK(items[1] == BodyItem{false, 0, 0, 10, false, false});
-    CHECK(items[2] == BodyItem{true, 1, 0, 2, false, false});
-    CHECK(items[3] == BodyItem{false, 1, 500, 100, false, false});
-    CHECK(items[4] == BodyItem{false, 1, 600, 50, false, false});
-    CHECK(items[5] == BodyItem{true, BodyItem::kTrailer, 0, 3, false, false});
+    CHECK(items[0] == BodyItem{.literal = true, .length = 2});  // "P0"
+    CHECK(items[1] == BodyItem{.length = 10});
+    CHECK(items[2] == BodyItem{.literal = true, .part = 1, .length = 2});
+    CHECK(items[3] == BodyItem{.part = 1, .offset = 500, .length = 100});
+    CHECK(items[4] == BodyItem{.part = 1, .offset = 600, .length = 50});
+    CHECK(items[5] == BodyItem{.literal = true, .part = BodyItem::kTrailer, .length = 3});
 }
 
 TEST_CASE("a paced body is cut at every slice boundary and marks where slices start and end",
@@ -50,11 +50,11 @@ TEST_CASE("a paced body is cut at every slice boundary and marks where slices st
     const std::vector<std::uint64_t> slices{100, 100, 50};
     auto items = plan_body(r, 60, slices);
     REQUIRE(items.size() == 5);
-    CHECK(items[0] == BodyItem{false, 0, 0, 60, true, false});
-    CHECK(items[1] == BodyItem{false, 0, 60, 40, false, true});
-    CHECK(items[2] == BodyItem{false, 0, 100, 60, true, false});
-    CHECK(items[3] == BodyItem{false, 0, 160, 40, false, true});
-    CHECK(items[4] == BodyItem{false, 0, 200, 50, true, true});
+    CHECK(items[0] == BodyItem{.length = 60, .slice_start = true});
+    CHECK(items[1] == BodyItem{.offset = 60, .length = 40, .slice_end = true});
+    CHECK(items[2] == BodyItem{.offset = 100, .length = 60, .slice_start = true});
+    CHECK(items[3] == BodyItem{.offset = 160, .length = 40, .slice_end = true});
+    CHECK(items[4] == BodyItem{.offset = 200, .length = 50, .slice_start = true, .slice_end = true});
     std::uint64_t total = 0;
     for (const auto& i : items)
         total += i.length;
@@ -68,15 +68,15 @@ TEST_CASE("a variable-rate body follows its slices and waits a round for each em
     const std::vector<std::uint64_t> slices{30, 0, 0, 120, 100};
     auto items = plan_body(r, 60, slices);
     REQUIRE(items.size() == 5);
-    CHECK(items[0] == BodyItem{false, 0, 0, 30, true, true, 0});
-    CHECK(items[1] == BodyItem{false, 0, 30, 60, true, false, 2});
-    CHECK(items[2] == BodyItem{false, 0, 90, 60, false, true, 0});
-    CHECK(items[3] == BodyItem{false, 0, 150, 60, true, false, 0});
-    CHECK(items[4] == BodyItem{false, 0, 210, 40, false, true, 0});
+    CHECK(items[0] == BodyItem{.length = 30, .slice_start = true, .slice_end = true});
+    CHECK(items[1] == BodyItem{.offset = 30, .length = 60, .slice_start = true, .idle_before = 2});
+    CHECK(items[2] == BodyItem{.offset = 90, .length = 60, .slice_end = true});
+    CHECK(items[3] == BodyItem{.offset = 150, .length = 60, .slice_start = true});
+    CHECK(items[4] == BodyItem{.offset = 210, .length = 40, .slice_end = true});
     // Bytes past the slices' sum are one last slice.
     const std::vector<std::uint64_t> short_slices{100};
     auto rest = plan_body(r, 200, short_slices);
     REQUIRE(rest.size() == 2);
-    CHECK(rest[0] == BodyItem{false, 0, 0, 100, true, true, 0});
-    CHECK(rest[1] == BodyItem{false, 0, 100, 150, true, true, 0});
+    CHECK(rest[0] == BodyItem{.length = 100, .slice_start = true, .slice_end = true});
+    CHECK(rest[1] == BodyItem{.offset = 100, .length = 150, .slice_start = true, .slice_end = true});
 }

@@ -40,7 +40,8 @@ TEST_CASE("the catalogue lists every title, sorted, with what a box needs", "[se
                                 {"last_modified", "Sun, 06 Nov 1994 08:49:37 GMT"},
                                 {"url", "/titles/zoo"},
                                 {"torrent", "/torrents/zoo.torrent"},
-                                {"info_hash", "d967f544993f290178692f681c9faa9e3aee4145"}});
+                                {"info_hash", "d967f544993f290178692f681c9faa9e3aee4145"},
+                                {"demand", 0.0}});
     CHECK(j["titles"][0]["duration"] == 16.0);
     // A title ingested before the store kept torrents has none; a zero bitrate has no duration to give.
     CHECK(j["titles"][1]["torrent"].is_null());
@@ -64,4 +65,12 @@ TEST_CASE("the catalogue's validator changes exactly when its body does", "[serv
     CHECK(a.etag.front() == '"');
     CHECK(a.etag.back() == '"');
     CHECK(catalog_body({}).json == R"({"titles":[]})");
+}
+
+TEST_CASE("each title's demand is given to three decimals", "[server][catalog]") {
+    auto a = title("a", 100, 8);
+    a.demand = 12.34567;
+    auto j = nlohmann::json::parse(catalog_body({a, title("b", 100, 8)}).json);
+    CHECK(j["titles"][0]["demand"] == 12.346);
+    CHECK(j["titles"][1]["demand"] == 0.0);
 }

@@ -100,11 +100,11 @@ Buf full(std::initializer_list<std::uint32_t> words) {
 }
 
 struct Track {
-    std::uint32_t timescale;
-    std::uint32_t delta;               // every sample lasts this long
-    std::vector<std::uint32_t> sizes;  // per sample
-    std::uint32_t per_chunk;           // samples per chunk
-    std::vector<std::uint32_t> chunk_offsets;
+    std::uint32_t timescale = 0;
+    std::uint32_t delta = 0;             // every sample lasts this long
+    std::vector<std::uint32_t> sizes{};  // per sample
+    std::uint32_t per_chunk = 0;         // samples per chunk
+    std::vector<std::uint32_t> chunk_offsets{};
 };
 
 Buf trak(const Track& t) {
@@ -194,10 +194,10 @@ TEST_CASE("an MP4's trace follows its sample tables, the moov counted in the fir
           "[server][trace]") {
     // Video: 10 fps for 2 s, sample k of 100 + 10k bytes, 5 per chunk. Audio: 4 samples of 50 bytes per
     // second (timescale 1000, 250 ms each), 2 per chunk. Chunks alternate video, audio in the mdat.
-    Track video{90'000, 9'000, {}, 5, {}};
+    Track video{.timescale = 90'000, .delta = 9'000, .per_chunk = 5};
     for (int k = 0; k < 20; ++k)
         video.sizes.push_back(100 + 10 * k);
-    Track audio{1'000, 250, std::vector<std::uint32_t>(8, 50), 2, {}};
+    Track audio{.timescale = 1'000, .delta = 250, .sizes = std::vector<std::uint32_t>(8, 50), .per_chunk = 2};
     // Offsets depend on the moov's size, which does not depend on their values: build once to measure.
     video.chunk_offsets.assign(4, 0);
     audio.chunk_offsets.assign(4, 0);
@@ -243,8 +243,12 @@ TEST_CASE("an MP4 track's edit list moves its samples onto the movie's timeline"
     // (1 s): samples decode at -1, -0.5, 0 and 0.5 s. Audio: 2 samples of 1 s from 0, after an empty edit of
     // 1 s (movie timescale 100): at 1 and 2 s. Video first in the mdat, then audio.
     const Buf ftyp = box("ftyp", Buf{'i', 's', 'o', 'm'});
-    Track video{1'000, 500, {100, 100, 100, 100}, 4, {0}};
-    Track audio{1'000, 1'000, {50, 50}, 2, {0}};
+    Track video{.timescale = 1'000,
+                .delta = 500,
+                .sizes = {100, 100, 100, 100},
+                .per_chunk = 4,
+                .chunk_offsets = {0}};
+    Track audio{.timescale = 1'000, .delta = 1'000, .sizes = {50, 50}, .per_chunk = 2, .chunk_offsets = {0}};
     auto with_edits = [](const Track& t, const Buf& elst) {
         Buf b = trak(t);
         // Insert edts after the trak header, before mdia.
@@ -277,7 +281,11 @@ TEST_CASE("an MP4 track's edit list moves its samples onto the movie's timeline"
 }
 
 TEST_CASE("an MP4 whose moov comes last needs the whole file first", "[server][trace]") {
-    Track video{1'000, 500, {300, 300, 300, 300}, 4, {16}};
+    Track video{.timescale = 1'000,
+                .delta = 500,
+                .sizes = {300, 300, 300, 300},
+                .per_chunk = 4,
+                .chunk_offsets = {16}};
     const Buf mdat = box("mdat", Buf(1200, 0x33));
     const Buf ftyp = box("ftyp", Buf{'i', 's', 'o', 'm'});
     video.chunk_offsets = {static_cast<std::uint32_t>(ftyp.size() + 8)};
@@ -299,7 +307,11 @@ TEST_CASE("a damaged or fragmented MP4 is refused with the reason", "[server][tr
     CHECK_FALSE(frag.trace);
     CHECK_THAT(frag.error, Catch::Contains("fragmented MP4") && Catch::Contains("+faststart"));
 
-    Track video{1'000, 500, {300, 300}, 2, {5000}};  // chunk offset past the end of the file
+    Track video{.timescale = 1'000,
+                .delta = 500,
+                .sizes = {300, 300},
+                .per_chunk = 2,
+                .chunk_offsets = {5000}};  // chunk offset past the end of the file
     auto past = extract_mp4_trace(view(cat({ftyp, box("moov", trak(video))})), 1s);
     CHECK_FALSE(past.trace);
     CHECK_THAT(past.error, Catch::Contains("past the end"));

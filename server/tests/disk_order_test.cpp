@@ -18,7 +18,7 @@ TP at(std::chrono::milliseconds ms) {
 }
 
 DiskRequest req(std::uint64_t id, std::uint64_t position, std::optional<TP> deadline = std::nullopt) {
-    return DiskRequest{id, 100, position, TP{}, deadline};
+    return DiskRequest{.id = id, .bytes = 100, .position = position, .arrival = TP{}, .deadline = deadline};
 }
 
 std::vector<std::uint64_t> drain(DiskScheduler& q) {

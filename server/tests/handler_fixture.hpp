@@ -9,6 +9,7 @@
 #include <string>
 
 #include "fake_store.hpp"
+#include "server/core/access_policy.hpp"
 #include "server/core/http_date.hpp"
 #include "server/core/request_handler.hpp"
 
@@ -28,6 +29,10 @@ struct Fixture {
     HandlerLimits limits;
     NodeReport node;
     std::string bytes = sample_bytes(10000);
+    // Signed URLs and telemetry (access_routes_test.cpp): null, the server is open and collects nothing.
+    const AccessPolicy* access = nullptr;
+    std::int64_t unix_now = 1'700'000'000;
+    TelemetrySink* telemetry = nullptr;
 
     Fixture() { store.add("movie", bytes); }
 
@@ -79,6 +84,8 @@ struct Fixture {
             } else if (k == "Origin") {
                 req.origin = value;
                 req.has_origin = true;
+            } else if (k == "Authorization") {
+                req.authorization = value;
             } else if (k == "Host") {
                 req.host = value;
             } else if (k == "Sec-Fetch-Site") {
@@ -91,7 +98,8 @@ struct Fixture {
                 FAIL("unknown header in test: " << k);
             }
         }
-        HandlerContext ctx{store, disks, metrics, limits, node};
+        req.peer_address = "192.0.2.9";
+        HandlerContext ctx{store, disks, metrics, limits, node, access, unix_now, telemetry};
         return handle_request(req, ctx);
     }
 

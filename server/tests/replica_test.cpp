@@ -13,7 +13,11 @@ constexpr double kPerByte = 8.0 / 446e6;   // r_d = 446 Mbps
 constexpr std::uint64_t kBlock = 4 << 20;  // 4 MiB
 
 DiskLoad disk(std::uint64_t ops, double per_byte = kPerByte, bool online = true) {
-    return DiskLoad{online, ops * kBlock, ops, per_byte, kAccess};
+    return DiskLoad{.online = online,
+                    .outstanding_bytes = ops * kBlock,
+                    .outstanding_ops = ops,
+                    .seconds_per_byte = per_byte,
+                    .access_seconds = kAccess};
 }
 
 }  // namespace
@@ -96,8 +100,16 @@ TEST_CASE("same-size reads from a stuttering disk raise its cost per byte", "[se
     CHECK(healthy.seconds_per_byte() == Approx(kPerByte).epsilon(0.02));
     CHECK(healthy.access_seconds() == Approx(kAccess).epsilon(0.05));
     CHECK(stutter.seconds_per_byte() > 1.4 * kPerByte);
-    std::vector<DiskLoad> disks{{true, 0, 0, stutter.seconds_per_byte(), stutter.access_seconds()},
-                                {true, 0, 0, healthy.seconds_per_byte(), healthy.access_seconds()}};
+    std::vector<DiskLoad> disks{{.online = true,
+                                 .outstanding_bytes = 0,
+                                 .outstanding_ops = 0,
+                                 .seconds_per_byte = stutter.seconds_per_byte(),
+                                 .access_seconds = stutter.access_seconds()},
+                                {.online = true,
+                                 .outstanding_bytes = 0,
+                                 .outstanding_ops = 0,
+                                 .seconds_per_byte = healthy.seconds_per_byte(),
+                                 .access_seconds = healthy.access_seconds()}};
     std::vector<std::uint32_t> candidates{0, 1};
     CHECK(choose_replica(candidates, disks, kBlock, 0) == 1u);
 }

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include "server/core/server_config.hpp"
+#include "test_support.hpp"
 #include "toast/common/config.hpp"
 
 using namespace toast;
@@ -64,15 +67,78 @@ TEST_CASE("disk objects carry emulation and faults", "[server][config]") {
     CHECK(c.public_url == "http://vod.example");
 }
 
-TEST_CASE("public_url must be plain http, the only scheme the client fetches from", "[server][config]") {
-    auto bad = [](const char* text) { return load_server_config(nlohmann::json::parse(text)); };
+TEST_CASE("public_url is http or https, and https by default with tls", "[server][config]") {
+    auto load = [](const char* text) { return load_server_config(nlohmann::json::parse(text)); };
+    CHECK(load(R"({"disks":["/a","/b"],"public_url":"https://vod.example/"})").public_url ==
+          "https://vod.example");
+    CHECK(
+        load(
+            R"({"disks":["/a","/b"],"listen":"0.0.0.0:8443","tls":{"certificate_chain":"c.pem","private_key":"k.pem"}})")
+            .public_url == "https://0.0.0.0:8443");
     CHECK_THROWS_WITH(
-        bad(R"({"disks":["/a","/b"],"public_url":"https://vod.example"})"),
-        "config field 'public_url': https:// is not supported (toast-client fetches from the server "
-        "over plain HTTP), got \"https://vod.example\"; use an http:// URL");
-    CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"public_url":"ftp://vod.example"})"),
-                      Contains("'public_url'") && Contains("expected an http:// URL"));
-    CHECK_THROWS_WITH(bad(R"({"disks":["/a","/b"],"public_url":"http://"})"), Contains("'public_url'"));
+        load(R"({"disks":["/a","/b"],"public_url":"ftp://vod.example"})"),
+        "config field 'public_url': expected an http:// or https:// URL, got \"ftp://vod.example\"");
+    CHECK_THROWS_WITH(load(R"({"disks":["/a","/b"],"public_url":"http://"})"), Contains("'public_url'"));
+    CHECK_THROWS_WITH(load(R"({"disks":["/a","/b"],"public_url":"https://"})"), Contains("'public_url'"));
+}
+
+TEST_CASE("access keys, TLS and telemetry limits are read with their bounds", "[server][config][access]") {
+    auto load = [](const std::string& text) { return load_server_config(nlohmann::json::parse(text)); };
+    const std::string hex32(64, 'a');
+    toast::testing::TempDir dir;
+    std::ofstream(dir / "k2.key") << std::string(32, '0') << std::string(32, 'f') << "\n";
+    auto c = load(R"({"disks":["/a","/b"],"access":{"keys":[{"id":"k1","secret":")" + hex32 +
+                  R"("},{"id":"k2","secret_file":")" + (dir / "k2.key").string() +
+                  R"("}],"signing_key":"k2","revoked_subscribers":["alice"]},
+                  "tls":{"certificate_chain":"c.pem","private_key":"k.pem"},
+                  "telemetry":{"max_body":"4KiB","per_subscriber_per_minute":2,"overall_per_second":50}})");
+    REQUIRE(c.access.keys.size() == 2);
+    CHECK(c.access.keys[0].secret == std::string(32, '\xaa'));
+    CHECK(c.access.keys[1].secret == std::string(16, '\x00') + std::string(16, '\xff'));
+    CHECK(c.access.signing_key == "k2");
+    CHECK(c.access.revoked_subscribers.count("alice") == 1);
+    REQUIRE(c.tls);
+    CHECK(c.tls->certificate_chain == "c.pem");
+    CHECK(c.telemetry.max_body == 4096);
+    CHECK(c.telemetry.per_subscriber_per_minute == 2);
+    CHECK(c.telemetry.overall_per_second == 50);
+    CHECK(load(R"({"disks":["/a","/b"],"access":{"keys":[{"id":"k1","secret":")" + hex32 + R"("}]}})")
+              .access.signing_key == "k1");
+    CHECK(load(R"({"disks":["/a","/b"]})").access.open());
+
+    auto fails = [&](const std::string& access, const std::string& message) {
+        CHECK_THROWS_WITH(load(R"({"disks":["/a","/b"],"access":)" + access + "}"), message);
+    };
+    fails(R"({"keys":[{"id":"k1","secret":"abcd"}]})",
+          "config field 'access.keys[0].secret': expected 16 to 128 bytes (32+ hex digits, e.g. `openssl "
+          "rand -hex 32`), got 2");
+    fails(R"({"keys":[{"id":"k1","secret":")" + std::string(63, 'a') + "g" + R"("}]})",
+          "config field 'access.keys[0].secret': expected hex digits only");
+    fails(R"({"keys":[{"id":"k 1","secret":")" + hex32 + R"("}]})",
+          "config field 'access.keys[0].id': expected 1-32 characters of [A-Za-z0-9._-], got \"k 1\"");
+    fails(R"({"keys":[{"id":"k1"}]})",
+          "config field 'access.keys[0].secret': give exactly one of secret (hex) and secret_file");
+    fails(R"({"keys":[{"id":"k1","secret":")" + hex32 + R"("},{"id":"k1","secret":")" + hex32 + R"("}]})",
+          "config field 'access.keys': two keys have the id \"k1\"");
+    fails(R"({"keys":[{"id":"k1","secret":")" + hex32 + R"("}],"signing_key":"k9"})",
+          "config field 'access.signing_key': names no key in keys: \"k9\"");
+    fails(R"({"revoked_subscribers":["a b"]})",
+          "config field 'access.revoked_subscribers': not a subscriber id: \"a b\"");
+    CHECK_THROWS_WITH(
+        load(R"({"disks":["/a","/b"],"access":{"keys":[{"id":"k1","secret_file":"/nonexistent/k"}]}})"),
+        Contains("'access.keys[0].secret_file'") && Contains("/nonexistent/k"));
+    // A secret is never shown in a message.
+    try {
+        load(R"({"disks":["/a","/b"],"access":{"keys":[{"id":"k1","secret":")" + hex32 +
+             R"(","extra":1}]}})");
+        FAIL("accepted an unknown key field");
+    } catch (const ConfigError& e) {
+        CHECK(std::string(e.what()).find(hex32) == std::string::npos);
+    }
+    CHECK_THROWS_WITH(load(R"({"disks":["/a","/b"],"telemetry":{"max_body":100}})"),
+                      Contains("'telemetry.max_body'"));
+    CHECK_THROWS_WITH(load(R"({"disks":["/a","/b"],"tls":{"certificate_chain":"c.pem"}})"),
+                      Contains("'tls.private_key'"));
 }
 
 TEST_CASE("bad server configs name the field and the value", "[server][config]") {

@@ -85,7 +85,7 @@ inline ReadResult read_now(TitleStore& store, const std::shared_ptr<const TitleI
                            std::uint64_t offset, std::uint64_t length) {
     auto promise = std::make_shared<std::promise<ReadResult>>();
     auto future = promise->get_future();
-    store.read(ReadRequest{title, offset, length, std::nullopt},
+    store.read(ReadRequest{.title = title, .offset = offset, .length = length},
                [promise](ReadResult r) { promise->set_value(std::move(r)); });
     REQUIRE(future.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
     return future.get();

@@ -145,7 +145,9 @@ TEST_CASE("a block file evicted from the open-file cache is not verified again w
     const auto source = toast::testing::read_file(media);
     MetricsRegistry metrics;
     BlockStore store(fx.config, metrics,
-                     BlockStoreOptions{std::chrono::seconds(1), std::chrono::milliseconds(50), 2});
+                     BlockStoreOptions{.rescan_interval = std::chrono::seconds(1),
+                                       .miss_rescan_interval = std::chrono::milliseconds(50),
+                                       .open_file_cache = 2});
     auto t = store.find("movie");
     REQUIRE(t);
     auto pass = [&] {
@@ -179,7 +181,9 @@ TEST_CASE("a block file rewritten after it was verified and evicted is found cor
     const auto source = toast::testing::read_file(media);
     MetricsRegistry metrics;
     BlockStore store(fx.config, metrics,
-                     BlockStoreOptions{std::chrono::seconds(1), std::chrono::milliseconds(50), 2});
+                     BlockStoreOptions{.rescan_interval = std::chrono::seconds(1),
+                                       .miss_rescan_interval = std::chrono::milliseconds(50),
+                                       .open_file_cache = 2});
     auto t = store.find("movie");
     for (std::uint64_t b = 0; b < 8; ++b)
         REQUIRE(read_bytes(store, t, b * block, block) == source.substr(b * block, block));

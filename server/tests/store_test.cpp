@@ -96,9 +96,9 @@ TEST_CASE("a title ingested or replaced while the store is open is served withou
           "[server][store]") {
     StoreFixture fx(3, "rda");
     MetricsRegistry metrics;
-    BlockStore store(
-        fx.config, metrics,
-        BlockStoreOptions{std::chrono::milliseconds(200), std::chrono::milliseconds(20), std::nullopt});
+    BlockStore store(fx.config, metrics,
+                     BlockStoreOptions{.rescan_interval = std::chrono::milliseconds(200),
+                                       .miss_rescan_interval = std::chrono::milliseconds(20)});
     CHECK_FALSE(store.find("late"));
     auto first = fx.media("a.bin", 500'000, 1);
     fx.ingest("late", first, 64 * 1024);
@@ -243,7 +243,7 @@ TEST_CASE("reads outside a title or of an unknown title fail cleanly on a worker
     CHECK(empty.segments.empty());
     // The handler runs on a disk worker, never on the caller's thread.
     std::promise<std::thread::id> where;
-    store.read(ReadRequest{t, 0, 10, std::nullopt},
+    store.read(ReadRequest{.title = t, .offset = 0, .length = 10},
                [&](ReadResult) { where.set_value(std::this_thread::get_id()); });
     auto f = where.get_future();
     REQUIRE(f.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
@@ -365,7 +365,7 @@ TEST_CASE("interrupt_reads cuts a read sleeping in a 40 s latency fault short, l
     auto promise = std::make_shared<std::promise<ReadResult>>();
     auto future = promise->get_future();
     const auto t0 = std::chrono::steady_clock::now();
-    store.read(ReadRequest{t, 0, 100, std::nullopt},
+    store.read(ReadRequest{.title = t, .offset = 0, .length = 100},
                [promise](ReadResult r) { promise->set_value(std::move(r)); });
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     store.interrupt_reads();
@@ -418,12 +418,13 @@ TEST_CASE("a disk scheduler plugged in through the options orders each disk's qu
                      std::optional<std::chrono::steady_clock::time_point> deadline) {
         auto p = std::make_shared<std::promise<void>>();
         done.push_back(p->get_future());
-        store.read(ReadRequest{t, block * kBlock, 10, deadline}, [&, tag, p](ReadResult r) {
-            CHECK(r.status == ReadStatus::ok);
-            std::lock_guard lock(mutex);
-            order.push_back(tag);
-            p->set_value();
-        });
+        store.read(ReadRequest{.title = t, .offset = block * kBlock, .length = 10, .deadline = deadline},
+                   [&, tag, p](ReadResult r) {
+                       CHECK(r.status == ReadStatus::ok);
+                       std::lock_guard lock(mutex);
+                       order.push_back(tag);
+                       p->set_value();
+                   });
     };
     const auto now = std::chrono::steady_clock::now();
     issue(0, 0, std::nullopt);

@@ -248,11 +248,14 @@ TEST_CASE("a refused stream is sent on with the nodes that refused it", "[server
     CHECK_THAT(r.body, Contains("not enough disk time on node b; http://10.0.0.2:8080 has room"));
     CHECK(stream_redirect("http://c", "/stream/m", {}, "a", "x").header("Location") ==
           "http://c/stream/m?refused=a");
+    // A signed URL's token (and any other parameter) goes along; the old refused list is replaced.
+    CHECK(stream_redirect("http://c", "/stream/m?token=v1~k~s~title:m~1~2~mac&refused=b", {"b"}, "a", "x")
+              .header("Location") == "http://c/stream/m?token=v1~k~s~title:m~1~2~mac&refused=b,a");
 }
 
 TEST_CASE("the catalogue lists a tier title's URL on every node", "[server][tier][catalog]") {
-    CatalogTitle t{"movie", "movie.ts", 10, BitRate(8),
-                   "\"e\"", {},         "", {"http://a:1/titles/movie", "http://b:1/titles/movie"}};
+    CatalogTitle t{"movie", "movie.ts", 10, BitRate(8), "\"e\"", {}, "", 0.0,
+                   {"http://a:1/titles/movie", "http://b:1/titles/movie"}};
     const auto body = nlohmann::json::parse(catalog_body({t}).json);
     CHECK(body["titles"][0]["urls"] ==
           nlohmann::json::array({"http://a:1/titles/movie", "http://b:1/titles/movie"}));

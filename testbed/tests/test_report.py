@@ -423,6 +423,41 @@ class RunAllPlanTest(unittest.TestCase):
         self.assertEqual(rc, 0)
         self.assertIn("3 runs (3 table rows)", buf.getvalue())
 
+    def test_scenarios_written_for_runs_one_at_a_time_and_the_report_built_from_those_run(self):
+        import contextlib
+        import io
+        with tempfile.TemporaryDirectory() as d:
+            out, scen_dir = Path(d) / "out", Path(d) / "scenarios"
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                rc = run_all.main(["--only", "arrivals", "--out", str(out), "--write-scenarios", str(scen_dir)])
+            self.assertEqual(rc, 0)
+            files = sorted(scen_dir.glob("*.json"))
+            self.assertEqual(len(files), 3)
+            self.assertFalse((out / "runs").exists())  # nothing ran
+            commands = [line for line in buf.getvalue().splitlines() if "testbed/run " in line]
+            self.assertEqual(len(commands), 3)
+            # Each file loads back as the same run, and its command puts the report where --resume looks.
+            for f in files:
+                s = scenario.load(f)
+                self.assertEqual(run_all.run_key(s), f.stem)
+                self.assertTrue(any(f"{f} --out {out / 'runs' / f.stem}" in c for c in commands))
+            # One of them run (its report as testbed/run writes it): the report has it, and the rest not run.
+            s = scenario.load(files[0])
+            (out / "runs" / files[0].stem).mkdir(parents=True)
+            fake = {"kind": "toast", "scenario_config": s.to_json(), "reduction_pct": 50.0, "ceiling_pct": 91.7,
+                    "vod_share_pct": 100.0, "seed_share_pct": 0.0, "stalls": {"count": 0, "seconds": 0.0},
+                    "startup_ms": {"median": 50.0}, "completed_clients": 12, "clients": 12,
+                    "total_traffic_bytes": 1e8}
+            (out / "runs" / files[0].stem / "report.json").write_text(json.dumps(fake))
+            with contextlib.redirect_stdout(io.StringIO()):
+                rc = run_all.main(["--only", "arrivals", "--out", str(out), "--report-only"])
+            self.assertEqual(rc, 0)
+            rows = json.loads((out / "results.json").read_text())["experiments"]["arrivals"]
+            self.assertEqual(sorted(bool(r["report"]) for r in rows), [False, False, True])
+            self.assertEqual(sorted(r["skipped"] or "" for r in rows), ["", "not run yet", "not run yet"])
+            self.assertEqual(len(list((out / "runs").iterdir())), 1)  # and it ran nothing
+
 
 class LauncherTest(unittest.TestCase):
     def test_the_server_host_seed_is_named_when_the_client_has_the_option(self):

@@ -84,6 +84,7 @@ class Tracked:
     memory_kb: list[int] = field(default_factory=list)  # anonymous resident, one per sample
     file_kb_peak: int = 0
     gone: bool = False
+    cpu_samples: list[tuple[float, int]] = field(default_factory=list)  # (monotonic time, CPU ticks so far)
 
 
 class Sampler:
@@ -142,6 +143,7 @@ class Sampler:
         if t.start_ticks is None:
             t.start_ticks, t.first_seen = cpu[1], now
         t.cpu_ticks, t.last_seen = cpu[0], now
+        t.cpu_samples.append((now, cpu[0]))
         mem = read_memory_kb(t.pid)
         if mem is not None and mem[0] > 0:
             t.memory_kb.append(mem[0])

@@ -527,10 +527,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="validate the scenario, print its shape, run nothing")
     ap.add_argument("--keep-data", action="store_true",
                     help="keep every viewer's copy of the title (deleted after the report by default)")
+    ap.add_argument("--print-sessions", action="store_true",
+                    help="catalogue scenarios: print the generated sessions (sessions.json) and run nothing")
     args = ap.parse_args(argv)
     stop_on_signals()
     try:
         s = scen.load(args.scenario)
+        if getattr(s, "type", "") == "catalogue":
+            from . import catalogue_run  # it builds on this module
+            return catalogue_run.main(s, args)
+        if args.print_sessions:
+            raise RunError("--print-sessions is for catalogue scenarios (\"type\": \"catalogue\")")
         if args.dry_run:
             print(describe(s))
             return 0

@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
-from . import run, scenario as scen
+from . import catalogue_experiments as cat, run, scenario as scen
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 BASE_FILE = "_base.json"
@@ -47,6 +47,8 @@ def run_key(s: scen.Scenario, kind: str = "toast") -> str:
 
 
 def estimate_seconds(s: scen.Scenario) -> float:
+    if cat.is_catalogue(s):
+        return cat.estimate_seconds(s)
     return max(scen.arrival_times(s)) + s.title_seconds + SETUP_SECONDS
 
 
@@ -88,14 +90,16 @@ def expand(base: dict, name: str, exp: dict, netem: bool) -> list[dict]:
         except scen.ScenarioError as e:
             raise PlanError(f"experiment {name} [{label}]: {e}") from None
         skipped = None
-        if s.delay_ms > 0 and not netem:
+        if getattr(s, "delay_ms", 0) > 0 and not netem:
             skipped = "not run: this kernel has no netem qdisc, so no delay can be added"
         rows.append({"params": params, "label": label, "scenario": s, "key": run_key(s), "skipped": skipped,
-                     "shape": scen.shape(s)})
+                     "shape": cat.shape(s) if cat.is_catalogue(s) else scen.shape(s)})
     return rows
 
 
 def summary(r: dict) -> dict:
+    if r.get("kind") == "catalogue":
+        return cat.summary(r)
     return {k: v for k, v in r.items() if k not in ("per_client", "scenario_config")}
 
 
@@ -386,6 +390,19 @@ def render(base: dict, exps: list[tuple[str, dict]], results: dict, baselines: d
     return "\n".join(md) + "\n"
 
 
+def write_scenarios(planned: dict[str, list[dict]], directory: Path, out: Path) -> None:
+    """Each run's scenario as DIR/KEY.json, and the command that runs it alone under the machine's heavy-run
+    lock with its report in OUT/runs/KEY, where --resume and --report-only look."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for stem, rows in planned.items():
+        for row in rows:
+            if row["skipped"]:
+                continue
+            path = directory / f"{row['key']}.json"
+            path.write_text(json.dumps(row["scenario"].to_json(), indent=1) + "\n")
+            print(f"{stem}[{row['label']}]: testbed/run {path} --out {out / 'runs' / row['key']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="testbed/run-all", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -400,6 +417,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parallel", type=int, default=3,
                     help="runs at once (default 3: a run of 12 clients at 2 Mbps uses about 5%% of 2 cores)")
     ap.add_argument("--dry-run", action="store_true", help="print the runs and the expected time, run nothing")
+    ap.add_argument("--write-scenarios", metavar="DIR",
+                    help="write each run's scenario to DIR/KEY.json and print the testbed/run command that puts "
+                         "its report where --resume or --report-only finds it; run nothing")
+    ap.add_argument("--report-only", action="store_true",
+                    help="build the report from the runs already in OUT/runs (as --resume); run none of the rest")
     args = ap.parse_args(argv)
     run.stop_on_signals()
     netem = run.netshape.has_netem()
@@ -415,15 +437,25 @@ def main(argv: list[str] | None = None) -> int:
         for row in rows:
             if not row["skipped"]:
                 unique.setdefault(row["key"], row["scenario"])
-    kinds = [] if args.no_baselines or args.only else ["stock", "unicast"]
+    catalogue = cat.is_catalogue(base_scenario)
+    # A catalogue run has its unicast figures in it; it starts a process a box, so runs go one at a time.
+    kinds = [] if args.no_baselines or args.only or catalogue else ["stock", "unicast"]
+    if catalogue:
+        args.parallel = 1
     seconds = sum(estimate_seconds(s) for s in unique.values()) + len(kinds) * estimate_seconds(base_scenario)
     total_runs = len(unique) + len(kinds)
     print(f"{total_runs} runs ({sum(len(r) for r in planned.values())} table rows), about "
           f"{seconds / 60 / max(1, args.parallel):.0f} minutes with {max(1, args.parallel)} at once")
+    if args.write_scenarios:
+        write_scenarios(planned, Path(args.write_scenarios), Path(args.out))
+        return 0
     if args.dry_run:
         for stem, rows in planned.items():
             for row in rows:
                 sh = row["shape"]
+                if catalogue:
+                    print(f"  {stem}[{row['label']}] -> {row['skipped'] or row['key']}\n      {cat.dry_run_line(row)}")
+                    continue
                 print(f"  {stem}[{row['label']}] -> {row['skipped'] or row['key']}\n"
                       f"      {sh['gap_piece_times']:g} piece-times apart, {sh['watching_at_once']} watching / "
                       f"{sh['present_at_once']} present at once, span {sh['span_over_title']:g}x the title, "
@@ -453,15 +485,21 @@ def main(argv: list[str] | None = None) -> int:
     def execute(key: str, s: scen.Scenario, kind: str) -> dict | None:
         rdir = out / "runs" / key
         cached = rdir / "report.json"
-        if args.resume and cached.exists():
+        if (args.resume or args.report_only) and cached.exists():
             r = json.loads(cached.read_text())
-            if r.get("scenario_config") == s.to_json() and r.get("kind") == kind:
+            wanted = "catalogue" if cat.is_catalogue(s) else kind  # a catalogue report says it is one
+            if r.get("scenario_config") == s.to_json() and r.get("kind") == wanted:
                 say(f"reused {kind} {s.name}")
                 reused[0] += 1
                 return r
+        if args.report_only:
+            say(f"not run {kind} {s.name}")
+            return None
         say(f"start {kind} {s.name}")
         try:
-            if s.shaping:
+            if cat.is_catalogue(s):
+                r = cat.run(s, bins, rdir, stop)
+            elif s.shaping:
                 with shaping_lock:
                     r = run.run_once(kind, s, bins, rdir, progress=lambda m: None, stop=stop)
             else:
@@ -472,8 +510,11 @@ def main(argv: list[str] | None = None) -> int:
         r["scenario_config"] = s.to_json()
         cached.write_text(json.dumps(r, indent=2))
         finished[0] += 1
-        say(f"done {finished[0]}/{len(jobs)}: {kind} {s.name}: reduction {r['reduction_pct']:.1f}%, "
-            f"stalls {r['stalls']['count']}, {r['completed_clients']}/{r['clients']} completed")
+        if cat.is_catalogue(s):
+            say(f"done {finished[0]}/{len(jobs)}: {s.name}: {cat.done_line(r)}")
+        else:
+            say(f"done {finished[0]}/{len(jobs)}: {kind} {s.name}: reduction {r['reduction_pct']:.1f}%, "
+                f"stalls {r['stalls']['count']}, {r['completed_clients']}/{r['clients']} completed")
         return r
 
     done: dict[tuple[str, str], dict | None] = {}
@@ -492,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 130
     pool.shutdown(wait=True)
-    failed = sum(1 for r in done.values() if r is None)
+    failed = 0 if args.report_only else sum(1 for r in done.values() if r is None)
     results: dict[str, list] = {}
     for stem, rows in planned.items():
         for row in rows:
@@ -501,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
             r = done.get((row["key"], "toast"))
             row["report"] = summary(r) if r else None
             if r is None:
-                row["skipped"] = "run failed (see the log)"
+                row["skipped"] = "not run yet" if args.report_only else "run failed (see the log)"
         results[stem] = [{k: v for k, v in row.items() if k != "scenario"} for row in rows]
     baselines: dict[str, dict] = {}
     if kinds and done.get((run_key(base_scenario), "toast")):
@@ -515,11 +556,15 @@ def main(argv: list[str] | None = None) -> int:
             minutes = json.loads((out / "results.json").read_text()).get("minutes", minutes)
         except (OSError, json.JSONDecodeError, AttributeError):
             pass
-    md = render(base, exps, results, baselines, minutes, netem, len(jobs), out)
+    if catalogue:
+        md = cat.render(base, exps, results, minutes, len(jobs))
+    else:
+        md = render(base, exps, results, baselines, minutes, netem, len(jobs), out)
     (out / "report.md").write_text(md)
     (out / "results.json").write_text(json.dumps({"minutes": round(minutes, 1), "baselines": baselines,
-                                                  "issue_targets": issue_targets(exps, results),
-                                                  "headline": headline(results), "experiments": results},
+                                                  "issue_targets": [] if catalogue else issue_targets(exps, results),
+                                                  "headline": [] if catalogue else headline(results),
+                                                  "experiments": results},
                                                  indent=2))
     print(md.split("## Headline")[0])
     print(f"wrote {out / 'report.md'} ({minutes:.0f} minutes, {failed} failed runs)")

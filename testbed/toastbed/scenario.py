@@ -102,12 +102,19 @@ def load(path: str | Path) -> Scenario:
     return from_dict(data, default_name=path.stem)
 
 
-def from_dict(data: dict, default_name: str = "scenario") -> Scenario:
+def from_dict(data: dict, default_name: str = "scenario"):
+    """A single-title Scenario, or a CatalogueScenario for `"type": "catalogue"`."""
     if not isinstance(data, dict):
         raise ScenarioError("scenario: expected a JSON object")
+    kind = data.get("type", "title")
+    if kind == "catalogue":
+        from . import catalogue_scenario  # it builds on this module's parsers
+        return catalogue_scenario.from_dict(data, default_name)
+    if kind != "title":
+        raise ScenarioError(f"scenario field 'type': expected \"title\" or \"catalogue\", got {json.dumps(kind)}")
     known = set(Scenario.__dataclass_fields__)
     for key in data:
-        if key not in known and key != "description":
+        if key not in known and key not in ("description", "type"):
             raise ScenarioError(f"scenario field '{key}': unknown field")
 
     def get(key, convert, check=None, what=""):

@@ -126,11 +126,8 @@ void reload(TrackerService& service, const std::optional<std::string>& config_pa
         spdlog::error("SIGHUP: not applied: {}", n);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    std::vector<std::string> args(argv + 1, argv + argc);
-    Options opt;
+// Reads the command line into `opt`; an exit code when the program ends here (--help, a usage error).
+std::optional<int> parse_command_line(const std::vector<std::string>& args, Options& opt) {
     bool have_listen = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         std::string name = args[i];
@@ -164,6 +161,113 @@ int main(int argc, char** argv) {
         }
     }
     if (!have_listen) return usage_error("--listen HOST:PORT is required");
+    return std::nullopt;
+}
+
+// Restores the saved swarms. Once the servers are bound, so that a tracker that cannot start leaves the file
+// alone, and before they answer, so that the first announce already meets the restored swarms (connections
+// made meanwhile wait in the backlog).
+void restore_swarms(TrackerService& service) {
+    auto restored = service.restore_state(std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+    if (restored.message.empty()) return;
+    if (restored.ok) {
+        spdlog::info("{}", restored.message);
+    } else {
+        spdlog::error("{}", restored.message);
+    }
+}
+
+// The bound addresses, in the log and on stdout (where a caller that asked for port 0 reads them).
+void print_endpoints(const HttpServer& http, const std::optional<UdpServer>& udp) {
+    auto http_ep = http.local_endpoint();
+    spdlog::info("http tracker on {}:{} (announce at /announce)", http_ep.address().to_string(),
+                 http_ep.port());
+    std::printf("toast-tracker: http %s:%u\n", http_ep.address().to_string().c_str(), http_ep.port());
+    if (udp) {
+        auto udp_ep = udp->local_endpoint();
+        spdlog::info("udp tracker on {}:{}", udp_ep.address().to_string(), udp_ep.port());
+        std::printf("toast-tracker: udp %s:%u\n", udp_ep.address().to_string().c_str(), udp_ep.port());
+    }
+    std::fflush(stdout);
+}
+
+// Expiry and rate-limiter upkeep; often enough that a peer outlives peer_expiry by at most 10% (recomputed
+// each time, since a reload may change peer_expiry).
+void schedule_upkeep(asio::steady_timer& tick, TrackerService& service) {
+    tick.expires_after(std::clamp<std::chrono::seconds>(service.config().registry.peer_expiry / 10,
+                                                        std::chrono::seconds(1), std::chrono::seconds(30)));
+    tick.async_wait([&tick, &service](boost::system::error_code ec) {
+        if (ec) return;
+        service.tick(std::chrono::steady_clock::now());
+        schedule_upkeep(tick, service);
+    });
+}
+
+// What runs on the io_context, and what the signals act on.
+struct Running {
+    const Options& opt;
+    TrackerService& service;
+    HttpServer& http;
+    std::optional<UdpServer>& udp;
+    asio::steady_timer& tick;
+    StateSaver& saver;
+    asio::io_context& ioc;
+};
+
+// SIGHUP reloads; SIGINT and SIGTERM stop everything (the saver writes the state file last).
+void wait_signal(asio::signal_set& signals, Running& run) {
+    signals.async_wait([&signals, &run](boost::system::error_code ec, int signo) {
+        if (ec) return;
+        if (signo == SIGHUP) {
+            reload(run.service, run.opt.config);
+            run.saver.on_reload();
+            wait_signal(signals, run);
+            return;
+        }
+        spdlog::info("signal {}: stopping", signo);
+        run.http.stop();
+        if (run.udp) run.udp->stop();
+        run.tick.cancel();
+        run.saver.stop();
+        run.ioc.stop();
+    });
+}
+
+void serve(const Options& opt, const TrackerConfig& config) {
+    // Declared before the io_context so they outlive it: connection sessions still pending in it when it is
+    // destroyed use the service.
+    toast::MetricsRegistry metrics;
+    std::random_device rd;
+    TrackerService service(config, ServiceSecrets{random_key(rd), random_key(rd)}, metrics);
+    asio::io_context ioc(1);
+
+    HttpServer http(ioc, asio::ip::tcp::endpoint(resolve_host(ioc, opt.listen.host), opt.listen.port),
+                    service);
+    std::optional<UdpServer> udp;
+    if (opt.udp)
+        udp.emplace(ioc, asio::ip::udp::endpoint(resolve_host(ioc, opt.udp->host), opt.udp->port), service);
+    restore_swarms(service);
+    http.start();
+    if (udp) udp->start();
+    print_endpoints(http, udp);
+
+    asio::steady_timer tick(ioc);
+    schedule_upkeep(tick, service);
+    StateSaver saver(ioc, service);
+    saver.start();
+    asio::signal_set signals(ioc, SIGINT, SIGTERM, SIGHUP);
+    Running run{
+        .opt = opt, .service = service, .http = http, .udp = udp, .tick = tick, .saver = saver, .ioc = ioc};
+    wait_signal(signals, run);
+    ioc.run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options opt;
+    if (auto exit_code = parse_command_line(std::vector<std::string>(argv + 1, argv + argc), opt))
+        return *exit_code;
 
     TrackerConfig config;
     try {
@@ -173,87 +277,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "toast-tracker: %s\n", e.what());
         return 1;
     }
-
     try {
-        // Declared before the io_context so they outlive it: connection sessions still pending in it when it
-        // is destroyed use the service.
-        toast::MetricsRegistry metrics;
-        std::random_device rd;
-        TrackerService service(config, ServiceSecrets{random_key(rd), random_key(rd)}, metrics);
-        asio::io_context ioc(1);
-
-        HttpServer http(ioc, asio::ip::tcp::endpoint(resolve_host(ioc, opt.listen.host), opt.listen.port),
-                        service);
-        std::optional<UdpServer> udp;
-        if (opt.udp) {
-            udp.emplace(ioc, asio::ip::udp::endpoint(resolve_host(ioc, opt.udp->host), opt.udp->port),
-                        service);
-        }
-        // Once bound, so that a tracker that cannot start leaves the file alone, and before the servers
-        // answer, so that the first announce already meets the restored swarms (connections made meanwhile
-        // wait in the backlog).
-        if (auto restored =
-                service.restore_state(std::chrono::steady_clock::now(), std::chrono::system_clock::now());
-            !restored.message.empty()) {
-            if (restored.ok) {
-                spdlog::info("{}", restored.message);
-            } else {
-                spdlog::error("{}", restored.message);
-            }
-        }
-        http.start();
-        if (udp) udp->start();
-
-        auto http_ep = http.local_endpoint();
-        spdlog::info("http tracker on {}:{} (announce at /announce)", http_ep.address().to_string(),
-                     http_ep.port());
-        std::printf("toast-tracker: http %s:%u\n", http_ep.address().to_string().c_str(), http_ep.port());
-        if (udp) {
-            auto udp_ep = udp->local_endpoint();
-            spdlog::info("udp tracker on {}:{}", udp_ep.address().to_string(), udp_ep.port());
-            std::printf("toast-tracker: udp %s:%u\n", udp_ep.address().to_string().c_str(), udp_ep.port());
-        }
-        std::fflush(stdout);
-
-        // Expiry and rate-limiter upkeep; often enough that a peer outlives peer_expiry by at most 10%
-        // (recomputed each time, since a reload may change peer_expiry).
-        asio::steady_timer tick(ioc);
-        std::function<void()> schedule = [&] {
-            tick.expires_after(std::clamp<std::chrono::seconds>(service.config().registry.peer_expiry / 10,
-                                                                std::chrono::seconds(1),
-                                                                std::chrono::seconds(30)));
-            tick.async_wait([&](boost::system::error_code ec) {
-                if (ec) return;
-                service.tick(std::chrono::steady_clock::now());
-                schedule();
-            });
-        };
-        schedule();
-
-        StateSaver saver(ioc, service);
-        saver.start();
-
-        asio::signal_set signals(ioc, SIGINT, SIGTERM, SIGHUP);
-        std::function<void()> wait_signal = [&] {
-            signals.async_wait([&](boost::system::error_code ec, int signo) {
-                if (ec) return;
-                if (signo == SIGHUP) {
-                    reload(service, opt.config);
-                    saver.on_reload();
-                    wait_signal();
-                    return;
-                }
-                spdlog::info("signal {}: stopping", signo);
-                http.stop();
-                if (udp) udp->stop();
-                tick.cancel();
-                saver.stop();
-                ioc.stop();
-            });
-        };
-        wait_signal();
-
-        ioc.run();
+        serve(opt, config);
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "toast-tracker: %s\n", e.what());

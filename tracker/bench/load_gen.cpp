@@ -4,8 +4,7 @@
 // connection per announce as BitTorrent clients do (and as a tracker without keep-alive, like Debian's
 // opentracker, requires); the latency then includes the TCP handshake. Bounded by the announce count and a
 // wall-clock limit. Prints one line:
-//   mode=http announces=30000 errors=0 timeouts=0 seconds=1.23 announces_per_s=24390 p50_ms=0.61 p99_ms=2.10
-//   max_ms=4.80
+//   mode=http announces=N errors=N timeouts=N seconds=S announces_per_s=R p50_ms=MS p99_ms=MS max_ms=MS
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -23,7 +23,7 @@ struct RateLimit {
     double per_second = 0;  // 0 disables limiting
     double burst = 1;
     std::size_t max_tracked = 1'000'000;
-    AddressSet exempt;
+    AddressSet exempt{};
     unsigned ipv6_prefix = 64;  // IPv6 sources share a bucket per prefix of this length
 };
 

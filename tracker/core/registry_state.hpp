@@ -34,8 +34,8 @@ struct SwarmState {
     InfoHash info_hash;
     std::uint64_t completed = 0;
     std::chrono::milliseconds idle{0};  // since the swarm's last announce
-    std::vector<PeerState> seeders;     // in list order
-    std::vector<PeerState> leechers;    // in join order
+    std::vector<PeerState> seeders{};   // in list order
+    std::vector<PeerState> leechers{};  // in join order
     bool operator==(const SwarmState&) const = default;
 };
 

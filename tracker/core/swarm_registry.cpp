@@ -234,8 +234,11 @@ RegistryState SwarmRegistry::export_state(TimePoint now) const {
     out.swarms.reserve(order_.size());
     for (const auto& hash : order_) {
         const Swarm& swarm = swarms_.find(hash)->second;
-        out.swarms.push_back(SwarmState{hash, swarm.completed, age(swarm.last_active), peers(swarm.seeders),
-                                        peers(swarm.leechers)});
+        out.swarms.push_back(SwarmState{.info_hash = hash,
+                                        .completed = swarm.completed,
+                                        .idle = age(swarm.last_active),
+                                        .seeders = peers(swarm.seeders),
+                                        .leechers = peers(swarm.leechers)});
     }
     return out;
 }
@@ -320,8 +323,11 @@ std::vector<SwarmStats> SwarmRegistry::swarm_stats(const std::optional<InfoHash>
 }
 
 RegistryTotals SwarmRegistry::totals() const {
-    return RegistryTotals{swarms_.size(), total_seeders_, total_leechers_, total_completed_,
-                          total_announces_};
+    return RegistryTotals{.swarms = swarms_.size(),
+                          .seeders = total_seeders_,
+                          .leechers = total_leechers_,
+                          .completed = total_completed_,
+                          .announces = total_announces_};
 }
 
 }  // namespace toast::tracker

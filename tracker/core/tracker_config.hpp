@@ -34,7 +34,9 @@ struct AccessLogConfig {
 struct TrackerConfig {
     RegistryPolicy registry;
     std::optional<std::filesystem::path> whitelist;
-    RateLimit rate_limit{20, 100, 1'000'000, {}, 64};  // announces + scrapes per second per source, burst
+    // Announces + scrapes per second per source, and the burst.
+    RateLimit rate_limit{
+        .per_second = 20, .burst = 100, .max_tracked = 1'000'000, .exempt = {}, .ipv6_prefix = 64};
     std::size_t max_scrape_hashes = 64;
     HttpLimits http;
     // Sources allowed to read /stats and /metrics (nginx's "allow 127.0.0.1; deny all;").

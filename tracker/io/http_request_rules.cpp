@@ -7,50 +7,13 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 
+#include "toast/common/beast_request_head.hpp"
 #include "toast/common/text.hpp"
 #include "tracker/core/tracker_config.hpp"
 
 namespace toast::tracker {
-namespace {
 
 namespace http = boost::beast::http;
-
-// RFC 3986 uri-host [ ":" port ]: reg-name characters (unreserved, pct-encoded, sub-delims), an IP literal
-// in brackets, and digits after the last colon. An empty value is allowed (RFC 9112 §3.2: a target without
-// an authority is sent with an empty Host).
-bool valid_host(std::string_view host) {
-    if (host.empty()) return true;
-    std::string_view name = host;
-    std::string_view port;
-    if (host.front() == '[') {
-        auto close = host.find(']');
-        if (close == std::string_view::npos) return false;
-        for (char c : host.substr(1, close - 1)) {
-            const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
-                            c == ':' || c == '.' || c == 'v' || c == 'V';
-            if (!ok) return false;
-        }
-        auto rest = host.substr(close + 1);
-        if (!rest.empty() && rest.front() != ':') return false;
-        port = rest.empty() ? rest : rest.substr(1);
-        name = {};
-    } else if (auto colon = host.rfind(':'); colon != std::string_view::npos) {
-        name = host.substr(0, colon);
-        port = host.substr(colon + 1);
-    }
-    if (port.size() > 5) return false;
-    for (char c : port) {
-        if (c < '0' || c > '9') return false;
-    }
-    for (char c : name) {
-        const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                        std::string_view("-._~%!$&'()*+,;=").find(c) != std::string_view::npos;
-        if (!ok) return false;
-    }
-    return true;
-}
-
-}  // namespace
 
 HttpRefusal header_limit_refusal(std::string_view parsed_target, std::string_view unparsed,
                                  std::size_t max_target_length) {
@@ -82,28 +45,19 @@ std::optional<HttpRefusal> read_error_refusal(boost::beast::error_code ec, std::
 }
 
 std::optional<HttpRefusal> check_request_head(const http::request_header<>& head) {
-    std::size_t hosts = 0;
-    std::string_view host;
-    std::size_t codings = 0;
-    std::string_view coding;
-    for (const auto& field : head) {
-        if (field.name() == http::field::host) {
-            ++hosts;
-            host = field.value();
-        } else if (field.name() == http::field::transfer_encoding) {
-            ++codings;
-            coding = field.value();
-        }
-    }
+    const auto fields = request_head_of(head);
+    const auto hosts = fields.hosts.size();
+    const auto codings = fields.transfer_encodings.size();
     if (hosts > 1) return HttpRefusal{400, "more than one Host header", "bad_host"};
     if (hosts == 0 && head.version() >= 11)
         return HttpRefusal{400, "HTTP/1.1 request without Host", "bad_host"};
-    if (hosts == 1 && !valid_host(trim_ows(host))) return HttpRefusal{400, "invalid Host header", "bad_host"};
+    if (hosts == 1 && !is_valid_host_value(fields.hosts.front()))
+        return HttpRefusal{400, "invalid Host header", "bad_host"};
     if (codings > 0) {
         if (head.version() < 11) {
             return HttpRefusal{400, "Transfer-Encoding in an HTTP/1.0 request", "bad_transfer_encoding"};
         }
-        if (codings > 1 || !iequals(trim_ows(coding), "chunked")) {
+        if (codings > 1 || !iequals(trim_ows(fields.transfer_encodings.front()), "chunked")) {
             return HttpRefusal{400, "unsupported Transfer-Encoding (only chunked)", "bad_transfer_encoding"};
         }
     }

@@ -92,15 +92,15 @@ class Session : public std::enable_shared_from_this<Session> {
         auto* log = service_.access_log();
         if (!log) return;
         const auto peer = source_.to_string();
-        log->write(format_access_log(AccessLogEntry{peer,
-                                                    received_,
-                                                    request_line_,
-                                                    res_.result_int(),
-                                                    res_.body().size(),
-                                                    referer_,
-                                                    user_agent_,
-                                                    std::chrono::steady_clock::now() - started_,
-                                                    {}}));
+        log->write(
+            format_access_log(AccessLogEntry{.peer = peer,
+                                             .received = received_,
+                                             .request_line = request_line_,
+                                             .status = res_.result_int(),
+                                             .body_bytes = res_.body().size(),
+                                             .referer = referer_,
+                                             .user_agent = user_agent_,
+                                             .duration = std::chrono::steady_clock::now() - started_}));
     }
 
     void write(HttpAnswer answer, bool keep_alive, unsigned version) {

@@ -16,6 +16,12 @@ namespace toast::tracker {
 namespace {
 
 constexpr const char* kBencodeType = "text/plain";
+constexpr std::string_view kRateLimited = "rate limit exceeded for your address; slow down";
+
+// 403 for an info-hash the whitelist refuses, 503 when the swarm limit is reached.
+int refusal_status(AnnounceRefusal refusal) {
+    return refusal == AnnounceRefusal::not_whitelisted ? 403 : 503;
+}
 
 }  // namespace
 
@@ -40,65 +46,14 @@ TrackerService::TrackerService(const TrackerConfig& config, ServiceSecrets secre
       registry_(config.registry, secrets.hash_key),
       limiter_(config.rate_limit, secrets.hash_key),
       connection_ids_(secrets.udp_secret),
-      announces_http_(
-          metrics.counter("toast_tracker_announces_total", "Accepted announces", {{"transport", "http"}})),
-      announces_udp_(
-          metrics.counter("toast_tracker_announces_total", "Accepted announces", {{"transport", "udp"}})),
-      scrapes_http_(
-          metrics.counter("toast_tracker_scrapes_total", "Answered scrapes", {{"transport", "http"}})),
-      scrapes_udp_(
-          metrics.counter("toast_tracker_scrapes_total", "Answered scrapes", {{"transport", "udp"}})),
-      connects_udp_(metrics.counter("toast_tracker_udp_connects_total", "Answered UDP connect requests")),
-      bad_connection_ids_(
-          metrics.counter("toast_tracker_udp_bad_connection_id_total",
-                          "UDP announces and scrapes dropped for a wrong or stale connection id")),
-      expired_(metrics.counter("toast_tracker_peers_expired_total", "Peers removed for not re-announcing")),
-      reloads_ok_(metrics.counter("toast_tracker_whitelist_reloads_total", "Whitelist reloads (SIGHUP)",
-                                  {{"result", "ok"}})),
-      reloads_failed_(metrics.counter("toast_tracker_whitelist_reloads_total", "Whitelist reloads (SIGHUP)",
-                                      {{"result", "failed"}})),
-      config_reloads_ok_(metrics.counter("toast_tracker_config_reloads_total",
-                                         "Configuration reloads (SIGHUP with --config)", {{"result", "ok"}})),
-      config_reloads_failed_(metrics.counter("toast_tracker_config_reloads_total",
-                                             "Configuration reloads (SIGHUP with --config)",
-                                             {{"result", "failed"}})),
-      connections_refused_(
-          metrics.counter("toast_tracker_http_connections_refused_total",
-                          "HTTP connections closed at once because max_connections was reached")),
-      bytes_sent_http_(metrics.counter("toast_tracker_bytes_sent_total",
-                                       "Bytes sent (responses with headers)", {{"transport", "http"}})),
-      bytes_sent_udp_(metrics.counter("toast_tracker_bytes_sent_total", "Bytes sent (responses with headers)",
-                                      {{"transport", "udp"}})),
-      state_saves_ok_(
-          metrics.counter("toast_tracker_state_saves_total", "Saves of the state file", {{"result", "ok"}})),
-      state_saves_failed_(metrics.counter("toast_tracker_state_saves_total", "Saves of the state file",
-                                          {{"result", "failed"}})),
-      state_save_seconds_(
-          metrics.gauge("toast_tracker_state_save_seconds",
-                        "Time the last state save took (export, encode, write, fsync, rename)")),
-      swarms_(metrics.gauge("toast_tracker_swarms", "Swarms currently known")),
-      seeders_(metrics.gauge("toast_tracker_seeders", "Seeders in all swarms")),
-      leechers_(metrics.gauge("toast_tracker_leechers", "Leechers in all swarms")),
-      whitelist_entries_(metrics.gauge("toast_tracker_whitelist_entries",
-                                       "Info-hashes on the whitelist (0 when serving every info-hash)")),
-      limiter_tracked_(metrics.gauge("toast_tracker_rate_limited_addresses",
-                                     "Source addresses with a partly used rate-limit bucket")),
-      http_connections_(metrics.gauge("toast_tracker_http_connections", "Open HTTP connections")),
-      latency_http_(metrics.histogram("toast_tracker_request_seconds", "Time to answer one request",
-                                      latency_buckets(), {{"transport", "http"}})),
-      latency_udp_(metrics.histogram("toast_tracker_request_seconds", "Time to answer one request",
-                                     latency_buckets(), {{"transport", "udp"}})) {
-    // Created up front so that a scrape of /metrics shows them at zero before anything goes wrong.
-    refused("http", "rate_limited");
-    refused("udp", "rate_limited");
-    refused("http", "not_whitelisted");
-    refused("udp", "not_whitelisted");
-    metrics.counter("toast_tracker_udp_malformed_total", "UDP packets dropped as malformed", {});
+      http_(metrics),
+      udp_(metrics),
+      service_(metrics) {
     if (config_.whitelist) {
         auto list = load_whitelist_file(*config_.whitelist);
         if (!list) throw std::runtime_error(list.error());
         whitelist_size_ = list.value().size();
-        whitelist_entries_.set(static_cast<double>(whitelist_size_));
+        service_.whitelist_entries.set(static_cast<double>(whitelist_size_));
         registry_.set_whitelist(std::move(list).value());
     }
     if (config_.access_log.path) access_log_ = std::make_unique<AccessLogFile>(*config_.access_log.path);
@@ -114,9 +69,9 @@ TrackerService::ConfigReload TrackerService::apply_config(const TrackerConfig& n
         if (list) {
             whitelist_size_ = list.value().size();
             registry_.set_whitelist(std::move(list).value());
-            reloads_ok_.inc();
+            service_.whitelist_reloads_ok.inc();
         } else {
-            reloads_failed_.inc();
+            service_.whitelist_reloads_failed.inc();
             out.not_applied.push_back(list.error() + "; keeping the previous whitelist" +
                                       (config_.whitelist ? " (" + config_.whitelist->string() + ")" : ""));
             next.whitelist = config_.whitelist;
@@ -125,7 +80,7 @@ TrackerService::ConfigReload TrackerService::apply_config(const TrackerConfig& n
         whitelist_size_ = 0;
         registry_.set_whitelist(std::nullopt);
     }
-    whitelist_entries_.set(static_cast<double>(whitelist_size_));
+    service_.whitelist_entries.set(static_cast<double>(whitelist_size_));
 
     if (next.access_log.path != config_.access_log.path) {
         try {
@@ -239,37 +194,32 @@ TrackerService::StateOutcome TrackerService::record_save(const StateSnapshot& sn
                                                          const std::optional<std::string>& error,
                                                          std::chrono::steady_clock::duration writing) {
     const std::chrono::duration<double> took = snapshot.encoding + writing;
-    state_save_seconds_.set(took.count());
+    service_.state_save_seconds.set(took.count());
     if (error) {
-        state_saves_failed_.inc();
+        service_.state_saves_failed.inc();
         return {false, "state: " + *error + "; the previous state file stays"};
     }
-    state_saves_ok_.inc();
+    service_.state_saves_ok.inc();
     char ms[32];
     std::snprintf(ms, sizeof ms, "%.1f ms", took.count() * 1000);
     return {true, "state: saved " + std::to_string(snapshot.swarms) + " swarms, " +
                       std::to_string(snapshot.peers) + " peers to " + snapshot.path.string() + " in " + ms};
 }
 
-Counter& TrackerService::http_malformed(std::string_view reason) {
-    return metrics_.counter("toast_tracker_http_malformed_total", "HTTP requests refused as malformed",
-                            {{"reason", std::string(reason)}});
-}
-
-Counter& TrackerService::udp_malformed(std::string_view reason) {
-    metrics_.counter("toast_tracker_udp_malformed_total", "UDP packets dropped as malformed", {}).inc();
-    return metrics_.counter("toast_tracker_udp_malformed_by_reason_total",
-                            "UDP packets dropped as malformed, by reason", {{"reason", std::string(reason)}});
-}
-
-Counter& TrackerService::refused(std::string_view transport, std::string_view reason) {
-    return metrics_.counter("toast_tracker_refused_total",
-                            "Well-formed requests refused (rate limit, whitelist, swarm limit)",
-                            {{"transport", std::string(transport)}, {"reason", std::string(reason)}});
-}
-
 void TrackerService::observe_latency(bool udp, double seconds) {
-    (udp ? latency_udp_ : latency_http_).observe(seconds);
+    transport(udp).latency.observe(seconds);
+}
+
+bool TrackerService::within_rate_limit(TransportMetrics& t, const IpAddress& source, TimePoint now) {
+    if (limiter_.allow(source, now)) return true;
+    t.rate_limited.inc();
+    return false;
+}
+
+HttpAnswer TrackerService::rate_limited_answer() {
+    HttpAnswer a = failure(429, kRateLimited);
+    a.headers.emplace_back("Retry-After", "1");
+    return a;
 }
 
 HttpAnswer TrackerService::failure(int status, std::string_view reason) {
@@ -282,7 +232,7 @@ HttpAnswer TrackerService::failure(int status, std::string_view reason) {
 }
 
 HttpAnswer TrackerService::http_error(const HttpRefusal& refusal) {
-    http_malformed(refusal.metric).inc();
+    http_.malformed(refusal.metric).inc();
     return failure(refusal.status, refusal.reason);
 }
 
@@ -300,13 +250,13 @@ HttpAnswer TrackerService::handle_http(std::string_view method, std::string_view
     if (method != "GET") {
         HttpAnswer a = failure(405, "only GET is supported");
         a.headers.emplace_back("Allow", "GET");
-        http_malformed("method").inc();
+        http_.malformed("method").inc();
         return a;
     }
     if (path == "/announce") return announce(query, source, now);
     if (path == "/scrape") return scrape(query, source, now);
     if ((path == "/stats" || path == "/metrics") && !config_.admin_allow.contains(source)) {
-        http_malformed("forbidden").inc();
+        http_.malformed("forbidden").inc();
         return failure(403, std::string(path) + " is served only to the addresses in admin_allow");
     }
     if (path == "/stats") return stats(query);
@@ -324,22 +274,16 @@ HttpAnswer TrackerService::handle_http(std::string_view method, std::string_view
 HttpAnswer TrackerService::announce(std::string_view query, const IpAddress& source, TimePoint now) {
     auto request = parse_announce(query);
     if (!request) {
-        http_malformed(to_string(request.error())).inc();
+        http_.malformed(to_string(request.error())).inc();
         return failure(400, failure_reason(request.error()));
     }
-    if (!limiter_.allow(source, now)) {
-        refused("http", "rate_limited").inc();
-        HttpAnswer a = failure(429, "rate limit exceeded for your address; slow down");
-        a.headers.emplace_back("Retry-After", "1");
-        return a;
-    }
+    if (!within_rate_limit(http_, source, now)) return rate_limited_answer();
     auto reply = registry_.announce(request.value(), source, now);
     if (!reply) {
-        const bool listed = reply.error() == AnnounceRefusal::not_whitelisted;
-        refused("http", listed ? "not_whitelisted" : "too_many_swarms").inc();
-        return failure(listed ? 403 : 503, failure_reason(reply.error()));
+        http_.count_refusal(reply.error());
+        return failure(refusal_status(reply.error()), failure_reason(reply.error()));
     }
-    announces_http_.inc();
+    http_.announces.inc();
     update_gauges();
     HttpAnswer a;
     a.content_type = kBencodeType;
@@ -350,21 +294,16 @@ HttpAnswer TrackerService::announce(std::string_view query, const IpAddress& sou
 HttpAnswer TrackerService::scrape(std::string_view query, const IpAddress& source, TimePoint now) {
     auto hashes = parse_scrape(query, config_.max_scrape_hashes);
     if (!hashes) {
-        http_malformed("scrape").inc();
+        http_.malformed("scrape").inc();
         return failure(400, failure_reason(hashes.error()));
     }
-    if (!limiter_.allow(source, now)) {
-        refused("http", "rate_limited").inc();
-        HttpAnswer a = failure(429, "rate limit exceeded for your address; slow down");
-        a.headers.emplace_back("Retry-After", "1");
-        return a;
-    }
+    if (!within_rate_limit(http_, source, now)) return rate_limited_answer();
     // BEP 48: hashes this tracker does not serve are left out of "files".
     std::vector<std::pair<InfoHash, SwarmCounts>> files;
     for (const auto& h : hashes.value()) {
         if (auto counts = registry_.scrape(h)) files.emplace_back(h, *counts);
     }
-    scrapes_http_.inc();
+    http_.scrapes.inc();
     HttpAnswer a;
     a.content_type = kBencodeType;
     a.body = bencode_scrape(files);
@@ -378,43 +317,23 @@ std::optional<std::vector<std::uint8_t>> TrackerService::handle_udp(std::span<co
     UdpOutcome& o = outcome ? *outcome : ignored;
     auto parsed = udp::parse_request(packet);
     if (!parsed) {
-        udp_malformed(udp::to_string(parsed.error())).inc();
+        udp_.count_malformed(udp::to_string(parsed.error()));
         return std::nullopt;
     }
-    const bool v6 = source.ip.v6;
     o.status = 200;
     if (const auto* c = std::get_if<udp::ConnectRequest>(&parsed.value())) {
         if (outcome) o.request = "CONNECT / UDP";
-        connects_udp_.inc();
+        udp_.connects.inc();
         return udp::write_connect_response(c->transaction_id, connection_ids_.issue(source.ip, now));
     }
     if (const auto* a = std::get_if<udp::AnnounceRequestPacket>(&parsed.value())) {
         if (outcome)
             o.request = "ANNOUNCE /announce?info_hash=" + to_hex(a->request.info_hash.view()) + " UDP";
-        if (!connection_ids_.valid(a->connection_id, source.ip, now)) {
-            bad_connection_ids_.inc();
-            o.status = 400;
-            return std::nullopt;
+        if (auto refusal = refuse_udp(a->connection_id, a->transaction_id, source, now)) {
+            o.status = refusal->status;
+            return std::move(refusal->reply);
         }
-        if (!limiter_.allow(source.ip, now)) {
-            refused("udp", "rate_limited").inc();
-            o.status = 429;
-            return udp::write_error(a->transaction_id, "rate limit exceeded for your address; slow down");
-        }
-        AnnounceOptions options;
-        options.families = v6 ? Families::v6_only : Families::v4_only;
-        options.peer_cap = udp::max_peers_per_datagram(v6);
-        auto reply = registry_.announce(a->request, source.ip, now, options);
-        if (!reply) {
-            const bool listed = reply.error() == AnnounceRefusal::not_whitelisted;
-            refused("udp", listed ? "not_whitelisted" : "too_many_swarms").inc();
-            o.status = listed ? 403 : 503;
-            return udp::write_error(a->transaction_id, failure_reason(reply.error()));
-        }
-        announces_udp_.inc();
-        update_gauges();
-        return udp::write_announce_response(a->transaction_id, reply->interval, reply->counts, reply->peers,
-                                            v6);
+        return udp_announce(*a, source, now, o);
     }
     const auto& s = std::get<udp::ScrapeRequestPacket>(parsed.value());
     if (outcome) {
@@ -423,50 +342,79 @@ std::optional<std::vector<std::uint8_t>> TrackerService::handle_udp(std::span<co
             o.request += (i ? "&info_hash=" : "info_hash=") + to_hex(s.info_hashes[i].view());
         o.request += " UDP";
     }
-    if (!connection_ids_.valid(s.connection_id, source.ip, now)) {
-        bad_connection_ids_.inc();
-        o.status = 400;
-        return std::nullopt;
+    if (auto refusal = refuse_udp(s.connection_id, s.transaction_id, source, now)) {
+        o.status = refusal->status;
+        return std::move(refusal->reply);
     }
-    if (!limiter_.allow(source.ip, now)) {
-        refused("udp", "rate_limited").inc();
-        o.status = 429;
-        return udp::write_error(s.transaction_id, "rate limit exceeded for your address; slow down");
+    return udp_scrape(s);
+}
+
+std::optional<TrackerService::UdpRefusal> TrackerService::refuse_udp(std::uint64_t connection_id,
+                                                                     std::uint32_t transaction_id,
+                                                                     const PeerEndpoint& source,
+                                                                     TimePoint now) {
+    if (!connection_ids_.valid(connection_id, source.ip, now)) {
+        udp_.bad_connection_ids.inc();
+        return UdpRefusal{400, std::nullopt};
     }
+    if (!within_rate_limit(udp_, source.ip, now))
+        return UdpRefusal{429, udp::write_error(transaction_id, kRateLimited)};
+    return std::nullopt;
+}
+
+std::vector<std::uint8_t> TrackerService::udp_announce(const udp::AnnounceRequestPacket& a,
+                                                       const PeerEndpoint& source, TimePoint now,
+                                                       UdpOutcome& o) {
+    const bool v6 = source.ip.v6;
+    AnnounceOptions options;
+    options.families = v6 ? Families::v6_only : Families::v4_only;
+    options.peer_cap = udp::max_peers_per_datagram(v6);
+    auto reply = registry_.announce(a.request, source.ip, now, options);
+    if (!reply) {
+        udp_.count_refusal(reply.error());
+        o.status = refusal_status(reply.error());
+        return udp::write_error(a.transaction_id, failure_reason(reply.error()));
+    }
+    udp_.announces.inc();
+    update_gauges();
+    return udp::write_announce_response(a.transaction_id, reply->interval, reply->counts, reply->peers, v6);
+}
+
+std::vector<std::uint8_t> TrackerService::udp_scrape(const udp::ScrapeRequestPacket& s) {
     // A UDP scrape answer is positional, so a hash this tracker does not serve reads as an empty swarm.
     std::vector<SwarmCounts> counts;
     for (const auto& h : s.info_hashes)
         counts.push_back(registry_.scrape(h).value_or(SwarmCounts{}));
-    scrapes_udp_.inc();
+    udp_.scrapes.inc();
     return udp::write_scrape_response(s.transaction_id, counts);
 }
 
 void TrackerService::tick(TimePoint now) {
-    expired_.inc(registry_.expire(now));
+    service_.expired.inc(registry_.expire(now));
     limiter_.prune(now);
     update_gauges();
 }
 
 void TrackerService::update_gauges() {
     auto t = registry_.totals();
-    swarms_.set(static_cast<double>(t.swarms));
-    seeders_.set(static_cast<double>(t.seeders));
-    leechers_.set(static_cast<double>(t.leechers));
-    limiter_tracked_.set(static_cast<double>(limiter_.tracked()));
+    service_.swarms.set(static_cast<double>(t.swarms));
+    service_.seeders.set(static_cast<double>(t.seeders));
+    service_.leechers.set(static_cast<double>(t.leechers));
+    service_.limiter_tracked.set(static_cast<double>(limiter_.tracked()));
 }
 
 TrackerService::ReloadOutcome TrackerService::reload_whitelist() {
     if (!config_.whitelist) return {true, "no whitelist configured; nothing to reload"};
     auto list = load_whitelist_file(*config_.whitelist);
     if (!list) {
-        reloads_failed_.inc();
+        service_.whitelist_reloads_failed.inc();
         return {false, list.error() + "; keeping the previous whitelist"};
     }
     const auto n = list.value().size();
     registry_.set_whitelist(std::move(list).value());
     whitelist_size_ = n;
-    whitelist_entries_.set(static_cast<double>(n));
-    reloads_ok_.inc();
+    service_.whitelist_entries.set(static_cast<double>(n));
+    service_.whitelist_reloads_ok.inc();
     return {true, "whitelist reloaded: " + std::to_string(n) + " info-hashes"};
 }
 

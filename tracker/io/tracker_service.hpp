@@ -30,6 +30,7 @@
 #include "tracker/core/udp_protocol.hpp"
 #include "tracker/core/whitelist.hpp"
 #include "tracker/io/http_request_rules.hpp"
+#include "tracker/io/tracker_metrics.hpp"
 
 namespace toast::tracker {
 
@@ -89,7 +90,9 @@ class TrackerService {
         std::vector<std::string> not_applied;
     };
     ConfigReload apply_config(const TrackerConfig& next);
-    void count_config_reload(bool ok) { (ok ? config_reloads_ok_ : config_reloads_failed_).inc(); }
+    void count_config_reload(bool ok) {
+        (ok ? service_.config_reloads_ok : service_.config_reloads_failed).inc();
+    }
 
     // The state file (config state_file; docs/tracker.md "Restarts"). Both do nothing without one, and
     // return a message for the log (empty when there is nothing to say).
@@ -129,11 +132,11 @@ class TrackerService {
     std::string stats_json(const std::optional<InfoHash>& after, std::size_t limit) const;
     std::string metrics_text() const { return metrics_.render(); }
     void observe_latency(bool udp, double seconds);
-    void count_http_connection_refused() { connections_refused_.inc(); }
+    void count_http_connection_refused() { http_.connections_refused.inc(); }
     // Bytes the tracker sent (HTTP responses with headers, UDP datagrams): the testbed counts the tracker's
     // upload as server-host traffic, as the thesis did.
-    void count_sent(bool udp, std::size_t bytes) { (udp ? bytes_sent_udp_ : bytes_sent_http_).inc(bytes); }
-    Gauge& http_connections() { return http_connections_; }
+    void count_sent(bool udp, std::size_t bytes) { transport(udp).bytes_sent.inc(bytes); }
+    Gauge& http_connections() { return http_.connections; }
 
     const SwarmRegistry& registry() const { return registry_; }
     const TrackerConfig& config() const { return config_; }
@@ -143,10 +146,23 @@ class TrackerService {
     HttpAnswer scrape(std::string_view query, const IpAddress& source, TimePoint now);
     HttpAnswer stats(std::string_view query);
     HttpAnswer failure(int status, std::string_view reason);
+    // Takes a token from the source's rate-limit bucket; false, counted, when the bucket is empty.
+    bool within_rate_limit(TransportMetrics& transport, const IpAddress& source, TimePoint now);
+    HttpAnswer rate_limited_answer();
+    // The connection-id and rate-limit checks a UDP announce or scrape passes before it is answered.
+    struct UdpRefusal {
+        int status = 400;
+        std::optional<std::vector<std::uint8_t>> reply;  // nothing for a bad connection id
+    };
+    std::optional<UdpRefusal> refuse_udp(std::uint64_t connection_id, std::uint32_t transaction_id,
+                                         const PeerEndpoint& source, TimePoint now);
+    std::vector<std::uint8_t> udp_announce(const udp::AnnounceRequestPacket& packet,
+                                           const PeerEndpoint& source, TimePoint now, UdpOutcome& outcome);
+    std::vector<std::uint8_t> udp_scrape(const udp::ScrapeRequestPacket& packet);
     void update_gauges();
-    Counter& http_malformed(std::string_view reason);
-    Counter& udp_malformed(std::string_view reason);
-    Counter& refused(std::string_view transport, std::string_view reason);
+    TransportMetrics& transport(bool udp) {
+        return udp ? static_cast<TransportMetrics&>(udp_) : static_cast<TransportMetrics&>(http_);
+    }
 
     TrackerConfig config_;
     MetricsRegistry& metrics_;
@@ -157,31 +173,9 @@ class TrackerService {
     std::unique_ptr<AccessLogFile> access_log_;
     bool state_saves_off_ = false;  // a bad state file could not be moved aside
 
-    Counter& announces_http_;
-    Counter& announces_udp_;
-    Counter& scrapes_http_;
-    Counter& scrapes_udp_;
-    Counter& connects_udp_;
-    Counter& bad_connection_ids_;
-    Counter& expired_;
-    Counter& reloads_ok_;
-    Counter& reloads_failed_;
-    Counter& config_reloads_ok_;
-    Counter& config_reloads_failed_;
-    Counter& connections_refused_;
-    Counter& bytes_sent_http_;
-    Counter& bytes_sent_udp_;
-    Counter& state_saves_ok_;
-    Counter& state_saves_failed_;
-    Gauge& state_save_seconds_;
-    Gauge& swarms_;
-    Gauge& seeders_;
-    Gauge& leechers_;
-    Gauge& whitelist_entries_;
-    Gauge& limiter_tracked_;
-    Gauge& http_connections_;
-    Histogram& latency_http_;
-    Histogram& latency_udp_;
+    HttpMetrics http_;
+    UdpMetrics udp_;
+    ServiceMetrics service_;
 };
 
 }  // namespace toast::tracker

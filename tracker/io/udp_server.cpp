@@ -55,15 +55,12 @@ void UdpServer::do_receive() {
                 if (log) {
                     const auto peer = source.ip.to_string();
                     service_.access_log()->write(
-                        format_access_log(AccessLogEntry{peer,
-                                                         std::chrono::system_clock::now(),
-                                                         outcome.request,
-                                                         static_cast<unsigned>(outcome.status),
-                                                         sent,
-                                                         {},
-                                                         {},
-                                                         took,
-                                                         {}}));
+                        format_access_log(AccessLogEntry{.peer = peer,
+                                                         .received = std::chrono::system_clock::now(),
+                                                         .request_line = outcome.request,
+                                                         .status = static_cast<unsigned>(outcome.status),
+                                                         .body_bytes = sent,
+                                                         .duration = took}));
                 }
             }
             // Errors on an unconnected UDP socket concern one datagram; keep serving the others.

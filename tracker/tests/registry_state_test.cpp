@@ -114,8 +114,11 @@ TEST_CASE("a saved registry comes back with its peers in the same order, its cou
 
 TEST_CASE("the encoding names its format and version and writes ids in lowercase hex", "[tracker][state]") {
     RegistryState state;
-    state.swarms.push_back(SwarmState{
-        hash('\xab'), 3, 1500ms, {peer(1, "10.0.0.1", 6881, 20ms)}, {peer(2, "2001:db8::2", 6882, 40ms)}});
+    state.swarms.push_back(SwarmState{.info_hash = hash('\xab'),
+                                      .completed = 3,
+                                      .idle = 1500ms,
+                                      .seeders = {peer(1, "10.0.0.1", 6881, 20ms)},
+                                      .leechers = {peer(2, "2001:db8::2", 6882, 40ms)}});
     CHECK(encode_state(state, 42) ==
           R"({"format":"toast-tracker-state","version":1,"saved_at_unix_ms":42,"swarms":[)"
           R"({"info_hash":"abababababababababababababababababababab","completed":3,"idle_ms":1500,)"
@@ -136,9 +139,14 @@ TEST_CASE("peers past peer_expiry after the downtime are dropped, the rest expir
     // a: one fresh peer, one that will be 70 s old. b: only old peers, idle long: gone with them.
     // c: its only peer too old, but the swarm announced recently: kept empty, as a live sweep would.
     state.swarms.push_back(
-        SwarmState{hash('a'), 1, 10s, {}, {peer(1, "10.0.0.1", 1001, 10s), peer(2, "10.0.0.2", 1002, 50s)}});
-    state.swarms.push_back(SwarmState{hash('b'), 4, 45s, {peer(3, "10.0.0.3", 1003, 45s)}, {}});
-    state.swarms.push_back(SwarmState{hash('c'), 2, 1s, {}, {peer(4, "10.0.0.4", 1004, 55s)}});
+        SwarmState{.info_hash = hash('a'),
+                   .completed = 1,
+                   .idle = 10s,
+                   .leechers = {peer(1, "10.0.0.1", 1001, 10s), peer(2, "10.0.0.2", 1002, 50s)}});
+    state.swarms.push_back(SwarmState{
+        .info_hash = hash('b'), .completed = 4, .idle = 45s, .seeders = {peer(3, "10.0.0.3", 1003, 45s)}});
+    state.swarms.push_back(SwarmState{
+        .info_hash = hash('c'), .completed = 2, .idle = 1s, .leechers = {peer(4, "10.0.0.4", 1004, 55s)}});
     // Absurd ages (a hand-made state) are just very old.
     state.swarms[0].leechers.push_back(peer(5, "10.0.0.5", 1005, std::chrono::milliseconds::max()));
 
@@ -172,8 +180,11 @@ TEST_CASE("peers past peer_expiry after the downtime are dropped, the rest expir
 TEST_CASE("import honours max_swarms and the whitelist and never duplicates a peer", "[tracker][state]") {
     RegistryState state;
     for (char h : {'a', 'b', 'c'})
-        state.swarms.push_back(
-            SwarmState{hash(h), 1, 0ms, {peer(1, "10.0.0.1", 1001, 0ms)}, {peer(2, "10.0.0.2", 1002, 0ms)}});
+        state.swarms.push_back(SwarmState{.info_hash = hash(h),
+                                          .completed = 1,
+                                          .idle = 0ms,
+                                          .seeders = {peer(1, "10.0.0.1", 1001, 0ms)},
+                                          .leechers = {peer(2, "10.0.0.2", 1002, 0ms)}});
 
     SECTION("max_swarms") {
         RegistryPolicy p;
@@ -205,12 +216,13 @@ TEST_CASE("import honours max_swarms and the whitelist and never duplicates a pe
     }
     SECTION("a (peer id, IP) listed twice is restored once, where it was first listed") {
         RegistryState dup;
-        dup.swarms.push_back(SwarmState{hash('a'),
-                                        0,
-                                        0ms,
-                                        {peer(1, "10.0.0.1", 1001, 0ms)},
-                                        {peer(1, "10.0.0.1", 1009, 0ms), peer(2, "10.0.0.2", 1002, 0ms),
-                                         peer(2, "10.0.0.2", 1003, 0ms), peer(2, "10.0.0.9", 1004, 0ms)}});
+        dup.swarms.push_back(
+            SwarmState{.info_hash = hash('a'),
+                       .completed = 0,
+                       .idle = 0ms,
+                       .seeders = {peer(1, "10.0.0.1", 1001, 0ms)},
+                       .leechers = {peer(1, "10.0.0.1", 1009, 0ms), peer(2, "10.0.0.2", 1002, 0ms),
+                                    peer(2, "10.0.0.2", 1003, 0ms), peer(2, "10.0.0.9", 1004, 0ms)}});
         auto reg = make();
         const auto c = reg.import_state(dup, t1, 0s);
         CHECK(c.peers == 3);
@@ -299,11 +311,12 @@ TEST_CASE("decode_state refuses malformed files, saying what is wrong and where"
 
 TEST_CASE("a truncated state file is refused at every length as ending early", "[tracker][state]") {
     RegistryState state;
-    state.swarms.push_back(SwarmState{hash('a'),
-                                      3,
-                                      1500ms,
-                                      {peer(1, "10.0.0.1", 6881, 20ms)},
-                                      {peer(2, "2001:db8::2", 6882, 40ms), peer(3, "10.0.0.3", 6883, 0ms)}});
+    state.swarms.push_back(
+        SwarmState{.info_hash = hash('a'),
+                   .completed = 3,
+                   .idle = 1500ms,
+                   .seeders = {peer(1, "10.0.0.1", 6881, 20ms)},
+                   .leechers = {peer(2, "2001:db8::2", 6882, 40ms), peer(3, "10.0.0.3", 6883, 0ms)}});
     const std::string text = encode_state(state, 1'764'000'000'000);
     REQUIRE(decode_state(text).ok());
     REQUIRE(text.back() == '\n');
@@ -326,8 +339,11 @@ TEST_CASE("hostile bytes never crash decode_state", "[tracker][state]") {
     // Every byte of a valid file replaced in turn by bytes that matter to JSON: refused or decoded, never
     // thrown.
     RegistryState state;
-    state.swarms.push_back(SwarmState{
-        hash('a'), 3, 1500ms, {peer(1, "10.0.0.1", 6881, 20ms)}, {peer(2, "2001:db8::2", 6882, 40ms)}});
+    state.swarms.push_back(SwarmState{.info_hash = hash('a'),
+                                      .completed = 3,
+                                      .idle = 1500ms,
+                                      .seeders = {peer(1, "10.0.0.1", 6881, 20ms)},
+                                      .leechers = {peer(2, "2001:db8::2", 6882, 40ms)}});
     const std::string text = encode_state(state, 1'764'000'000'000);
     std::size_t refused = 0;
     for (std::size_t i = 0; i < text.size(); ++i) {

@@ -24,7 +24,8 @@ TEST_CASE("siphash-2-4 matches the reference test vectors", "[tracker][siphash]"
 }
 
 TEST_CASE("the rate limiter allows a burst, then the refill rate, per address", "[tracker][ratelimit]") {
-    RateLimiter limiter(RateLimit{2, 3, 100, {}, 64}, SipKey{1, 1});
+    RateLimiter limiter(RateLimit{.per_second = 2, .burst = 3, .max_tracked = 100, .ipv6_prefix = 64},
+                        SipKey{1, 1});
     const auto t = RateLimiter::TimePoint{} + 100h;
     auto a = *IpAddress::parse("10.0.0.1");
     auto b = *IpAddress::parse("10.0.0.2");
@@ -47,21 +48,27 @@ TEST_CASE("only configured sources are exempt from the rate limit, loopback is n
           "[tracker][ratelimit]") {
     const auto t = RateLimiter::TimePoint{} + 1h;
     const auto local = *IpAddress::parse("127.0.0.1");
-    RateLimiter exempt(RateLimit{1, 1, 100, AddressSet({*AddressPrefix::parse("127.0.0.0/8")}), 64},
+    RateLimiter exempt(RateLimit{.per_second = 1,
+                                 .burst = 1,
+                                 .max_tracked = 100,
+                                 .exempt = AddressSet({*AddressPrefix::parse("127.0.0.0/8")}),
+                                 .ipv6_prefix = 64},
                        SipKey{});
     for (int i = 0; i < 100; ++i)
         REQUIRE(exempt.allow(local, t));
     CHECK(exempt.tracked() == 0);
     CHECK(exempt.allow(*IpAddress::parse("10.0.0.1"), t));
     CHECK_FALSE(exempt.allow(*IpAddress::parse("10.0.0.1"), t));
-    RateLimiter strict(RateLimit{1, 1, 100, {}, 64}, SipKey{});
+    RateLimiter strict(RateLimit{.per_second = 1, .burst = 1, .max_tracked = 100, .ipv6_prefix = 64},
+                       SipKey{});
     CHECK(strict.allow(local, t));
     CHECK_FALSE(strict.allow(local, t));
 }
 
 TEST_CASE("IPv6 sources share one bucket per /64", "[tracker][ratelimit]") {
     const auto t = RateLimiter::TimePoint{} + 1h;
-    RateLimiter limiter(RateLimit{1, 2, 100, {}, 64}, SipKey{});
+    RateLimiter limiter(RateLimit{.per_second = 1, .burst = 2, .max_tracked = 100, .ipv6_prefix = 64},
+                        SipKey{});
     // Two addresses of one /64 (what one subscriber gets) draw from the same two tokens.
     CHECK(limiter.allow(*IpAddress::parse("2001:db8:1:2::1"), t));
     CHECK(limiter.allow(*IpAddress::parse("2001:db8:1:2:ffff:ffff:ffff:ffff"), t));
@@ -74,7 +81,8 @@ TEST_CASE("IPv6 sources share one bucket per /64", "[tracker][ratelimit]") {
     CHECK(limiter.allow(*IpAddress::parse("10.0.0.1"), t));
     CHECK(limiter.allow(*IpAddress::parse("10.0.0.2"), t));
     // A /128 limit treats each address alone.
-    RateLimiter single(RateLimit{1, 1, 100, {}, 128}, SipKey{});
+    RateLimiter single(RateLimit{.per_second = 1, .burst = 1, .max_tracked = 100, .ipv6_prefix = 128},
+                       SipKey{});
     CHECK(single.allow(*IpAddress::parse("2001:db8::1"), t));
     CHECK(single.allow(*IpAddress::parse("2001:db8::2"), t));
     CHECK_FALSE(single.allow(*IpAddress::parse("2001:db8::2"), t));
@@ -112,7 +120,8 @@ TEST_CASE("address prefixes parse, match their family and refuse host bits", "[t
 }
 
 TEST_CASE("a disabled rate limiter allows everything and tracks nothing", "[tracker][ratelimit]") {
-    RateLimiter limiter(RateLimit{0, 1, 100, {}, 64}, SipKey{});
+    RateLimiter limiter(RateLimit{.per_second = 0, .burst = 1, .max_tracked = 100, .ipv6_prefix = 64},
+                        SipKey{});
     auto a = *IpAddress::parse("10.0.0.1");
     for (int i = 0; i < 1000; ++i)
         REQUIRE(limiter.allow(a, RateLimiter::TimePoint{}));
@@ -120,7 +129,8 @@ TEST_CASE("a disabled rate limiter allows everything and tracks nothing", "[trac
 }
 
 TEST_CASE("beyond max_tracked addresses new ones pass untracked", "[tracker][ratelimit]") {
-    RateLimiter limiter(RateLimit{1, 1, 2, {}, 64}, SipKey{});
+    RateLimiter limiter(RateLimit{.per_second = 1, .burst = 1, .max_tracked = 2, .ipv6_prefix = 64},
+                        SipKey{});
     const auto t = RateLimiter::TimePoint{} + 1h;
     CHECK(limiter.allow(*IpAddress::parse("10.0.0.1"), t));
     CHECK(limiter.allow(*IpAddress::parse("10.0.0.2"), t));

@@ -108,7 +108,7 @@ TEST_CASE("paths, methods and target length get their own statuses", "[tracker][
 
 TEST_CASE("the per-IP rate limit answers 429 with a bencoded failure", "[tracker][service]") {
     TrackerConfig c = config_without_limit();
-    c.rate_limit = RateLimit{1, 2, 100, {}, 64};
+    c.rate_limit = RateLimit{.per_second = 1, .burst = 2, .max_tracked = 100, .ipv6_prefix = 64};
     Fixture f(c);
     CHECK(f.get(announce('a', 1, 7001, 10), t0).status == 200);
     CHECK(f.get(announce('a', 1, 7001, 10), t0).status == 200);

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -106,16 +107,115 @@ void report(const TrialResult& r) {
         std::fprintf(stderr, "  error: %s\n", e.c_str());
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// What the command line asks for.
+struct Command {
     TrialSpec spec;
     std::optional<std::size_t> viewers;
     std::optional<std::pair<std::size_t, std::size_t>> search;
     std::size_t precision = 1;
     double settle = 2;
     bool have_bitrate = false;
-    std::vector<std::string> args(argv + 1, argv + argc);
+};
+
+// --titles-file: one title a line, optionally followed by its weight.
+bool read_titles_file(const std::string& path, TrialSpec& spec) {
+    std::ifstream in(path);
+    if (!in) return false;
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string name;
+        double weight = 1;
+        if (!(fields >> name)) continue;
+        if (!(fields >> weight)) weight = 1;
+        spec.titles.push_back(name);
+        spec.weights.push_back(weight);
+    }
+    return true;
+}
+
+// --traces: {"round": SECONDS, "titles": {NAME: [bytes per round, ...]}}.
+bool read_traces(const std::string& path, TrialSpec& spec) {
+    std::ifstream in(path);
+    if (!in) return false;
+    auto j = nlohmann::json::parse(in);
+    spec.trace_round = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(j.at("round").get<double>()));
+    for (auto& [name, bytes] : j.at("titles").items())
+        spec.traces[name] = bytes.get<std::vector<std::uint64_t>>();
+    return true;
+}
+
+// One option `a` with its value `v`; an exit code on a usage error. Bad numbers throw.
+std::optional<int> apply_option(const std::string& a, const std::string& v, Command& c) {
+    auto& spec = c.spec;
+    auto duration = [&](const std::string& name) {
+        auto d = parse_duration(v);
+        if (!d) throw std::invalid_argument("bad " + name + " '" + v + "'");
+        return std::chrono::duration<double>(*d).count();
+    };
+    if (a == "--server") {
+        auto e = parse_endpoint(v);
+        if (!e) return usage_error("bad --server '" + v + "' (HOST:PORT)");
+        const auto host = e->host == "localhost" ? std::string("127.0.0.1") : e->host;
+        if (spec.port == 0) {
+            spec.host = host;
+            spec.port = e->port;
+        } else {
+            spec.more_servers.emplace_back(host, e->port);
+        }
+    } else if (a == "--retry-for") {
+        spec.retry_for = duration("--retry-for");
+    } else if (a == "--titles") {
+        spec.titles = split(v, ',');
+    } else if (a == "--titles-file") {
+        if (!read_titles_file(v, spec)) return usage_error("cannot read --titles-file '" + v + "'");
+    } else if (a == "--bitrate") {
+        auto r = parse_bitrate(v);
+        if (!r || r->value() == 0) return usage_error("bad --bitrate '" + v + "'");
+        spec.bitrate = *r;
+        c.have_bitrate = true;
+    } else if (a == "--time-slice") {
+        auto d = parse_duration(v);
+        if (!d || d->count() <= 0) return usage_error("bad --time-slice '" + v + "'");
+        spec.time_slice = *d;
+    } else if (a == "--traces") {
+        if (!read_traces(v, spec)) return usage_error("cannot read --traces '" + v + "'");
+    } else if (a == "--arrival") {
+        auto p = parse_arrivals(v);
+        if (!p) return usage_error("bad --arrival '" + v + "' (ramp:DUR or poisson:DUR)");
+        spec.arrivals = *p;
+    } else if (a == "--pick") {
+        auto p = parse_pick(v);
+        if (!p) return usage_error("bad --pick '" + v + "' (distinct, weighted, zipf:S)");
+        spec.pick = *p;
+    } else if (a == "--watch") {
+        spec.watch = duration("--watch");
+    } else if (a == "--seed") {
+        spec.seed = std::stoull(v);
+    } else if (a == "--viewers") {
+        c.viewers = std::stoul(v);
+    } else if (a == "--search") {
+        auto parts = split(v, ':');
+        if (parts.size() != 2) return usage_error("bad --search '" + v + "' (LO:HI)");
+        c.search = std::make_pair(std::stoul(parts[0]), std::stoul(parts[1]));
+        if (c.search->first >= c.search->second) return usage_error("--search needs LO < HI");
+    } else if (a == "--precision") {
+        c.precision = std::max<std::size_t>(1, std::stoul(v));
+    } else if (a == "--settle") {
+        c.settle = duration("--settle");
+    } else if (a == "--slack") {
+        spec.slack = duration("--slack");
+    } else if (a == "--path") {
+        spec.path_prefix = v;
+    } else {
+        return usage_error("unknown option '" + a + "'");
+    }
+    return std::nullopt;
+}
+
+// Reads the command line into `c`; an exit code when the program ends here (--help, a usage error).
+std::optional<int> parse_command_line(const std::vector<std::string>& args, Command& c) {
     try {
         for (std::size_t i = 0; i < args.size(); ++i) {
             const auto& a = args[i];
@@ -124,114 +224,33 @@ int main(int argc, char** argv) {
                 return 0;
             }
             if (i + 1 >= args.size()) return usage_error(a + " needs a value");
-            const std::string v = args[++i];
-            auto duration = [&](const std::string& name) {
-                auto d = parse_duration(v);
-                if (!d) throw std::invalid_argument("bad " + name + " '" + v + "'");
-                return std::chrono::duration<double>(*d).count();
-            };
-            if (a == "--server") {
-                auto e = parse_endpoint(v);
-                if (!e) return usage_error("bad --server '" + v + "' (HOST:PORT)");
-                const auto host = e->host == "localhost" ? std::string("127.0.0.1") : e->host;
-                if (spec.port == 0) {
-                    spec.host = host;
-                    spec.port = e->port;
-                } else {
-                    spec.more_servers.emplace_back(host, e->port);
-                }
-            } else if (a == "--retry-for") {
-                spec.retry_for = duration("--retry-for");
-            } else if (a == "--titles") {
-                spec.titles = split(v, ',');
-            } else if (a == "--titles-file") {
-                std::ifstream in(v);
-                if (!in) return usage_error("cannot read --titles-file '" + v + "'");
-                std::string line;
-                while (std::getline(in, line)) {
-                    std::istringstream fields(line);
-                    std::string name;
-                    double weight = 1;
-                    if (!(fields >> name)) continue;
-                    if (!(fields >> weight)) weight = 1;
-                    spec.titles.push_back(name);
-                    spec.weights.push_back(weight);
-                }
-            } else if (a == "--bitrate") {
-                auto r = parse_bitrate(v);
-                if (!r || r->value() == 0) return usage_error("bad --bitrate '" + v + "'");
-                spec.bitrate = *r;
-                have_bitrate = true;
-            } else if (a == "--time-slice") {
-                auto d = parse_duration(v);
-                if (!d || d->count() <= 0) return usage_error("bad --time-slice '" + v + "'");
-                spec.time_slice = *d;
-            } else if (a == "--traces") {
-                std::ifstream in(v);
-                if (!in) return usage_error("cannot read --traces '" + v + "'");
-                auto j = nlohmann::json::parse(in);
-                spec.trace_round = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                    std::chrono::duration<double>(j.at("round").get<double>()));
-                for (auto& [name, bytes] : j.at("titles").items())
-                    spec.traces[name] = bytes.get<std::vector<std::uint64_t>>();
-            } else if (a == "--arrival") {
-                auto p = parse_arrivals(v);
-                if (!p) return usage_error("bad --arrival '" + v + "' (ramp:DUR or poisson:DUR)");
-                spec.arrivals = *p;
-            } else if (a == "--pick") {
-                auto p = parse_pick(v);
-                if (!p) return usage_error("bad --pick '" + v + "' (distinct, weighted, zipf:S)");
-                spec.pick = *p;
-            } else if (a == "--watch") {
-                spec.watch = duration("--watch");
-            } else if (a == "--seed") {
-                spec.seed = std::stoull(v);
-            } else if (a == "--viewers") {
-                viewers = std::stoul(v);
-            } else if (a == "--search") {
-                auto parts = split(v, ':');
-                if (parts.size() != 2) return usage_error("bad --search '" + v + "' (LO:HI)");
-                search = std::make_pair(std::stoul(parts[0]), std::stoul(parts[1]));
-                if (search->first >= search->second) return usage_error("--search needs LO < HI");
-            } else if (a == "--precision") {
-                precision = std::max<std::size_t>(1, std::stoul(v));
-            } else if (a == "--settle") {
-                settle = duration("--settle");
-            } else if (a == "--slack") {
-                spec.slack = duration("--slack");
-            } else if (a == "--path") {
-                spec.path_prefix = v;
-            } else {
-                return usage_error("unknown option '" + a + "'");
-            }
+            if (auto exit_code = apply_option(a, args[++i], c)) return exit_code;
         }
     } catch (const std::exception& e) {
         return usage_error(e.what());
     }
+    auto& spec = c.spec;
     if (spec.port == 0) return usage_error("--server HOST:PORT is required");
     if (spec.titles.empty()) return usage_error("no titles (--titles or --titles-file)");
-    if (!have_bitrate) return usage_error("--bitrate is required");
-    if (!viewers == !search) return usage_error("give exactly one of --viewers and --search");
+    if (!c.have_bitrate) return usage_error("--bitrate is required");
+    if (!c.viewers == !c.search) return usage_error("give exactly one of --viewers and --search");
     if (spec.weights.size() != spec.titles.size()) spec.weights.assign(spec.titles.size(), 1.0);
-    const std::size_t most = search ? search->second : *viewers;
+    const std::size_t most = c.search ? c.search->second : *c.viewers;
     if (spec.pick.kind == Pick::Kind::distinct && most > spec.titles.size())
         return usage_error("--pick distinct needs a title per viewer: " + std::to_string(most) +
                            " viewers, " + std::to_string(spec.titles.size()) + " titles");
+    return std::nullopt;
+}
 
-    auto pause = [&] { std::this_thread::sleep_for(std::chrono::duration<double>(settle)); };
-    if (viewers) {
-        auto r = run_trial(spec, *viewers);
-        report(r);
-        return r.passed() ? 0 : 1;
-    }
-    auto [lo, hi] = *search;
-    std::vector<nlohmann::json> trials;
-    while (hi - lo > precision) {
+// --search: the most viewers that pass, by binary search between LO (should pass) and HI.
+int search_capacity(const Command& c) {
+    auto [lo, hi] = *c.search;
+    while (hi - lo > c.precision) {
         const std::size_t mid = lo + (hi - lo) / 2;
-        auto r = run_trial(spec, mid);
+        auto r = run_trial(c.spec, mid);
         report(r);
         (r.passed() ? lo : hi) = mid;
-        pause();
+        std::this_thread::sleep_for(std::chrono::duration<double>(c.settle));
     }
     nlohmann::json summary;
     summary["max_viewers"] = lo;
@@ -239,4 +258,16 @@ int main(int argc, char** argv) {
     std::cout << summary.dump() << std::endl;
     std::fprintf(stderr, "search: %zu viewers pass, %zu fail\n", lo, hi);
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Command c;
+    if (auto exit_code = parse_command_line(std::vector<std::string>(argv + 1, argv + argc), c))
+        return *exit_code;
+    if (c.search) return search_capacity(c);
+    auto r = run_trial(c.spec, *c.viewers);
+    report(r);
+    return r.passed() ? 0 : 1;
 }

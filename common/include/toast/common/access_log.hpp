@@ -5,7 +5,8 @@
 //   127.0.0.1 - - [23/Nov/2026:20:10:01 +0000] "GET /titles/movie HTTP/1.1" 206 262144 "-" "libtorrent/2.0.8"
 //   0.004 "bytes=0-262143"
 //
-// peer, identity and user ("-": Toast has neither), the time the request arrived (UTC), the request line,
+// peer, identity ("-": Toast has none) and user (the subscriber a signed URL's token names, else "-"), the
+// time the request arrived (UTC), the request line (a token query parameter's value shows as REDACTED),
 // the status, the body bytes sent, Referer, User-Agent, the seconds from the request to its last byte
 // (millisecond resolution, like nginx's $request_time) and Range; a missing header is "-". Request data is
 // escaped as nginx does: '"', '\' and every byte outside printable ASCII become \xHH, so a line is always
@@ -28,10 +29,11 @@ struct AccessLogEntry {
     std::string_view request_line;  // "GET /titles/movie HTTP/1.1" as received
     unsigned status = 0;
     std::uint64_t body_bytes = 0;  // body bytes sent (not the head)
-    std::string_view referer;      // empty: absent
-    std::string_view user_agent;
+    std::string_view referer{};    // empty: absent
+    std::string_view user_agent{};
     std::chrono::nanoseconds duration{0};
-    std::string_view range;
+    std::string_view range{};
+    std::string_view user{};  // who the request was authenticated as (a signed URL's subscriber); empty: "-"
 };
 
 // One line, ending in '\n'.

@@ -8,8 +8,17 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace toast {
+
+// The fields of a request head that the rules below look at: views into the parsed request, valid while it
+// lives. beast_request_head.hpp gathers them from a request Beast parsed.
+struct RequestHead {
+    unsigned version = 11;                             // 10 for HTTP/1.0, 11 for HTTP/1.1
+    std::vector<std::string_view> hosts;               // the value of every Host field line, in order
+    std::vector<std::string_view> transfer_encodings;  // the value of every Transfer-Encoding field line
+};
 
 // `version` as Beast encodes it: 10 for HTTP/1.0, 11 for HTTP/1.1. `hosts` holds the value of every Host
 // field line. RFC 9112 §3.2: an HTTP/1.1 request needs exactly one Host; more than one, or one whose value is
@@ -22,10 +31,12 @@ std::optional<std::string> host_problem(unsigned version, std::span<const std::s
 // Transfer-Encoding in an HTTP/1.0 request is refused.
 std::optional<std::string> transfer_encoding_problem(unsigned version,
                                                      std::span<const std::string_view> codings);
+std::optional<std::string> request_framing_problem(const RequestHead& head);
 
 // Both checks, Host first.
 std::optional<std::string> request_framing_problem(unsigned version, std::span<const std::string_view> hosts,
                                                    std::span<const std::string_view> codings);
+std::optional<std::string> request_framing_problem(const RequestHead& head);
 
 // True when `value` is a syntactically valid Host field value: uri-host [ ":" port ], possibly empty.
 bool is_valid_host_value(std::string_view value);

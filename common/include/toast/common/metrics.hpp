@@ -67,9 +67,9 @@ class MetricsRegistry {
     struct Family {
         Kind kind;
         std::string help;
-        std::map<Labels, Counter*> counters;
-        std::map<Labels, Gauge*> gauges;
-        std::map<Labels, Histogram*> histograms;
+        std::map<Labels, Counter*> counters{};
+        std::map<Labels, Gauge*> gauges{};
+        std::map<Labels, Histogram*> histograms{};
     };
     Family& family(const std::string& name, const std::string& help, Kind kind);
 

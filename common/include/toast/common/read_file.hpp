@@ -1,6 +1,6 @@
 // Reading a whole file, with an error that says why it could not be read. A std::ifstream opens a directory
-// without complaint and then reads nothing, so a whitelist that named a directory loaded as an empty one and
-// a config that named one was "not valid JSON"; and it would block forever on a FIFO.
+// without complaint and then reads nothing, so a whitelist naming a directory would load as an empty one and
+// a config naming one would be "not valid JSON"; and it would block forever on a FIFO.
 #pragma once
 
 #include <filesystem>

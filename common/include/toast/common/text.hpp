@@ -18,6 +18,14 @@ constexpr bool iequals(std::string_view a, std::string_view b) {
     return true;
 }
 
+// The value of a hex digit (either case), or -1.
+constexpr int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
 constexpr std::string_view trim_ows(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
         s.remove_prefix(1);
