@@ -20,6 +20,7 @@ add_library(toast_client_service STATIC
   service/server_link.cpp
   service/title_service.cpp
   service/title_service_push.cpp
+  service/title_service_store.cpp
   service/title_status.cpp
   service/torrent_download.cpp)
 target_include_directories(toast_client_service PUBLIC ${PROJECT_SOURCE_DIR})

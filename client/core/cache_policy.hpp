@@ -45,8 +45,9 @@ struct CacheEntry {
 // What the title's swarm lacks in bits per second with the copies it has, per byte of the title.
 double need_per_byte(const CacheEntry& entry);
 
-// The titles to evict, in order, so that the rest plus `incoming` bytes fit in `quota` (EvictionPlan as in
-// service_titles.hpp: nothing evicted when they fit already or when even every unpinned title is not enough).
+// The titles to evict, in order, so that the rest plus `incoming` bytes fit in `quota`. Evicts nothing when
+// they fit already; when even evicting every unpinned title is not enough, evicts nothing and says so.
+// Pinned titles (playing, or the one the room is made for) never go; ties go by id.
 EvictionPlan plan_cache_evictions(std::vector<CacheEntry> titles, Bytes quota, CachePolicy policy,
                                   Bytes incoming = Bytes(0));
 

@@ -6,6 +6,7 @@
 
 #include "toast/common/config.hpp"
 #include "toast/common/log.hpp"
+#include "toast/common/text.hpp"
 #include "toast/common/units.hpp"
 
 namespace toast::client {
@@ -101,16 +102,6 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
 }
 
 }  // namespace
-
-bool is_box_id(std::string_view text) {
-    if (text.empty() || text.size() > 64) return false;
-    for (char c : text) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                        c == '.' || c == '_' || c == '-';
-        if (!ok) return false;
-    }
-    return true;
-}
 
 ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOptions& base) {
     ServeParse r;

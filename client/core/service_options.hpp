@@ -60,7 +60,4 @@ ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOpt
 ServeOptions serve_options_from_config(const nlohmann::json& config);
 std::string serve_help_text();
 
-// 1 to 64 of [A-Za-z0-9._-].
-bool is_box_id(std::string_view text);
-
 }  // namespace toast::client

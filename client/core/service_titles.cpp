@@ -48,33 +48,6 @@ TitleTransition transition(TitleState from, TitleCommand command) {
     return t;
 }
 
-EvictionPlan plan_evictions(std::vector<QuotaEntry> titles, Bytes quota, Bytes incoming) {
-    EvictionPlan plan;
-    std::uint64_t used = incoming.value();
-    for (const auto& t : titles)
-        used += t.bytes.value();
-    plan.used_after = Bytes(used);
-    if (used <= quota.value()) return plan;
-    std::sort(titles.begin(), titles.end(), [](const QuotaEntry& a, const QuotaEntry& b) {
-        if (a.last_watched != b.last_watched) return a.last_watched < b.last_watched;
-        return a.id < b.id;
-    });
-    std::vector<std::string> evict;
-    for (const auto& t : titles) {
-        if (used <= quota.value()) break;
-        if (t.pinned) continue;
-        evict.push_back(t.id);
-        used -= t.bytes.value();
-    }
-    if (used > quota.value()) {
-        plan.fits = false;
-        return plan;
-    }
-    plan.evict = std::move(evict);
-    plan.used_after = Bytes(used);
-    return plan;
-}
-
 std::string format_saved_titles(const std::vector<SavedTitle>& titles) {
     auto list = nlohmann::ordered_json::array();
     for (const auto& t : titles) {

@@ -31,22 +31,11 @@ struct TitleTransition {
 
 TitleTransition transition(TitleState from, TitleCommand command);
 
-struct QuotaEntry {
-    std::string id;
-    Bytes bytes{0};                 // on disk now (a playing title: its whole size)
-    std::int64_t last_watched = 0;  // unix ms; a title never watched: when it was added
-    bool pinned = false;            // playing, or the title the room is made for: never evicted
-};
-
 struct EvictionPlan {
-    std::vector<std::string> evict;  // in eviction order: least recently watched first (ties by id)
+    std::vector<std::string> evict;  // in eviction order (the cache policy's; see cache_policy.hpp)
     Bytes used_after{0};             // the titles that stay, with `incoming`
     bool fits = true;                // used_after <= quota
 };
-
-// The titles to evict so that the titles that stay plus `incoming` bytes fit in `quota`. Evicts nothing when
-// they fit already; when even evicting every unpinned title is not enough, evicts nothing and says so.
-EvictionPlan plan_evictions(std::vector<QuotaEntry> titles, Bytes quota, Bytes incoming = Bytes(0));
 
 // What the service remembers of a title across restarts; its torrent and resume point are files beside it.
 struct SavedTitle {

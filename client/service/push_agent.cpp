@@ -32,8 +32,11 @@ std::int64_t unix_ms() {
 }
 
 TorrentFacts facts_of(const ServiceTitle& t) {
-    return TorrentFacts{t.saved.name, t.saved.id, t.geometry.total_size(), t.geometry.piece_length(),
-                        t.geometry.piece_count().value()};
+    return TorrentFacts{.name = t.saved.name,
+                        .info_hash = t.saved.id,
+                        .size = t.geometry.total_size(),
+                        .piece_size = t.geometry.piece_length(),
+                        .pieces = t.geometry.piece_count().value()};
 }
 
 json ranges_json(const std::vector<PieceRange>& ranges) {
@@ -216,7 +219,7 @@ void PushAgent::commit(const std::shared_ptr<Pending>& p) {
             // A pushed title holds only what it was assigned; pieces it may no longer keep cannot be dropped
             // one by one, so it starts over with its new ranges.
             spdlog::info("push: title {} ('{}') has new ranges: fetched again", t.info_hash, t.name);
-            p->torrents[t.info_hash] = read_file(have->dir / "title.torrent");
+            p->torrents[t.info_hash] = read_file(have->dir / kTitleTorrentFile);
             host_.remove(t.info_hash);
             have = nullptr;
         }

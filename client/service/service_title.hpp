@@ -20,6 +20,9 @@
 
 namespace toast::client {
 
+// A title's torrent, in its directory beside the data.
+inline constexpr const char* kTitleTorrentFile = "title.torrent";
+
 struct ServiceTitle;
 
 // A stopped title's events: a torrent error is reported in the status; every event also goes to `listener`

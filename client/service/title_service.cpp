@@ -31,8 +31,6 @@ std::int64_t unix_ms_now() {
 namespace {
 
 constexpr auto kTorrentFetchTimeout = std::chrono::seconds(15);
-constexpr const char* kListFile = "titles.json";
-constexpr const char* kTorrentFile = "title.torrent";
 
 ControlResponse json_reply(int status, const json& body) {
     return {.status = status, .body = body.dump()};
@@ -84,10 +82,14 @@ TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTun
                                              options_.cache == CachePolicy::popularity, access_);
         if (options_.push_quota) {
             PushHost& host = *this;
-            push_ = std::make_unique<PushAgent>(
-                io_, host,
-                PushAgentConfig{base, options_.box_id, *options_.push_quota, options_.push_rate,
-                                options_.upload_limit, options_.save_dir, access_});
+            push_ = std::make_unique<PushAgent>(io_, host,
+                                                PushAgentConfig{.server = base,
+                                                                .box_id = options_.box_id,
+                                                                .quota = *options_.push_quota,
+                                                                .rate = options_.push_rate,
+                                                                .upload = options_.upload_limit,
+                                                                .save_dir = options_.save_dir,
+                                                                .access = access_});
         }
     }
     ControlServerConfig cc;
@@ -196,52 +198,6 @@ void TitleService::flush_reports(std::chrono::milliseconds limit, std::function<
     });
 }
 
-void TitleService::load_saved() {
-    auto list_path = options_.save_dir / kListFile;
-    std::string text;
-    try {
-        text = read_file(list_path);
-    } catch (const FileReadError& e) {
-        if (e.missing()) return;  // a first start: no title saved yet
-        throw;
-    }
-    std::string error;
-    auto saved = parse_saved_titles(text, &error);
-    if (!saved) throw std::runtime_error(list_path.string() + ": " + error + " (fix or remove the file)");
-    for (auto& s : *saved) {
-        auto dir = titles_dir_ / s.id;
-        try {
-            auto bytes = read_file(dir / kTorrentFile);
-            auto torrent = parse_title_torrent(std::vector<char>(bytes.begin(), bytes.end()),
-                                               (dir / kTorrentFile).string());
-            if (title_id(torrent.params.ti->info_hashes().get_best()) != s.id)
-                throw std::runtime_error("its torrent is another title's");
-            auto rate = torrent.bitrate;
-            auto g = TitleGeometry::make(Bytes(static_cast<std::uint64_t>(torrent.params.ti->total_size())),
-                                         Bytes(static_cast<std::uint64_t>(torrent.params.ti->piece_length())),
-                                         rate.value_or(BitRate(0)), &error);
-            if (!g) throw std::runtime_error("unusable title: " + error);
-            auto t = std::make_unique<ServiceTitle>(s, std::move(torrent), *g, dir);
-            start_seeding(*t);
-            titles_[s.id] = std::move(t);
-        } catch (const std::exception& e) {
-            spdlog::warn("dropping title {} ('{}'): {}", s.id, s.name, e.what());
-        }
-    }
-    spdlog::info("resumed {} of {} saved title(s)", titles_.size(), saved->size());
-}
-
-void TitleService::save_list() {
-    std::vector<SavedTitle> list;
-    for (auto& [id, t] : titles_)
-        list.push_back(t->saved);
-    try {
-        write_file_atomically(options_.save_dir / kListFile, format_saved_titles(list));
-    } catch (const std::exception& e) {
-        spdlog::error("cannot save the title list: {}", e.what());
-    }
-}
-
 ServiceTitle* TitleService::find(const std::string& id) {
     auto it = titles_.find(id);
     return it == titles_.end() ? nullptr : it->second.get();
@@ -271,46 +227,6 @@ void TitleService::stop_seeding(ServiceTitle& t) {
     session_->remove(t.seed, true);
     t.seed = {};
     t.seed_events.reset();
-}
-
-bool TitleService::make_room(ServiceTitle* for_title, ControlResponse* refusal) {
-    if (!options_.disk_quota) return true;
-    std::vector<CacheEntry> entries;
-    for (auto& [id, t] : titles_) {
-        // A title held by push counts against the push quota, until it is played.
-        if (t->saved.pushed && t.get() != for_title) continue;
-        bool pinned = t->stream != nullptr || t.get() == for_title;
-        CacheEntry e{id, pinned ? t->geometry.total_size() : disk_bytes(*t), t->geometry.total_size(),
-                     std::max(t->saved.added, t->saved.last_watched), pinned};
-        if (options_.cache == CachePolicy::popularity && link_) {
-            e.demand = link_->demand(id);
-            e.bitrate = t->geometry.bitrate();
-            e.duration_s = std::chrono::duration<double>(t->geometry.title_duration()).count();
-            e.upload = options_.upload_limit.value_or(BitRate(0));
-            if (t->seed.is_valid()) {
-                // The tracker's counts include this box: the others are one fewer.
-                const auto st = t->seed.status({});
-                e.copies = std::max(0, std::max(st.num_complete, 0) + std::max(st.num_incomplete, 0) - 1);
-            }
-        }
-        entries.push_back(std::move(e));
-    }
-    auto plan = plan_cache_evictions(std::move(entries), *options_.disk_quota, options_.cache);
-    if (!plan.fits) {
-        *refusal =
-            error_reply(507, "disk quota " + format_bytes(*options_.disk_quota) +
-                                 ": the titles playing now and this one need " +
-                                 format_bytes(plan.used_after) + " even with every other title evicted");
-        return false;
-    }
-    for (const auto& id : plan.evict) {
-        spdlog::info(
-            "disk quota {}: evicting the {} title {} ('{}')", format_bytes(*options_.disk_quota),
-            options_.cache == CachePolicy::popularity ? "least needed per byte" : "least recently watched",
-            id, find(id)->saved.name);
-        remove_title(id);
-    }
-    return true;
 }
 
 TitleService::Added TitleService::create_title(const std::string& bytes, const std::string& origin,
@@ -352,14 +268,15 @@ TitleService::Added TitleService::create_title(const std::string& bytes, const s
     auto dir = titles_dir_ / id;
     try {
         std::filesystem::create_directories(dir);
-        write_file_atomically(dir / kTorrentFile, bytes);
+        write_file_atomically(dir / kTitleTorrentFile, bytes);
     } catch (const std::exception& e) {
         out.refusal = error_reply(500, std::string("cannot store the torrent: ") + e.what());
         return out;
     }
     auto now = unix_ms_now();
-    auto t = std::make_unique<ServiceTitle>(SavedTitle{id, torrent.title, now, 0, pushed}, std::move(torrent),
-                                            *g, dir);
+    auto t = std::make_unique<ServiceTitle>(
+        SavedTitle{.id = id, .name = torrent.title, .added = now, .last_watched = 0, .pushed = pushed},
+        std::move(torrent), *g, dir);
     try {
         start_seeding(*t);
     } catch (const std::exception& e) {
@@ -395,7 +312,7 @@ void TitleService::play(ServiceTitle& t, const ControlServer::Reply& reply) {
         }
         ClientOptions o;
         o.command = ClientCommand::play;
-        o.torrent = t.dir / kTorrentFile;
+        o.torrent = t.dir / kTitleTorrentFile;
         o.save_dir = t.dir;
         o.stats_file = t.dir / "stats.jsonl";
         o.servers = options_.servers;

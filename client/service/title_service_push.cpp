@@ -7,6 +7,7 @@
 #include "client/service/title_service.hpp"
 #include "toast/common/durable_file.hpp"
 #include "toast/common/read_file.hpp"
+#include "toast/common/text.hpp"
 
 namespace toast::client {
 

@@ -37,7 +37,7 @@ TEST_CASE("listen_on binds a free port, and a taken one fails with the bind's er
     CHECK_FALSE(accepted.is_open());
 }
 
-TEST_CASE("a read error that means the peer left ends the connection, others are answered",
+TEST_CASE("a read error that means the peer left ends the connection and others are answered",
           "[client][http][listen]") {
     namespace http = boost::beast::http;
     CHECK(connection_ended(http::error::end_of_stream));

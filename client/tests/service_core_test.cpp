@@ -2,6 +2,7 @@
 // the quota's eviction order, the saved title list, the command line and the piece map's cells.
 #include <catch2/catch.hpp>
 
+#include "client/core/cache_policy.hpp"
 #include "client/core/service_api.hpp"
 #include "client/core/service_options.hpp"
 #include "client/core/service_piece_map.hpp"
@@ -171,8 +172,28 @@ TEST_CASE("a title's state follows play, stop and remove", "[client][service][st
     CHECK(to_string(TitleState::playing) == "playing");
 }
 
+namespace {
+
+struct Held {
+    std::string id;
+    std::uint64_t bytes;
+    std::int64_t last_watched;
+    bool pinned;
+};
+
+// The box's least-recently-watched policy over titles given as (id, bytes, last watched, pinned).
+EvictionPlan plan_lru(const std::vector<Held>& held, Bytes quota, Bytes incoming = Bytes(0)) {
+    std::vector<CacheEntry> entries;
+    for (const auto& h : held)
+        entries.push_back(
+            {.id = h.id, .bytes = Bytes(h.bytes), .last_watched = h.last_watched, .pinned = h.pinned});
+    return plan_cache_evictions(std::move(entries), quota, CachePolicy::lru, incoming);
+}
+
+}  // namespace
+
 TEST_CASE("within the quota nothing is evicted", "[client][service][quota]") {
-    auto plan = plan_evictions({{"a", Bytes(40), 1, false}, {"b", Bytes(60), 2, false}}, Bytes(100));
+    auto plan = plan_lru({{"a", 40, 1, false}, {"b", 60, 2, false}}, Bytes(100));
     CHECK(plan.evict.empty());
     CHECK(plan.fits);
     CHECK(plan.used_after == Bytes(100));
@@ -180,25 +201,22 @@ TEST_CASE("within the quota nothing is evicted", "[client][service][quota]") {
 
 TEST_CASE("the least recently watched titles are evicted first, only as many as needed",
           "[client][service][quota]") {
-    std::vector<QuotaEntry> titles{{"new", Bytes(30), 300, false},
-                                   {"old", Bytes(30), 100, false},
-                                   {"mid", Bytes(30), 200, false},
-                                   {"playing", Bytes(50), 50, true}};
-    auto plan = plan_evictions(titles, Bytes(100));
+    std::vector<Held> titles{
+        {"new", 30, 300, false}, {"old", 30, 100, false}, {"mid", 30, 200, false}, {"playing", 50, 50, true}};
+    auto plan = plan_lru(titles, Bytes(100));
     CHECK(plan.evict == std::vector<std::string>{"old", "mid"});
     CHECK(plan.fits);
     CHECK(plan.used_after == Bytes(80));
     // Room for an incoming title takes one more.
-    auto more = plan_evictions(titles, Bytes(100), Bytes(40));
+    auto more = plan_lru(titles, Bytes(100), Bytes(40));
     CHECK(more.evict == std::vector<std::string>{"old", "mid", "new"});
     CHECK(more.used_after == Bytes(90));
 }
 
 TEST_CASE("eviction ties are broken by id, and pinned titles never go", "[client][service][quota]") {
-    auto plan = plan_evictions(
-        {{"b", Bytes(10), 5, false}, {"a", Bytes(10), 5, false}, {"c", Bytes(10), 1, true}}, Bytes(20));
+    auto plan = plan_lru({{"b", 10, 5, false}, {"a", 10, 5, false}, {"c", 10, 1, true}}, Bytes(20));
     CHECK(plan.evict == std::vector<std::string>{"a"});
-    auto impossible = plan_evictions({{"a", Bytes(10), 1, false}, {"p", Bytes(90), 9, true}}, Bytes(80));
+    auto impossible = plan_lru({{"a", 10, 1, false}, {"p", 90, 9, true}}, Bytes(80));
     CHECK_FALSE(impossible.fits);
     CHECK(impossible.evict.empty());
     CHECK(impossible.used_after == Bytes(100));

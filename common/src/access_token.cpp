@@ -13,17 +13,6 @@ constexpr std::size_t kMacLength = 43;  // 32 bytes in base64url without padding
 constexpr std::size_t kMaxTokenLength = 512;
 constexpr std::string_view kTitlePrefix = "title:";
 
-bool name_char(char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '-';
-}
-
-bool all_name_chars(std::string_view s) {
-    for (char c : s)
-        if (!name_char(c)) return false;
-    return true;
-}
-
 bool base64url_char(char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
@@ -69,15 +58,15 @@ std::string_view query_of(std::string_view target) {
 }  // namespace
 
 bool valid_key_id(std::string_view id) {
-    return !id.empty() && id.size() <= 32 && all_name_chars(id);
+    return is_name(id, 32);
 }
 
 bool valid_subscriber(std::string_view id) {
-    return !id.empty() && id.size() <= 64 && all_name_chars(id);
+    return is_name(id, 64);
 }
 
 bool valid_title_name(std::string_view name) {
-    return !name.empty() && name.size() <= 128 && name.front() != '.' && all_name_chars(name);
+    return is_name(name, 128) && name.front() != '.';
 }
 
 std::string to_string(const AccessScope& scope) {

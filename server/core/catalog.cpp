@@ -7,22 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "server/core/http_date.hpp"
+#include "toast/common/text.hpp"
 
 namespace toast::server {
 
-namespace {
-
-// FNV-1a, 64 bits: a validator only has to change when the body does.
-std::uint64_t fnv1a(const std::string& text) {
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string torrent_path(const std::string& name) {
     return "/torrents/" + name + ".torrent";

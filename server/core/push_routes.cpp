@@ -5,19 +5,11 @@
 
 #include "server/core/catalog.hpp"
 #include "server/core/request_handler.hpp"
+#include "toast/common/text.hpp"
 
 namespace toast::server {
 
 namespace {
-
-std::uint64_t fnv1a(const std::string& text) {
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
 
 std::string hex16(std::uint64_t v) {
     char buf[17];
@@ -84,16 +76,6 @@ nlohmann::json ranges_json(const std::vector<PieceSpan>& spans) {
 }
 
 }  // namespace
-
-bool is_box_id(std::string_view text) {
-    if (text.empty() || text.size() > 64) return false;
-    for (char c : text) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                        c == '.' || c == '_' || c == '-';
-        if (!ok) return false;
-    }
-    return true;
-}
 
 std::optional<BoxRegistration> parse_registration(std::string_view query, std::string* error) {
     auto params = parse_query(query, error);

@@ -77,9 +77,6 @@ class PushControl {
     virtual std::optional<std::pair<PushPlan, std::uint64_t>> plan() = 0;
 };
 
-// A box id: 1 to 64 of [A-Za-z0-9._-].
-bool is_box_id(std::string_view text);
-
 // The query string of /push/assignment, or nullopt with `error` naming the parameter.
 std::optional<BoxRegistration> parse_registration(std::string_view query, std::string* error);
 

@@ -89,7 +89,9 @@ void HttpSession::start() {
         tls_.emplace(socket_, *tls_context_);
         state_ = State::writing;  // the watchdog counts a handshake that makes no progress as idle
         tls_->async_handshake(boost::asio::ssl::stream_base::server,
-                              [self = shared_from_this()](beast::error_code ec) { self->on_handshake(ec); });
+                              [self = shared_from_this()](beast::error_code handshake_ec) {
+                                  self->on_handshake(handshake_ec);
+                              });
         return;
     }
     begin();

@@ -68,8 +68,12 @@ std::vector<PlanTitle> PushCoordinator::current_titles(SteadyTime now) {
             if (!size || *size == 0) continue;  // no intact torrent: no box could check what it fetches
             known = piece_sizes_.emplace(t->etag, *size).first;
         }
-        out.push_back(PlanTitle{t->name, t->info_hash, Bytes(t->size), Bytes(known->second), t->bitrate,
-                                demand_.rate(t->name, now)});
+        out.push_back(PlanTitle{.name = t->name,
+                                .info_hash = t->info_hash,
+                                .size = Bytes(t->size),
+                                .piece_size = Bytes(known->second),
+                                .bitrate = t->bitrate,
+                                .demand = demand_.rate(t->name, now)});
     }
     std::sort(out.begin(), out.end(), [](const PlanTitle& a, const PlanTitle& b) { return a.name < b.name; });
     return out;
@@ -145,7 +149,12 @@ std::optional<BoxAssignment> PushCoordinator::assign(const BoxRegistration& reg)
             const auto& t = plan_.titles[h.title];
             const auto pieces = static_cast<std::uint32_t>((t.size.value() + t.piece_size.value() - 1) /
                                                            t.piece_size.value());
-            a.titles.push_back(AssignedTitle{t.name, t.info_hash, t.piece_size, pieces, h.pieces, h.bytes});
+            a.titles.push_back(AssignedTitle{.name = t.name,
+                                             .info_hash = t.info_hash,
+                                             .piece_size = t.piece_size,
+                                             .pieces = pieces,
+                                             .ranges = h.pieces,
+                                             .bytes = h.bytes});
         }
     }
     return a;
