@@ -78,4 +78,8 @@ TEST_CASE("a bad tier config is refused naming the field", "[server][config][tie
                       Contains("'public_url'") && Contains("is not this node's url in the tier"));
     CHECK_NOTHROW(
         bad(std::string("{") + kNodes + R"(,"self":"a"})", R"("public_url":"http://10.0.0.1:8080/",)"));
+    // The nodes relay to each other over http://: a node cannot serve TLS.
+    CHECK_THROWS_WITH(bad(std::string("{") + kNodes + R"(,"self":"a"})",
+                          R"("tls":{"certificate_chain":"/c.pem","private_key":"/k.pem"},)"),
+                      Contains("'tier'") && Contains("cannot serve TLS"));
 }
