@@ -14,6 +14,7 @@ add_library(toast_client_core STATIC
   core/peer_admission.cpp
   core/piece_policy.cpp
   core/piece_types.cpp
+  core/plan_applier.cpp
   core/qoe_reporter.cpp
   core/resume_point.cpp
   core/server_pool.cpp
@@ -43,6 +44,7 @@ if(BUILD_TESTING)
     tests/mpv_messages_test.cpp
     tests/peer_admission_test.cpp
     tests/piece_policy_test.cpp
+    tests/plan_applier_test.cpp
     tests/qoe_reporter_test.cpp
     tests/server_request_test.cpp
     tests/stats_test.cpp

@@ -49,7 +49,6 @@ if(BUILD_TESTING)
     tests/access_integration_test.cpp
     tests/client_integration_test.cpp
     tests/lt_http_fetcher_test.cpp
-    tests/lt_plan_applier_test.cpp
     tests/lt_range_server.cpp
     tests/lt_session_test.cpp
     tests/lt_swarm_test.cpp

@@ -6,7 +6,7 @@ Checks, and prints every problem with the file, line and the option, field or li
   options   every option a program's --help prints is in the option table of its reference doc, and every
             option in that table is printed by --help. A table is marked by the comment line
             `<!-- check: options PROGRAM -->` right above it (PROGRAM: toast-server, toast-tracker,
-            toast-client, "toast-client serve", testbed/run, testbed/run-all, testbed/drills); its rows name
+            toast-client, "toast-client serve", testbed/run, testbed/run-all, testbed/drills, toast-sim); its rows name
             their option in backticks in the first column. Several tables may carry the same mark.
   keys      the tracker's config keys that `toast-tracker --help` lists are the keys of the table marked
             `<!-- check: keys toast-tracker -->` (a row `rate_limit.burst` counts for `rate_limit`).
@@ -49,13 +49,14 @@ PROGRAMS = {
     "testbed/run": ("testbed/README.md", [["{repo}/testbed/run", "--help"]]),
     "testbed/run-all": ("testbed/README.md", [["{repo}/testbed/run-all", "--help"]]),
     "testbed/drills": ("testbed/README.md", [["{repo}/testbed/drills", "--help"]]),
+    "toast-sim": ("sim/README.md", [["{bin}/sim/toast-sim", "--help"]]),
 }
 MARK = re.compile(r"^<!--\s*check:\s*(options|keys|fields|figures)\s+(.+?)\s*-->\s*$")
 FIGURE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:%|x)(?!\w)")
 OPTION = re.compile(r"--[a-z0-9][a-z0-9-]*")
 # A program named in a command line: its path may lead to it (build/client/toast-client).
 PROGRAM_IN_TEXT = re.compile(
-    r"(?:^|(?<=[\s;&|(`'\"]))(?:[\w.~/$-]*/)?(toast-server|toast-tracker|toast-client|testbed/run-all|testbed/run|"
+    r"(?:^|(?<=[\s;&|(`'\"]))(?:[\w.~/$-]*/)?(toast-server|toast-tracker|toast-client|toast-sim|testbed/run-all|testbed/run|"
     r"testbed/drills)(?=\s|$|`)")
 LINK = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 REFERENCE_LINK = re.compile(r"^\s{0,3}\[[^\]]+\]:\s+<?(\S+?)>?(?:\s+.*)?$")

@@ -10,6 +10,8 @@ packages=(
   clang-14 libclang-rt-14-dev
   # libraries
   libtorrent-rasterbar-dev libboost-dev libboost-system-dev catch2 libspdlog-dev nlohmann-json3-dev
+  # the simulator (sim/): SimGrid 3.32, its s4u C++ API
+  libsimgrid-dev
   # signed URLs (HMAC-SHA256) and TLS; openssl makes the tests' CA and certificates
   libssl-dev openssl
   # tests, benchmarks and the testbed

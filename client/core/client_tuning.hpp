@@ -17,7 +17,7 @@
 
 namespace toast::client {
 
-// How a PiecePlan is applied to libtorrent (client/lt/plan_applier.hpp explains each rule).
+// How a PiecePlan is applied to libtorrent (client/core/plan_applier.hpp explains each rule).
 struct PlanApplierConfig {
     int settle_plans = 2;  // a raise from priority 0 waits until this many plans in a row ask for it
     std::chrono::milliseconds deadline_slack{1000};  // a deadline moves only when it changed by more

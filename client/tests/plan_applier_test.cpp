@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "client/lt/plan_applier.hpp"
+#include "client/core/plan_applier.hpp"
 
 using namespace std::chrono_literals;
 using toast::client::PieceIndex;

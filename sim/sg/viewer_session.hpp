@@ -1,0 +1,131 @@
+// The viewer actor's state and its parts (sim/sg/viewer.hpp says what it does): viewer.cpp runs the loop and
+// applies the controller's plans; viewer_transfers.cpp builds the swarm sample and moves the bytes (peer
+// transfers, server fetches, cancels). Internal to sim/sg.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "client/core/plan_applier.hpp"
+#include "client/core/stream_controller.hpp"
+#include "sim/core/model_piece_control.hpp"
+#include "sim/core/received_bytes.hpp"
+#include "sim/sg/viewer.hpp"
+
+namespace toast::sim::viewer_detail {
+
+namespace sg4 = simgrid::s4u;
+using client::PieceIndex;
+using toast::Bytes;
+
+
+inline constexpr std::uint64_t kBlock = 16 * 1024;
+// A CANCEL cannot call back what is already in the uploader's send buffer: the block being sent and the next.
+inline constexpr std::uint64_t kSendBuffer = 2 * kBlock;
+// The client's own tick (ClientTuning::tick): at it or below, the viewer ticks as the client does and nothing
+// more; longer ticks (to simulate more boxes) add wake-ups at the moments the client's ticks would have caught.
+inline constexpr double kClientTick = 0.2 + 1e-9;
+
+// Cancels a communication and collects it. SimGrid 3.32 keeps a cancelled communication in its actor's list
+// of communications until someone waits on it, and removes each finished one from that list by a linear
+// search: a viewer that cancels thousands of transfers over an hour made every later transfer slower.
+inline void drop(sg4::Comm& comm) {
+    comm.cancel();
+    try {
+        comm.wait_for(0);
+    } catch (const simgrid::Exception&) {
+        // cancelled: expected
+    }
+}
+
+class Viewer {
+  public:
+    Viewer(World& world, ViewerPlan plan);
+    void run();
+
+  private:
+    struct Flow {
+        bool server = false;
+        bool bell = false;  // the doorbell (World::poke): not a transfer
+        int conn = -1;  // peer flows
+        int piece = -1;
+        std::uint64_t bytes = 0;
+        double started = 0;
+        int node = 0;  // server flows
+    };
+    struct Fetch {
+        std::uint64_t offset = 0;  // in the piece
+        std::uint64_t length = 0;
+        int node = 0;
+        bool sending = false;
+    };
+
+    double now() const { return sg4::Engine::get_clock(); }
+    client::SteadyTime at(double s) const { return steady_at(s); }
+    Member& member() { return *swarm_.find(plan_.box); }
+
+    void tick();
+    client::SwarmSample sample(double t);
+    void apply(const client::ControllerPlan& plan, double t);
+    void pump(double t);
+    void announce(double t, bool completed);
+    void measure_rates(double t);
+
+    void start_fetch(const client::FallbackFetch& f, double t);
+    void send_fetch(int piece, double t);
+    void stop_fetch(int piece, double t);
+    void on_flow_done(std::size_t i, double t);
+    void on_server_bytes(const Flow& f, double t);
+    void on_peer_bytes(const Flow& f, double t);
+    void piece_finished(int piece, bool from_server, double t);
+    void cede_to_server(int piece, std::uint64_t server_from, std::uint64_t server_to, double t);
+    void restart(int conn, int piece, std::uint64_t until, double t);
+
+    std::size_t add_flow(sg4::CommPtr comm, Flow f);
+    void remove_flow(std::size_t i);
+    std::optional<std::size_t> peer_flow(int conn) const;
+    std::optional<std::size_t> server_flow(int piece) const;
+    std::uint64_t done_bytes(std::size_t i) const;
+    ReceivedBytes received(int piece) const;  // what peers have delivered of the piece so far
+    void finish(double t);
+    void arm_bell();
+    double next_wake(double t);
+
+    World& world_;
+    ViewerPlan plan_;
+    TitleState& title_;
+    SwarmModel& swarm_;
+    const client::TitleGeometry& geometry_;
+    sg4::Host* host_;
+    std::unique_ptr<client::StreamController> ctl_;
+    client::PlanApplier applier_;
+    ModelPieceControl control_;
+
+    int* bell_data_ = nullptr;
+    std::vector<sg4::CommPtr> comms_;
+    std::vector<Flow> flows_;
+    std::map<int, Fetch> fetches_;
+    // The server's bytes of pieces the controller holds (ServerFallback keeps them until the piece is whole).
+    std::map<int, ReceivedBytes> from_server_bytes_;
+    std::multimap<double, int> disk_ready_;  // server fetches whose bytes are read: piece
+    std::optional<double> tracker_reply_at_;
+    std::optional<double> deadline_at_;  // a wake-up at the server's last moment for the next missing piece
+    std::vector<BoxId> named_;
+    std::map<int, std::uint64_t> rate_mark_;  // conn -> delivered at the last measurement
+    double last_rate_ = 0;
+    double next_tick_ = 0;
+    bool ready_ = false;
+    bool done_ = false;
+    SessionRecord rec_;
+    std::uint64_t from_peers_ = 0;
+    std::uint64_t redundant_ = 0, raced_ = 0;
+    std::uint64_t uploaded_at_start_ = 0;
+    client::PieceSet from_server_;
+};
+
+}  // namespace toast::sim::viewer_detail

@@ -1,0 +1,327 @@
+// The viewer's side of the bytes: the swarm sample it reads, the transfers from peers, the server's fetches.
+#include <algorithm>
+#include <cmath>
+
+#include "sim/sg/viewer_session.hpp"
+
+namespace toast::sim::viewer_detail {
+
+std::uint64_t Viewer::done_bytes(std::size_t i) const {
+    const double remaining = comms_[i]->get_remaining();
+    const auto left = static_cast<std::uint64_t>(std::max(0.0, std::ceil(remaining)));
+    return flows_[i].bytes > left ? flows_[i].bytes - left : 0;
+}
+
+ReceivedBytes Viewer::received(int piece) const {
+    ReceivedBytes got;
+    const auto* m = swarm_.find(plan_.box);
+    if (!m) return got;
+    if (auto it = m->partial.find(piece); it != m->partial.end()) got = it->second;
+    for (int c : m->conns) {
+        const auto& pipe = swarm_.connection(c).towards(plan_.box);
+        if (pipe.active != piece) continue;
+        if (auto fi = peer_flow(c)) got.add(pipe.from, pipe.from + done_bytes(*fi));
+    }
+    return got;
+}
+
+client::SwarmSample Viewer::sample(double t) {
+    client::SwarmSample s;
+    s.now = at(t);
+    auto& m = member();
+    s.availability = m.availability;
+    const int blocks_per_piece = static_cast<int>((geometry_.piece_length().value() + kBlock - 1) / kBlock);
+    std::uint64_t partial_bytes = 0;
+    std::vector<std::pair<int, std::pair<std::uint64_t, std::uint64_t>>> sending;  // piece, [delivered, to)
+    for (int c : m.conns) {
+        const auto& cn = swarm_.connection(c);
+        if (!cn.open) continue;
+        const auto* peer = swarm_.find(cn.other(plan_.box));
+        if (!peer) continue;
+        const auto& pipe = cn.towards(plan_.box);
+        client::PeerSample ps;
+        ps.seed = peer->have.all();
+        ps.operator_peer = peer->setup.operator_peer;
+        if (ps.operator_peer && !ps.seed) ps.pieces = peer->have.to_piece_set();
+        ps.download_rate = pipe.rate;
+        ps.queue_length = static_cast<int>(pipe.queue.size()) * blocks_per_piece;
+        if (pipe.active >= 0) {
+            const auto fi = peer_flow(c);
+            const std::uint64_t done = fi ? done_bytes(*fi) : 0;
+            partial_bytes += done;
+            const std::uint64_t delivered = pipe.from + done;
+            ps.queue_length += static_cast<int>((pipe.to - std::min(pipe.to, delivered) + kBlock - 1) / kBlock);
+            sending.emplace_back(pipe.active, std::pair{delivered, pipe.to});
+        }
+        s.peers.push_back(std::move(ps));
+    }
+    // Pieces peers are sending or have sent part of: which blocks are here, and the two blocks at the front
+    // of each transfer (the one being sent and the next).
+    std::vector<int> pieces;
+    for (const auto& [piece, at] : sending)
+        pieces.push_back(piece);
+    for (const auto& [piece, got] : m.partial)
+        pieces.push_back(piece);
+    std::sort(pieces.begin(), pieces.end());
+    pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
+    for (int piece : pieces) {
+        if (m.have.test(piece)) continue;
+        const auto size = swarm_.piece_size(piece);
+        const auto blocks = static_cast<std::size_t>((size + kBlock - 1) / kBlock);
+        const auto got = received(piece);
+        client::PieceProgress pp{PieceIndex(piece), std::vector<bool>(blocks, false), std::vector<int>(blocks, -1)};
+        for (std::size_t b = 0; b < blocks; ++b)
+            pp.delivered[b] = got.covers(b * kBlock, std::min<std::uint64_t>((b + 1) * kBlock, size));
+        for (const auto& [p, range] : sending) {
+            if (p != piece) continue;
+            for (auto b = static_cast<std::size_t>(range.first / kBlock), place = std::size_t{0};
+                 b < blocks && place < 2 && b * kBlock < range.second; ++b) {
+                if (pp.delivered[b]) continue;
+                pp.queue_position[b] = static_cast<int>(place++);
+            }
+        }
+        s.progress.push_back(std::move(pp));
+    }
+    m.requested.for_each([&](int p) { s.in_flight.push_back(PieceIndex(p)); });
+    for (const auto& [piece, got] : m.partial)
+        if (!m.requested.test(piece) && !m.have.test(piece)) s.in_flight.push_back(PieceIndex(piece));
+    s.from_peers = Bytes(from_peers_ + partial_bytes);
+    s.known_peers = static_cast<int>(named_.size());
+    s.server_up = true;
+    return s;
+}
+
+void Viewer::measure_rates(double t) {
+    const double dt = t - last_rate_;
+    last_rate_ = t;
+    if (dt <= 0) return;
+    std::map<int, std::uint64_t> marks;
+    for (int c : member().conns) {
+        const auto& cn = swarm_.connection(c);
+        if (!cn.open) continue;
+        const auto& pipe = cn.towards(plan_.box);
+        std::uint64_t total = pipe.delivered;
+        if (pipe.active >= 0)
+            if (auto fi = peer_flow(c)) total += done_bytes(*fi);
+        const auto it = rate_mark_.find(c);
+        const std::uint64_t before = it == rate_mark_.end() ? 0 : it->second;
+        swarm_.set_rate(c, plan_.box, total >= before ? static_cast<double>(total - before) / dt : 0.0);
+        marks[c] = total;
+    }
+    rate_mark_ = std::move(marks);
+}
+
+void Viewer::restart(int conn, int piece, std::uint64_t until, double t) {
+    // The uploader on `conn` stops at byte `until` of the piece: its transfer is cut there (SimGrid cannot
+    // shorten a communication: the rest is a new one).
+    auto fi = peer_flow(conn);
+    if (!fi) return;
+    const auto done = done_bytes(*fi);
+    const double started = flows_[*fi].started;
+    drop(*comms_[*fi]);
+    remove_flow(*fi);
+    const auto from = swarm_.connection(conn).towards(plan_.box).from;
+    auto carried = swarm_.cancel_transfer(conn, plan_.box, done);
+    world_.add_upload(carried.up, carried.bytes, started, t);
+    from_peers_ += carried.bytes;
+    if (from + done >= until || !swarm_.connection(conn).open) return;
+    auto s = swarm_.resume_transfer(conn, plan_.box, piece, from + done, until);
+    add_flow(sg4::Comm::sendto_async(world_.host_of(s.up), host_, s.to - s.from),
+             Flow{false, false, conn, piece, s.to - s.from, t, 0});
+    ++world_.transfers;
+}
+
+void Viewer::pump(double t) {
+    auto r = swarm_.pump(plan_.box, t, [this](int conn) -> std::uint64_t {
+        auto fi = peer_flow(conn);
+        return fi ? done_bytes(*fi) : 0;
+    });
+    for (const auto& sp : r.split)
+        restart(sp.conn, sp.piece, sp.at, t);
+    for (const auto& c : r.cancel) {
+        if (auto fi = peer_flow(c.conn)) {
+            const auto done = done_bytes(*fi);
+            drop(*comms_[*fi]);
+            auto carried = swarm_.cancel_transfer(c.conn, plan_.box, done);
+            world_.add_upload(carried.up, carried.bytes, flows_[*fi].started, t);
+            from_peers_ += carried.bytes;
+            remove_flow(*fi);
+        } else {
+            swarm_.cancel_transfer(c.conn, plan_.box, 0);
+        }
+    }
+    for (BoxId w : r.unchoked)
+        world_.poke(w);
+    for (const auto& s : r.start) {
+        auto comm = sg4::Comm::sendto_async(world_.host_of(s.up), host_, s.to - s.from);
+        add_flow(comm, Flow{false, false, s.conn, s.piece, s.to - s.from, t, 0});
+        ++world_.transfers;
+    }
+}
+
+void Viewer::arm_bell() {
+    Flow f;
+    f.bell = true;
+    add_flow(world_.bell(plan_.box)->get_async<int>(&bell_data_), f);
+}
+
+std::size_t Viewer::add_flow(sg4::CommPtr comm, Flow f) {
+    comms_.push_back(std::move(comm));
+    flows_.push_back(f);
+    return comms_.size() - 1;
+}
+
+void Viewer::remove_flow(std::size_t i) {
+    comms_[i] = comms_.back();
+    comms_.pop_back();
+    flows_[i] = flows_.back();
+    flows_.pop_back();
+}
+
+std::optional<std::size_t> Viewer::peer_flow(int conn) const {
+    for (std::size_t i = 0; i < flows_.size(); ++i)
+        if (!flows_[i].server && !flows_[i].bell && flows_[i].conn == conn) return i;
+    return std::nullopt;
+}
+
+std::optional<std::size_t> Viewer::server_flow(int piece) const {
+    for (std::size_t i = 0; i < flows_.size(); ++i)
+        if (flows_[i].server && flows_[i].piece == piece) return i;
+    return std::nullopt;
+}
+
+void Viewer::start_fetch(const client::FallbackFetch& f, double t) {
+    const int p = f.piece.value();
+    if (fetches_.count(p)) {
+        ctl_->on_fetch_refused(f.piece);  // one request per piece at a time, as the fetcher
+        return;
+    }
+    const auto size = geometry_.piece_size(f.piece).value();
+    Fetch fetch;
+    fetch.offset = f.part ? f.part->offset.value() : 0;
+    fetch.length = f.part ? f.part->length.value() : size;
+    const double arrive = t + world_.platform().box_server_latency(plan_.box) + world_.server().setup().request_overhead_s;
+    auto read = world_.server().read(plan_.title, geometry_.piece_start(f.piece).value() + fetch.offset,
+                                     fetch.length, arrive);
+    fetch.node = read.node;
+    fetches_[p] = fetch;
+    disk_ready_.emplace(read.ready, p);
+}
+
+void Viewer::send_fetch(int piece, double t) {
+    auto it = fetches_.find(piece);
+    if (it == fetches_.end() || it->second.sending) return;
+    it->second.sending = true;
+    auto comm = sg4::Comm::sendto_async(world_.server_host(it->second.node), host_, it->second.length);
+    add_flow(comm, Flow{true, false, -1, piece, it->second.length, t, it->second.node});
+    ++world_.transfers;
+}
+
+void Viewer::stop_fetch(int piece, double t) {
+    auto it = fetches_.find(piece);
+    if (it == fetches_.end()) return;
+    std::uint64_t received = 0;
+    if (auto fi = server_flow(piece)) {
+        received = done_bytes(*fi);
+        drop(*comms_[*fi]);
+        world_.add_server_bytes(received, flows_[*fi].started, t, false);
+        remove_flow(*fi);
+    } else {
+        for (auto d = disk_ready_.begin(); d != disk_ready_.end(); ++d)
+            if (d->second == piece) {
+                disk_ready_.erase(d);
+                break;
+            }
+    }
+    fetches_.erase(it);
+    ctl_->on_fetch_stopped(PieceIndex(piece), Bytes(received));
+}
+
+void Viewer::on_flow_done(std::size_t i, double t) {
+    const Flow f = flows_[i];
+    remove_flow(i);
+    if (f.bell) {
+        world_.answered(plan_.box);
+        arm_bell();
+    } else if (f.server) {
+        on_server_bytes(f, t);
+    } else {
+        on_peer_bytes(f, t);
+    }
+    pump(t);
+}
+
+void Viewer::on_peer_bytes(const Flow& f, double t) {
+    auto carried = swarm_.finish_transfer(f.conn, plan_.box);
+    world_.add_upload(carried.up, carried.bytes, f.started, t);
+    from_peers_ += carried.bytes;
+    const PieceIndex p(carried.piece);
+    if (ctl_->had().has(p)) {
+        redundant_ += carried.bytes;
+        if (from_server_.has(p)) raced_ += carried.bytes;
+        return;
+    }
+    if (carried.whole) {
+        piece_finished(carried.piece, false, t);
+    } else if (ctl_->holding(p) && world_.tuning().tick_s > kClientTick) {
+        // The blocks a held server part waited for are here: with ticks longer than the client's, the tick that
+        // writes it comes now, not a whole tick later (at the client's own tick it comes when the client's would).
+        next_tick_ = std::min(next_tick_, t);
+    }
+}
+
+void Viewer::cede_to_server(int piece, std::uint64_t server_from, std::uint64_t server_to, double t) {
+    // The server's bytes [server_from, server_to) are here: peers' requests for them are cancelled
+    // (ServerFallback cancels on arrival). A peer still sending blocks before them goes on up to there; one
+    // already sending inside them stops, and its send buffer still arrives, redundant.
+    for (int c : std::vector<int>(member().conns)) {
+        const auto& pipe = swarm_.connection(c).towards(plan_.box);
+        if (pipe.active != piece) continue;
+        auto fi = peer_flow(c);
+        if (!fi) continue;
+        const auto done = done_bytes(*fi);
+        const auto from = pipe.from;
+        const auto delivered = from + done;
+        const auto to = pipe.to;
+        if (to <= server_from || delivered >= server_to) continue;  // its blocks are outside the server's
+        if (delivered < server_from && swarm_.connection(c).open) {
+            restart(c, piece, server_from, t);
+            continue;
+        }
+        const double started = flows_[*fi].started;
+        drop(*comms_[*fi]);
+        remove_flow(*fi);
+        const auto extra = std::min(kSendBuffer, to - std::min(to, delivered));
+        auto carried = swarm_.cancel_transfer(c, plan_.box, done + extra);
+        world_.add_upload(carried.up, carried.bytes, started, t);
+        from_peers_ += carried.bytes;
+        const auto overlap = delivered > std::max(from, server_from) ? delivered - std::max(from, server_from) : 0;
+        redundant_ += overlap + extra;
+        raced_ += overlap + extra;
+    }
+}
+
+void Viewer::on_server_bytes(const Flow& f, double t) {
+    auto it = fetches_.find(f.piece);
+    const Fetch fetch = it != fetches_.end() ? it->second : Fetch{};
+    if (it != fetches_.end()) fetches_.erase(it);
+    world_.add_server_bytes(f.bytes, f.started, t, false);
+    const PieceIndex p(f.piece);
+    if (!ctl_->on_server_data(p, Bytes(f.bytes), at(t))) return;  // a peer was faster: wasted
+    cede_to_server(f.piece, fetch.offset, fetch.offset + fetch.length, t);
+    auto& server = from_server_bytes_[f.piece];
+    server.add(fetch.offset, fetch.offset + fetch.length);
+    if (ctl_->holding(p)) return;
+    auto got = received(f.piece);
+    for (const auto& [a, b] : server.spans())
+        got.add(a, b);
+    from_server_bytes_.erase(f.piece);
+    if (!got.covers(0, geometry_.piece_size(p).value())) {
+        // Peers' blocks outside the server's parts are not all here: add_piece would write zeros there.
+        ctl_->on_hash_failed(p, at(t));
+        return;
+    }
+    piece_finished(f.piece, true, t);
+}
+
+}  // namespace toast::sim::viewer_detail
