@@ -27,6 +27,7 @@ add_library(toast_client_core STATIC
   core/stream_controller_fetches.cpp
   core/stream_watcher.cpp
   core/swarm_sample.cpp
+  core/tier_routes.cpp
   core/title_geometry.cpp
   core/token_renewal.cpp
   core/tracker_url.cpp)
@@ -57,6 +58,7 @@ if(BUILD_TESTING)
     tests/stream_controller_refusal_test.cpp
     tests/stream_controller_operator_test.cpp
     tests/stream_watcher_test.cpp
+    tests/tier_routes_test.cpp
     tests/tracker_url_test.cpp)
   target_link_libraries(client_core_tests PRIVATE toast_client_core toast_warnings Catch2::Catch2WithMain)
   # The stats test checks common/docs/client-stats.md against the code.

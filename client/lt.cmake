@@ -55,6 +55,7 @@ if(BUILD_TESTING)
     tests/lt_session_test.cpp
     tests/lt_swarm_test.cpp
     tests/lt_test_support.cpp
+    tests/lt_tier_test.cpp
     tests/lt_torrent_file_test.cpp)
   target_link_libraries(client_tests
     PRIVATE toast_client_lt client_test_fixture toast_testing toast_warnings Catch2::Catch2WithMain)

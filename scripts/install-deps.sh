@@ -20,7 +20,8 @@ packages=(
   # Debian packages: cpack's DEB generator runs dpkg-shlibdeps; the package test runs systemd-analyze and
   # installs the packages (adduser, deb-systemd-helper) in a throwaway overlay (unshare, setpriv)
   dpkg-dev systemd adduser init-system-helpers util-linux
-  # stock peers for the client's interop tests (Transmission; aria2 against private SSL swarms)
+  # stock peers: the client's interop tests (Transmission; aria2 against private SSL swarms), the tier's
+  # stock-client test (aria2)
   transmission-daemon aria2
   # home routers (NAT namespaces) in the real-network checks (testbed/nat-drill)
   nftables

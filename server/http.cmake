@@ -12,6 +12,7 @@ add_library(toast_server_http STATIC
   core/push_routes.cpp
   core/reload_plan.cpp
   core/request_handler.cpp
+  core/stream_redirect.cpp
   core/torrent_token.cpp
   http/http_service.cpp
   http/http_session.cpp

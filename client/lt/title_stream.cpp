@@ -122,8 +122,17 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
     }
     handle_ = added.handle;
     registry_ = added.registry;
+    std::vector<std::string> url_texts;
+    for (const auto& u : urls)
+        url_texts.push_back(u.text);
     fallback_ = std::make_unique<ServerFallback>(session_.io(), std::move(urls), *controller_, handle_,
                                                  session_.control(), key_, std::move(access));
+    // A title on a tier: each piece goes to the nodes holding its block.
+    if (torrent_.tier) {
+        if (auto routes = TierRoutes::make(*torrent_.tier, torrent_.title, torrent_.block_size,
+                                           geometry.piece_length(), geometry.total_size(), url_texts))
+            fallback_->set_routes(std::move(*routes));
+    }
     piece_control_ = std::make_unique<LtPieceControl>(handle_);
     reader_ = std::make_unique<SwarmReader>(handle_, geometry, tuning_.peer_read_interval);
     if (play) {

@@ -126,6 +126,8 @@ ReloadPlan plan_reload(const ServerConfig& running, const ServerConfig& loaded) 
               [](QueueOrder o) { return std::string(to_string(o)); });
     if (!(running.admission == loaded.admission))
         plan.not_applied.push_back("admission changed (needs a restart)");
+    // The tier client (its peers, timeouts and connections) is built at start-up; ingest reads the tier too.
+    if (!(running.tier == loaded.tier)) plan.not_applied.push_back("tier changed (needs a restart)");
 
     // Signed URLs: the keys (never shown, only their ids), the signing key and the revoked subscribers apply
     // to the next request.
