@@ -16,6 +16,7 @@ add_library(toast_server_http STATIC
   core/torrent_token.cpp
   http/http_service.cpp
   http/http_session.cpp
+  http/http_session_log.cpp
   http/request_view.cpp
   http/response_transfer.cpp
   http/send_chain.cpp
