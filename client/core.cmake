@@ -4,6 +4,7 @@ add_library(toast_client_core STATIC
   core/buffer_planner.cpp
   core/choker.cpp
   core/cancel_ledger.cpp
+  core/client_help.cpp
   core/client_options.cpp
   core/fallback_planner.cpp
   core/held_pieces.cpp
@@ -11,6 +12,7 @@ add_library(toast_client_core STATIC
   core/give_up_horizon.cpp
   core/mp4_layout.cpp
   core/mpv_messages.cpp
+  core/operator_tier.cpp
   core/peer_admission.cpp
   core/piece_policy.cpp
   core/piece_types.cpp
@@ -25,8 +27,10 @@ add_library(toast_client_core STATIC
   core/stream_controller_fetches.cpp
   core/stream_watcher.cpp
   core/swarm_sample.cpp
+  core/tier_routes.cpp
   core/title_geometry.cpp
-  core/token_renewal.cpp)
+  core/token_renewal.cpp
+  core/tracker_url.cpp)
 target_include_directories(toast_client_core PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_client_core PUBLIC toast_common PRIVATE toast_warnings)
 
@@ -41,6 +45,7 @@ if(BUILD_TESTING)
     tests/fidelity_test.cpp
     tests/horizon_test.cpp
     tests/mpv_messages_test.cpp
+    tests/operator_tier_test.cpp
     tests/peer_admission_test.cpp
     tests/piece_policy_test.cpp
     tests/plan_applier_test.cpp
@@ -51,7 +56,10 @@ if(BUILD_TESTING)
     tests/stream_controller_newcomer_test.cpp
     tests/stream_controller_await_test.cpp
     tests/stream_controller_refusal_test.cpp
-    tests/stream_watcher_test.cpp)
+    tests/stream_controller_operator_test.cpp
+    tests/stream_watcher_test.cpp
+    tests/tier_routes_test.cpp
+    tests/tracker_url_test.cpp)
   target_link_libraries(client_core_tests PRIVATE toast_client_core toast_warnings Catch2::Catch2WithMain)
   # The stats test checks common/docs/client-stats.md against the code.
   target_compile_definitions(client_core_tests PRIVATE TOAST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

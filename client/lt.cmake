@@ -6,6 +6,7 @@ add_library(toast_client_lt STATIC
   lt/http_request.cpp
   lt/http_stream.cpp
   lt/lt_events.cpp
+  lt/peer_credentials.cpp
   lt/plan_applier.cpp
   lt/session_factory.cpp
   lt/stats_file.cpp
@@ -23,7 +24,7 @@ add_library(toast_client_lt STATIC
 target_include_directories(toast_client_lt PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_client_lt
   PUBLIC toast_common toast_asio LibtorrentRasterbar::torrent-rasterbar OpenSSL::SSL OpenSSL::Crypto
-  PRIVATE toast_warnings)
+  PRIVATE toast_peer_certs toast_warnings)
 if(TARGET toast_client_core)
   target_link_libraries(toast_client_lt PUBLIC toast_client_core)
 endif()
@@ -48,11 +49,13 @@ if(BUILD_TESTING)
   add_executable(client_tests
     tests/access_integration_test.cpp
     tests/client_integration_test.cpp
+    tests/client_operator_test.cpp
     tests/lt_http_fetcher_test.cpp
     tests/lt_range_server.cpp
     tests/lt_session_test.cpp
     tests/lt_swarm_test.cpp
     tests/lt_test_support.cpp
+    tests/lt_tier_test.cpp
     tests/lt_torrent_file_test.cpp)
   target_link_libraries(client_tests
     PRIVATE toast_client_lt client_test_fixture toast_testing toast_warnings Catch2::Catch2WithMain)
@@ -61,6 +64,29 @@ if(BUILD_TESTING)
   target_compile_definitions(client_tests PRIVATE STOCK_SEED_PY="${CMAKE_CURRENT_SOURCE_DIR}/tests/stock_seed.py"
     STOCK_WEBSEED_PY="${CMAKE_CURRENT_SOURCE_DIR}/tests/stock_webseed.py")
   catch_discover_tests(client_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client." PROPERTIES TIMEOUT 120)
+endif()
+
+if(BUILD_TESTING)
+  # Private swarms end to end: passkeys, certificates, stock clients kept out (aria2 and Debian's
+  # python3-libtorrent), and what libtorrent does with a private torrent.
+  find_program(TOAST_ARIA2C aria2c)
+  set(aria2c_bin "")
+  if(TOAST_ARIA2C)
+    set(aria2c_bin "${TOAST_ARIA2C}")
+  endif()
+  add_executable(client_private_tests
+    tests/lt_private_torrent_test.cpp
+    tests/lt_test_support.cpp
+    tests/private_access_test.cpp
+    tests/private_swarm_test.cpp
+    tests/ssl_interop_test.cpp)
+  target_link_libraries(client_private_tests
+    PRIVATE toast_client_lt client_test_fixture toast_testing toast_warnings Catch2::Catch2WithMain)
+  target_compile_definitions(client_private_tests PRIVATE
+    SSL_PEER_PY="${CMAKE_CURRENT_SOURCE_DIR}/tests/ssl_peer.py" ARIA2C_BIN="${aria2c_bin}")
+  add_dependencies(client_private_tests toast-client toast-server toast-tracker)
+  catch_discover_tests(client_private_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client.private."
+    PROPERTIES TIMEOUT 240)
 endif()
 
 if(BUILD_TESTING)

@@ -32,13 +32,13 @@ target_link_libraries(toast-client PRIVATE toast_client_service)
 
 if(BUILD_TESTING)
   add_executable(client_service_core_tests tests/service_core_test.cpp tests/cache_policy_test.cpp
-    tests/push_assignment_test.cpp tests/push_fetch_policy_test.cpp)
+    tests/push_assignment_test.cpp tests/push_fetch_policy_test.cpp tests/network_options_test.cpp)
   target_link_libraries(client_service_core_tests
     PRIVATE toast_client_service_core toast_warnings Catch2::Catch2WithMain)
   catch_discover_tests(client_service_core_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client.service.")
 
   add_executable(client_service_tests tests/service_integration_test.cpp tests/service_box_test.cpp
-    tests/service_access_test.cpp tests/service_push_test.cpp)
+    tests/service_access_test.cpp tests/service_private_test.cpp tests/service_push_test.cpp)
   target_link_libraries(client_service_tests
     PRIVATE client_test_fixture toast_testing toast_warnings nlohmann_json::nlohmann_json Catch2::Catch2WithMain)
   add_dependencies(client_service_tests toast-client toast-server toast-tracker)

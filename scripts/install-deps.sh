@@ -12,15 +12,19 @@ packages=(
   libtorrent-rasterbar-dev libboost-dev libboost-system-dev catch2 libspdlog-dev nlohmann-json3-dev
   # the simulator (sim/): SimGrid 3.32, its s4u C++ API
   libsimgrid-dev
-  # signed URLs (HMAC-SHA256) and TLS; openssl makes the tests' CA and certificates
+  # signed URLs (HMAC-SHA256), TLS and the certificate checks of SSL swarms; openssl makes the tests' and
+  # testbed's CAs and certificates
   libssl-dev openssl
   # tests, benchmarks and the testbed
   curl nginx-light opentracker wrk ffmpeg python3 python3-libtorrent python3-matplotlib python3-yaml iproute2 procps
   # Debian packages: cpack's DEB generator runs dpkg-shlibdeps; the package test runs systemd-analyze and
   # installs the packages (adduser, deb-systemd-helper) in a throwaway overlay (unshare, setpriv)
   dpkg-dev systemd adduser init-system-helpers util-linux
-  # a stock peer for the client's interop test
-  transmission-daemon
+  # stock peers: the client's interop tests (Transmission; aria2 against private SSL swarms), the tier's
+  # stock-client test (aria2)
+  transmission-daemon aria2
+  # home routers (NAT namespaces) in the real-network checks (testbed/nat-drill)
+  nftables
   # the browser test of the client service's live piece map (headless)
   chromium
   # the real-player playback test (mpv with --vo=null --ao=null, driven through its JSON IPC)

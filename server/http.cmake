@@ -12,9 +12,11 @@ add_library(toast_server_http STATIC
   core/push_routes.cpp
   core/reload_plan.cpp
   core/request_handler.cpp
+  core/stream_redirect.cpp
   core/torrent_token.cpp
   http/http_service.cpp
   http/http_session.cpp
+  http/http_session_log.cpp
   http/request_view.cpp
   http/response_transfer.cpp
   http/send_chain.cpp

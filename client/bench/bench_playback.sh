@@ -87,7 +87,7 @@ tracker_pid=$!
 wait_http "http://127.0.0.1:$server_port/titles/movie.ts" "$server_pid" ||
   { echo "bench_playback: the server did not start:"; cat "$work/server.log"; exit 1; }
 cp "$media" "$work/seed/movie.ts"
-"$client_bin" stream "$work/movie.torrent" --save-dir "$work/seed" --listen 0 --stats "$work/seed.stats" \
+"$client_bin" stream "$work/movie.torrent" --save-dir "$work/seed" --listen 127.0.0.1:0 --stats "$work/seed.stats" \
   --behavior seed --upload-limit "$bitrate" --log-level warn 2>"$work/seed.log" &
 seed_pid=$!
 sleep 1
@@ -104,7 +104,7 @@ for i in $(seq "$runs"); do
   http_port=$(free_port)
   url=http://127.0.0.1:$http_port/movie.ts
   launched=$(date +%s.%N)
-  "$client_bin" play "$work/movie.torrent" --save-dir "$run_dir" --listen 0 --stats "$run_dir/stats.jsonl" \
+  "$client_bin" play "$work/movie.torrent" --save-dir "$run_dir" --listen 127.0.0.1:0 --stats "$run_dir/stats.jsonl" \
     --http "127.0.0.1:$http_port" --player none --behavior seed --log-level warn >"$run_dir/out.log" 2>&1 &
   client_pid=$!
   # Wait for the listener without sending a request: the first request is the player's first read.

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "client/core/tracker_url.hpp"
 #include "toast/common/endpoint.hpp"
 #include "toast/common/log.hpp"
 
@@ -32,6 +33,13 @@ int default_unchoke_slots(ChokerOption c) {
 
 int unchoke_slots_of(const ClientOptions& o) {
     return o.unchoke_slots ? *o.unchoke_slots : default_unchoke_slots(o.choker);
+}
+
+std::optional<std::uint16_t> ssl_listen_port_of(const ClientOptions& o) {
+    if (o.ssl_cert.empty()) return std::nullopt;
+    if (o.ssl_listen_port) return o.ssl_listen_port;
+    if (o.listen_port == 0 || o.listen_port == 65535) return std::uint16_t{0};
+    return static_cast<std::uint16_t>(o.listen_port + 1);
 }
 
 std::string_view to_string(ChokerOption c) {
@@ -121,6 +129,24 @@ std::string apply_lookahead(ClientOptions& o, const std::string& v) {
     return problem;
 }
 
+// --listen and --ssl-listen: PORT (every interface: `host` empty) or HOST:PORT.
+std::string parse_listen(const std::string& v, std::string& host, std::uint16_t& port) {
+    if (v.find(':') != std::string::npos) {
+        auto ep = parse_endpoint(v, true);
+        if (!ep) return "invalid address " + quoted(v) + " (expected PORT or HOST:PORT)";
+        host = ep->host;
+        port = ep->port;
+        return "";
+    }
+    unsigned p = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), p);
+    if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || p > 65535)
+        return "invalid port " + quoted(v) + " (expected 0..65535)";
+    host.clear();
+    port = static_cast<std::uint16_t>(p);
+    return "";
+}
+
 bool is_http_url(const std::string& v) {
     auto rest = [&](std::string_view scheme) {
         return v.size() > scheme.size() && std::string_view(v).substr(0, scheme.size()) == scheme;
@@ -138,20 +164,46 @@ std::vector<OptionSpec> source_specs() {
              return "";
          }},
         {"--listen", true, false,
+         [](ClientOptions& o, const std::string& v) {
+             // PORT alone listens on every interface, as BitTorrent clients do; HOST:PORT binds one address.
+             return parse_listen(v, o.listen_host, o.listen_port);
+         }},
+        {"--ssl-listen", true, false,
+         [](ClientOptions& o, const std::string& v) {
+             std::string host;
+             std::uint16_t port = 0;
+             auto problem = parse_listen(v, host, port);
+             if (problem.empty() && !host.empty())
+                 problem = "expected a PORT (it listens on --listen's address), got " + quoted(v);
+             o.ssl_listen_port = port;
+             return problem;
+         }},
+        {"--passkey", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
-             // HOST:PORT binds one address (a client in a network namespace); PORT alone is on 127.0.0.1.
-             if (v.find(':') != std::string::npos) {
-                 auto ep = parse_endpoint(v, true);
-                 if (!ep) return "invalid address " + quoted(v) + " (expected PORT or HOST:PORT)";
-                 o.listen_host = ep->host;
-                 o.listen_port = ep->port;
-                 return "";
-             }
-             unsigned port = 0;
-             auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), port);
-             if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || port > 65535)
-                 return "invalid port " + quoted(v) + " (expected 0..65535)";
-             o.listen_port = static_cast<std::uint16_t>(port);
+             if (!valid_passkey(v)) return "a passkey is 16 to 128 characters of A-Z a-z 0-9 _ -";
+             o.passkey = v;
+             return "";
+         }},
+        {"--ssl-cert", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty()) return "empty file name";
+             o.ssl_cert = v;
+             return "";
+         }},
+        {"--ssl-key", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v.empty()) return "empty file name";
+             o.ssl_key = v;
+             return "";
+         }},
+        {"--upnp", false, false,
+         [](ClientOptions& o, const std::string&) -> std::string {
+             o.upnp = true;
+             return "";
+         }},
+        {"--natpmp", false, false,
+         [](ClientOptions& o, const std::string&) -> std::string {
+             o.natpmp = true;
              return "";
          }},
         {"--server", true, true,
@@ -311,6 +363,16 @@ std::vector<OptionSpec> session_specs() {
              o.operator_peers.push_back(*ep);
              return "";
          }},
+        {"--ask-operator", true, false,
+         [](ClientOptions& o, const std::string& v) -> std::string {
+             if (v == "when-needed")
+                 o.ask_operator = AskOperator::when_needed;
+             else if (v == "always")
+                 o.ask_operator = AskOperator::always;
+             else
+                 return "unknown mode " + quoted(v) + " (expected when-needed|always)";
+             return "";
+         }},
         {"--enable-dht", false, false,
          [](ClientOptions& o, const std::string&) -> std::string {
              o.enable_dht = true;
@@ -464,90 +526,18 @@ ParseResult parse_client_args(const std::vector<std::string>& args) {
             return failure(std::string(play_only) + ": only valid with 'play'");
     if (!o.player_args.empty() && o.player == PlayerKind::none)
         return failure("--player-arg: needs a --player to pass it to");
+    if (o.ssl_cert.empty() != o.ssl_key.empty())
+        return failure(o.ssl_cert.empty() ? "--ssl-key: needs --ssl-cert (the certificate it belongs to)"
+                                          : "--ssl-cert: needs --ssl-key (the certificate's private key)");
+    if (seen.count("--ssl-listen") && o.ssl_cert.empty())
+        return failure("--ssl-listen: needs --ssl-cert and --ssl-key (only peers with certificates use it)");
+    if (o.ssl_listen_port && *o.ssl_listen_port != 0 && *o.ssl_listen_port == o.listen_port)
+        return failure("--ssl-listen: port " + std::to_string(o.listen_port) + " is --listen's already");
     if (seen.count("--token") && seen.count("--token-file"))
         return failure("--token-file: give either --token or --token-file, not both");
     ParseResult r;
     r.options = std::move(o);
     return r;
-}
-
-std::string client_help_text() {
-    return R"(Usage:
-  toast-client stream TORRENT --save-dir DIR --listen [HOST:]PORT --stats FILE [options]
-  toast-client play   TORRENT --save-dir DIR --listen [HOST:]PORT --stats FILE [--http HOST:PORT] [--player P] [options]
-
-Streams a title through a BitTorrent swarm, falling back to the VoD server for pieces the swarm cannot deliver
-before playback needs them.
-
-Required:
-  TORRENT                     the title's .torrent file
-  --save-dir DIR              where the title's data is stored
-  --listen [HOST:]PORT        BitTorrent listen port on 127.0.0.1, or on HOST (0 = any free port)
-  --stats FILE                JSON-lines stats, one line per second and a final summary
-                              (schema: common/docs/client-stats.md)
-
-Options:
-  --server URL                VoD server base URL; repeatable; tried after the torrent's url-list,
-                              fastest first (default: the torrent's url-list only)
-  --bitrate RATE              title bitrate, 1kbps..100Gbps, e.g. 2Mbps (default: the bitrate recorded in
-                              the torrent)
-  --picker P                  rarest|inorder|beta|hybrid|adaptive (default: adaptive); adaptive follows
-                              the share of the bitrate its peers deliver: the whole title in order
-                              from 0.75, beta at 0.7 or less, a part of the window between; until
-                              they are measured, --upload-limit over the bitrate, and at most that
-                              plus 0.2 after
-  --inorder-window DURATION   hybrid, adaptive: pick in order within this much video ahead, 1s..24h
-                              (default: 15min)
-  --lookahead DURATION|none   ask peers only for pieces within this much video past the first missing
-                              one, 1s..24h, or none for the whole title (default: 60s)
-  --buffer-limit BYTES|PCT    bound local storage, e.g. 512MiB or 25% of the title (default: unlimited)
-  --behavior B                download: leave once every piece is had; stream: leave when playback
-                              ends; seed: stay until stopped (default: stream)
-  --upload-limit RATE         upload cap, also on loopback, 1kbps..100Gbps, e.g. 2Mbps (default: unlimited)
-  --download-limit RATE       download cap, 1kbps..100Gbps (default: unlimited)
-  --choker C                  nearest: upload to the viewer just behind us in the title; leader: to the
-                              viewer furthest along (for the operator's seed beside the VoD server);
-                              tit-for-tat: to those sending us most; seed: to those we send fastest
-                              (default: nearest)
-  --unchoke-slots N           peers uploaded to at once, 1..1000
-                              (default: 1 for nearest and leader, else 2)
-  --max-connections N         peer connections at most, 2..10000; a full client swaps its
-                              lowest-ranked peer for a newcomer (default: 40)
-  --disk-io D                 posix: pieces are read and written with pread/pwrite on the network thread;
-                              mmap: read from a memory map on disk threads, libtorrent's own default
-                              (default: posix)
-  --seed N                    seed for the picker's random choices (default: 1)
-  --startup-buffer DURATION   media that must be present before playback starts, 0s..1h (default: 0s, the
-                              first piece)
-  --tracker URL               extra tracker; repeatable (default: the torrent's trackers only)
-  --operator-peer IP:PORT     a peer of the operator's (e.g. a seed beside the VoD server): counted as
-                              server-side, not as a viewer; repeatable, added to the torrent's
-                              "operator_peers" (default: those only; every other peer is a viewer)
-  --enable-dht                enable the DHT (default: off; LSD, UPnP and NAT-PMP are always off)
-  --log-level L               trace|debug|info|warn|error|off (default: info)
-  --http HOST:PORT            play: serve the title to a player here, URL http://HOST:PORT/<file name>,
-                              printed at start and in the stats (default: 127.0.0.1:0)
-  --player P                  play: mpv|vlc|ffplay|none, launched on the URL at the saved position;
-                              the client leaves when it exits, and a player that exits with an error
-                              makes it exit non-zero with the player's message; its output goes to
-                              DIR/player.log (default: none: the client serves the URL and --behavior
-                              decides when it leaves). With mpv the playback position comes from mpv
-                              itself (its JSON IPC); with the others it is estimated from their reads
-  --player-arg ARG            play: one more argument for the player, before the URL; repeatable, e.g.
-                              --player-arg=--vo=null --player-arg=--volume=50
-  --token TOKEN               the operator's signed token (toast-server sign): sent on every request to the
-                              server as Authorization: Bearer, renewed at the server before it expires
-                              (default: none; a server with access keys then refuses the box)
-  --token-file FILE           the same, read from FILE (one line); a renewed token is written back to it
-  --ca-file FILE              PEM certificate(s) of the operator's CA: https:// servers must present a
-                              certificate it signed, for their host name (default: the system's CAs)
-  --telemetry URL|off         where the session's QoE reports go, POSTed with the token (default: the
-                              first server's /telemetry); off: none. An unreachable endpoint never holds
-                              playback: its reports are dropped and counted
-  --telemetry-interval D      a report every D during the session, 1s..24h, and one at its end
-                              (default: 5min)
-  -h, --help                  show this text
-)";
 }
 
 }  // namespace toast::client

@@ -35,6 +35,10 @@ enum class ChokerOption { tit_for_tat, seed, nearest, leader };
 
 enum class PlayerKind { mpv, vlc, ffplay, none };
 
+// When the operator's peers are asked for pieces (--ask-operator): only when the other boxes cannot deliver
+// in time (OperatorTier), or whenever libtorrent is interested in them, like any other peer.
+enum class AskOperator { when_needed, always };
+
 std::string_view to_string(ClientCommand c);
 std::string_view to_string(Behavior b);
 std::string_view to_string(ChokerOption c);
@@ -47,14 +51,17 @@ int default_unchoke_slots(ChokerOption c);
 struct ClientOptions;
 // The unchoke slots in force: --unchoke-slots, else the choker's own.
 int unchoke_slots_of(const ClientOptions& o);
+// The SSL listen port in force: --ssl-listen's, else --listen's + 1 (0 when that is 0 or 65535); nullopt
+// without a certificate.
+std::optional<std::uint16_t> ssl_listen_port_of(const ClientOptions& o);
 
 // Defaults are the values written here; the help text states them.
 struct ClientOptions {
     ClientCommand command = ClientCommand::stream;
-    std::filesystem::path torrent;   // required
-    std::filesystem::path save_dir;  // required
-    std::uint16_t listen_port = 0;   // required; 0 = any free port
-    std::string listen_host;         // --listen HOST:PORT; empty: 127.0.0.1 (the engine's default interface)
+    std::filesystem::path torrent;     // required
+    std::filesystem::path save_dir;    // required
+    std::uint16_t listen_port = 0;     // required; 0 = any free port
+    std::string listen_host;           // --listen HOST:PORT; empty (--listen PORT): every interface
     std::vector<std::string> servers;  // --server, repeatable, tried after the torrent's url-list
     std::optional<BitRate> bitrate;    // overrides the torrent's bitrate
     std::filesystem::path stats_file;  // required
@@ -88,7 +95,20 @@ struct ClientOptions {
     // --operator-peer IP:PORT, repeatable: the operator's own peers (server-side), added to the torrent's
     // "operator_peers". Every other peer, seeds included, is a viewer.
     std::vector<Endpoint> operator_peers;
+    AskOperator ask_operator = AskOperator::when_needed;
     bool enable_dht = false;
+    // UPnP and NAT-PMP: ask the home router to forward the listen port(s) to this box.
+    bool upnp = false;
+    bool natpmp = false;
+    // The box's credentials for private swarms: its tracker passkey, written into every tracker URL of the
+    // torrent (client/core/tracker_url.hpp), and its certificate and key (PEM files) signed by the
+    // operator's CA, which peers of an SSL torrent must present. Both files or neither.
+    std::optional<std::string> passkey;
+    std::filesystem::path ssl_cert;
+    std::filesystem::path ssl_key;
+    // Where SSL torrents' peers connect, on --listen's address(es): --ssl-listen PORT; absent, --listen's
+    // port + 1 (any free port when that is 0). Only with a certificate.
+    std::optional<std::uint16_t> ssl_listen_port;
     std::string log_level = "info";
     // The operator's server: signed URLs, TLS, QoE reports.
     std::string token;  // --token: every request to the server carries it (renewed before expiry)

@@ -12,6 +12,7 @@
 #include "client/core/adaptive_tuner.hpp"
 #include "client/core/fallback_planner.hpp"
 #include "client/core/give_up_horizon.hpp"
+#include "client/core/operator_tier.hpp"
 #include "client/core/piece_policy.hpp"
 #include "toast/common/units.hpp"
 
@@ -30,7 +31,6 @@ struct ClientTuning {
     // mostly costs CPU, a slower one reacts late to a piece the server must take.
     std::chrono::milliseconds tick{200};
     std::chrono::milliseconds stats_interval{1000};  // one stats line this often
-    std::string interface = "127.0.0.1";             // listen interface when --listen names no host
     // play: how long a player read waits for missing bytes before the endpoint gives up (503).
     std::chrono::milliseconds player_wait_timeout{60'000};
 
@@ -91,6 +91,7 @@ struct ClientTuning {
     PolicyConfig policy;      // seed is replaced by --seed
     AdaptiveConfig adaptive;  // --picker adaptive
     PlanApplierConfig applier;
+    OperatorTierConfig operator_tier;
     std::size_t fidelity_top_k = 8;
 };
 

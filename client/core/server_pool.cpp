@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "toast/common/tier.hpp"
+
 namespace toast::client {
 
 std::chrono::milliseconds backoff_delay(int attempt, std::chrono::milliseconds initial,
@@ -42,6 +44,21 @@ std::optional<std::size_t> ServerPool::choose(Clock::time_point now, std::option
     }
     if (!best && avoid && *avoid < servers_.size() && servers_[*avoid].ready_at <= now) best = avoid;
     return best;
+}
+
+std::optional<std::size_t> ServerPool::choose_holder(Clock::time_point now,
+                                                     std::span<const std::size_t> holders,
+                                                     std::optional<std::size_t> avoid) const {
+    std::vector<HolderView> views;
+    for (auto h : holders) {
+        if (h >= servers_.size() || (avoid && h == *avoid)) continue;
+        const auto& s = servers_[h];
+        views.push_back(
+            {NodeIndex(static_cast<std::uint32_t>(h)), s.ready_at <= now, s.late_until > now, s.load});
+    }
+    const auto chosen = toast::choose_holder(views);
+    if (!chosen) return std::nullopt;
+    return chosen->value();
 }
 
 ServerPool::Clock::time_point ServerPool::next_ready() const {

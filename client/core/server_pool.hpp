@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace toast::client {
@@ -30,6 +31,15 @@ class ServerPool {
     // the piece) is chosen only when no other server is usable.
     std::optional<std::size_t> choose(Clock::time_point now,
                                       std::optional<std::size_t> avoid = std::nullopt) const;
+    // The server to ask for a piece that `holders` hold (a title on a tier, TierRoutes): of those usable and
+    // not `avoid`, the power of two choices (toast/common/tier.hpp: on time before late, then the lower
+    // reported load). None when no holder is usable: the caller falls back to choose(), whose server relays.
+    std::optional<std::size_t> choose_holder(Clock::time_point now, std::span<const std::size_t> holders,
+                                             std::optional<std::size_t> avoid = std::nullopt) const;
+    // The load the server reported with its last answer (Toast-Load: milliseconds of reads queued on its
+    // average disk).
+    void on_load(std::size_t server, double load_ms) { servers_.at(server).load = load_ms; }
+
     // When the first backing-off server becomes usable again.
     Clock::time_point next_ready() const;
 
@@ -62,6 +72,7 @@ class ServerPool {
         std::optional<Clock::time_point> failed_at;
         Clock::time_point ready_at{};
         Clock::time_point late_until{};
+        std::optional<double> load;
     };
     Backoff backoff_;
     std::vector<Server> servers_;

@@ -85,8 +85,17 @@ std::optional<std::uint64_t> parse_digits(std::string_view digits) {
 }  // namespace
 
 FetchFault answer_fault(int status, bool retry_after) {
-    if (status == 500 || (status == 503 && !retry_after)) return FetchFault::piece;
+    if (status == 500 || (status == 503 && !retry_after) || status == 307) return FetchFault::piece;
     return FetchFault::server;
+}
+
+std::optional<double> parse_load(std::string_view value) {
+    value = trim_ows(value);
+    if (value.empty() || value.size() > 24) return std::nullopt;
+    double v = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || end != value.data() + value.size() || !(v >= 0) || v > 1e12) return std::nullopt;
+    return v;
 }
 
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {

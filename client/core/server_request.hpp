@@ -53,10 +53,11 @@ std::string answer_problem(const PieceRequest& r, int status, std::string_view c
 
 // Whose fault a failed fetch is, which decides what backs off.
 //   piece   the server answered 500 or 503 without Retry-After: it is up and cannot read this piece now (a
-//           block with no readable replica is a 503, a failed disk read a 500). Only the piece waits before
-//           its next try, and peers are asked for it meanwhile; the server keeps serving the others.
-//           Backing the whole server off for one lost block would hold every other piece back and stall
-//           viewers whose pieces the server can serve.
+//           block with no readable replica is a 503, a failed disk read a 500); or 307: a node of a tier
+//           asked directly for a block it does not hold (the piece goes to another holder). Only the piece
+//           waits before its next try, and peers are asked for it meanwhile; the server keeps serving the
+//           others. Backing the whole server off for one lost block would hold every other piece back and
+//           stall viewers whose pieces the server can serve.
 //   server  anything else: no answer (connect, write, read, timeout), a status that holds for the whole
 //           title (404, 403, a 200 with the whole file, a proxy's 502 or 504), a 206 that is not the piece,
 //           or a 503 with Retry-After (overloaded: it said when to come back). The server backs off, and
@@ -68,6 +69,10 @@ FetchFault answer_fault(int status, bool retry_after);
 // A Retry-After in delta-seconds ("1", "120"); nullopt for an HTTP date or anything else (the caller's own
 // backoff then applies). At most a day.
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view value);
+
+// A server's Toast-Load ("12.5": milliseconds of reads queued on its average disk); nullopt for anything
+// else.
+std::optional<double> parse_load(std::string_view value);
 
 // The bytes of the title a 503 says cannot be served (the Toast server's "Toast-Unavailable: bytes
 // FIRST-LAST": a block with no readable replica left), [first, last]; nullopt for anything else.

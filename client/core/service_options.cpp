@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "client/core/tracker_url.hpp"
 #include "toast/common/config.hpp"
 #include "toast/common/log.hpp"
 #include "toast/common/text.hpp"
@@ -25,6 +26,27 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
     if (name == "--save-dir") {
         if (v.empty()) return "must not be empty";
         o.save_dir = v;
+    } else if (name == "--listen" && v.find(':') == std::string::npos) {
+        // PORT alone: every interface, as BitTorrent clients listen.
+        unsigned port = 0;
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), port);
+        if (v.empty() || ec != std::errc() || end != v.data() + v.size() || port > 65535)
+            return quoted + " is not PORT or HOST:PORT";
+        o.listen = Endpoint{"", static_cast<std::uint16_t>(port)};
+    } else if (name == "--ssl-listen") {
+        unsigned port = 0;
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), port);
+        if (v.empty() || ec != std::errc() || end != v.data() + v.size() || port > 65535)
+            return quoted + " is not a port (it listens on --listen's address)";
+        o.ssl_listen_port = static_cast<std::uint16_t>(port);
+    } else if (name == "--passkey") {
+        if (!valid_passkey(v)) return "a passkey is 16 to 128 characters of A-Z a-z 0-9 _ -";
+        o.passkey = v;
+    } else if (name == "--ssl-cert" || name == "--ssl-key") {
+        if (v.empty()) return "must not be empty";
+        (name == "--ssl-cert" ? o.ssl_cert : o.ssl_key) = v;
+    } else if (name == "--upnp" || name == "--natpmp") {
+        (name == "--upnp" ? o.upnp : o.natpmp) = true;
     } else if (name == "--api" || name == "--listen") {
         auto e = parse_endpoint(v);
         if (!e) return quoted + " is not HOST:PORT";
@@ -101,7 +123,30 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
     return {};
 }
 
+// Options that take no value.
+bool is_flag(const std::string& name) {
+    return name == "--upnp" || name == "--natpmp";
+}
+
 }  // namespace
+
+std::string serve_options_problem(const ServeOptions& o) {
+    if (o.ssl_cert.empty() != o.ssl_key.empty())
+        return o.ssl_cert.empty() ? "--ssl-key needs --ssl-cert (the certificate it belongs to)"
+                                  : "--ssl-cert needs --ssl-key (the certificate's private key)";
+    if (o.ssl_listen_port && o.ssl_cert.empty())
+        return "--ssl-listen needs --ssl-cert and --ssl-key (only peers with certificates use it)";
+    if (o.ssl_listen_port && *o.ssl_listen_port != 0 && *o.ssl_listen_port == o.listen.port)
+        return "--ssl-listen: port " + std::to_string(o.listen.port) + " is --listen's already";
+    return {};
+}
+
+std::optional<std::uint16_t> ssl_listen_port_of(const ServeOptions& o) {
+    if (o.ssl_cert.empty()) return std::nullopt;
+    if (o.ssl_listen_port) return o.ssl_listen_port;
+    if (o.listen.port == 0 || o.listen.port == 65535) return std::uint16_t{0};
+    return static_cast<std::uint16_t>(o.listen.port + 1);
+}
 
 ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOptions& base) {
     ServeParse r;
@@ -119,7 +164,9 @@ ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOpt
         }
         std::string name = a, value;
         auto eq = a.find('=');
-        if (eq != std::string::npos) {
+        if (is_flag(a)) {
+            // no value
+        } else if (eq != std::string::npos) {
             name = a.substr(0, eq);
             value = a.substr(eq + 1);
         } else {
@@ -152,6 +199,13 @@ ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOpt
         r.error = "--save-dir is required";
         return r;
     }
+    // With --config, once the file's options are the base (serve_main's second parse).
+    if (r.config.empty()) {
+        if (auto problem = serve_options_problem(o); !problem.empty()) {
+            r.error = problem;
+            return r;
+        }
+    }
     r.options = std::move(o);
     return r;
 }
@@ -181,6 +235,13 @@ ServeOptions serve_options_from_config(const nlohmann::json& config) {
         o.download_limit = reader.bitrate("download_limit", std::nullopt, kMinRate, kMaxRate);
     o.max_connections = static_cast<int>(reader.uint("max_connections", 40, 2, 10'000));
     if (reader.has("disk_io")) set("disk_io", "--disk-io", reader.string("disk_io"));
+    o.upnp = reader.boolean("upnp", false);
+    o.natpmp = reader.boolean("natpmp", false);
+    if (reader.has("passkey")) set("passkey", "--passkey", reader.string("passkey"));
+    if (reader.has("ssl_cert")) set("ssl_cert", "--ssl-cert", reader.string("ssl_cert"));
+    if (reader.has("ssl_key")) set("ssl_key", "--ssl-key", reader.string("ssl_key"));
+    if (reader.has("ssl_listen"))
+        o.ssl_listen_port = static_cast<std::uint16_t>(reader.uint("ssl_listen", 0, 0, 65535));
     if (reader.has("log_level")) set("log_level", "--log-level", reader.string("log_level"));
     if (reader.has("token")) set("token", "--token", reader.string("token"));
     if (reader.has("token_file")) set("token_file", "--token-file", reader.string("token_file"));
@@ -212,12 +273,13 @@ service resumes its titles, their playback positions and its assignment from DIR
 
   --config FILE           JSON with the same settings (save_dir, listen, control_listen, servers, trackers,
                           disk_quota, upload_limit, download_limit, max_connections, disk_io,
-                          log_level, cache, box_id, push_quota, push_rate, token, token_file, ca_file,
-                          telemetry, telemetry_interval); options
-                          given on the command line override it
+                          log_level, cache, box_id, push_quota, push_rate, upnp, natpmp, passkey,
+                          ssl_cert, ssl_key, ssl_listen, token, token_file, ca_file, telemetry,
+                          telemetry_interval); options given on the command line override it
   --save-dir DIR          every title (DIR/titles/ID/), its torrent and position, the title list (required)
   --api HOST:PORT         control API and live piece map, loopback only (default 127.0.0.1:8780)
-  --listen HOST:PORT      BitTorrent listen address for every title (default 127.0.0.1:0, any free port)
+  --listen [HOST:]PORT    BitTorrent listen port for every title: PORT alone on every interface (0.0.0.0
+                          and [::]), HOST:PORT on one address (default 127.0.0.1:0, any free port)
   --server URL            VoD server tried after each torrent's url-list (repeatable)
   --tracker URL           tracker added to each torrent's (repeatable)
   --disk-quota SIZE       disk used by all titles together, e.g. 20GiB (default: unlimited)
@@ -234,6 +296,13 @@ service resumes its titles, their playback positions and its assignment from DIR
   --push-quota SIZE       take part in pre-placement: hold up to SIZE of what the first --server assigns,
                           beside the disk quota (default: no push)
   --push-rate RATE        fetch the assignment at most this fast (default and cap: the server's rate)
+  --upnp                  ask the home router over UPnP to forward the listen ports (default: off)
+  --natpmp                the same over NAT-PMP (default: off)
+  --passkey KEY           this box's tracker passkey, put into every tracker URL of every title
+  --ssl-cert FILE         this box's certificate (PEM) signed by the operator's CA, for SSL torrents
+  --ssl-key FILE          its private key (PEM, unencrypted)
+  --ssl-listen PORT       the SSL listen port, on --listen's address (default: --listen's port + 1, any
+                          free port when that is 0)
   --log-level LEVEL       trace, debug, info, warn, error, off (default info)
   --token TOKEN           the operator's signed token: every request to a server carries it (Authorization:
                           Bearer), renewed at the first server before it expires

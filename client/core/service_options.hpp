@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 
 #include <nlohmann/json_fwd.hpp>
@@ -19,9 +20,11 @@
 namespace toast::client {
 
 struct ServeOptions {
-    std::filesystem::path save_dir;       // required: every title, its torrent, its position, the title list
-    Endpoint api{"127.0.0.1", 8780};      // --api: the control API and the piece map (loopback only)
-    Endpoint listen{"127.0.0.1", 0};      // --listen: the one BitTorrent listen port for every title
+    std::filesystem::path save_dir;   // required: every title, its torrent, its position, the title list
+    Endpoint api{"127.0.0.1", 8780};  // --api: the control API and the piece map (loopback only)
+    // --listen: the one BitTorrent listen port for every title; "PORT" alone (host "") listens on every
+    // interface.
+    Endpoint listen{"127.0.0.1", 0};
     std::vector<std::string> servers;     // --server, repeatable: VoD servers after each torrent's url-list
     std::vector<std::string> trackers;    // --tracker, repeatable: added to each torrent's
     std::optional<Bytes> disk_quota;      // --disk-quota: all titles together; unlimited when absent
@@ -33,6 +36,14 @@ struct ServeOptions {
     std::string box_id;                      // --box-id; empty: the save dir's, else a new random one
     std::optional<Bytes> push_quota;         // --push-quota: pre-placement on; what assignments may hold
     std::optional<BitRate> push_rate;        // --push-rate: at most this fast (and the server's rate)
+    bool upnp = false;                       // --upnp: ask the home router to forward the listen ports
+    bool natpmp = false;                     // --natpmp: the same over NAT-PMP
+    // The box's credentials in private swarms (ClientOptions has the same): its tracker passkey, its
+    // certificate and key signed by the operator's CA, and the SSL listen port (default: --listen's + 1).
+    std::optional<std::string> passkey;
+    std::filesystem::path ssl_cert;
+    std::filesystem::path ssl_key;
+    std::optional<std::uint16_t> ssl_listen_port;
     std::string log_level = "info";
     // The operator's server: signed URLs, TLS, QoE reports (as the standalone client's options).
     std::string token;
@@ -53,10 +64,18 @@ struct ServeParse {
 // unless the base has one.
 ServeParse parse_serve_args(const std::vector<std::string>& args, const ServeOptions& base = {});
 
+// What is wrong across options (a certificate without its key, ...), or "". parse_serve_args checks it
+// without --config; with one, the caller checks the options the second parse gives.
+std::string serve_options_problem(const ServeOptions& o);
+
+// The SSL listen port in force: --ssl-listen's, else --listen's + 1 (0 when that is 0 or 65535); nullopt
+// without a certificate.
+std::optional<std::uint16_t> ssl_listen_port_of(const ServeOptions& o);
+
 // The config file's options (deploy/etc/client.json): save_dir, listen, control_listen, servers, trackers,
 // disk_quota, upload_limit, download_limit, max_connections, disk_io, log_level, cache, box_id, push_quota,
-// push_rate, token, token_file, ca_file, telemetry, telemetry_interval. Throws toast::ConfigError
-// naming the field and the value; an unknown key is an error.
+// push_rate, upnp, natpmp, passkey, ssl_cert, ssl_key, ssl_listen, token, token_file, ca_file, telemetry,
+// telemetry_interval. Throws toast::ConfigError naming the field and the value; an unknown key is an error.
 ServeOptions serve_options_from_config(const nlohmann::json& config);
 std::string serve_help_text();
 

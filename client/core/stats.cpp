@@ -50,7 +50,8 @@ const std::vector<std::string_view>& stats_keys() {
                                                        "blocks_awaited",
                                                        "blocks_awaited_late",
                                                        "adaptive_share",
-                                                       "adaptive_peer_ratio"};
+                                                       "adaptive_peer_ratio",
+                                                       "bytes_from_operator"};
     return keys;
 }
 
@@ -98,6 +99,7 @@ nlohmann::ordered_json to_json(const StatsRecord& r) {
     j["blocks_awaited_late"] = r.blocks_awaited_late;
     j["adaptive_share"] = nullable(r.adaptive_share);
     j["adaptive_peer_ratio"] = nullable(r.adaptive_peer_ratio);
+    j["bytes_from_operator"] = r.bytes_from_operator;
     return j;
 }
 
@@ -149,7 +151,8 @@ class RecordReader {
               std::pair{"server_late_answers", &r_.server_late_answers},
               std::pair{"late_pieces", &r_.late_pieces}, std::pair{"pieces_mixed", &r_.pieces_mixed},
               std::pair{"blocks_awaited", &r_.blocks_awaited},
-              std::pair{"blocks_awaited_late", &r_.blocks_awaited_late}})
+              std::pair{"blocks_awaited_late", &r_.blocks_awaited_late},
+              std::pair{"bytes_from_operator", &r_.bytes_from_operator}})
             if (!uint(k, *field)) return fail(k, "not a non-negative integer");
         for (auto [k, field] : {std::pair{"stalls", &r_.stalls}, std::pair{"pieces_had", &r_.pieces_had},
                                 std::pair{"peers", &r_.peers}, std::pair{"seeks", &r_.seeks}}) {

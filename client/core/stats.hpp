@@ -19,7 +19,7 @@
 namespace toast::client {
 
 // Invariants: bytes_from_server == bytes_server_useful + bytes_server_wasted; bytes_redundant_raced <=
-// bytes_redundant; longest_stall <= stall_seconds;
+// bytes_redundant; bytes_from_operator <= bytes_from_peers; longest_stall <= stall_seconds;
 // fidelity, when present, is in [0, 1]; event is "stats" or "summary". The controller's counters
 // (bytes_server_useful, bytes_server_wasted, urgent_fetches, late_pieces, pieces_mixed) come from
 // RecordedCounters.
@@ -65,6 +65,8 @@ struct StatsRecord : RecordedCounters {
         adaptive_share;  // the adaptive picker's share of its window (AdaptiveTuner), else null
     // The adaptive picker's smoothed peer rate over the bitrate (AdaptiveTuner), else null.
     std::optional<double> adaptive_peer_ratio;
+    // Of bytes_from_peers: what the operator's peers (its seed beside the VoD server) sent.
+    std::uint64_t bytes_from_operator = 0;
     bool operator==(const StatsRecord&) const = default;
 };
 

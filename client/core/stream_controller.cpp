@@ -40,6 +40,7 @@ ControllerSetup controller_setup_for(const ClientOptions& options, std::optional
     s.has_trackers = has_trackers;
     s.seed = options.seed;
     s.upload_limit = options.upload_limit;
+    s.ask_operator = options.ask_operator;
     s.watcher = watcher;
     return s;
 }
@@ -73,6 +74,7 @@ StreamController::StreamController(TitleGeometry geometry, ControllerSetup setup
       fallback_(fallback_config_for(geometry_, tuning)),
       policy_(make_policy(setup_.picker, policy_config(tuning, setup_.seed))),
       fidelity_(tuning.fidelity_top_k),
+      operator_tier_(tuning.operator_tier),
       pieces_(geometry_.piece_count()),
       server_(geometry_.piece_count()) {
     if (setup_.picker == PickerKind::adaptive) {

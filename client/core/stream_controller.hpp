@@ -28,6 +28,7 @@
 #include "client/core/fidelity.hpp"
 #include "client/core/give_up_horizon.hpp"
 #include "client/core/held_pieces.hpp"
+#include "client/core/operator_tier.hpp"
 #include "client/core/piece_policy.hpp"
 #include "client/core/server_request.hpp"
 #include "client/core/stats.hpp"
@@ -51,6 +52,8 @@ struct ControllerSetup {
     // This client's upload cap (--upload-limit); absent: unlimited. The adaptive picker assumes its peers
     // deliver as much until it has measured them.
     std::optional<BitRate> upload_limit;
+    // --ask-operator: always asks the operator's peers for pieces, when_needed as OperatorTier decides.
+    AskOperator ask_operator = AskOperator::when_needed;
     StreamWatcherConfig watcher;
 };
 
@@ -140,6 +143,8 @@ class StreamController {
     std::optional<Bytes> buffer_limit() const { return setup_.buffer_limit; }
     const GiveUpHorizon& horizon() const { return horizon_; }
     const FallbackPlanner& fallback() const { return fallback_; }
+    // Whether the operator's peers are asked for pieces now, and why (ControllerPlan::ask_operator).
+    const OperatorTier& operator_tier() const { return operator_tier_; }
     int connected_peers() const { return peers_.figures.connected; }
     const StreamCounters& counters() const { return counters_; }
     std::uint64_t hash_failures() const { return counters_.hash_failures; }
@@ -183,6 +188,9 @@ class StreamController {
     // What the server fetches now, taken out of the peers' plan.
     void plan_server_fetches(const SwarmSample& sample, const PieceSet& in_flight, int known,
                              const BufferRoom& buffer, ControllerPlan& plan);
+    // Whether the operator's peers are asked for pieces: when the server fallback would go to the server.
+    void plan_operator_tier(const SwarmSample& sample, const std::vector<int>* by_viewers, bool late,
+                            const BufferRoom& buffer, ControllerPlan& plan);
 
     void mark_had(PieceIndex p, SteadyTime now, bool from_peer);
     std::vector<PieceIndex> urgent_pieces(const PieceSet& peer_owned) const;
@@ -245,6 +253,7 @@ class StreamController {
     std::unique_ptr<PiecePolicy> policy_;
     std::optional<AdaptiveTuner> adaptive_;
     FidelityMeter fidelity_;
+    OperatorTier operator_tier_;
     // Its state.
     Pieces pieces_;
     bool ready_ = false;

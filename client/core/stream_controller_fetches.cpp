@@ -107,6 +107,7 @@ void StreamController::plan_server_fetches(const SwarmSample& sample, const Piec
         .peer_sending = &in_flight,
         .peer_owned = &peer_owned,
     };
+    bool is_late = false;
     if (setup_.has_server) {
         auto planned = fallback_.plan(fin, now);
         PieceSet fetched(n);
@@ -124,8 +125,33 @@ void StreamController::plan_server_fetches(const SwarmSample& sample, const Piec
         if (!planned.empty() && sample.server_up) drop_from_plan(plan.pieces, fetched);
         plan.fetches.insert(plan.fetches.end(), planned.begin(), planned.end());
         counters_.late_pieces += static_cast<std::uint64_t>(late);
+        is_late = late > 0;
     }
     server_.peer_owned = std::move(peer_owned);
+    plan_operator_tier(sample, peers_settled ? &by_viewers : nullptr, is_late, buffer, plan);
+}
+
+void StreamController::plan_operator_tier(const SwarmSample& sample, const std::vector<int>* by_viewers,
+                                          bool late, const BufferRoom& buffer, ControllerPlan& plan) {
+    if (setup_.ask_operator == AskOperator::always) {
+        plan.ask_operator = true;
+        return;
+    }
+    // The fallback's reach: the pieces it fetches now when they are due, and ahead when no viewer holds them.
+    const auto reach = fallback_.need_window(horizon_.horizon_time()) + tuning_.fetch_ahead_window;
+    const OperatorTierInput in{
+        .had = pieces_.had,
+        .playhead = watcher_.playhead_piece(),
+        .piece_duration = geometry_.piece_duration(),
+        .into_playhead_piece = watcher_.into_playhead_piece(),
+        .reach = reach,
+        .viewer_availability = by_viewers,
+        .request_end = buffer.request_end,
+        .viewers = peers_.figures.connected - peers_.figures.operator_peers,
+        .late = late,
+        .running = sample.now - started_,
+    };
+    plan.ask_operator = operator_tier_.update(in, sample.now);
 }
 
 void StreamController::plan_parts(const SwarmSample& sample, std::vector<FallbackFetch>& fetches) {

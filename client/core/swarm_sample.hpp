@@ -77,6 +77,9 @@ struct ControllerPlan {
     // at its next regular announce. libtorrent does so only when its own download completed the torrent.
     bool announce_completed = false;
     bool leave = false;  // the behaviour is done (download complete, playback ended)
+    // Ask the operator's peers for pieces (tell them we are interested): the other boxes cannot deliver in
+    // time (OperatorTier). While false they are told we are not.
+    bool ask_operator = false;
     PieceCount horizon;  // the give-up zone in pieces (for logs)
 };
 

@@ -19,10 +19,13 @@ namespace toast::client {
 
 namespace {
 
-SessionConfig session_config(const ClientOptions& o, const ClientTuning& tuning) {
+SessionConfig session_config(const ClientOptions& o) {
     SessionConfig sc;
-    sc.interface = o.listen_host.empty() ? tuning.interface : o.listen_host;
+    sc.interface = o.listen_host;
     sc.listen_port = o.listen_port;
+    sc.ssl_listen_port = ssl_listen_port_of(o);
+    sc.enable_upnp = o.upnp;
+    sc.enable_natpmp = o.natpmp;
     sc.upload_limit = o.upload_limit;
     sc.download_limit = o.download_limit;
     switch (o.choker) {
@@ -90,9 +93,21 @@ class Engine::Impl {
   public:
     Impl(ClientOptions options, TitleTorrent torrent, ClientTuning tuning)
         : launched_(std::chrono::steady_clock::now()), tuning_(std::move(tuning)), signals_(io_) {
-        session_ = std::make_unique<StreamSession>(io_, session_config(options, tuning_));
-        session_->on_session_event([this](const LtEvent& e) {
+        session_ = std::make_unique<StreamSession>(
+            io_, session_config(options),
+            load_peer_credentials(options.passkey, options.ssl_cert, options.ssl_key));
+        const bool every_interface = options.listen_host.empty();
+        const bool ssl = ssl_listen_port_of(options).has_value();
+        session_->on_session_event([this, every_interface, ssl](const LtEvent& e) {
             if (e.kind != LtEventKind::listen_failed) return;
+            // On every interface, one address that cannot be bound (an IPv6 address still being checked
+            // for duplicates, say) leaves the others; the box cannot work only when nothing listens.
+            auto& s = session_->session();
+            if (every_interface && s.listen_port() != 0 && (!ssl || s.ssl_listen_port() != 0)) {
+                spdlog::warn("not listening on {} port {}: {} (listening on the other addresses)", e.address,
+                             e.port, e.message);
+                return;
+            }
             spdlog::error("cannot listen on port {}: {}", e.port, e.message);
             title_->fail("cannot listen on port " + std::to_string(e.port) + ": " + e.message);
         });

@@ -29,6 +29,7 @@ struct Job {
     int attempt = 0;
     Clock::time_point ready{};
     std::optional<std::size_t> refused_by;  // the last server that refused it: another is asked first
+    bool hedged = false;                    // taken back once from a server that missed its deadline
 };
 
 // What an answer that failed said, beyond the failure itself; the default is a server that did not answer.
@@ -143,6 +144,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
     std::deque<Job> queue_;
     std::set<PieceIndex> busy_;  // queued or in flight
     FetcherStats stats_;
+    std::optional<TierRoutes> routes_;
     bool stopped_ = false;
 
   private:
@@ -185,12 +187,13 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
     void pump() {
         if (stopped_) return;
         auto now = Clock::now();
+        hedge(now);
         for (auto it = queue_.begin(); it != queue_.end();) {
             if (it->ready > now) {
                 ++it;
                 continue;
             }
-            auto server = pool_.choose(now, it->refused_by);
+            auto server = choose_server(now, *it);
             if (!server) break;
             auto conn = idle_connection(*server);
             if (!conn) {
@@ -201,15 +204,65 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
             it = queue_.erase(it);
             start(conn, job);
         }
-        arm_timer(now);
+        // Requests just started count too: the timer must wake when one of them is due to be hedged.
+        arm_timer(now, hedge(now));
     }
 
-    void arm_timer(Clock::time_point now) {
-        if (queue_.empty()) return;
-        auto wake = Clock::time_point::max();
+    // A piece on a tier goes to its holders first (the power of two choices over their loads); with none
+    // usable, or off a tier, to the best server of all.
+    std::optional<std::size_t> choose_server(Clock::time_point now, const Job& job) const {
+        if (routes_) {
+            const auto& holders = routes_->holders(job.request.piece);
+            if (auto h = pool_.choose_holder(now, holders, job.refused_by)) return h;
+        }
+        return pool_.choose(now, job.refused_by);
+    }
+
+    bool holds(std::size_t server, PieceIndex piece) const {
+        if (!routes_) return false;
+        const auto& h = routes_->holders(piece);
+        return std::find(h.begin(), h.end(), server) != h.end();
+    }
+
+    // Requests past their deadline and unanswered for hedge_after go to another usable holder of the piece.
+    // Returns when the next one will be due.
+    Clock::time_point hedge(Clock::time_point now) {
+        auto next = Clock::time_point::max();
+        if (!routes_) return next;
+        for (const auto& per_server : conns_) {
+            for (const auto& c : per_server) {
+                if (!c->busy || c->job.hedged || !c->job.request.deadline) continue;
+                const auto due = std::max(*c->job.request.deadline, c->started + config_.hedge_after);
+                const auto& holders = routes_->holders(c->job.request.piece);
+                const auto other = pool_.choose_holder(now, holders, c->server);
+                if (!other || !idle_connection(*other)) continue;
+                if (due > now) {
+                    next = std::min(next, due);
+                    continue;
+                }
+                Job job = c->job;
+                job.hedged = true;
+                job.refused_by = c->server;
+                pool_.on_late(c->server, now);
+                ++c->generation;
+                close(c);
+                c->busy = false;
+                ++stats_.hedged;
+                spdlog::info("fallback: piece {} unanswered by {} past its deadline; asking {}",
+                             job.request.piece.value(), urls_[c->server].text, urls_[*other].text);
+                job.ready = now;
+                queue_.push_front(job);
+            }
+        }
+        return next;
+    }
+
+    void arm_timer(Clock::time_point now, Clock::time_point hedge_due) {
+        if (queue_.empty() && hedge_due == Clock::time_point::max()) return;
+        auto wake = hedge_due;
         for (const auto& j : queue_)
             wake = std::min(wake, j.ready);
-        if (!pool_.choose(now)) wake = std::max(wake, pool_.next_ready());
+        if (!queue_.empty() && !pool_.choose(now)) wake = std::max(wake, pool_.next_ready());
         // Also wake when a connection may have freed up; completions call pump() themselves.
         if (wake <= now) return;
         timer_.expires_at(wake);
@@ -233,6 +286,8 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         c->request.set(http::field::range, range_header(r));
         if (r.revalidate) c->request.set(http::field::cache_control, "no-cache");
         if (r.deadline) c->request.set("Toast-Deadline", deadline_header(*r.deadline, c->started));
+        // A holder of the piece answers from its own disks (or says where it is); any other server relays.
+        if (holds(c->server, r.piece)) c->request.set("Toast-Direct", "1");
         // The token as it is now: a renewal between two requests applies to the next one.
         if (auto auth = config_.access.authorization(); !auth.empty())
             c->request.set(http::field::authorization, auth);
@@ -316,6 +371,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         stats_.bytes_received += body.size();
         const int status = static_cast<int>(response.result_int());
         auto problem = answer_problem(r, status, response[http::field::content_range], body.size());
+        if (auto load = parse_load(response["Toast-Load"])) pool_.on_load(c->server, *load);
         if (!response.keep_alive()) close(c);
         if (!problem.empty()) {
             stats_.bytes_rejected += body.size();
@@ -387,6 +443,10 @@ HttpFetcher::HttpFetcher(asio::io_context& io, std::vector<ServerUrl> servers, F
 
 void HttpFetcher::on_failed(OnFailed callback) {
     impl_->on_failed_ = std::move(callback);
+}
+
+void HttpFetcher::set_routes(TierRoutes routes) {
+    impl_->routes_ = std::move(routes);
 }
 
 HttpFetcher::~HttpFetcher() {

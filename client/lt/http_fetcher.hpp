@@ -24,6 +24,7 @@
 #include "client/core/piece_types.hpp"
 #include "client/core/server_pool.hpp"
 #include "client/core/server_request.hpp"
+#include "client/core/tier_routes.hpp"
 #include "client/lt/server_access.hpp"
 
 namespace toast::client {
@@ -34,6 +35,9 @@ struct FetcherConfig {
     ServerPool::Backoff server_backoff{};          // a failing server rests this long
     std::chrono::milliseconds retry_initial{200};  // a failing piece waits this long before its next try
     std::chrono::milliseconds retry_max{3'000};
+    // A request still unanswered this long after it went out, with its deadline passed, is taken back and
+    // asked of another holder of the piece (a title on a tier) that is usable; its server counts as late.
+    std::chrono::milliseconds hedge_after{1'000};
     ServerAccess access;  // the box's token (every request carries it) and TLS for https:// servers
 };
 
@@ -47,6 +51,7 @@ struct FetcherStats {
     std::uint64_t handler_errors = 0;  // exceptions caught in a completion handler (logged, never rethrown)
     std::uint64_t late_answers = 0;    // answers the server marked Toast-Late (its disks are behind)
     std::uint64_t abandoned = 0;       // requests in flight stopped by abandon()
+    std::uint64_t hedged = 0;          // requests past their deadline moved to the piece's other holder
 };
 
 class HttpFetcher {
@@ -64,6 +69,10 @@ class HttpFetcher {
     HttpFetcher(boost::asio::io_context& io, std::vector<ServerUrl> servers, FetcherConfig config,
                 OnPiece on_piece);
     void on_failed(OnFailed callback);
+    // The title is on a tier: each piece is asked of its holders first (directly, Toast-Direct), the less
+    // loaded one (Toast-Load), and of the other when one fails, refuses or misses the deadline; with no
+    // holder usable, of any server (it relays). Set before the first fetch.
+    void set_routes(TierRoutes routes);
     ~HttpFetcher();
     HttpFetcher(const HttpFetcher&) = delete;
     HttpFetcher& operator=(const HttpFetcher&) = delete;

@@ -80,6 +80,7 @@ void translate_alerts(const std::vector<lt::alert*>& alerts, std::vector<LtEvent
         } else if (auto* lf = lt::alert_cast<lt::listen_failed_alert>(a)) {
             auto& e = event(LtEventKind::listen_failed);
             e.port = lf->port;
+            e.address = lf->address.to_string();
             e.message = lf->message();
         } else if (auto* ls = lt::alert_cast<lt::listen_succeeded_alert>(a)) {
             if (ls->socket_type == lt::socket_type_t::tcp)

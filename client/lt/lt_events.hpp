@@ -36,6 +36,7 @@ struct LtEvent {
     PieceIndex piece{-1};                // piece events
     int peers = 0;                       // tracker_reply: peers in the answer
     int port = 0;                        // listen events
+    std::string address{};               // listen events: the local address
     std::string peer{};                  // "ip:port" for peer events
     std::string message{};               // errors
 };

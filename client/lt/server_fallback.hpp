@@ -42,6 +42,8 @@ class ServerFallback {
     void stop_fetch(PieceIndex piece);
     // Stops every fetch; nothing more reaches the controller or the torrent.
     void stop();
+    // The title is on a tier (HttpFetcher::set_routes).
+    void set_routes(TierRoutes routes) { fetcher_.set_routes(std::move(routes)); }
 
     bool reachable(SteadyTime now) const { return fetcher_.servers().reachable(now); }
     std::size_t servers() const { return fetcher_.urls().size(); }

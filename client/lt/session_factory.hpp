@@ -28,8 +28,13 @@ enum class ChokerKind {
 };
 
 struct SessionConfig {
-    std::string interface = "127.0.0.1";    // listen (and outgoing) interface
-    std::uint16_t listen_port = 0;          // 0: any free port
+    // Listen (and outgoing) address; empty: every interface, IPv4 and IPv6 (listen_interfaces
+    // "0.0.0.0:P,[::]:P", which libtorrent expands into one socket per local address,
+    // session_impl.cpp:287-344).
+    std::string interface = "127.0.0.1";
+    std::uint16_t listen_port = 0;  // 0: any free port
+    // The SSL listen port for SSL torrents (peer_credentials.hpp), on the same address(es); absent: none.
+    std::optional<std::uint16_t> ssl_listen_port;
     std::optional<BitRate> upload_limit;    // payload + protocol bytes per second, all peers together
     std::optional<BitRate> download_limit;  // likewise for download
     ChokerKind choker = ChokerKind::tit_for_tat;
@@ -50,6 +55,10 @@ struct SessionConfig {
     bool enable_natpmp = false;
     std::string user_agent = "toast-client/0.1";
 };
+
+// listen_interfaces for `config`: "HOST:PORT" (IPv6 in brackets) or both wildcards for every interface,
+// then the SSL socket(s) with libtorrent's "s" suffix.
+std::string listen_interfaces(const SessionConfig& config);
 
 // Peers to ask the tracker for with a cap of `max_connections` (three eighths of it, at least one).
 int tracker_num_want(int max_connections);

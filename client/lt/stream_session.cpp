@@ -39,8 +39,12 @@ class StreamSession::Notifier : public std::enable_shared_from_this<StreamSessio
     bool posted_ = false;
 };
 
-StreamSession::StreamSession(boost::asio::io_context& io, const SessionConfig& config)
-    : io_(io), registries_(std::make_shared<EjectionRegistries>()), max_connections_(config.max_connections) {
+StreamSession::StreamSession(boost::asio::io_context& io, const SessionConfig& config,
+                             PeerCredentials credentials)
+    : io_(io),
+      registries_(std::make_shared<EjectionRegistries>()),
+      max_connections_(config.max_connections),
+      credentials_(std::move(credentials)) {
     control_ = std::make_shared<SwarmControl>(SwarmControl::Config{config.choker, config.unchoke_slots, 3});
     auto params = make_session_params(config);
     // A client that leaves says so to the tracker, but does not wait for it.
@@ -60,15 +64,19 @@ StreamSession::~StreamSession() {
 
 StreamSession::Added StreamSession::add(lt::add_torrent_params params, TitleEvents& title) {
     Added added;
+    apply_peer_credentials(params, credentials_);
     const auto key = params.ti->info_hashes().get_best();
+    auto ti = params.ti;
     added.registry = registries_->add(key);
     prepare_add_torrent_params(params, max_connections_);
+    hold_until_certified(params, credentials_);
     lt::error_code ec;
     added.handle = session_->add_torrent(std::move(params), ec);
     if (ec) {
         registries_->remove(key);
         throw std::runtime_error("libtorrent refused the torrent: " + ec.message());
     }
+    install_peer_certificate(added.handle, *ti, credentials_);
     titles_[added.handle] = &title;
     return added;
 }

@@ -18,6 +18,7 @@
 
 #include "client/lt/ejecting_disk_io.hpp"
 #include "client/lt/lt_events.hpp"
+#include "client/lt/peer_credentials.hpp"
 #include "client/lt/session_factory.hpp"
 #include "client/lt/swarm_control.hpp"
 
@@ -32,8 +33,9 @@ class TitleEvents {
 
 class StreamSession {
   public:
-    // Throws std::runtime_error when libtorrent cannot be set up.
-    StreamSession(boost::asio::io_context& io, const SessionConfig& config);
+    // Throws std::runtime_error when libtorrent cannot be set up. `credentials` go with every torrent added
+    // (peer_credentials.hpp).
+    StreamSession(boost::asio::io_context& io, const SessionConfig& config, PeerCredentials credentials = {});
     // Aborts the session without waiting for trackers (stop_tracker_timeout is short).
     ~StreamSession();
     StreamSession(const StreamSession&) = delete;
@@ -43,8 +45,9 @@ class StreamSession {
         libtorrent::torrent_handle handle;
         std::shared_ptr<EjectionRegistry> registry;  // the torrent's ejected pieces
     };
-    // Adds a torrent (non-auto-managed, unpaused) whose events go to `title` until remove(). Throws
-    // std::runtime_error when libtorrent refuses it.
+    // Adds a torrent (non-auto-managed, unpaused, with the box's passkey and certificate) whose events go to
+    // `title` until remove(). Throws std::runtime_error when libtorrent refuses it, or when it is an SSL
+    // torrent the box has no fitting certificate for.
     Added add(libtorrent::add_torrent_params params, TitleEvents& title);
     // No more events go to the title; `remove_torrent` also takes the torrent out of the session (its files
     // stay).
@@ -70,6 +73,7 @@ class StreamSession {
     boost::asio::io_context& io_;
     std::shared_ptr<EjectionRegistries> registries_;
     int max_connections_;  // per torrent, as for the session
+    PeerCredentials credentials_;
     std::shared_ptr<SwarmControl> control_;
     std::unique_ptr<libtorrent::session> session_;
     std::map<libtorrent::torrent_handle, TitleEvents*> titles_;

@@ -48,6 +48,40 @@ void SwarmControl::count_raced_bytes(const lt::sha1_hash& torrent, int bytes) {
     raced_bytes_[torrent] += static_cast<std::uint64_t>(bytes);
 }
 
+void SwarmControl::set_operator_wanted(const lt::sha1_hash& torrent, bool wanted) {
+    std::lock_guard lock(mutex_);
+    auto it = operators_.find(torrent);
+    if (it == operators_.end() || it->second.wanted == wanted) return;
+    it->second.wanted = wanted;
+    if (network_ == nullptr) return;
+    boost::asio::post(*network_, [self = shared_from_this(), torrent] {
+        for (auto& weak : self->torrents_) {
+            if (auto t = weak.lock()) toast::client::tell_operator_interest(*t, torrent);
+        }
+    });
+}
+
+std::optional<bool> SwarmControl::operator_wanted(const lt::sha1_hash& torrent,
+                                                  const lt::tcp::endpoint& remote) const {
+    std::lock_guard lock(mutex_);
+    auto it = operators_.find(torrent);
+    if (it == operators_.end() || it->second.connections.count(remote) == 0) return std::nullopt;
+    return it->second.wanted;
+}
+
+void SwarmControl::count_received(const lt::sha1_hash& torrent, const lt::tcp::endpoint& remote, int bytes) {
+    std::lock_guard lock(mutex_);
+    auto it = operators_.find(torrent);
+    if (it != operators_.end() && it->second.connections.count(remote) != 0)
+        it->second.received += static_cast<std::uint64_t>(bytes);
+}
+
+std::uint64_t SwarmControl::operator_bytes(const lt::sha1_hash& torrent) const {
+    std::lock_guard lock(mutex_);
+    auto it = operators_.find(torrent);
+    return it == operators_.end() ? 0 : it->second.received;
+}
+
 void SwarmControl::set_position(const lt::sha1_hash& torrent, Position position) {
     std::lock_guard<std::mutex> lock(mutex_);
     positions_[torrent] = position;
@@ -174,6 +208,13 @@ std::vector<char> encode_request(int piece, int start, int length) {
 
 std::vector<char> encode_cancel(int piece, int start, int length) {
     return encode_block_message(8, piece, start, length);
+}
+
+std::vector<char> encode_interest(bool interested) {
+    std::vector<char> out;
+    put_int32(out, 1);
+    out.push_back(interested ? 2 : 3);
+    return out;
 }
 
 std::vector<char> encode_lt_donthave(int extension_id, int piece) {

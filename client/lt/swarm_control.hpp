@@ -68,6 +68,15 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
                             std::vector<libtorrent::tcp::endpoint> peers);
     // Title thread: the remote ends of the connections to `torrent`'s operator peers now.
     std::set<libtorrent::tcp::endpoint> operator_connections(const libtorrent::sha1_hash& torrent) const;
+    // Title thread: whether `torrent`'s operator peers are asked for pieces (core/operator_tier.hpp). While
+    // not, they are told NOT_INTERESTED whatever libtorrent thinks of them, so their chokers give their slots
+    // to boxes that need them; libtorrent's own interest is left as it is and told them again when wanted.
+    // Not wanted until first set.
+    void set_operator_wanted(const libtorrent::sha1_hash& torrent, bool wanted);
+    // Network thread: whether the connection with remote end `remote` is to one of `torrent`'s operator
+    // peers, and if so whether they are wanted.
+    std::optional<bool> operator_wanted(const libtorrent::sha1_hash& torrent,
+                                        const libtorrent::tcp::endpoint& remote) const;
     // Any thread: whether the choker ranks peers by where we are in the title (set_position).
     bool ranks_by_position() const {
         return config_.choker == ChokerKind::nearest || config_.choker == ChokerKind::leader;
@@ -94,10 +103,14 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     std::uint64_t choker_changes() const { return choker_changes_.load(); }
     // Interest messages libtorrent was not told of, as the choker had no slot for the peer.
     std::uint64_t interests_held() const { return interests_held_.load(); }
+    // INTERESTED / NOT_INTERESTED sent to operator peers on the operator tier's behalf.
+    std::uint64_t operator_interest_changes() const { return operator_interest_changes_.load(); }
     std::uint64_t peers_seen() const { return peers_seen_.load(); }
     // Title thread: payload peers sent of `torrent`'s pieces the server had already delivered
     // (StatsRecord::bytes_redundant_raced).
     std::uint64_t raced_bytes(const libtorrent::sha1_hash& torrent) const;
+    // Title thread: payload the operator's peers sent us of `torrent` (StatsRecord::bytes_from_operator).
+    std::uint64_t operator_bytes(const libtorrent::sha1_hash& torrent) const;
 
     // Network thread only.
     const Config& config() const { return config_; }
@@ -116,7 +129,12 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     void count_dont_have() { ++dont_haves_sent_; }
     void count_choker_change() { ++choker_changes_; }
     void count_interest_held() { ++interests_held_; }
+    void count_operator_interest() { ++operator_interest_changes_; }
     void count_raced_bytes(const libtorrent::sha1_hash& torrent, int bytes);
+    // A block of `bytes` arrived from the connection whose remote end is `remote`: counted if it is one of
+    // the operator's peers.
+    void count_received(const libtorrent::sha1_hash& torrent, const libtorrent::tcp::endpoint& remote,
+                        int bytes);
     // The first requests peer `peer` of `torrent` still owes us, in the order they were sent (the order it
     // serves them in); empty once it is gone.
     void set_queue_front(const libtorrent::sha1_hash& torrent, std::uint64_t peer,
@@ -127,6 +145,8 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     struct Operators {
         std::vector<libtorrent::tcp::endpoint> listen;  // as named
         std::set<libtorrent::tcp::endpoint> connections;
+        std::uint64_t received = 0;  // payload they sent us
+        bool wanted = false;         // set_operator_wanted
     };
     Config config_;
     mutable std::mutex mutex_;
@@ -144,6 +164,7 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     std::atomic<std::uint64_t> dont_haves_sent_{0};
     std::atomic<std::uint64_t> choker_changes_{0};
     std::atomic<std::uint64_t> interests_held_{0};
+    std::atomic<std::uint64_t> operator_interest_changes_{0};
     std::atomic<std::uint64_t> peers_seen_{0};
 };
 
@@ -151,5 +172,6 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
 std::vector<char> encode_request(int piece, int start, int length);
 std::vector<char> encode_cancel(int piece, int start, int length);
 std::vector<char> encode_lt_donthave(int extension_id, int piece);
+std::vector<char> encode_interest(bool interested);  // INTERESTED (2) or NOT_INTERESTED (3)
 
 }  // namespace toast::client

@@ -122,8 +122,17 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
     }
     handle_ = added.handle;
     registry_ = added.registry;
+    std::vector<std::string> url_texts;
+    for (const auto& u : urls)
+        url_texts.push_back(u.text);
     fallback_ = std::make_unique<ServerFallback>(session_.io(), std::move(urls), *controller_, handle_,
                                                  session_.control(), key_, std::move(access));
+    // A title on a tier: each piece goes to the nodes holding its block.
+    if (torrent_.tier) {
+        if (auto routes = TierRoutes::make(*torrent_.tier, torrent_.title, torrent_.block_size,
+                                           geometry.piece_length(), geometry.total_size(), url_texts))
+            fallback_->set_routes(std::move(*routes));
+    }
     piece_control_ = std::make_unique<LtPieceControl>(handle_);
     reader_ = std::make_unique<SwarmReader>(handle_, geometry, tuning_.peer_read_interval);
     if (play) {
@@ -300,6 +309,12 @@ void TitleStream::apply(const ControllerPlan& plan, SteadyTime now) {
         auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_).count();
         applier_->apply(plan.pieces, controller_->had(), now_ms, *piece_control_);
     }
+    if (plan.ask_operator != asked_operator_) {
+        asked_operator_ = plan.ask_operator;
+        spdlog::debug("operator's peers {} ({})", asked_operator_ ? "asked" : "left alone",
+                      to_string(controller_->operator_tier().reason()));
+        session_.control().set_operator_wanted(key_, asked_operator_);
+    }
     if (plan.reannounce) handle_.force_reannounce(0, -1, lt::torrent_handle::ignore_min_interval);
     // A torrent libtorrent completed itself is seeding and has announced it. One whose pieces came through
     // add_piece (or whose missing pieces had priority 0 when the rest arrived) stays "finished": an announce
@@ -377,6 +392,7 @@ StatsRecord TitleStream::make_record(const std::string& event, SteadyTime now) {
     r.bytes_uploaded = static_cast<std::uint64_t>(st.total_payload_upload);
     r.bytes_redundant = static_cast<std::uint64_t>(st.total_redundant_bytes);
     r.bytes_redundant_raced = std::min(session_.control().raced_bytes(key_), r.bytes_redundant);
+    r.bytes_from_operator = std::min(session_.control().operator_bytes(key_), r.bytes_from_peers);
     // Malformed server answers are the transport's waste, on top of what the controller counted.
     r.bytes_server_wasted += fallback_->stats().bytes_rejected;
     r.bytes_from_server = r.bytes_server_useful + r.bytes_server_wasted;

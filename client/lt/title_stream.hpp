@@ -127,6 +127,7 @@ class TitleStream final : public TitleEvents {
     enum class Life { running, finishing, finished };
     Life life_ = Life::running;
     bool kick_pending_ = false;
+    bool asked_operator_ = false;  // the last ControllerPlan::ask_operator applied
     std::function<bool()> player_running_;
     TitleResult result_;
     PieceSet from_peers_;

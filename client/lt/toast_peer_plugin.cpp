@@ -52,6 +52,7 @@ bool ToastPeerPlugin::on_extension_handshake(const lt::bdecode_node& handshake) 
     if (!pc_.is_outgoing() && port > 0 && port < 65536) {
         control_->on_peer_listen(torrent_, remote_,
                                  lt::tcp::endpoint(remote_.address(), static_cast<std::uint16_t>(port)));
+        tell_operator_interest();  // libtorrent may have told it already
     }
     return true;
 }
@@ -88,6 +89,12 @@ bool ToastPeerPlugin::on_interested() {
 
 bool ToastPeerPlugin::on_not_interested() {
     interest_held_ = false;
+    // Its slot goes to the next interested peer now rather than at the next tick: a box that has other
+    // sources says so (tell_operator_interest), and the box that needs the operator's seed is waiting.
+    if (control_->config().choker != ChokerKind::tit_for_tat && wanted_unchoked())
+        control_->post([weak = weak_from_this()] {
+            if (auto self = weak.lock()) self->hooks_.rechoke();
+        });
     return false;
 }
 
@@ -111,6 +118,47 @@ void ToastPeerPlugin::sent_unchoke() {
     });
 }
 
+void ToastPeerPlugin::sent_interested() {
+    told_interested_ = true;
+    tell_operator_interest();
+}
+
+void ToastPeerPlugin::sent_not_interested() {
+    told_interested_ = false;
+}
+
+// An operator peer we are not asking for pieces unchoked us: it took a request of ours for interest (libtorrent
+// does, for a request from a peer that said NOT_INTERESTED), or its unchoke crossed our NOT_INTERESTED.
+// libtorrent never hears of it, so it sends the peer no request, and the peer is told again that we are not
+// interested, which frees its slot. Asked again, we say INTERESTED, and libtorrent's peer answers with an
+// unchoke even when it believes we are unchoked already.
+bool ToastPeerPlugin::on_unchoke() {
+    const auto wanted = control_->operator_wanted(torrent_, remote_);
+    if (!wanted || *wanted) return false;
+    told_interested_ = true;  // as far as the peer knows
+    tell_operator_interest();
+    return true;
+}
+
+// An operator peer's allowed-fast pieces could be requested while it chokes us: not while we are not asking
+// it for pieces.
+bool ToastPeerPlugin::on_allowed_fast(lt::piece_index_t) {
+    const auto wanted = control_->operator_wanted(torrent_, remote_);
+    return wanted && !*wanted;
+}
+
+void ToastPeerPlugin::tell_operator_interest() {
+    if (pc_.is_disconnecting() || pc_.in_handshake()) return;
+    const auto wanted = control_->operator_wanted(torrent_, remote_);
+    if (!wanted) return;
+    const bool say = *wanted && pc_.is_interesting();
+    if (say == told_interested_) return;
+    const auto msg = encode_interest(say);
+    pc_.send_buffer(msg.data(), static_cast<int>(msg.size()));
+    told_interested_ = say;
+    control_->count_operator_interest();
+}
+
 const PeerSighting& ToastPeerPlugin::sighting(PieceIndex told, Clock::time_point now) {
     if (!sighting_) sighting_ = PeerSighting{told, now};
     return *sighting_;
@@ -132,6 +180,7 @@ bool ToastPeerPlugin::on_piece(const lt::peer_request& r, lt::span<char const>) 
     outstanding_.erase(block_of(r));
     publish_front();
     if (delivered_->count(static_cast<int>(r.piece)) != 0) control_->count_raced_bytes(torrent_, r.length);
+    control_->count_received(torrent_, remote_, r.length);
     if (fast_) ledger_.on_block(block_of(r));
     return false;
 }

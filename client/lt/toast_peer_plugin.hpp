@@ -57,7 +57,11 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     void on_disconnect(const libtorrent::error_code&) override;
     bool on_interested() override;
     bool on_not_interested() override;
+    bool on_unchoke() override;
+    bool on_allowed_fast(libtorrent::piece_index_t) override;
     void sent_unchoke() override;
+    void sent_interested() override;
+    void sent_not_interested() override;
     void sent_request(const libtorrent::peer_request& r) override;
     void sent_cancel(const libtorrent::peer_request& r) override;
     bool on_piece(const libtorrent::peer_request& r, libtorrent::span<char const>) override;
@@ -76,6 +80,10 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     void cancel_piece(int piece, std::uint64_t begin = 0, std::uint64_t end = UINT64_MAX);
     // We dropped `piece` (a bounded buffer ejected it): tell the peer with lt_donthave.
     void send_dont_have(int piece);
+    // An operator's peer hears we are interested only while we are (libtorrent's interest) and the operator
+    // tier wants it (SwarmControl::set_operator_wanted): a raw INTERESTED or NOT_INTERESTED when what it last
+    // heard differs. Other peers are left to libtorrent.
+    void tell_operator_interest();
 
     std::uint64_t id() const { return id_; }
     libtorrent::peer_connection_handle& handle() { return pc_; }
@@ -97,6 +105,7 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     std::optional<Clock::time_point> last_rank_;  // network thread only
     bool interest_held_ = false;                  // interested, libtorrent not told
     bool rank_on_unchoke_ = false;                // the choker wants this peer that libtorrent unchokes
+    bool told_interested_ = false;                // the last INTERESTED / NOT_INTERESTED the peer heard
     std::optional<PeerSighting> sighting_;        // network thread only
     libtorrent::sha1_hash torrent_;
     std::uint64_t id_;

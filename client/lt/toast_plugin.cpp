@@ -70,6 +70,10 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
         for_each_peer([&](ToastPeerPlugin& p) { p.cancel_piece(piece, offset, offset + length); });
     }
 
+    void tell_operator_interest() {
+        for_each_peer([](ToastPeerPlugin& p) { p.tell_operator_interest(); });
+    }
+
     void send_dont_have(int piece) {
         // Ejected: if peers send it again, it is wanted again.
         delivered_->erase(piece);
@@ -187,6 +191,10 @@ std::shared_ptr<lt::plugin> make_toast_plugin(std::shared_ptr<SwarmControl> cont
 
 void send_dont_have(ToastTorrentPlugin& plugin, const lt::sha1_hash& torrent, PieceIndex piece) {
     if (plugin.key() == torrent) plugin.send_dont_have(piece.value());
+}
+
+void tell_operator_interest(ToastTorrentPlugin& plugin, const lt::sha1_hash& torrent) {
+    if (plugin.key() == torrent) plugin.tell_operator_interest();
 }
 
 void cancel_requests(ToastTorrentPlugin& plugin, const lt::sha1_hash& torrent, PieceIndex piece, Bytes offset,

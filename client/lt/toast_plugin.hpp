@@ -24,5 +24,8 @@ void send_dont_have(ToastTorrentPlugin& plugin, const libtorrent::sha1_hash& tor
 // [offset, offset + length), if it is `torrent`'s plugin.
 void cancel_requests(ToastTorrentPlugin& plugin, const libtorrent::sha1_hash& torrent, PieceIndex piece,
                      Bytes offset, Bytes length);
+// Network thread: tells `plugin`'s operator peers whether we are interested (SwarmControl::
+// set_operator_wanted), if it is `torrent`'s plugin.
+void tell_operator_interest(ToastTorrentPlugin& plugin, const libtorrent::sha1_hash& torrent);
 
 }  // namespace toast::client

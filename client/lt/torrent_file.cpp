@@ -29,6 +29,41 @@ std::string url_encode_path_segment(const std::string& s) {
     return out;
 }
 
+std::string string_in(const lt::bdecode_node& dict, const char* key) {
+    auto v = dict.dict_find(key);
+    return v && v.type() == lt::bdecode_node::string_t ? std::string(v.string_value()) : std::string();
+}
+
+TierLayout parse_tier(const lt::bdecode_node& node, const std::string& name) {
+    const std::string what = name + ": \"toast\".\"tier\"";
+    if (node.type() != lt::bdecode_node::dict_t) throw TorrentFileError(what + " is not a dictionary");
+    TierLayout tier;
+    auto nodes = node.dict_find("nodes");
+    if (!nodes || nodes.type() != lt::bdecode_node::list_t)
+        throw TorrentFileError(what + ".nodes is not a list");
+    for (int i = 0; i < nodes.list_size(); ++i) {
+        auto n = nodes.list_at(i);
+        if (n.type() != lt::bdecode_node::dict_t)
+            throw TorrentFileError(what + ".nodes[" + std::to_string(i) + "] is not a dictionary");
+        tier.nodes.push_back({string_in(n, "id"), string_in(n, "url")});
+    }
+    if (auto r = node.dict_find("replicas")) {
+        if (r.type() != lt::bdecode_node::int_t || r.int_value() < 1 || r.int_value() > kMaxTierReplicas)
+            throw TorrentFileError(what + ".replicas must be an integer in 1.." +
+                                   std::to_string(kMaxTierReplicas));
+        tier.replicas = static_cast<std::uint32_t>(r.int_value());
+    }
+    if (auto p = node.dict_find("placement")) {
+        const auto parsed =
+            p.type() == lt::bdecode_node::string_t ? parse_tier_placement(std::string(p.string_value())) : std::nullopt;
+        if (!parsed) throw TorrentFileError(what + ".placement must be \"block\" or \"title\"");
+        tier.placement = *parsed;
+    }
+    if (auto problem = tier_problem(tier))
+        throw TorrentFileError(what + "." + problem->field + ": " + problem->problem);
+    return tier;
+}
+
 }  // namespace
 
 TitleTorrent parse_title_torrent(const std::vector<char>& bytes, const std::string& name) {
@@ -76,6 +111,14 @@ TitleTorrent parse_title_torrent(const std::vector<char>& bytes, const std::stri
                 }
                 out.operator_peers.push_back(*ep);
             }
+        }
+        if (auto tier = toast.dict_find("tier")) {
+            out.tier = parse_tier(tier, name);
+            auto bs = toast.dict_find("block_size");
+            if (!bs || bs.type() != lt::bdecode_node::int_t || bs.int_value() <= 0)
+                throw TorrentFileError(name +
+                                       ": \"toast\".\"block_size\" must be a positive integer with a tier");
+            out.block_size = Bytes(static_cast<std::uint64_t>(bs.int_value()));
         }
     }
     if (out.title.empty()) out.title = ti->name();

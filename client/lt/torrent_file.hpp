@@ -16,6 +16,7 @@
 #include <libtorrent/add_torrent_params.hpp>
 
 #include "toast/common/endpoint.hpp"
+#include "toast/common/tier.hpp"
 #include "toast/common/units.hpp"
 
 namespace toast::client {
@@ -31,10 +32,14 @@ struct TitleTorrent {
     std::string title;                      // "toast": {"title": NAME}, else the torrent's name
     std::vector<std::string> url_list;      // BEP 19 url-list as written
     std::vector<Endpoint> operator_peers;   // "toast": {"operator_peers": ["IP:PORT", ...]}
+    // "toast": {"tier": {"nodes": [{"id", "url"}, ...], "replicas", "placement"}, "block_size": BYTES}: the
+    // title was ingested on a tier of nodes, which hold its blocks as toast/common/tier.hpp places them.
+    std::optional<TierLayout> tier;
+    Bytes block_size{0};
 };
 
 // Throws TorrentFileError naming the file and what is wrong (unreadable, not bencoded, not a torrent,
-// several files, a malformed "toast" key).
+// several files, a malformed "toast" key, a tier without a block size or with a bad node).
 TitleTorrent load_title_torrent(const std::filesystem::path& path);
 TitleTorrent parse_title_torrent(const std::vector<char>& bytes, const std::string& name_for_errors);
 

@@ -39,6 +39,12 @@ int serve_main(const std::vector<std::string>& args) {
                          config.c_str());
             return 2;
         }
+        if (parsed.options) {
+            if (auto problem = serve_options_problem(*parsed.options); !problem.empty()) {
+                std::fprintf(stderr, "toast-client serve: %s\n", problem.c_str());
+                return 2;
+            }
+        }
     }
     if (!parsed.options) {
         std::fprintf(stderr, "toast-client serve: %s\n(see toast-client serve --help)\n",

@@ -62,10 +62,14 @@ TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTun
     sc.download_limit = options_.download_limit;
     sc.max_connections = options_.max_connections;
     sc.disk_io = options_.disk_io;
+    sc.ssl_listen_port = ssl_listen_port_of(options_);
+    sc.enable_upnp = options_.upnp;
+    sc.enable_natpmp = options_.natpmp;
     // As the standalone client's defaults (ClientOptions::choker): the viewer just behind us gets our upload.
     sc.choker = ChokerKind::nearest;
     sc.unchoke_slots = default_unchoke_slots(ChokerOption::nearest);
-    session_ = std::make_unique<StreamSession>(io_, sc);
+    session_ = std::make_unique<StreamSession>(
+        io_, sc, load_peer_credentials(options_.passkey, options_.ssl_cert, options_.ssl_key));
     session_->on_session_event([](const LtEvent& e) {
         if (e.kind == LtEventKind::listen_failed)
             spdlog::error("cannot listen on port {}: {}", e.port, e.message);

@@ -221,7 +221,8 @@ TEST_CASE(
     // every piece as available. Named as the operator's, it is not a viewer: this one is the swarm's
     // frontier.
     auto seed_port = toast::testing::free_tcp_port();
-    auto seed = bed.seed("seed", {"--upload-limit", "1677721", "--listen", std::to_string(seed_port)});
+    auto seed =
+        bed.seed("seed", {"--upload-limit", "1677721", "--listen", "127.0.0.1:" + std::to_string(seed_port)});
     REQUIRE(bed.wait_for_seeders(1, 15s));
     auto c =
         bed.client("c1", {"--picker", "hybrid", "--operator-peer", "127.0.0.1:" + std::to_string(seed_port)});
@@ -439,7 +440,7 @@ TEST_CASE("a corrupted server response is rejected by the hash check and fetched
     auto r =
         toast::testing::run(TOAST_CLIENT_BIN,
                             {"stream", (dir / "movie.torrent").string(), "--save-dir", (dir / "c1").string(),
-                             "--listen", "0", "--stats", (dir / "c1.stats").string(), "--server",
+                             "--listen", "127.0.0.1:0", "--stats", (dir / "c1.stats").string(), "--server",
                              "http://127.0.0.1:" + std::to_string(server.port()), "--log-level", "warn"},
                             30s);
     INFO(r.err);
@@ -474,15 +475,15 @@ TEST_CASE("an upload limit given to toast-client holds within 10% on loopback", 
     auto announce = "http://127.0.0.1:" + std::to_string(tracker_port) + "/announce";
     ChildProcess seed(
         TOAST_CLIENT_BIN,
-        {"stream", (dir / "movie.torrent").string(), "--save-dir", (dir / "seed").string(), "--listen", "0",
-         "--stats", (dir / "seed.stats").string(), "--bitrate", "2Mbps", "--behavior", "seed",
+        {"stream", (dir / "movie.torrent").string(), "--save-dir", (dir / "seed").string(), "--listen",
+         "127.0.0.1:0", "--stats", (dir / "seed.stats").string(), "--bitrate", "2Mbps", "--behavior", "seed",
          "--upload-limit", "3200000", "--tracker", announce, "--log-level", "warn"},
         dir.path());
     std::this_thread::sleep_for(1s);  // the seed checks its file and announces
     ChildProcess leech(TOAST_CLIENT_BIN,
                        {"stream", (dir / "movie.torrent").string(), "--save-dir", (dir / "leech").string(),
-                        "--listen", "0", "--stats", (dir / "leech.stats").string(), "--bitrate", "2Mbps",
-                        "--behavior", "download", "--tracker", announce, "--log-level", "warn"},
+                        "--listen", "127.0.0.1:0", "--stats", (dir / "leech.stats").string(), "--bitrate",
+                        "2Mbps", "--behavior", "download", "--tracker", announce, "--log-level", "warn"},
                        dir.path());
     require_exit_ok(leech, 40s);
     auto lines = read_stats(dir / "leech.stats");
@@ -517,9 +518,10 @@ TEST_CASE("toast-client refuses bad torrents and options with a message and a no
     std::ofstream(dir / "plain.torrent", std::ios::binary)
         .write(bytes.data(), static_cast<long>(bytes.size()));
     auto run = [&](const std::string& torrent, std::vector<std::string> extra = {}) {
-        std::vector<std::string> args{
-            "stream",  (dir / torrent).string(),  "--save-dir", (dir / "out").string(), "--listen", "0",
-            "--stats", (dir / "s.jsonl").string()};
+        std::vector<std::string> args{"stream",     (dir / torrent).string(),
+                                      "--save-dir", (dir / "out").string(),
+                                      "--listen",   "127.0.0.1:0",
+                                      "--stats",    (dir / "s.jsonl").string()};
         args.insert(args.end(), extra.begin(), extra.end());
         return toast::testing::run(TOAST_CLIENT_BIN, args, 20s);
     };

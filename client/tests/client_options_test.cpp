@@ -56,6 +56,7 @@ TEST_CASE("the minimal stream command gets every documented default", "[client][
     CHECK(o.startup_buffer == 0s);
     CHECK(o.trackers.empty());
     CHECK(o.operator_peers.empty());
+    CHECK(o.ask_operator == AskOperator::when_needed);
     CHECK_FALSE(o.enable_dht);
     CHECK(o.log_level == "info");
     CHECK(o.player == PlayerKind::none);
@@ -97,6 +98,8 @@ TEST_CASE("every option is parsed, in both spellings", "[client][options]") {
                                      "--operator-peer",
                                      "10.0.0.5:6881",
                                      "--operator-peer=[::1]:7000",
+                                     "--ask-operator",
+                                     "always",
                                      "--enable-dht",
                                      "--log-level",
                                      "debug"}));
@@ -122,6 +125,7 @@ TEST_CASE("every option is parsed, in both spellings", "[client][options]") {
     CHECK(o.startup_buffer == 2s);
     CHECK(o.trackers.size() == 2);
     CHECK(o.operator_peers == std::vector<Endpoint>{{"10.0.0.5", 6881}, {"::1", 7000}});
+    CHECK(o.ask_operator == AskOperator::always);
     CHECK(o.enable_dht);
     CHECK(o.log_level == "debug");
 }
@@ -167,7 +171,7 @@ TEST_CASE("help is recognised anywhere and documents every option with its defau
           "--picker",       "--inorder-window", "--lookahead",     "--buffer-limit",  "--behavior",
           "--upload-limit", "--download-limit", "--choker",        "--unchoke-slots", "--max-connections",
           "--seed",         "--startup-buffer", "--tracker",       "--enable-dht",    "--log-level",
-          "--http",         "--player",         "--operator-peer", "--disk-io"})
+          "--http",         "--player",         "--operator-peer", "--disk-io",       "--ask-operator"})
         CHECK(text.find(opt) != std::string::npos);
     for (auto def : {"(default: adaptive)", "(default: 15min)", "(default: 60s)", "(default: stream)",
                      "(default: nearest)", "(default: 1 for nearest and leader, else 2)", "(default: 40)",
@@ -222,6 +226,8 @@ TEST_CASE("each invalid command line gets an error naming the option and value",
           "--behavior: unknown behavior 'leech' (expected download|stream|seed)");
     CHECK(error_of(with({"--upload-limit", "lots"})) == "--upload-limit: invalid rate 'lots' (e.g. 2Mbps)");
     CHECK(error_of(with({"--download-limit", "-1"})) == "--download-limit: invalid rate '-1' (e.g. 8Mbps)");
+    CHECK(error_of(with({"--ask-operator", "never"})) ==
+          "--ask-operator: unknown mode 'never' (expected when-needed|always)");
     CHECK(error_of(with({"--choker", "optimistic"})) ==
           "--choker: unknown choker 'optimistic' (expected tit-for-tat|seed|nearest|leader)");
     CHECK(error_of(with({"--seed", "-3"})) == "--seed: invalid seed '-3' (expected a non-negative integer)");

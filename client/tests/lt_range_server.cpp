@@ -55,7 +55,14 @@ struct Session : std::enable_shared_from_this<Session> {
         std::string range(request[http::field::range]);
         server.record_deadline(range, std::string(request["Toast-Deadline"]));
         const auto refused = server.refuse_offset.load();
-        if (server.fail_first.fetch_sub(1) > 0) {
+        const bool direct = request["Toast-Direct"] == "1";
+        if (direct) ++server.direct_requests;
+        if (server.load_ms.load() >= 0)
+            response.set("Toast-Load", std::to_string(server.load_ms.load()) + ".0");
+        if (direct && server.not_holder.load()) {
+            response.result(http::status::temporary_redirect);
+            response.set(http::field::location, "http://127.0.0.1:1" + path_);
+        } else if (server.fail_first.fetch_sub(1) > 0) {
             response.result(http::status::internal_server_error);
         } else if (server.busy_first.fetch_sub(1) > 0) {
             response.result(http::status::service_unavailable);

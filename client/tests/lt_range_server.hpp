@@ -38,6 +38,11 @@ class RangeServer {
     // With refuse_offset: the 503 names the bytes [refuse_offset, this] as lost (Toast-Unavailable); -1: not.
     std::atomic<std::int64_t> refuse_last{-1};
     std::atomic<int> busy_first{0};  // answers replaced by 503 with Retry-After: 1 (an overloaded server)
+    // A node of a tier: every answer carries Toast-Load with this many milliseconds (-1: none); with
+    // `not_holder`, a Toast-Direct request is answered 307 (the node does not hold the block).
+    std::atomic<int> load_ms{-1};
+    std::atomic<bool> not_holder{false};
+    std::atomic<int> direct_requests{0};  // requests that carried Toast-Direct: 1
     std::atomic<int> requests{0};
     std::atomic<int> connections{0};
     std::atomic<std::uint64_t> body_bytes{0};

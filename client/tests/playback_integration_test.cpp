@@ -381,10 +381,11 @@ TEST_CASE("a player that is not installed is a clear error", "[client][playback]
     TempDir empty;
     std::string old_path = std::getenv("PATH");
     ::setenv("PATH", empty.path().c_str(), 1);
-    auto r = toast::testing::run(TOAST_CLIENT_BIN,
-                                 {"play", bed.torrent().string(), "--save-dir", bed.save_dir("x").string(),
-                                  "--listen", "0", "--stats", bed.stats("x").string(), "--player", "vlc"},
-                                 20s);
+    auto r = toast::testing::run(
+        TOAST_CLIENT_BIN,
+        {"play", bed.torrent().string(), "--save-dir", bed.save_dir("x").string(), "--listen", "127.0.0.1:0",
+         "--stats", bed.stats("x").string(), "--player", "vlc"},
+        20s);
     ::setenv("PATH", old_path.c_str(), 1);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("player 'vlc' not found in PATH") != std::string::npos);

@@ -49,6 +49,7 @@ StatsRecord sample() {
     r.blocks_awaited_late = 1;
     r.adaptive_share = 0.5;
     r.adaptive_peer_ratio = 0.75;
+    r.bytes_from_operator = 1'048'576;
     return r;
 }
 
@@ -69,7 +70,7 @@ TEST_CASE("a stats record serialises to one JSON line with exactly the documente
         R"("player_url":"http://127.0.0.1:8080/title.mp4","first_byte_ms":95,"seeks":2,"seek_ms":[120,310],)"
         R"("urgent_fetches":4,"server_late_answers":1,"inorder_window":[12,40],"late_pieces":2,)"
         R"("pieces_mixed":1,"blocks_awaited":4,"blocks_awaited_late":1,"adaptive_share":0.5,)"
-        R"("adaptive_peer_ratio":0.75})"
+        R"("adaptive_peer_ratio":0.75,"bytes_from_operator":1048576})"
         "\n");
     auto j = to_json(sample());
     std::vector<std::string> keys;

@@ -69,10 +69,11 @@ void SwarmFixture::ingest(const std::string& title, const std::filesystem::path&
     REQUIRE(r.exit_code == 0);
 }
 
-void SwarmFixture::start_tracker() {
+void SwarmFixture::start_tracker(const std::string& extra_config) {
     const auto config = dir_ / "tracker.json";
-    std::ofstream(config) << nlohmann::json{{"state_file", tracker_state().string()},
-                                            {"state_save_interval", "1s"}};
+    nlohmann::json j{{"state_file", tracker_state().string()}, {"state_save_interval", "1s"}};
+    j.update(nlohmann::json::parse(extra_config));
+    std::ofstream(config) << j;
     tracker_ = std::make_unique<ChildProcess>(
         TOAST_TRACKER_BIN,
         std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(tracker_port_), "--config",
@@ -105,7 +106,7 @@ std::unique_ptr<ChildProcess> SwarmFixture::start_client(
     std::vector<std::string> args{command,   torrent().string(), "--save-dir", save_dir(who).string(),
                                   "--stats", stats(who).string()};
     if (std::find(options.begin(), options.end(), "--listen") == options.end())
-        args.insert(args.end(), {"--listen", "0"});
+        args.insert(args.end(), {"--listen", "127.0.0.1:0"});
     args.insert(args.end(), options.begin(), options.end());
     return std::make_unique<ChildProcess>(TOAST_CLIENT_BIN, args, log_dir.value_or(logs()));
 }

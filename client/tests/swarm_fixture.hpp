@@ -45,15 +45,18 @@ class SwarmFixture {
     void ingest(const std::string& title, const std::filesystem::path& media, const std::string& bitrate,
                 const std::vector<std::string>& options = {});
     // The tracker keeps its swarms in tracker_state() and saves them every second, so one killed and started
-    // again knows the peers that announced before.
-    void start_tracker();
+    // again knows the peers that announced before. `extra_config` (a JSON object) adds to its config, e.g.
+    // {"passkeys": FILE}.
+    void start_tracker(const std::string& extra_config = "{}");
+    toast::testing::ChildProcess& tracker() { return *tracker_; }
+    std::uint16_t tracker_port() const { return tracker_port_; }
     void kill_tracker();
     void start_server();
     void stop_server();
 
     // `toast-client <command> torrent()` saving into save_dir(who), its stats in stats(who), listening on any
-    // port unless `options` has --listen, then `options`; stdout and stderr go to `log_dir` (logs() if not
-    // given).
+    // port of 127.0.0.1 unless `options` has --listen, then `options`; stdout and stderr go to `log_dir`
+    // (logs() if not given).
     std::unique_ptr<toast::testing::ChildProcess> start_client(
         const std::string& command, const std::string& who, const std::vector<std::string>& options,
         const std::optional<std::filesystem::path>& log_dir = {});

@@ -12,6 +12,8 @@ std::string_view reason_phrase(unsigned status) {
             return "Partial Content";
         case 304:
             return "Not Modified";
+        case 307:
+            return "Temporary Redirect";
         case 400:
             return "Bad Request";
         case 403:

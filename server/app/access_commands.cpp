@@ -81,4 +81,14 @@ std::string access_summary(const AccessPolicy& access) {
     return line;
 }
 
+std::string tier_authorization(const AccessPolicy& access, std::string_view node_id, std::string_view title,
+                               std::int64_t unix_now) {
+    const auto* key = access.key(access.signing_key);
+    if (!key) return {};
+    // Long enough for a read and its retries, short enough that a token seen in a log is soon worthless.
+    constexpr std::int64_t kLifetime = 300;
+    return "Bearer " + sign_token(*key, "tier." + std::string(node_id), AccessScope::for_title(std::string(title)),
+                                  unix_now, unix_now + kLifetime);
+}
+
 }  // namespace toast::server

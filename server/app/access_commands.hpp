@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/core/server_config.hpp"
@@ -18,5 +19,12 @@ int run_sign(const ServerConfig& config, const std::vector<std::string>& args, s
 // One line for `check` and the start-up log: "access: open, no keys: every content route answers
 // everyone" or "access: signed URLs, keys k1, k2 (renewals signed with k2), 1 revoked subscriber".
 std::string access_summary(const AccessPolicy& access);
+
+// The Authorization a node of a tier sends with a relayed or verified read of `title` from another node:
+// "Bearer " and a token for subscriber "tier.NODE" and that title, signed with the signing key, valid for a
+// few minutes from `unix_now`; empty when the config has no keys (the nodes answer everyone). Every node of a
+// tier must hold that key.
+std::string tier_authorization(const AccessPolicy& access, std::string_view node_id, std::string_view title,
+                               std::int64_t unix_now);
 
 }  // namespace toast::server

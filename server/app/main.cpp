@@ -3,11 +3,13 @@
 #include <sys/resource.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +22,9 @@
 #include "server/io/block_store.hpp"
 #include "server/io/catalogue.hpp"
 #include "server/io/ingest.hpp"
+#include "server/io/tier_client.hpp"
+#include "server/io/tier_store.hpp"
+#include "server/io/tier_verify.hpp"
 #include "server/io/verify.hpp"
 #include "toast/common/config.hpp"
 #include "toast/common/endpoint.hpp"
@@ -58,6 +63,14 @@ constexpr const char* kUsage =
     "time_slice)\n"
     "      --piece-size SIZE torrent piece size, a power of two >= 16KiB (default: config \"piece_size\")\n"
     "      --no-trace        do not record an MPEG-TS or MP4 file's demand trace: pace it at the bitrate\n"
+    "      --private         a private torrent (BEP 27 \"private\": 1 in the info dictionary): clients use "
+    "its\n"
+    "                        trackers only, no DHT, PEX or local discovery (default: the config's\n"
+    "                        \"private_torrents\", false)\n"
+    "      --peer-ca CA.pem  the CA whose certificates the swarm's peers must present: written to the info\n"
+    "                        dictionary as \"ssl-cert\", which makes it a libtorrent SSL torrent (default: "
+    "the\n"
+    "                        config's \"peer_ca\"; none)\n"
     "                        The torrent is BitTorrent v1 with a BEP 19 url-list entry "
     "PUBLIC_URL/titles/NAME and,\n"
     "                        outside the info dictionary, \"toast\": {\"bitrate\": BITS_PER_S, \"title\": "
@@ -68,8 +81,10 @@ constexpr const char* kUsage =
     "      --scope SCOPE     catalog (/catalog and every title) or title:NAME (one title) (required)\n"
     "      --lifetime D      how long the token is valid, 1s..366d (default 24h)\n"
     "      --key-id KID      the key that signs it (default: the config's access.signing_key)\n"
-    "  verify [NAME]         re-read every replica of every block (or of NAME) and check it against its\n"
-    "                        checksum; exit 0 when all are intact, 1 otherwise\n"
+    "  verify [NAME] [--local]\n"
+    "                        re-read every replica of every block (or of NAME) and check it against its\n"
+    "                        checksum; on a tier also every block the other nodes hold, read from them\n"
+    "                        (--local: this node's disks only); exit 0 when all are intact, 1 otherwise\n"
     "exit status: 0 success, 1 failure (bad config, bad input, damaged store), 2 bad command line\n";
 
 int usage_error(const std::string& message) {
@@ -92,7 +107,7 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
             return args[++i];
         };
         if (a == "--torrent" || a == "--policy" || a == "--bitrate" || a == "--announce" ||
-            a == "--operator-peer" || a == "--block-size" || a == "--piece-size") {
+            a == "--operator-peer" || a == "--block-size" || a == "--piece-size" || a == "--peer-ca") {
             auto v = value();
             if (!v) return usage_error(a + " needs a value");
             if (a == "--torrent") {
@@ -118,6 +133,9 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
                         "' (expected IP:PORT with an IP address and a port, e.g. 192.0.2.7:6881)");
                 }
                 opt.operator_peers.push_back(*peer);
+            } else if (a == "--peer-ca") {
+                if (v->empty()) return usage_error("--peer-ca needs a file");
+                opt.peer_ca = *v;
             } else if (a == "--block-size") {
                 opt.block_size = parse_bytes(*v);
                 if (!opt.block_size) return usage_error("bad block size '" + *v + "'");
@@ -127,6 +145,8 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
             }
         } else if (a == "--no-trace") {
             opt.trace = false;
+        } else if (a == "--private") {
+            opt.private_torrent = true;
         } else if (a.rfind("--", 0) == 0) {
             return usage_error("unknown option '" + a + "' for ingest");
         } else {
@@ -151,6 +171,13 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
         } else {
             std::printf("  no demand trace (not MPEG-TS or MP4, or --no-trace): paced at the bitrate\n");
         }
+        if (config.tier) {
+            std::printf(
+                "  tier: node %s holds %llu of %zu blocks (%zu nodes, %u per block); ingest the same file "
+                "on every node\n",
+                config.tier->self_node().id.c_str(), static_cast<unsigned long long>(r.held_blocks),
+                m.blocks.size(), config.tier->layout.nodes.size(), config.tier->layout.replicas);
+        }
         for (std::size_t d = 0; d < r.blocks_per_disk.size(); ++d)
             std::printf("  disk %zu (%s): %llu blocks\n", d, config.disks[d].path.c_str(),
                         static_cast<unsigned long long>(r.blocks_per_disk[d]));
@@ -163,7 +190,9 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
                 std::printf("torrent %s (", opt.torrent.c_str());
             else
                 std::printf("torrent /torrents/%s.torrent (", m.title.c_str());
-            std::printf("file %s, info-hash %s)\n", m.torrent->name.c_str(), r.info_hash.c_str());
+            std::printf("file %s, info-hash %s%s%s)\n", m.torrent->name.c_str(), r.info_hash.c_str(),
+                        opt.private_torrent.value_or(config.private_torrents) ? ", private" : "",
+                        opt.peer_ca || config.peer_ca ? ", peers need a certificate of the peer CA" : "");
         }
         return 0;
     } catch (const IngestError& e) {
@@ -171,19 +200,44 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
     }
 }
 
+// The Authorization this node sends with its reads from the other nodes of its tier (signed URLs: a token it
+// signs with the config's signing key, as at start-up).
+TierClient::Authorizer tier_authorizer(const ServerConfig& config) {
+    if (config.access.open() || !config.tier) return {};
+    return [access = config.access, self = config.tier->self_node().id](std::string_view title) {
+        const auto now =
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        return tier_authorization(access, self, title, now);
+    };
+}
+
 int run_verify(const ServerConfig& config, const std::vector<std::string>& args) {
-    if (args.size() > 1) return usage_error("verify takes at most one title name");
-    for (const auto& a : args)
-        if (a.rfind("--", 0) == 0) return usage_error("unknown option '" + a + "' for verify");
     std::optional<std::string> name;
-    if (!args.empty()) name = args[0];
+    bool local = false;
+    for (const auto& a : args) {
+        if (a == "--local") {
+            local = true;
+        } else if (a.rfind("--", 0) == 0) {
+            return usage_error("unknown option '" + a + "' for verify");
+        } else if (name) {
+            return usage_error("verify takes at most one title name");
+        } else {
+            name = a;
+        }
+    }
     auto report = verify_store(config, name);
+    if (!local) verify_tier(config, report, name, tier_authorizer(config));
     for (const auto& n : report.notes)
         std::printf("note: %s\n", n.c_str());
     for (const auto& p : report.problems)
         std::printf("PROBLEM: %s\n", p.c_str());
-    std::printf("verify: %zu titles, %zu blocks, %zu replicas, %llu bytes checked: %s\n", report.titles,
-                report.blocks, report.replicas, static_cast<unsigned long long>(report.bytes),
+    const auto elsewhere = report.nodes == 0 ? std::string()
+                                             : " (and " + std::to_string(report.remote_replicas) + " on " +
+                                                   std::to_string(report.nodes) + " other nodes)";
+    std::printf("verify: %zu titles, %zu blocks, %zu replicas%s, %llu bytes checked: %s\n", report.titles,
+                report.blocks, report.replicas, elsewhere.c_str(),
+                static_cast<unsigned long long>(report.bytes),
                 report.clean() ? "clean" : (std::to_string(report.problems.size()) + " problems").c_str());
     return report.clean() ? 0 : 1;
 }
@@ -226,6 +280,15 @@ int run_check(const ServerConfig& config) {
     for (const auto& p : scan.problems)
         std::printf("warning: %s\n", p.c_str());
     if (duplicate) return fail("two configured disks have the same identity");
+    if (config.tier) {
+        std::string nodes;
+        for (const auto& n : config.tier->layout.nodes)
+            nodes += (nodes.empty() ? "" : ", ") + n.id + " " + n.url;
+        std::printf("tier: this is node %s of %zu (%s); %u nodes per block, %s placement\n",
+                    config.tier->self_node().id.c_str(), config.tier->layout.nodes.size(), nodes.c_str(),
+                    config.tier->layout.replicas,
+                    std::string(to_string(config.tier->layout.placement)).c_str());
+    }
     std::printf("%s\n", access_summary(config.access).c_str());
     if (config.tls) {
         std::printf("tls: certificate chain %s, key %s\n", config.tls->certificate_chain.c_str(),
@@ -279,7 +342,18 @@ int run_serve(const std::filesystem::path& config_path, const ServerConfig& conf
     BlockStore store(config, metrics, options);
     const auto titles = store.rescan();
     spdlog::info("block store: {} disks, {} titles", config.disks.size(), titles);
-    HttpService service(config, store, store, metrics);
+    // A node of a tier serves the blocks other nodes hold by relaying them (TierStore).
+    std::unique_ptr<TierClient> tier_client;
+    std::unique_ptr<TierStore> tier_store;
+    if (config.tier) {
+        tier_client = std::make_unique<TierClient>(*config.tier, metrics);
+        tier_client->set_authorizer(tier_authorizer(config));
+        tier_store = std::make_unique<TierStore>(store, *tier_client);
+        spdlog::info("tier: node {} of {} ({} per block)", config.tier->self_node().id,
+                     config.tier->layout.nodes.size(), config.tier->layout.replicas);
+    }
+    TitleStore& served = tier_store ? static_cast<TitleStore&>(*tier_store) : store;
+    HttpService service(config, served, store, metrics, tier_client.get());
     if (config.access.open()) {
         spdlog::warn("{}", access_summary(config.access));
     } else {

@@ -80,6 +80,9 @@ class StoreSpec:
     full_seek: float = 0.0  # seconds; 0: no seek model
     extra: dict = field(default_factory=dict)  # more config fields
     faults: dict = field(default_factory=dict)  # disk index -> fault object (thesis §4.3 stutter model)
+    # Admission control is on by default in the server; the capacity benchmarks measure the disks, so it is off
+    # here unless `extra` sets "admission" or this says to keep the server's default.
+    server_admission: bool = False
 
     def config(self, root, port):
         disks = []
@@ -96,6 +99,8 @@ class StoreSpec:
                "max_connections": 8192}
         if self.queue:
             cfg["disk_order"] = self.queue
+        if not self.server_admission:
+            cfg["admission"] = {"enabled": False}
         cfg.update(self.extra)
         return cfg
 

@@ -3,10 +3,13 @@
 (seed 001; docs/server.md "Admission control").
 
 The capacity benchmark's setup (emulated disks with the RDA paper's t_a and r_d, naive placement, 6 Mbps
-streams in 5 s slices, all scaled as benchlib.Scale says), N viewers of distinct titles = --load x the disk
-model's N = D*t_b*r_d / (t_a*r_d + r_c*t_b), started over --ramp slices. Once without admission control (every
-/stream accepted: the array slows down for everyone) and once with it (config "admission": the per-round
-ledger; refused viewers get 503 + Retry-After and do not retry). Repeated, medians.
+streams in 5 s slices, all scaled as benchlib.Scale says). First the capacity search finds C, the most viewers of
+distinct titles the disks carry with none starving (no admission control, as server/bench/capacity.py does).
+Then, for each --loads multiple of C, that many viewers arrive over --ramp slices, once with admission control
+off ("admission": {"enabled": false}: every /stream accepted, the array slows down for everyone) and once with
+the server's default config (admission control on): refused viewers ask again after Retry-After, as players
+do, for up to --retry-for slices. What admission carries is the most viewers streaming at once (peak), against
+C; no admitted viewer may starve. Repeated, medians.
 
 A benchmark, not a test: it prints a table and writes overload.json into --out.
 """
@@ -28,14 +31,17 @@ def main():
     ap.add_argument("--work-dir", default="/dev/shm/toast-overload")
     ap.add_argument("--out", default="overload-results")
     ap.add_argument("--disks", type=int, default=2)
-    ap.add_argument("--load", type=float, default=2.0, help="viewers as a multiple of the model's N")
+    ap.add_argument("--loads", default="1,2", help="viewers as multiples of the measured capacity C")
+    ap.add_argument("--capacity", type=int, default=0, help="C; 0: found by the capacity search first")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=16, help="title length in time slices")
     ap.add_argument("--ramp", type=float, default=2.0, help="viewer starts spread over this many slices")
+    ap.add_argument("--retry-for", type=float, default=0.0,
+                    help="a refused viewer asks again for this many slices (default: twice the title length)")
     ap.add_argument("--time-scale", type=float, default=0.2)
     ap.add_argument("--byte-scale", type=float, default=64.0)
-    ap.add_argument("--disk-share", type=float, default=0.9)
-    ap.add_argument("--start-latency", type=float, default=1.0, help="admission start latency in slices")
+    ap.add_argument("--admission", default="{}",
+                    help="the admission config of the admission rows, as JSON (default {}: the server's defaults)")
     ap.add_argument("--order", default="", help="disk_order (fifo, cscan, edf)")
     args = ap.parse_args()
 
@@ -48,49 +54,74 @@ def main():
     r_d = PAPER["r_d"] / scale.bytes
     r_c = 6e6 / scale.bytes
     model = model_streams(args.disks, t_a, r_d, r_c, t_b)
-    viewers = int(round(model * args.load))
-    log(f"overload: D={args.disks}, model N {model:.1f}, {viewers} viewers ({args.load:g}x); scaled "
-        f"{scale.label()}; load average {benchlib.load_average():.1f}")
+    loads = [float(x) for x in args.loads.split(",") if x]
+    retry_for = (args.retry_for or 2 * args.rounds) * t_b
+    log(f"overload: D={args.disks}, model N {model:.1f}; scaled {scale.label()}; titles of {args.rounds} slices; "
+        f"load average {benchlib.load_average():.1f}")
 
     spec = StoreSpec(args.disks, t_a, r_d, r_c, t_b, "naive", args.order)
-    store = Store(server_bin, os.path.join(args.work_dir, "store"), spec, viewers + 4 * args.disks, args.rounds)
+    count = int(model * max(loads) * 1.3) + 4 * args.disks
+    store = Store(server_bin, os.path.join(args.work_dir, "store"), spec, count, args.rounds)
     store.create()
     titles, usable = benchlib.balanced_order(store.title_disks(), args.disks)
-    titles = titles[:viewers]
+    off = {"admission": {"enabled": False}}
 
-    admission = {"disk_share": args.disk_share, "start_latency": f"{args.start_latency * t_b * 1e3:.3f}ms"}
-    rows = []
-    for label, extra in (("no admission control", {}), ("admission control", {"admission": admission})):
-        spec.extra = extra
-        runs = []
+    capacity = args.capacity
+    if not capacity:
+        spec.extra = off
+        lo, hi = max(1, int(model * 0.8)), min(usable, int(model * 1.2) + 2)
+        found = []
         for rep in range(args.repeats):
             with Server(store) as server:
-                trials, _ = benchlib.loadgen(loadgen_bin, server, titles, r_c, t_b,
-                                             ["--viewers", str(len(titles)), "--arrival",
-                                              f"ramp:{args.ramp * t_b:.3f}s", "--seed", str(rep + 1)],
-                                             args.work_dir)
-            t = trials[-1]
-            runs.append(t)
-            log(f"  {label} run {rep + 1}: admitted {t['admitted']}, refused {t['refused']}, errors "
-                f"{t['errors']}, starved {t['starved']}, stalls {t['stalls']} ({t['stall_seconds']:.1f} s)")
-        med = {k: benchlib.median([r[k] for r in runs])
-               for k in ("admitted", "refused", "errors", "starved", "stalls", "stall_seconds", "stall_max",
-                         "start_latency_median", "retry_after_median")}
-        rows.append({"mode": label, "median": med, "runs": runs})
+                _, summary = benchlib.loadgen(
+                    loadgen_bin, server, titles, r_c, t_b,
+                    ["--search", f"{lo}:{hi}", "--precision", str(max(1, int(model * 0.01))),
+                     "--arrival", f"ramp:{args.ramp * t_b:.3f}s", "--seed", str(rep + 1)], args.work_dir)
+            found.append(summary["max_viewers"])
+            log(f"  capacity search {rep + 1}: {summary['max_viewers']} streams")
+        capacity = int(benchlib.median(found))
+    log(f"overload: capacity C = {capacity} ({capacity / model:.3f} of the model)")
+
+    rows = []
+    for load in loads:
+        viewers = min(usable, int(round(capacity * load)))
+        for label, extra in (("no admission control", off),
+                             ("admission control", {"admission": json.loads(args.admission)} if args.admission != "{}"
+                              else {})):
+            spec.extra = extra
+            spec.server_admission = not extra
+            runs = []
+            for rep in range(args.repeats):
+                with Server(store) as server:
+                    trials, _ = benchlib.loadgen(loadgen_bin, server, titles[:viewers], r_c, t_b,
+                                                 ["--viewers", str(viewers), "--arrival",
+                                                  f"ramp:{args.ramp * t_b:.3f}s", "--seed", str(rep + 1),
+                                                  "--retry-for", f"{retry_for:.3f}s"], args.work_dir)
+                t = trials[-1]
+                runs.append(t)
+                log(f"  {load:g}x {label} run {rep + 1}: peak {t['peak_streams']} streaming, admitted "
+                    f"{t['admitted']}, gave up {t['refused']}, errors {t['errors']}, starved {t['starved']}, "
+                    f"stalls {t['stalls']} ({t['stall_seconds']:.1f} s)")
+            med = {k: benchlib.median([r[k] for r in runs])
+                   for k in ("peak_streams", "admitted", "refused", "refusals", "errors", "starved", "stalls",
+                             "stall_seconds", "start_latency_median", "retry_after_median")}
+            med["peak_of_capacity"] = med["peak_streams"] / capacity
+            rows.append({"load": load, "viewers": viewers, "mode": label, "median": med, "runs": runs})
 
     with open(os.path.join(args.out, "overload.json"), "w") as f:
-        json.dump({"scale": scale.label(), "disks": args.disks, "model": model, "viewers": len(titles),
-                   "load": args.load, "rounds": args.rounds, "when": time.strftime("%Y-%m-%d %H:%M"),
+        json.dump({"scale": scale.label(), "disks": args.disks, "model": model, "capacity": capacity,
+                   "rounds": args.rounds, "retry_for": retry_for, "when": time.strftime("%Y-%m-%d %H:%M"),
                    "load_average_end": benchlib.load_average(), "rows": rows}, f, indent=1)
-    print(f"{len(titles)} viewers against D={args.disks} emulated disks, model N {model:.1f} ({args.load:g}x); "
-          f"scaled {scale.label()}; titles of {args.rounds} slices; median of {args.repeats}")
-    print(f"{'mode':<22} {'admitted':>8} {'refused':>8} {'errors':>6} {'starved':>8} {'stalls':>7} "
-          f"{'stall s':>8} {'start lat s':>11} {'Retry-After s':>13}")
+    print(f"D={args.disks} emulated disks, model N {model:.1f}, capacity C {capacity}; scaled {scale.label()}; "
+          f"titles of {args.rounds} slices; refused viewers retry for {retry_for:.0f} s; median of {args.repeats}")
+    print(f"{'load':>5} {'viewers':>7} {'mode':<22} {'peak':>5} {'/ C':>5} {'admitted':>8} {'gave up':>7} "
+          f"{'starved':>7} {'stalls':>6} {'stall s':>7} {'start s':>7} {'Retry-After':>11}")
     for r in rows:
         m = r["median"]
-        print(f"{r['mode']:<22} {m['admitted']:>8g} {m['refused']:>8g} {m['errors']:>6g} {m['starved']:>8g} "
-              f"{m['stalls']:>7g} {m['stall_seconds']:>8.1f} {m['start_latency_median']:>11.2f} "
-              f"{m['retry_after_median']:>13.2f}")
+        print(f"{r['load']:>4g}x {r['viewers']:>7} {r['mode']:<22} {m['peak_streams']:>5g} "
+              f"{m['peak_of_capacity']:>5.2f} {m['admitted']:>8g} {m['refused']:>7g} {m['starved']:>7g} "
+              f"{m['stalls']:>6g} {m['stall_seconds']:>7.1f} {m['start_latency_median']:>7.2f} "
+              f"{m['retry_after_median']:>11.2f}")
 
 
 if __name__ == "__main__":

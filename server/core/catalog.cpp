@@ -41,6 +41,7 @@ CatalogBody catalog_body(std::vector<CatalogTitle> titles) {
             j["info_hash"] = t.info_hash;
         }
         j["demand"] = std::round(t.demand * 1000) / 1000;
+        if (!t.urls.empty()) j["urls"] = t.urls;
         list.push_back(std::move(j));
     }
     CatalogBody out;

@@ -10,7 +10,9 @@
 // Titles are sorted by name. `etag` and `last_modified` are the title's own HTTP validators; `duration` is
 // size x 8 / bitrate in seconds (to the millisecond); `url` and `torrent` are relative to the server's URL
 // (`torrent` and `info_hash` are null for a title ingested before the store kept torrents). `demand` is the
-// title's recent demand, sessions started per hour (server/core/title_demand.hpp), to three decimals.
+// title's recent demand, sessions started per hour (server/core/title_demand.hpp), to three decimals. A title
+// ingested on a tier also has "urls": its absolute URL on every node of the tier
+// ("http://node:port/titles/NAME"), in the tier's order, so a box can ask any of them.
 #pragma once
 
 #include <chrono>
@@ -29,8 +31,9 @@ struct CatalogTitle {
     BitRate bitrate{0};
     std::string etag;  // quoted
     std::chrono::system_clock::time_point last_modified;
-    std::string info_hash;  // empty: no torrent kept
-    double demand = 0;      // sessions started per hour
+    std::string info_hash;          // empty: no torrent kept
+    double demand = 0;              // sessions started per hour
+    std::vector<std::string> urls;  // on a tier: the title on every node; empty: this server only
 };
 
 struct CatalogBody {

@@ -21,6 +21,9 @@ HttpResponse serve_catalog(const HttpRequest& req, const TitleStore& titles,
                         .last_modified = t->last_modified,
                         .info_hash = t->info_hash,
                         .demand = d == demand.end() ? 0.0 : d->second});
+        if (t->tier)
+            for (const auto& node : t->tier->layout.nodes)
+                list.back().urls.push_back(node.url + "/titles/" + t->name);
     }
     auto body = catalog_body(std::move(list));
     // Boxes poll the catalogue: no-cache makes every cache revalidate, which costs a 304 while it is

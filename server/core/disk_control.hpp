@@ -16,6 +16,7 @@ struct DiskStatus {
     std::string path;
     DiskFault fault;
     std::size_t queue_depth = 0;        // reads queued or in service
+    std::uint64_t queued_bytes = 0;     // their bytes
     double service_seconds_per_mb = 0;  // observed service time, the replica chooser's weight
     // The fitted service model behind it: a read of B bytes takes access_seconds + B * seconds_per_byte.
     double access_seconds = 0;

@@ -73,6 +73,31 @@ std::string string_field(const nlohmann::json& j, const char* key) {
     return v.get<std::string>();
 }
 
+// The "tier" object, and that the node's replicas are exactly on the blocks it holds.
+ManifestTier parse_manifest_tier(const nlohmann::json& t, const Manifest& m) {
+    auto parsed = parse_tier_json(t);
+    if (!parsed.tier) throw Fail{"'" + parsed.error + "'"};
+    ManifestTier tier;
+    tier.layout = std::move(*parsed.tier);
+    tier.node = string_field(t, "node");
+    if (!tier.layout.find(tier.node))
+        throw Fail{"'tier.node' \"" + tier.node + "\" is not a node of the tier"};
+    tier.content = string_field(t, "content");
+    if (tier.content.size() != 16 || tier.content.find_first_not_of("0123456789abcdef") != std::string::npos)
+        throw Fail{"'tier.content' must be 16 lowercase hex digits"};
+    const auto self = *tier.layout.find(tier.node);
+    for (std::size_t b = 0; b < m.blocks.size(); ++b) {
+        const auto holders = tier.layout.holders(m.title, b);
+        const bool held = std::find(holders.begin(), holders.end(), self) != holders.end();
+        if (held == m.blocks[b].replicas.empty()) {
+            throw Fail{"blocks[" + std::to_string(b) + "]: node \"" + tier.node + "\" " +
+                       (held ? "holds it by the tier's placement but it has no replicas"
+                             : "does not hold it by the tier's placement but it has replicas")};
+        }
+    }
+    return tier;
+}
+
 }  // namespace
 
 bool is_valid_title_name(std::string_view name) {
@@ -145,6 +170,12 @@ nlohmann::json manifest_to_json(const Manifest& m) {
         j["torrent"] = {
             {"file", m.torrent->file}, {"name", m.torrent->name}, {"info_hash", m.torrent->info_hash}};
     }
+    if (m.tier) {
+        auto tier = tier_to_json(m.tier->layout);
+        tier["node"] = m.tier->node;
+        tier["content"] = m.tier->content;
+        j["tier"] = std::move(tier);
+    }
     return j;
 }
 
@@ -216,13 +247,15 @@ Manifest parse_header(const nlohmann::json& j) {
     return m;
 }
 
-// blocks[i] (`where`): its replicas, each on a configured disk at most once, and its chunk checksums.
+// blocks[i] (`where`): its replicas, each on a configured disk at most once, and its chunk checksums. On a
+// tier (`on_tier`) a block the node does not hold has no replicas here (checked against the tier later).
 BlockRecord parse_block(const nlohmann::json& b, const std::string& where, std::uint64_t chunks,
-                        std::size_t disk_count) {
+                        std::size_t disk_count, bool on_tier) {
     if (!b.is_object()) throw Fail{where + " must be an object"};
     BlockRecord rec;
     const auto& replicas = field(b, "replicas");
-    if (!replicas.is_array() || replicas.empty()) throw Fail{where + ".replicas must be a non-empty array"};
+    if (!replicas.is_array()) throw Fail{where + ".replicas must be an array"};
+    if (replicas.empty() && !on_tier) throw Fail{where + ".replicas must be a non-empty array"};
     std::set<std::uint32_t> seen;
     for (const auto& r : replicas) {
         if (!r.is_object()) throw Fail{where + ".replicas entries must be objects"};
@@ -258,7 +291,8 @@ void parse_blocks(const nlohmann::json& j, std::size_t disk_count, Manifest& m) 
     m.blocks.reserve(blocks.size());
     for (std::size_t i = 0; i < blocks.size(); ++i) {
         const auto chunks = block_count(block_length(i, m.size, m.block_size), m.chunk_size);
-        m.blocks.push_back(parse_block(blocks[i], "blocks[" + std::to_string(i) + "]", chunks, disk_count));
+        m.blocks.push_back(
+            parse_block(blocks[i], "blocks[" + std::to_string(i) + "]", chunks, disk_count, j.contains("tier")));
     }
 }
 
@@ -321,6 +355,7 @@ ManifestParse parse_manifest(const nlohmann::json& j, std::size_t disk_count) {
         if (j.contains("trace")) m.trace = parse_trace(j["trace"], m.size);
         if (j.contains("disk_ids")) parse_disk_ids(j["disk_ids"], m);
         if (auto t = j.find("torrent"); t != j.end()) m.torrent = parse_torrent(*t);
+        if (auto t = j.find("tier"); t != j.end()) m.tier = parse_manifest_tier(*t, m);
         return {std::move(m), {}};
     } catch (const Fail& f) {
         return {std::nullopt, f.message};

@@ -9,7 +9,12 @@
 //    chunk"}, ...],
 //    "trace":{"round_ns":N, "bytes":[...]},      optional: the title's demand trace (demand_trace.hpp), when
 //                                                 ingest found one in an MPEG-TS or MP4 file
-//    "torrent":{"file":"torrents/NAME@HEX.torrent", "name":"NAME.ts", "info_hash":"40 hex digits"}}
+//    "torrent":{"file":"torrents/NAME@HEX.torrent", "name":"NAME.ts", "info_hash":"40 hex digits"},
+//    "tier":{"nodes":[{"id":ID,"url":URL},...], "replicas":2, "placement":"block", "node":ID,
+//            "content":"16 hex digits"}}      optional: the title was ingested on a tier (tier.hpp); these
+//                                              disks hold node `node`'s share, and a block that node does not
+//                                              hold has an empty "replicas"; `content` names the bytes, the
+//                                              same on every node (the title's ETag there)
 // `generation` grows by one per re-ingest of a name; of several manifests for one name the highest wins.
 // `torrent` (absent in manifests written before the store kept torrents) names the title's .torrent, of which
 // ingest writes a copy onto every disk before the manifest, and the file name inside it.
@@ -25,6 +30,7 @@
 
 #include "server/core/demand_trace.hpp"
 #include "server/core/server_config.hpp"
+#include "toast/common/tier.hpp"
 #include "toast/common/units.hpp"
 
 namespace toast::server {
@@ -51,6 +57,16 @@ struct TorrentRecord {
     bool operator==(const TorrentRecord&) const = default;
 };
 
+// A title ingested on a tier: the tier at ingest (which decides, with the title's name, the holders of each
+// block), the node whose share these disks hold, and the content id every node gives the same bytes.
+struct ManifestTier {
+    TierLayout layout;
+    std::string node;
+    std::string content;  // 16 lowercase hex digits
+    bool operator==(const ManifestTier&) const = default;
+    NodeIndex self() const { return layout.find(node).value_or(NodeIndex(0)); }
+};
+
 struct Manifest {
     std::string title;
     std::uint64_t size = 0;
@@ -68,6 +84,7 @@ struct Manifest {
     // written before disks had identities, whose indices are config positions.
     std::vector<std::string> disk_ids;
     std::optional<TorrentRecord> torrent;
+    std::optional<ManifestTier> tier;
     bool operator==(const Manifest&) const = default;
 };
 
@@ -104,7 +121,8 @@ struct ManifestParse {
     std::string error;  // set when manifest is empty: which field is wrong and why
 };
 // Validates everything a reader relies on: types, the name, block count and lengths against size, checksum
-// counts, replica disks below `disk_count` and distinct, and file names safe.
+// counts, replica disks below `disk_count` and distinct, and file names safe; on a tier, the tier itself,
+// and that exactly the blocks the node holds have replicas.
 ManifestParse parse_manifest(const nlohmann::json& json, std::size_t disk_count);
 
 }  // namespace toast::server

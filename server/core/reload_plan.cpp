@@ -47,6 +47,49 @@ class Planner {
     ReloadPlan& plan_;
 };
 
+// Signed URLs, telemetry limits and TLS: what a reload changes of who may ask and how.
+void plan_access_reload(const ServerConfig& running, const ServerConfig& loaded, ReloadPlan& plan) {
+    auto& c = plan.in_force;
+    // Signed URLs: the keys (never shown, only their ids), the signing key and the revoked subscribers apply
+    // to the next request.
+    auto key_ids = [](const AccessPolicy& a) {
+        std::string ids;
+        for (const auto& k : a.keys)
+            ids += (ids.empty() ? "" : ",") + k.id;
+        return ids.empty() ? std::string("(none)") : ids;
+    };
+    if (!(running.access == loaded.access)) {
+        std::string line = "access: keys " + key_ids(running.access) + " -> " + key_ids(loaded.access);
+        if (running.access.keys != loaded.access.keys && key_ids(running.access) == key_ids(loaded.access))
+            line += " (secrets changed)";
+        if (running.access.signing_key != loaded.access.signing_key)
+            line += ", signing " + running.access.signing_key + " -> " + loaded.access.signing_key;
+        if (running.access.revoked_subscribers != loaded.access.revoked_subscribers)
+            line += ", revoked subscribers " + std::to_string(running.access.revoked_subscribers.size()) +
+                    " -> " + std::to_string(loaded.access.revoked_subscribers.size());
+        plan.applied.push_back(std::move(line));
+        c.access = loaded.access;
+        plan.http_limits = true;
+    }
+    if (!(running.telemetry == loaded.telemetry)) {
+        plan.applied.push_back("telemetry limits changed");
+        c.telemetry = loaded.telemetry;
+        plan.http_limits = true;
+    }
+    // The certificate and key are read again on every reload (renewed certificates keep their paths); a
+    // change between TLS and plain HTTP needs a restart.
+    if (running.tls.has_value() != loaded.tls.has_value()) {
+        plan.not_applied.push_back(std::string("tls ") + (loaded.tls ? "added" : "removed") +
+                                   " (needs a restart)");
+    } else if (loaded.tls) {
+        if (!(*running.tls == *loaded.tls))
+            plan.applied.push_back("tls: " + running.tls->certificate_chain.string() + " -> " +
+                                   loaded.tls->certificate_chain.string());
+        c.tls = loaded.tls;
+        plan.tls = true;
+    }
+}
+
 }  // namespace
 
 ReloadPlan plan_reload(const ServerConfig& running, const ServerConfig& loaded) {
@@ -126,45 +169,10 @@ ReloadPlan plan_reload(const ServerConfig& running, const ServerConfig& loaded) 
               [](QueueOrder o) { return std::string(to_string(o)); });
     if (!(running.admission == loaded.admission))
         plan.not_applied.push_back("admission changed (needs a restart)");
+    // The tier client (its peers, timeouts and connections) is built at start-up; ingest reads the tier too.
+    if (!(running.tier == loaded.tier)) plan.not_applied.push_back("tier changed (needs a restart)");
 
-    // Signed URLs: the keys (never shown, only their ids), the signing key and the revoked subscribers apply
-    // to the next request.
-    auto key_ids = [](const AccessPolicy& a) {
-        std::string ids;
-        for (const auto& k : a.keys)
-            ids += (ids.empty() ? "" : ",") + k.id;
-        return ids.empty() ? std::string("(none)") : ids;
-    };
-    if (!(running.access == loaded.access)) {
-        std::string line = "access: keys " + key_ids(running.access) + " -> " + key_ids(loaded.access);
-        if (running.access.keys != loaded.access.keys && key_ids(running.access) == key_ids(loaded.access))
-            line += " (secrets changed)";
-        if (running.access.signing_key != loaded.access.signing_key)
-            line += ", signing " + running.access.signing_key + " -> " + loaded.access.signing_key;
-        if (running.access.revoked_subscribers != loaded.access.revoked_subscribers)
-            line += ", revoked subscribers " + std::to_string(running.access.revoked_subscribers.size()) +
-                    " -> " + std::to_string(loaded.access.revoked_subscribers.size());
-        plan.applied.push_back(std::move(line));
-        c.access = loaded.access;
-        plan.http_limits = true;
-    }
-    if (!(running.telemetry == loaded.telemetry)) {
-        plan.applied.push_back("telemetry limits changed");
-        c.telemetry = loaded.telemetry;
-        plan.http_limits = true;
-    }
-    // The certificate and key are read again on every reload (renewed certificates keep their paths); a
-    // change between TLS and plain HTTP needs a restart.
-    if (running.tls.has_value() != loaded.tls.has_value()) {
-        plan.not_applied.push_back(std::string("tls ") + (loaded.tls ? "added" : "removed") +
-                                   " (needs a restart)");
-    } else if (loaded.tls) {
-        if (!(*running.tls == *loaded.tls))
-            plan.applied.push_back("tls: " + running.tls->certificate_chain.string() + " -> " +
-                                   loaded.tls->certificate_chain.string());
-        c.tls = loaded.tls;
-        plan.tls = true;
-    }
+    plan_access_reload(running, loaded, plan);
     return plan;
 }
 

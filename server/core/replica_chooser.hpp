@@ -23,8 +23,9 @@ struct DiskLoad {
 double expected_finish_seconds(const DiskLoad& disk, std::uint64_t request_bytes);
 
 // Index into `candidates` (disk numbers) of the online disk that finishes soonest; nullopt when none is
-// online or known. Ties go to the candidate at position tie_break % candidates.size() and onwards, so callers
-// that pass the block number spread an idle array's reads over both replicas instead of always the first.
+// online or known. Ties (finish times within 1% of each other) go to the candidate at position
+// tie_break % candidates.size() and onwards, so callers that pass the block number spread an idle array's
+// reads over both replicas instead of always the first.
 //
 // Bit i of `suspect` marks candidates[i] as a copy that failed its checksum and has not passed since. A
 // suspect copy is chosen only when no other candidate is online, however idle its disk: reading it again

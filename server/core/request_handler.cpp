@@ -117,13 +117,25 @@ HttpResponse whole_title(std::shared_ptr<const TitleInfo> title) {
 }
 
 HttpResponse serve_title(const HttpRequest& req, std::shared_ptr<const TitleInfo> title,
-                         const HandlerLimits& limits) {
+                         const HandlerLimits& limits, std::string_view path) {
     if (auto pre = evaluate_preconditions(req, *title)) return std::move(*pre);
 
     RangeSet ranges;
     // Range handling is defined for GET only (RFC 9110 §14.2); HEAD gets the 200 head.
     if (req.has_range && req.method == "GET" && (!req.has_if_range || if_range_holds(req.if_range, *title))) {
         ranges = parse_range_header(req.range, title->size, RangeLimits{limits.max_ranges, 80});
+    }
+
+    // A client that maps pieces to nodes asks for blocks here: one this node does not hold is answered with
+    // where it is, not relayed.
+    if (req.direct && title->tier && ranges.status != RangeStatus::unsatisfiable) {
+        std::vector<ByteRange> wanted =
+            ranges.status == RangeStatus::satisfiable ? ranges.ranges : std::vector<ByteRange>{};
+        if (ranges.status != RangeStatus::satisfiable && title->size > 0)
+            wanted.push_back({0, title->size - 1});
+        for (const auto& w : wanted)
+            for (auto b = w.first / title->block_size; b <= w.last / title->block_size; ++b)
+                if (!title->tier->holds(b)) return misdirected(*title, b, path);
     }
 
     HttpResponse r;
@@ -271,6 +283,20 @@ std::optional<std::string> percent_decode(std::string_view text) {
     return out;
 }
 
+HttpResponse misdirected(const TitleInfo& title, std::uint64_t block, std::string_view path) {
+    const auto& tier = *title.tier;
+    const auto& holders = tier.holders.at(block);
+    std::string nodes;
+    for (auto h : holders)
+        nodes += (nodes.empty() ? "" : ", ") + tier.layout.node(h).url;
+    const auto& first = tier.layout.node(holders.front());
+    auto r = error_response(307, "block " + std::to_string(block) + " of " + title.name + " is held by " +
+                                     nodes + ", not by this node (" + tier.layout.node(tier.self).id + ")");
+    r.headers.push_back({"Location", first.url + std::string(path)});
+    r.headers.push_back({"Toast-Nodes", nodes});
+    return r;
+}
+
 std::string multipart_boundary(const TitleInfo& title) {
     std::uint64_t h = 1469598103934665603ull;  // FNV-1a
     for (char c : title.etag + "/" + title.name) {
@@ -317,6 +343,13 @@ HttpResponse handle_request(const HttpRequest& req, HandlerContext& ctx) {
             r.headers.push_back({"Content-Type", "text/plain; version=0.0.4; charset=utf-8"});
             r.body = ctx.metrics.render();
         }
+    } else if (*path == "/tier") {
+        if (!ctx.node.tier_status) return not_found("this server is not a node of a tier");
+        if (!get_or_head) return method_not_allowed(req.method, "GET, HEAD");
+        r.status = 200;
+        r.headers.push_back({"Content-Type", "application/json"});
+        r.headers.push_back({"Cache-Control", "no-store"});
+        r.body = ctx.node.tier_status().dump();
     } else if (*path == "/token/renew") {
         return serve_renew(req, ctx);
     } else if (*path == "/telemetry") {
@@ -374,10 +407,17 @@ HttpResponse handle_request(const HttpRequest& req, HandlerContext& ctx) {
                 if (!access.allowed()) return forbidden(access);
             }
             if (!title) return not_found("no title named '" + *name + "'");
-            r = path->substr(0, 8) == "/titles/" ? serve_title(req, std::move(title), ctx.limits)
+            r = path->substr(0, 8) == "/titles/" ? serve_title(req, std::move(title), ctx.limits, *path)
                                                  : serve_stream(req, std::move(title));
             if (!r.paced) r.deadline = parse_deadline(req.deadline);
             r.revalidate = req.no_cache;
+            // Every answer about a title says how loaded this node is: a client choosing between a block's
+            // holders asks the less loaded one.
+            if (ctx.node.load_ms) {
+                char load[32];
+                std::snprintf(load, sizeof load, "%.1f", ctx.node.load_ms());
+                r.headers.push_back({"Toast-Load", load});
+            }
         }
         if (access.token) r.subscriber = access.token->subscriber;
     } else {

@@ -5,11 +5,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "server/core/disk_control.hpp"
 #include "server/core/http_date.hpp"
@@ -47,6 +50,9 @@ struct HttpRequest {
     bool peer_is_loopback = false;
     bool on_admin_listener = false;
     bool no_cache = false;  // a Cache-Control or Pragma field line asks for no-cache (requests_no_cache)
+    // Toast-Direct: 1 (a toast-client that maps pieces to nodes, or another node relaying): answer a range
+    // only from this node's own blocks, else say where they are (307).
+    bool direct = false;
 };
 
 struct HttpHeader {
@@ -97,6 +103,13 @@ struct HandlerLimits {
     bool admin_on_separate_listener = false;  // admin_listen configured: admin routes only there
 };
 
+// What the node says about itself: its load on every title answer (Toast-Load), its status on GET /tier.
+struct NodeReport {
+    std::function<double()> load_ms;  // null: no Toast-Load header
+    // Null: the server is not on a tier and GET /tier is 404.
+    std::function<nlohmann::json()> tier_status;
+};
+
 class TelemetrySink;  // access_routes.hpp
 struct AccessPolicy;  // access_policy.hpp
 class PushControl;  // push_routes.hpp
@@ -107,6 +120,7 @@ struct HandlerContext {
     DiskControl& disks;
     const MetricsRegistry& metrics;
     HandlerLimits limits;
+    NodeReport node{};
     const AccessPolicy* access = nullptr;  // null, or no keys: content routes answer everyone
     std::int64_t unix_now = 0;             // the time tokens are judged at (Unix seconds)
     TelemetrySink* telemetry = nullptr;    // null: /telemetry is not served
@@ -140,6 +154,10 @@ bool requests_no_cache(std::string_view cache_control, std::string_view pragma);
 
 // RFC 3986 percent-decoding; nullopt for a malformed escape.
 std::optional<std::string> percent_decode(std::string_view text);
+
+// A Toast-Direct request for bytes of a tier title this node does not hold: 307 to a holder of `block` (the
+// first one not held), Location = its url + `path`, and Toast-Nodes listing every holder's url.
+HttpResponse misdirected(const TitleInfo& title, std::uint64_t block, std::string_view path);
 
 // The boundary of a title's multipart/byteranges answers (deterministic, derived from the ETag).
 std::string multipart_boundary(const TitleInfo& title);

@@ -147,8 +147,16 @@ void load_policy(ConfigReader& r, ServerConfig& c) {
     }
 }
 
+// `public_url`. A node of a tier is reached at its url in the tier list: torrents list every node's, so its
+// own must be the one the node is known by.
 void load_public_url(ConfigReader& r, ServerConfig& c) {
-    c.public_url = r.string("public_url", (c.tls ? "https://" : "http://") + c.listen.to_string());
+    const auto default_url =
+        c.tier ? c.tier->self_node().url : (c.tls ? "https://" : "http://") + c.listen.to_string();
+    c.public_url = r.string("public_url", default_url);
+    if (c.tier && c.public_url != default_url && c.public_url != default_url + "/") {
+        r.fail("public_url", "\"" + c.public_url + "\" is not this node's url in the tier (\"" + default_url +
+                                 "\", tier.self \"" + c.tier->self_node().id + "\"); leave public_url out");
+    }
     if ((c.public_url.rfind("http://", 0) != 0 || c.public_url.size() == 7) &&
         (c.public_url.rfind("https://", 0) != 0 || c.public_url.size() == 8)) {
         r.fail("public_url", "expected an http:// or https:// URL, got \"" + c.public_url + "\"");
@@ -173,6 +181,12 @@ void load_storage(ConfigReader& r, ServerConfig& c) {
     c.piece_size = r.bytes("piece_size", c.piece_size, Bytes(16 * 1024), Bytes(64 * 1024 * 1024));
     auto ps = c.piece_size.value();
     if ((ps & (ps - 1)) != 0) r.fail("piece_size", "must be a power of two, got " + std::to_string(ps));
+    c.private_torrents = r.boolean("private_torrents", c.private_torrents);
+    if (r.has("peer_ca")) {
+        const auto path = r.string("peer_ca");
+        if (path.empty()) r.fail("peer_ca", "must not be empty (leave it out for torrents without a CA)");
+        c.peer_ca = path;
+    }
     c.open_files = r.uint("open_files", c.open_files, 16, 1'048'576);
     c.service_model_half_life = r.duration("service_model_half_life", c.service_model_half_life, 10ms, 24h);
 }
@@ -191,13 +205,13 @@ void load_http(ConfigReader& r, ServerConfig& c) {
     if (r.has("admin_listen")) c.admin_listen = endpoint_field(r, "admin_listen", "");
 }
 
-// `admission`: present, it is enabled unless it says otherwise.
+// `admission`: on unless it says otherwise, present or not.
 AdmissionConfig load_admission(ConfigReader a, AdmissionConfig ac) {
-    ac.enabled = a.boolean("enabled", true);
+    ac.enabled = a.boolean("enabled", ac.enabled);
     ac.disk_share = a.number("disk_share", ac.disk_share, 0.01, 1.0);
     ac.network = a.bitrate("network", ac.network, BitRate(0), kMaxBitrate);
     ac.buffer = a.bytes("buffer", ac.buffer, Bytes(0), Bytes(1ull << 40));
-    ac.start_latency = a.duration("start_latency", ac.start_latency, 0s, 1h);
+    if (a.has("start_latency")) ac.start_latency = a.duration("start_latency", std::nullopt, 0s, 1h);
     const auto policy_name = a.string("start_policy", std::string(to_string(ac.start_policy)));
     const auto sp = parse_start_policy(policy_name);
     if (!sp)
@@ -338,6 +352,11 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     load_disks(r, c);
     load_policy(r, c);
     if (r.has("tls")) c.tls = load_tls(r.object("tls"));
+    if (r.has("tier")) c.tier = load_tier_config(r.object("tier"));
+    // The nodes of a tier read each other's blocks over plain HTTP (tier URLs are http://).
+    if (c.tier && c.tls)
+        r.fail("tier", "a node of a tier cannot serve TLS (the nodes relay to each other over http://); "
+                       "leave out tls, or put a TLS proxy in front of each node");
     load_public_url(r, c);
     load_storage(r, c);
     load_http(r, c);

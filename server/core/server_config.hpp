@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/core/tier_config.hpp"
 #include "server/core/access_policy.hpp"
 #include "server/core/push_config.hpp"
 #include "toast/common/endpoint.hpp"
@@ -40,11 +41,15 @@ std::string_view to_string(StartPolicy policy);
 // of time_slice it will last, each disk's reserved read time stays within disk_share of the round, the sent
 // bytes within `network` and the held bytes within `buffer`; otherwise 503 with Retry-After.
 struct AdmissionConfig {
-    bool enabled = false;
+    // On unless the config says "admission": {"enabled": false}: without it, more viewers than the disks
+    // carry all get 200 and all of them starve.
+    bool enabled = true;
     double disk_share = 0.9;
     BitRate network{0};                         // 0: no limit
     Bytes buffer{0};                            // 0: no limit
-    std::chrono::nanoseconds start_latency{0};  // a stream may start this much later than asked
+    // A stream may start this much later than asked; none: one time_slice, so that a stream that does not fit
+    // in what is left of the current round waits for the next one instead of being refused.
+    std::optional<std::chrono::nanoseconds> start_latency;
     StartPolicy start_policy = StartPolicy::greedy;
     bool reserve_peak = false;  // reserve every round at the schedule's peak instead of round by round
     bool operator==(const AdmissionConfig&) const = default;
@@ -114,6 +119,10 @@ struct ServerConfig {
     QueueOrder disk_order = QueueOrder::fifo;
     BitRate default_bitrate{2'000'000};
     Bytes piece_size{256 * 1024};  // torrent piece size
+    // Defaults of ingest's --private and --peer-ca: torrents private (BEP 27), and the CA certificate whose
+    // signed certificates the peers of every new title's swarm must present (an SSL torrent).
+    bool private_torrents = false;
+    std::optional<std::filesystem::path> peer_ca;
 
     // Block files the store keeps open (for sendfile and to skip open() per read); lowered at start-up when
     // RLIMIT_NOFILE cannot hold them next to max_connections sockets.
@@ -135,6 +144,8 @@ struct ServerConfig {
     std::optional<std::filesystem::path> access_log;  // one line per request (toast/common/access_log.hpp)
 
     AdmissionConfig admission;
+    // This node's tier (config `tier`); none: a server on its own, holding every block of every title.
+    std::optional<TierConfig> tier;
     DemandConfig demand;  // each title's demand in the catalogue
     PushConfig push;      // pre-placement on idle boxes; disabled unless the config has a "push" object
 

@@ -2,6 +2,7 @@
 // The store decides which disk and replica serve each block; HTTP only sends what comes back.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -14,9 +15,22 @@
 #include <vector>
 
 #include "server/core/demand_trace.hpp"
+#include "toast/common/tier.hpp"
 #include "toast/common/units.hpp"
 
 namespace toast::server {
+
+// Where the blocks of a title ingested on a tier live: `replicas` nodes each, by rendezvous placement. This
+// node serves the blocks it holds from its disks and relays the others from their holders.
+struct TitleTier {
+    TierLayout layout;
+    NodeIndex self;
+    std::vector<std::vector<NodeIndex>> holders;  // per block, the highest rendezvous weight first
+    bool holds(std::uint64_t block) const {
+        const auto& h = holders.at(block);
+        return std::find(h.begin(), h.end(), self) != h.end();
+    }
+};
 
 // What HTTP needs to answer for a title. Immutable: re-ingesting a title publishes a new TitleInfo. Holding
 // one keeps that version's blocks readable (and on disk) until the last holder lets go.
@@ -35,6 +49,10 @@ struct TitleInfo {
     // Bytes the player first needs per round (MPEG-TS and MP4 titles): a paced stream sends and reserves by
     // it instead of by the bitrate. Null for titles ingested without one.
     std::shared_ptr<const DemandTrace> trace;
+    // Null for a title this server holds whole; on a tier, the holders of each block (block_disks then lists
+    // every disk for a block held elsewhere: admission charges a stream as if this node read all of it, see
+    // docs/server.md "Tier").
+    std::shared_ptr<const TitleTier> tier;
 };
 
 // An open file descriptor kept alive while any segment refers to it (defined in server/io/open_file.hpp;

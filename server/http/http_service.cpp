@@ -41,8 +41,9 @@ struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
         std::uint16_t port = 0;
     };
 
-    Impl(const ServerConfig& config, TitleStore& store, DiskControl& disks, MetricsRegistry& metrics)
-        : shared(config, store, disks, metrics) {
+    Impl(const ServerConfig& config, TitleStore& store, DiskControl& disks, MetricsRegistry& metrics,
+         TierClient* tier)
+        : shared(config, store, disks, metrics, tier) {
         // Concurrency hint 1: each context is run by exactly one thread, which lets asio skip cross-thread
         // wake-ups inside a loop (store completions still post to it safely from other threads).
         for (unsigned i = 0; i < config.io_threads; ++i) {
@@ -213,8 +214,8 @@ struct HttpService::Impl : std::enable_shared_from_this<HttpService::Impl> {
 };
 
 HttpService::HttpService(const ServerConfig& config, TitleStore& store, DiskControl& disks,
-                         MetricsRegistry& metrics)
-    : impl_(std::make_shared<Impl>(config, store, disks, metrics)) {
+                         MetricsRegistry& metrics, TierClient* tier)
+    : impl_(std::make_shared<Impl>(config, store, disks, metrics, tier)) {
     std::weak_ptr<Impl> weak = impl_;
     impl_->shared.on_all_closed = [weak] {
         if (auto self = weak.lock()) asio::post(self->control(), [self] { self->finish(); });

@@ -17,13 +17,18 @@
 
 namespace toast::server {
 
+class TierClient;
+
 class HttpService {
   public:
     // Binds `listen` (and `admin_listen` if set); port 0 picks a free port; opens `access_log` if set; loads
     // `tls` if set (the main listener then speaks HTTPS only; the admin listener stays plain, on loopback).
     // Throws std::runtime_error naming the address or the file if that fails. The references must outlive the
     // service.
-    HttpService(const ServerConfig& config, TitleStore& store, DiskControl& disks, MetricsRegistry& metrics);
+    // `tier` (a node of a tier: its client of the other nodes) sends refused paced streams to a node with
+    // room.
+    HttpService(const ServerConfig& config, TitleStore& store, DiskControl& disks, MetricsRegistry& metrics,
+                TierClient* tier = nullptr);
     ~HttpService();
     HttpService(const HttpService&) = delete;
     HttpService& operator=(const HttpService&) = delete;

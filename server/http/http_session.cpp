@@ -12,7 +12,9 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 
+#include "server/core/stream_redirect.hpp"
 #include "server/http/request_view.hpp"
+#include "server/io/tier_client.hpp"
 #include "toast/common/access_token.hpp"
 #include "toast/common/log.hpp"
 
@@ -28,6 +30,20 @@ constexpr auto kLingerTime = std::chrono::seconds(1);
 // What one SSL write takes from the send chain: large enough for full TLS records, small enough that a slow
 // client's connection holds little memory.
 constexpr std::uint64_t kTlsWriteChunk = 256 * 1024;
+
+// A /stream this node refused, sent to a node of the tier with room (none: nullopt, and the 503 stands).
+std::optional<HttpResponse> redirect_stream(ServerShared& shared, std::string_view target,
+                                            const std::string& reason) {
+    if (!shared.tier || !shared.config.tier) return std::nullopt;
+    const auto& tier = *shared.config.tier;
+    auto refused = refused_nodes(target);
+    std::vector<std::size_t> exclude;
+    for (const auto& id : refused)
+        if (auto i = tier.layout.find(id)) exclude.push_back(shared.tier->node(tier.layout.node(*i).url));
+    const auto other = shared.tier->node_with_room(exclude);
+    if (!other) return std::nullopt;
+    return stream_redirect(shared.tier->url(*other), target, std::move(refused), tier.self_node().id, reason);
+}
 
 bool peer_left(const beast::error_code& ec) {
     return ec == http::error::end_of_stream || ec == asio::error::operation_aborted ||
@@ -193,7 +209,8 @@ void HttpSession::on_read(beast::error_code ec) {
         job.response = std::move(*rejection);
     } else {
         const auto settings = shared_.settings();
-        HandlerContext ctx{shared_.store, shared_.disks, shared_.registry, settings->limits};
+        HandlerContext ctx{shared_.store, shared_.disks, shared_.registry, settings->limits,
+                           shared_.node_report};
         ctx.push = shared_.push.get();
         ctx.access = &settings->access;
         ctx.unix_now = std::chrono::duration_cast<std::chrono::seconds>(
@@ -203,7 +220,7 @@ void HttpSession::on_read(beast::error_code ec) {
         job.response = handle_request(request_view(msg, loopback_, admin_listener_, peer_address_), ctx);
         if (!job.response.denial.empty()) shared_.metrics.count_denial(job.response.denial);
         if (job.response.token_renewed) shared_.metrics.renewals.inc();
-        admit(job);
+        admit(job, msg.target());
     }
     job.keep_alive = msg.keep_alive() && !job.response.close && !shared_.draining.load();
     enqueue(std::move(job));
@@ -226,13 +243,18 @@ void HttpSession::enqueue(Job job) {
 
 // A paced stream goes through admission control when it is configured: admitted, it holds its reservations
 // until the job ends; refused, it becomes a 503 whose Retry-After says when the array would have room.
-void HttpSession::admit(Job& job) {
+void HttpSession::admit(Job& job, std::string_view target) {
     // An empty title reads nothing and sends nothing: there is nothing to reserve.
     if (!shared_.admission || !job.response.paced || job.response.head_only || job.response.status != 200 ||
         !job.response.title || job.response.title->size == 0)
         return;
     auto decision = shared_.admission->admit(*job.response.title, Clock::now());
     if (!decision.ticket) {
+        if (auto elsewhere = redirect_stream(shared_, target, decision.reason)) {
+            shared_.redirected_streams.inc();
+            job.response = std::move(*elsewhere);
+            return;
+        }
         job.response = error_response(503, std::move(decision.reason));
         job.response.headers.push_back({"Retry-After", std::to_string(decision.retry_after.count())});
         return;
@@ -547,43 +569,6 @@ void HttpSession::on_watchdog() {
         return;
     }
     arm_watchdog(limit - idle);
-}
-
-void HttpSession::write_access_log(const Job& job) const {
-    auto log = shared_.access_log();
-    if (!log) return;
-    AccessLogEntry e;
-    e.peer = peer_address_;
-    e.status = job.response.status;
-    e.body_bytes = job.body_sent;
-    e.user = job.response.subscriber;
-    e.duration = Clock::now() - job.received;
-    if (job.access) {
-        e.received = job.access->received;
-        e.request_line = job.access->request_line;
-        e.referer = job.access->referer;
-        e.user_agent = job.access->user_agent;
-        e.range = job.access->range;
-    } else {
-        // Refused before a request could be parsed (or the connection limit): no request line to show.
-        e.received = std::chrono::system_clock::now() -
-                     std::chrono::duration_cast<std::chrono::system_clock::duration>(e.duration);
-    }
-    if (!log->write(format_access_log(e))) {
-        spdlog::warn("cannot write the access log {}: {}", log->path().string(), std::strerror(errno));
-    }
-}
-
-void HttpSession::log_response(const Job& job) const {
-    const auto& r = job.response;
-    if (r.status < 400) return;
-    if (r.status >= 500) {
-        spdlog::warn("{} {} -> {} {}: {}", peer_, job.what, r.status, reason_phrase(r.status),
-                     log_escape(r.reason, 400));
-    } else {
-        spdlog::info("{} {} -> {} {}: {}", peer_, job.what, r.status, reason_phrase(r.status),
-                     log_escape(r.reason, 400));
-    }
 }
 
 }  // namespace toast::server

@@ -92,7 +92,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     bool queue_full() const { return queue_.size() >= shared_.settings()->max_pipelined; }
 
     // Responding.
-    void admit(Job& job);
+    void admit(Job& job, std::string_view target);
     void start_response();
     void pump();
     void issue_reads();

@@ -38,6 +38,7 @@ HttpRequest request_view(const BeastRequest& message, bool peer_is_loopback, boo
     req.has_origin = field(http::field::origin, req.origin);
     if (auto it = message.find("Sec-Fetch-Site"); it != message.end()) req.sec_fetch_site = it->value();
     if (auto it = message.find("Toast-Deadline"); it != message.end()) req.deadline = it->value();
+    if (auto it = message.find("Toast-Direct"); it != message.end()) req.direct = it->value() == "1";
     for (auto [it, end] = message.equal_range(http::field::cache_control); it != end; ++it)
         req.no_cache = req.no_cache || requests_no_cache(it->value(), {});
     for (auto [it, end] = message.equal_range(http::field::pragma); it != end; ++it)

@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "server/core/http_date.hpp"
+#include "server/core/tier_view.hpp"
 
 namespace toast::server {
 
@@ -63,12 +64,36 @@ HttpSettings HttpSettings::from(const ServerConfig& c) {
     return s;
 }
 
-ServerShared::ServerShared(const ServerConfig& c, TitleStore& s, DiskControl& d, MetricsRegistry& m)
-    : config(c), store(s), disks(d), registry(m), metrics(m), qoe(m, c.telemetry) {
+ServerShared::ServerShared(const ServerConfig& c, TitleStore& s, DiskControl& d, MetricsRegistry& m,
+                           TierClient* t)
+    : config(c),
+      store(s),
+      disks(d),
+      registry(m),
+      metrics(m),
+      tier(t),
+      redirected_streams(m.counter("toast_admission_decisions_total", "Paced streams admitted or refused",
+                                   Labels{{"result", "redirected"}})),
+      qoe(m, c.telemetry) {
     set_settings(c);
     push = std::make_unique<PushCoordinator>(c.demand, c.push, s);
     if (c.admission.enabled)
         admission = std::make_unique<StreamAdmission>(c, d, m, settings()->transfer_limits.window);
+    node_report.load_ms = [&d] { return node_load_ms(d.disk_status()); };
+    if (c.tier) {
+        node_report.tier_status = [this] {
+            NodeStatus status;
+            status.node = config.tier->self_node().id;
+            status.load_ms = node_load_ms(disks.disk_status());
+            status.admission = admission != nullptr;
+            if (admission) {
+                const auto room = admission->room(std::chrono::steady_clock::now());
+                status.room = room.share;
+                status.streams = room.streams;
+            }
+            return node_status_json(status);
+        };
+    }
 }
 
 void ServerShared::register_session(HttpSession* key, std::weak_ptr<HttpSession> session) {

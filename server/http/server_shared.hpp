@@ -64,8 +64,10 @@ struct HttpSettings {
     static HttpSettings from(const ServerConfig& config);
 };
 
+class TierClient;
+
 struct ServerShared {
-    ServerShared(const ServerConfig& c, TitleStore& s, DiskControl& d, MetricsRegistry& m);
+    ServerShared(const ServerConfig& c, TitleStore& s, DiskControl& d, MetricsRegistry& m, TierClient* t);
 
     ServerConfig config;  // as at start-up: what a reload cannot change
     TitleStore& store;
@@ -73,8 +75,11 @@ struct ServerShared {
     MetricsRegistry& registry;
     HttpMetrics metrics;
     std::unique_ptr<StreamAdmission> admission;  // null: every /stream is accepted
+    TierClient* tier;                            // null: not a node of a tier
+    NodeReport node_report;                      // Toast-Load and GET /tier
+    Counter& redirected_streams;                 // /stream sent to another node of the tier
     QoeMetrics qoe;                              // POST /telemetry's sink
-    std::unique_ptr<PushCoordinator> push;        // catalogue demand, and pre-placement when enabled
+    std::unique_ptr<PushCoordinator> push;       // catalogue demand, and pre-placement when enabled
 
     std::shared_ptr<const HttpSettings> settings() const { return settings_.load(); }
     void set_settings(const ServerConfig& c) {

@@ -14,7 +14,8 @@ AdmissionLimits limits_of(const ServerConfig& config) {
     l.disk_share = a.disk_share;
     l.network_bytes_per_round = a.network.value() == 0 ? 0 : bytes_in(a.network, config.time_slice).value();
     l.buffer_bytes = a.buffer.value();
-    l.latency_rounds = static_cast<std::uint32_t>((a.start_latency.count() + config.time_slice.count() - 1) /
+    const auto latency = a.start_latency.value_or(config.time_slice);
+    l.latency_rounds = static_cast<std::uint32_t>((latency.count() + config.time_slice.count() - 1) /
                                                   config.time_slice.count());
     l.policy = a.start_policy;
     return l;
@@ -42,6 +43,7 @@ StreamAdmission::StreamAdmission(const ServerConfig& config, DiskControl& disks,
       max_read_(std::max<std::uint64_t>(1, max_read)),
       epoch_(epoch),
       disks_(disks),
+      disk_count_(config.disks.size()),
       ledger_(limits_of(config), config.disks.size()),
       admitted_(metrics.counter("toast_admission_decisions_total", "Paced streams admitted or refused",
                                 Labels{{"result", "admitted"}})),
@@ -102,6 +104,17 @@ StreamAdmission::Decision StreamAdmission::admit(const TitleInfo& title, Clock::
     d.retry_after =
         std::chrono::seconds(std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(wait))));
     return d;
+}
+
+StreamAdmission::Room StreamAdmission::room(Clock::time_point now) {
+    const auto now_round = round_of(now);
+    const double limit = ledger_.limits().disk_share * std::chrono::duration<double>(round_).count();
+    std::lock_guard lock(mutex_);
+    double busiest = 0;
+    for (auto r = now_round; r <= now_round + kRoomRounds; ++r)
+        for (std::size_t d = 0; d < disk_count_; ++d)
+            busiest = std::max(busiest, ledger_.disk_seconds(r, d) / limit);
+    return Room{std::clamp(1.0 - busiest, 0.0, 1.0), ledger_.active()};
 }
 
 void StreamAdmission::release(std::uint64_t id) {

@@ -51,6 +51,15 @@ class StreamAdmission {
     // Decides for a /stream of the whole `title` asked for at `now`.
     Decision admit(const TitleInfo& title, Clock::time_point now);
 
+    // How much room is left for more streams (GET /tier): the share of disk_share still free on the busiest
+    // disk over the current round and the next kRoomRounds, and the streams admitted.
+    static constexpr int kRoomRounds = 3;
+    struct Room {
+        double share = 1;
+        std::size_t streams = 0;
+    };
+    Room room(Clock::time_point now);
+
   private:
     void release(std::uint64_t id);
     std::int64_t round_of(Clock::time_point t) const;
@@ -60,6 +69,7 @@ class StreamAdmission {
     const std::uint64_t max_read_;
     const Clock::time_point epoch_;
     DiskControl& disks_;
+    const std::size_t disk_count_;
     std::mutex mutex_;
     AdmissionLedger ledger_;  // guarded by mutex_
     Counter& admitted_;

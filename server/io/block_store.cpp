@@ -373,8 +373,10 @@ void BlockStore::serve(Disk& disk, DiskQueue::Turn& turn, const std::shared_ptr<
     }
     std::string detail;
     FileSegment segment;
-    const Failure failure = read_replica(disk, turn, *request, piece, fault, detail, segment, start);
-    const auto end = Clock::now();
+    std::optional<Clock::time_point> finished;  // an emulated disk's end of the read on its own clock
+    const Failure failure = read_replica(disk, turn, *request, piece, fault, detail, segment, start, finished);
+    const auto wall_end = Clock::now();
+    const auto end = finished.value_or(wall_end);
     disk.queue->retire(turn);
     if (failure != Failure::none) {
         on_replica_failed(disk, request, piece, failure, detail);
@@ -385,7 +387,7 @@ void BlockStore::serve(Disk& disk, DiskQueue::Turn& turn, const std::shared_ptr<
         disk.model.observe(turn.request.bytes, seconds(end - start));
         disk.last_observed = disk.aged_through = end;
     }
-    disk.latency->observe(seconds(end - turn.request.arrival));
+    disk.latency->observe(seconds(wall_end - turn.request.arrival));
     {
         std::lock_guard lock(request->mutex);
         request->segments[piece] = std::move(segment);
@@ -415,7 +417,8 @@ void BlockStore::on_replica_failed(Disk& disk, const std::shared_ptr<Request>& r
 
 BlockStore::Failure BlockStore::read_replica(Disk& disk, const DiskQueue::Turn& turn, const Request& request,
                                              std::size_t piece, const DiskFault& fault, std::string& detail,
-                                             FileSegment& out, Clock::time_point& started) {
+                                             FileSegment& out, Clock::time_point& started,
+                                             std::optional<Clock::time_point>& finished) {
     const auto& manifest = request.title->manifest;
     const auto& p = request.pieces[piece];
     const auto& record = manifest.blocks[p.block];
@@ -453,13 +456,15 @@ BlockStore::Failure BlockStore::read_replica(Disk& disk, const DiskQueue::Turn& 
     const auto extra = read_stutter(fd, fault, p.offset, p.length, expected);
     if (disk.emulated) {
         // The service model learns the emulated disk's time, not the worker's: a worker that got the CPU late
-        // must not make the disk look faster than it is.
+        // must not make the disk look faster than it is, nor one that woke late slower (its oversleep is the
+        // machine's, and admission control prices reads by this model).
         const auto on_disk = disk.emulated->serve(turn, p.length + extra, fault.added_latency, interrupter_);
         if (!on_disk) {
             detail = "read interrupted: the server is shutting down";
             return Failure::io;
         }
-        started = *on_disk;
+        started = on_disk->start;
+        finished = on_disk->done;
     }
     disk.reads++;
     disk.bytes_read += p.length + extra;
@@ -507,6 +512,7 @@ std::vector<DiskStatus> BlockStore::disk_status() const {
             s.fault = d->fault;
         }
         s.queue_depth = d->queue->outstanding_ops();
+        s.queued_bytes = d->queue->outstanding_bytes();
         {
             // Seconds to serve a 1 MB read on an idle disk: the chooser's view of this disk.
             std::lock_guard lock(d->model_mutex);

@@ -87,7 +87,8 @@ class BlockStore final : public TitleStore, public DiskControl {
                const DiskFault& fault);
     Failure read_replica(Disk& disk, const DiskQueue::Turn& turn, const Request& request, std::size_t piece,
                          const DiskFault& fault, std::string& detail, FileSegment& out,
-                         std::chrono::steady_clock::time_point& started);
+                         std::chrono::steady_clock::time_point& started,
+                         std::optional<std::chrono::steady_clock::time_point>& finished);
     void on_replica_failed(Disk& disk, const std::shared_ptr<Request>& request, std::size_t piece,
                            Failure failure, const std::string& detail);
     void finish_piece(const std::shared_ptr<Request>& request);

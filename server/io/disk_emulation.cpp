@@ -30,10 +30,8 @@ std::uint64_t read_stutter(int fd, const DiskFault& fault, std::uint64_t offset,
     return extra - left;
 }
 
-std::optional<Interrupter::Clock::time_point> EmulatedDisk::serve(const DiskQueue::Turn& turn,
-                                                                  std::uint64_t bytes,
-                                                                  std::chrono::nanoseconds extra,
-                                                                  Interrupter& interrupter) {
+std::optional<EmulatedClock::Slot> EmulatedDisk::serve(const DiskQueue::Turn& turn, std::uint64_t bytes,
+                                                       std::chrono::nanoseconds extra, Interrupter& interrupter) {
     EmulatedClock::Slot slot;
     {
         std::lock_guard lock(mutex_);
@@ -41,7 +39,7 @@ std::optional<Interrupter::Clock::time_point> EmulatedDisk::serve(const DiskQueu
                             extra + timing_->service_time(turn.head, turn.request.position, bytes));
     }
     if (!interrupter.sleep_until(slot.done, turn.epoch)) return std::nullopt;
-    return slot.start;
+    return slot;
 }
 
 }  // namespace toast::server

@@ -37,10 +37,9 @@ class EmulatedDisk {
   public:
     explicit EmulatedDisk(std::unique_ptr<DiskTimingModel> timing) : timing_(std::move(timing)) {}
     // Waits until `turn`'s read of `bytes` (stutter included), delayed by `extra`, completes on the disk's
-    // clock; returns when it started there, or nullopt when interrupted first.
-    std::optional<Interrupter::Clock::time_point> serve(const DiskQueue::Turn& turn, std::uint64_t bytes,
-                                                        std::chrono::nanoseconds extra,
-                                                        Interrupter& interrupter);
+    // clock; returns when it started and ended there, or nullopt when interrupted first.
+    std::optional<EmulatedClock::Slot> serve(const DiskQueue::Turn& turn, std::uint64_t bytes,
+                                             std::chrono::nanoseconds extra, Interrupter& interrupter);
 
   private:
     std::unique_ptr<DiskTimingModel> timing_;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -23,6 +24,8 @@
 #include "server/io/catalogue.hpp"
 #include "server/io/title_torrent.hpp"
 #include "toast/common/durable_file.hpp"
+#include "toast/common/peer_certs.hpp"
+#include "toast/common/read_file.hpp"
 
 namespace toast::server {
 
@@ -101,6 +104,25 @@ std::optional<DemandTrace> source_trace(const fs::path& media, std::uint64_t siz
                           error + " (--no-trace ingests it at a constant bitrate)");
     }
     return trace;
+}
+
+// The same bytes give the same id on every node: SHA-1 over the size, the piece size and the pieces' hashes.
+std::string content_id(std::uint64_t size, std::uint64_t piece_size,
+                       const std::vector<lt::sha1_hash>& pieces) {
+    lt::hasher h;
+    const auto head = std::to_string(size) + ":" + std::to_string(piece_size) + ":";
+    h.update(head.data(), static_cast<int>(head.size()));
+    for (const auto& p : pieces)
+        h.update(p.data(), static_cast<int>(p.size()));
+    const auto digest = h.final();
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (std::size_t i = 0; i < 8; ++i) {
+        const auto byte = static_cast<unsigned char>(digest[static_cast<int>(i)]);
+        out += kHex[byte >> 4];
+        out += kHex[byte & 15];
+    }
+    return out;
 }
 
 bool valid_announce(const std::string& url) {
@@ -200,25 +222,38 @@ CleanupReport clean_up_locked(const ServerConfig& config) {
 
 // What an ingest will write, every argument checked: nothing is written before all of it is known good.
 struct IngestPlan {
-    std::uint64_t size = 0;  // the media file's
+    std::uint64_t size = 0;     // the media file's
+    std::int64_t modified = 0;  // the media file's modification time, Unix seconds
     fs::path torrent_dir;    // where --torrent goes
     PlacementPolicy policy{};
     std::optional<DemandTrace> trace;
     BitRate bitrate{0};
     std::uint64_t block_size = 0;
     std::uint64_t piece_size = 0;
+    bool private_torrent = false;  // BEP 27
+    std::string peer_ca;           // PEM of the swarm's CA: an SSL torrent; empty for none
 };
 
-// The media file's size; it must be a regular file.
-std::uint64_t media_size(const fs::path& media) {
+// The media file's size and modification time; it must be a regular file.
+void stat_media(const fs::path& media, IngestPlan& plan) {
     struct stat st {};
     if (::stat(media.c_str(), &st) != 0) io_fail("cannot read media file", media, errno);
     if (!S_ISREG(st.st_mode)) throw IngestError("media file " + media.string() + " is not a regular file");
-    return static_cast<std::uint64_t>(st.st_size);
+    plan.size = static_cast<std::uint64_t>(st.st_size);
+    plan.modified = static_cast<std::int64_t>(st.st_mtime);
 }
 
+}  // namespace
+
+std::uint64_t tier_block_size(std::uint64_t block_size, std::uint64_t piece_size) {
+    const auto pieces = std::max<std::uint64_t>(1, (block_size + piece_size / 2) / piece_size);
+    return pieces * piece_size;
+}
+
+namespace {
+
 // The block size (the option's, the config's, else what the title plays in one time slice) and the piece
-// size, each checked.
+// size, each checked. On a tier every piece lies in one block, so that it has one pair of nodes.
 void choose_sizes(const ServerConfig& config, const IngestOptions& opt, IngestPlan& plan) {
     plan.block_size = opt.block_size
                           ? opt.block_size->value()
@@ -234,6 +269,15 @@ void choose_sizes(const ServerConfig& config, const IngestOptions& opt, IngestPl
         throw IngestError("piece size " + std::to_string(plan.piece_size) +
                           " must be a power of two of at least 16 KiB");
     }
+    if (config.tier && plan.block_size % plan.piece_size != 0) {
+        if (opt.block_size || config.block_size) {
+            throw IngestError(
+                "block size " + std::to_string(plan.block_size) + " is not a multiple of the piece size " +
+                std::to_string(plan.piece_size) +
+                ": on a tier each piece must lie in one block, so that it has one pair of nodes");
+        }
+        plan.block_size = tier_block_size(plan.block_size, plan.piece_size);
+    }
 }
 
 IngestPlan check_ingest(const ServerConfig& config, const IngestOptions& opt) {
@@ -242,7 +286,7 @@ IngestPlan check_ingest(const ServerConfig& config, const IngestOptions& opt) {
                           "\": use 1-128 of A-Z a-z 0-9 . _ - and do not start with '.'");
     }
     IngestPlan plan;
-    plan.size = media_size(opt.media);
+    stat_media(opt.media, plan);
     plan.torrent_dir = opt.torrent.parent_path().empty() ? fs::path(".") : opt.torrent.parent_path();
     std::error_code ec;
     if (!opt.torrent.empty() && !fs::is_directory(plan.torrent_dir, ec)) {
@@ -260,6 +304,16 @@ IngestPlan check_ingest(const ServerConfig& config, const IngestOptions& opt) {
     for (const auto& url : opt.announce)
         if (!valid_announce(url))
             throw IngestError("announce URL \"" + url + "\" must start with http://, https:// or udp://");
+    plan.private_torrent = opt.private_torrent.value_or(config.private_torrents);
+    if (const auto ca_path = opt.peer_ca ? opt.peer_ca : config.peer_ca) {
+        try {
+            plan.peer_ca = read_file(*ca_path);
+        } catch (const FileReadError& e) {
+            throw IngestError("peer CA " + ca_path->string() + ": cannot be read (" + e.reason() + ")");
+        }
+        if (auto problem = check_ca_certificate(plan.peer_ca))
+            throw IngestError("peer CA " + ca_path->string() + ": " + *problem);
+    }
     return plan;
 }
 
@@ -284,9 +338,11 @@ Manifest new_manifest(const ServerConfig& config, const IngestOptions& opt, cons
     m.seed = config.placement_seed;
     m.version = new_version_id();
     m.generation = previous ? previous->generation + 1 : 1;
-    m.created =
-        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
+    // Every node of a tier ingests the same master file and must give it the same Last-Modified: the file's.
+    m.created = config.tier ? plan.modified
+                            : std::chrono::duration_cast<std::chrono::seconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
     m.chunk_size = kChunkSize;
     m.trace = plan.trace;
     m.disk_ids = disk_identities(config);
@@ -390,6 +446,11 @@ SourcePass write_blocks(const ServerConfig& config, const IngestOptions& opt, co
 // torrent, libtorrent refuses one): an empty title is served over HTTP only, and has no torrent.
 TorrentFile make_torrent(const ServerConfig& config, const IngestOptions& opt, const IngestPlan& plan,
                          SourcePass pass, Manifest& m) {
+    const auto& tier = config.tier;
+    if (tier) {
+        m.tier = ManifestTier{tier->layout, tier->self_node().id,
+                              content_id(plan.size, plan.piece_size, pass.piece_hashes)};
+    }
     if (plan.size == 0) return {};
     TorrentSpec spec;
     spec.title = m.title;
@@ -400,7 +461,16 @@ TorrentFile make_torrent(const ServerConfig& config, const IngestOptions& opt, c
     spec.announce = opt.announce;
     for (const auto& peer : opt.operator_peers)
         spec.operator_peers.push_back(peer.to_string());
-    spec.web_seed = config.public_url + "/titles/" + m.title;
+    if (tier) {
+        for (const auto& node : tier->layout.nodes)
+            spec.web_seeds.push_back(node.url + "/titles/" + m.title);
+        spec.tier = tier->layout;
+        spec.block_size = plan.block_size;
+    } else {
+        spec.web_seeds.push_back(config.public_url + "/titles/" + m.title);
+    }
+    spec.private_torrent = plan.private_torrent;
+    spec.ssl_ca = plan.peer_ca;
     spec.bitrate = plan.bitrate;
     if (plan.trace) {
         spec.average_bitrate = plan.trace->average_rate();
@@ -495,10 +565,23 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& opt) 
     if (auto it = scan.titles.find(opt.name); it != scan.titles.end()) previous = it->second.manifest;
     Manifest m = new_manifest(config, opt, plan, previous);
     const auto blocks = block_count(plan.size, plan.block_size);
-    const auto placement = place_blocks(plan.policy, blocks, config.disks.size(), m.seed, m.title);
+    auto placement = place_blocks(plan.policy, blocks, config.disks.size(), m.seed, m.title);
 
     IngestResult result;
     result.blocks_per_disk.assign(config.disks.size(), 0);
+    result.held_blocks = blocks;
+    // On a tier this node writes only its share; a block keeps the disks placement gave it whichever nodes
+    // hold it, so a node's layout of a block does not depend on the other nodes.
+    if (const auto& tier = config.tier) {
+        result.held_blocks = 0;
+        for (std::uint64_t b = 0; b < blocks; ++b) {
+            const auto holders = tier->layout.holders(m.title, b);
+            if (std::find(holders.begin(), holders.end(), tier->self) == holders.end())
+                placement.replicas[b].clear();
+            else
+                ++result.held_blocks;
+        }
+    }
     const auto version_dir = version_dir_name(m.title, m.version);
     const auto used_disks = create_version_dirs(config, placement, version_dir);
     auto pass = write_blocks(config, opt, plan, placement, m, result);

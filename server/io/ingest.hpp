@@ -39,8 +39,10 @@ struct IngestOptions {
     // The operator's own peers (e.g. a seed beside this server), written to the torrent's
     // "toast"."operator_peers": every toast-client counts them as server-side, not as viewers.
     std::vector<Endpoint> operator_peers;
-    std::optional<Bytes> block_size;  // default: config.block_size, else bitrate x time_slice
-    std::optional<Bytes> piece_size;  // default: config.piece_size
+    std::optional<Bytes> block_size;               // default: config.block_size, else bitrate x time_slice
+    std::optional<Bytes> piece_size;               // default: config.piece_size
+    std::optional<bool> private_torrent;           // default: config.private_torrents
+    std::optional<std::filesystem::path> peer_ca;  // default: config.peer_ca; a CA certificate (PEM)
     // Record the demand trace of an MPEG-TS or MP4 source (rounds of config.time_slice), so the title is
     // paced and admitted by it. A source in one of those containers that cannot be parsed fails the ingest
     // unless this is off; other files are constant-rate titles either way.
@@ -51,11 +53,18 @@ struct IngestResult {
     Manifest manifest;
     std::string info_hash;                       // hex, v1
     std::vector<std::uint64_t> blocks_per_disk;  // replicas written to each disk
+    std::uint64_t held_blocks = 0;               // blocks this node holds (all of them off a tier)
     std::size_t removed_versions = 0;            // old versions' block directories removed after the commit
 };
 
 // Throws IngestError naming the bad argument (before anything is written) or the failed operation.
+// With `config.tier` the node writes only the blocks it holds (toast/common/tier.hpp), the torrent lists
+// every node and the tier, and the block size defaults to a multiple of the piece size.
 IngestResult ingest_title(const ServerConfig& config, const IngestOptions& options);
+
+// On a tier: the default block size (bitrate x time_slice) rounded to the nearest multiple of the piece
+// size, at least one piece, so that every piece lies in one block.
+std::uint64_t tier_block_size(std::uint64_t block_size, std::uint64_t piece_size);
 
 struct CleanupReport {
     std::size_t temporary_files = 0;

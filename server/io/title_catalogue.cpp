@@ -26,7 +26,10 @@ struct TitleCatalogue::Shared {
 };
 
 TitleCatalogue::TitleCatalogue(std::vector<std::filesystem::path> disks, Options options, Release on_release)
-    : options_(options), catalogue_(std::move(disks)), shared_(std::make_shared<Shared>()) {
+    : options_(options),
+      disk_count_(static_cast<std::uint32_t>(disks.size())),
+      catalogue_(std::move(disks)),
+      shared_(std::make_shared<Shared>()) {
     shared_->on_release = std::move(on_release);
 }
 
@@ -46,12 +49,25 @@ std::shared_ptr<const StoredTitle> TitleCatalogue::publish(Manifest manifest) {
     v->info.size = manifest.size;
     v->info.bitrate = manifest.bitrate;
     v->info.block_size = manifest.block_size;
-    v->info.etag = "\"" + manifest.version + "\"";
+    // On a tier every node has its own version (its own share of the blocks) of the same bytes, and the ETag
+    // must be the same on all of them: a client moving between nodes must see one representation.
+    v->info.etag = "\"" + (manifest.tier ? manifest.tier->content : manifest.version) + "\"";
     v->info.last_modified = std::chrono::system_clock::time_point(std::chrono::seconds(manifest.created));
     for (const auto& block : manifest.blocks) {
         auto& disks = v->info.block_disks.emplace_back();
         for (const auto& r : block.replicas)
             disks.push_back(r.disk);
+        if (disks.empty())
+            for (std::uint32_t d = 0; d < disk_count_; ++d)
+                disks.push_back(d);
+    }
+    if (manifest.tier) {
+        auto tier = std::make_shared<TitleTier>();
+        tier->layout = manifest.tier->layout;
+        tier->self = manifest.tier->self();
+        for (std::uint64_t b = 0; b < manifest.blocks.size(); ++b)
+            tier->holders.push_back(tier->layout.holders(manifest.title, b));
+        v->info.tier = std::move(tier);
     }
     v->info.file_name = manifest.torrent ? manifest.torrent->name : manifest.title;
     if (manifest.torrent) v->info.info_hash = manifest.torrent->info_hash;

@@ -62,6 +62,7 @@ class TitleCatalogue {
     std::shared_ptr<const StoredTitle> publish(Manifest manifest);
 
     Options options_;
+    std::uint32_t disk_count_;
     Release on_release_;
     mutable std::mutex mutex_;
     Catalogue catalogue_;

@@ -29,7 +29,10 @@ TorrentFile make_title_torrent(const TorrentSpec& spec) {
         ct.set_hash(lt::piece_index_t(static_cast<int>(i)), spec.piece_hashes[i]);
     for (std::size_t i = 0; i < spec.announce.size(); ++i)
         ct.add_tracker(spec.announce[i], static_cast<int>(i));
-    if (!spec.web_seed.empty()) ct.add_url_seed(spec.web_seed);
+    for (const auto& url : spec.web_seeds)
+        ct.add_url_seed(url);
+    ct.set_priv(spec.private_torrent);
+    if (!spec.ssl_ca.empty()) ct.set_root_cert(spec.ssl_ca);
     ct.set_creation_date(0);  // reproducible: the same input gives the same bytes
 
     lt::entry e = ct.generate();
@@ -47,6 +50,21 @@ TorrentFile make_title_torrent(const TorrentSpec& spec) {
         for (const auto& p : spec.operator_peers)
             peers.emplace_back(p);
         toast["operator_peers"] = lt::entry(std::move(peers));
+    }
+    if (spec.tier) {
+        lt::entry::dictionary_type tier;
+        lt::entry::list_type nodes;
+        for (const auto& n : spec.tier->nodes) {
+            lt::entry::dictionary_type node;
+            node["id"] = lt::entry(n.id);
+            node["url"] = lt::entry(n.url);
+            nodes.emplace_back(std::move(node));
+        }
+        tier["nodes"] = lt::entry(std::move(nodes));
+        tier["replicas"] = lt::entry(static_cast<std::int64_t>(spec.tier->replicas));
+        tier["placement"] = lt::entry(std::string(to_string(spec.tier->placement)));
+        toast["tier"] = lt::entry(std::move(tier));
+        toast["block_size"] = lt::entry(static_cast<std::int64_t>(spec.block_size));
     }
     e["toast"] = lt::entry(std::move(toast));
 

@@ -16,7 +16,9 @@ struct VerifyReport {
     std::vector<std::string> notes;     // harmless: stale manifest copies that the next ingest repairs
     std::size_t titles = 0;
     std::size_t blocks = 0;
-    std::size_t replicas = 0;
+    std::size_t replicas = 0;         // on this node's disks
+    std::size_t remote_replicas = 0;  // blocks read from other nodes of the tier (verify_tier)
+    std::size_t nodes = 0;            // other nodes asked
     std::uint64_t bytes = 0;
     bool clean() const { return problems.empty(); }
 };

@@ -74,6 +74,14 @@ class FakeStore : public TitleStore {
         titles_[name] = info;
         torrents_[name] = std::move(bytes);
     }
+    // Puts title `name` on a tier (its block size becomes `block_size`).
+    void set_tier(const std::string& name, std::shared_ptr<const TitleTier> tier, std::uint64_t block_size) {
+        std::lock_guard lock(mutex_);
+        auto info = std::make_shared<TitleInfo>(*titles_.at(name));
+        info->tier = std::move(tier);
+        info->block_size = block_size;
+        titles_[name] = info;
+    }
     // Reads touching [first, last] answer `status` instead of bytes.
     void fail_range(const std::string& name, std::uint64_t first, std::uint64_t last, ReadStatus status) {
         std::lock_guard lock(mutex_);

@@ -27,6 +27,7 @@ struct Fixture {
     FakeDisks disks{4};
     MetricsRegistry metrics;
     HandlerLimits limits;
+    NodeReport node;
     std::string bytes = sample_bytes(10000);
     // Signed URLs and telemetry (access_routes_test.cpp): null, the server is open and collects nothing.
     const AccessPolicy* access = nullptr;
@@ -89,6 +90,8 @@ struct Fixture {
                 req.host = value;
             } else if (k == "Sec-Fetch-Site") {
                 req.sec_fetch_site = value;
+            } else if (k == "Toast-Direct") {
+                req.direct = value == "1";
             } else if (k == "No-Content-Type") {
                 req.has_content_type = false;
             } else {
@@ -96,7 +99,7 @@ struct Fixture {
             }
         }
         req.peer_address = "192.0.2.9";
-        HandlerContext ctx{store, disks, metrics, limits, access, unix_now, telemetry};
+        HandlerContext ctx{store, disks, metrics, limits, node, access, unix_now, telemetry};
         return handle_request(req, ctx);
     }
 

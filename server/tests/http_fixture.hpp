@@ -45,6 +45,9 @@ struct Server {
         spdlog::set_level(spdlog::level::warn);
         config.listen = Endpoint{"127.0.0.1", 0};
         config.idle_timeout = 5s;
+        // The fake store's titles have no block layout to admit against: the tests that exercise admission
+        // control turn it on.
+        config.admission.enabled = false;
         if (adjust) adjust(config);
         store.add("small", small);
         toast::testing::write_random_file(dir / "big.bin", 10 * 1024 * 1024 + 12345, 7);

@@ -123,7 +123,7 @@ TEST_CASE("what a running server cannot change is reported and kept", "[server][
     CHECK(plan.in_force.disks.size() == 2);
     CHECK(plan.in_force.io_threads == 1);
     CHECK(plan.in_force.disk_order == toast::server::QueueOrder::fifo);
-    CHECK_FALSE(plan.in_force.admission.enabled);
+    CHECK(plan.in_force.admission == running.admission);
     CHECK(plan_reload(plan.in_force, loaded).not_applied.size() == 10);
 }
 
@@ -136,4 +136,15 @@ TEST_CASE("settings only ingest reads are not the running server's business", "[
                                               {"public_url", "http://vod.example"}}));
     CHECK(plan.applied.empty());
     CHECK(plan.not_applied.empty());
+}
+
+TEST_CASE("joining or changing a tier needs a restart", "[server][reload][tier]") {
+    const nlohmann::json tier = {{"self", "a"},
+                                 {"nodes", {{{"id", "a"}, {"url", "http://127.0.0.1:8080"}},
+                                            {{"id", "b"}, {"url", "http://127.0.0.1:8081"}}}}};
+    auto plan = plan_reload(config(), config({{"tier", tier}}));
+    CHECK(plan.not_applied == std::vector<std::string>{"tier changed (needs a restart)"});
+    CHECK_FALSE(plan.in_force.tier);
+    auto same = config({{"tier", tier}});
+    CHECK(plan_reload(same, config({{"tier", tier}})).not_applied.empty());
 }

@@ -221,3 +221,16 @@ TEST_CASE("disk emulation and fault durations are bounded", "[server][config]") 
     CHECK_THAT(error_of(R"({"path":"/b","fault":{"added_latency":-1}})"),
                Contains("'disks[1].fault.added_latency'"));
 }
+
+TEST_CASE("admission control for /stream is on unless the config turns it off", "[server][config][admission]") {
+    auto c = load_server_config(nlohmann::json::parse(R"({"disks":["/d0","/d1"]})"));
+    CHECK(c.admission.enabled);
+    CHECK(c.admission.disk_share == 0.9);
+    CHECK_FALSE(c.admission.start_latency);  // one time_slice
+    c = load_server_config(nlohmann::json::parse(R"({"disks":["/d0","/d1"],"admission":{}})"));
+    CHECK(c.admission.enabled);
+    c = load_server_config(nlohmann::json::parse(R"({"disks":["/d0","/d1"],"admission":{"enabled":false}})"));
+    CHECK_FALSE(c.admission.enabled);
+    c = load_server_config(nlohmann::json::parse(R"({"disks":["/d0","/d1"],"admission":{"start_latency":0}})"));
+    CHECK(c.admission.start_latency == std::chrono::nanoseconds(0));
+}

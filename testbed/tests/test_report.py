@@ -161,6 +161,14 @@ class ResourcesTest(unittest.TestCase):
         self.assertIn("| client CPU, % of one core over its life | 10.00% / 10.00% |", md)
         self.assertIn("1.0 s (10.0%) | 2.0 MB / 2.0 MB |", md)
 
+    def test_report_rows_carry_what_the_operators_seed_sent(self):
+        s = scenario.from_dict({"clients": 2})
+        r = report.compute(s, 1000, [{"completed": True, "bytes_from_peers": 3_000_000,
+                                      "bytes_from_operator": 1_000_000}, {"completed": True}], 500, 0, 0)
+        self.assertEqual([c["bytes_from_operator"] for c in r["per_client"]], [1_000_000, 0])
+        md = report.render_markdown(r, [])
+        self.assertIn("| 0 | yes | 3.0 MB (1.0 MB) |", md)
+
 
 class ReportTest(unittest.TestCase):
     def test_prometheus_sum_adds_every_label_set(self):
@@ -471,7 +479,7 @@ class LauncherTest(unittest.TestCase):
             s = scenario.from_dict({"clients": 1})
             stack = run.Stack.__new__(run.Stack)
             stack.torrent, stack.server_port, stack.host, stack.title = Path(d) / "t.torrent", 1, "127.0.0.1", "t"
-            stack.seed_endpoint = "127.0.0.1:7000"
+            stack.seed_endpoint, stack.creds = "127.0.0.1:7000", None
             argv = run.client_argv("toast", s, stack, {"client": new}, Path(d), 0)
             self.assertEqual(argv[argv.index("--operator-peer") + 1], "127.0.0.1:7000")
             self.assertNotIn("--operator-peer", run.client_argv("toast", s, stack, {"client": old}, Path(d), 0))

@@ -53,13 +53,21 @@ DRILLS = {
                  "mtime back: silent bit rot, while the other viewers still have to arrive",
     "tracker-kill": "SIGKILL the tracker 1 s before the last viewer arrives, start it "
                     "again when the fault ends: the last viewer must find its peers",
+    "tracker-kill-one": "two trackers in the announce-list; SIGKILL the first 1 s before the last viewer "
+                        "arrives, start it again when the fault ends: the last viewer must find its peers through "
+                        "the other (viewer back: from its arrival to its first peer), and the restarted tracker "
+                        "must know every running viewer again (service back: from its restart)",
+    "node-kill": "the VoD server is a tier of 3 nodes; SIGKILL node 1 mid-stream, start it again when the fault "
+                 "ends: each viewer asks a piece's other holder",
     "client-kill": "SIGKILL the last viewer, start it again on the same save dir when the fault ends: it must "
                    "resume and finish",
     "client-enospc": "fill the last viewer's disk (its save dir is a tmpfs) for the fault, then free it",
     "net-drop": "drop every packet to and from the last viewer for the fault (pfifo limit 0 on both ends of "
                 "its veth)",
 }
-SERVER_DRILLS = ("server-kill", "disk-offline", "disks-offline", "disk-stutter", "block-corrupt", "block-rot")
+SERVER_DRILLS = ("server-kill", "node-kill", "disk-offline", "disks-offline", "disk-stutter", "block-corrupt",
+                 "block-rot")
+TRACKER_DRILLS = ("tracker-kill", "tracker-kill-one")
 VIEWER_DRILLS = ("client-kill", "client-enospc", "net-drop")
 
 # Small and short: 8 viewers 2 s apart, a 40 s title in 39 pieces, no seed beside the server (a seed would
@@ -102,9 +110,11 @@ class Drill:
             # Bit rot is not transient: the damage comes once the first viewer's first pieces were read (and
             # checked) from the block, and every later arrival takes its first pieces from the server.
             self.fault_at = 1.5
-        if name == "tracker-kill":
+        if name in TRACKER_DRILLS:
             # The viewers already in the swarm keep their peers; the one arriving during the outage has none.
             self.fault_at = max(0.0, scen.arrival_times(s)[-1] - 1)
+        self.nodes = 3 if name == "node-kill" else 1
+        self.trackers = 2 if name == "tracker-kill-one" else 1
         self.progress = progress
         self.work = work
         self.notes: list[str] = []
@@ -141,6 +151,15 @@ class Drill:
                 return r.status == 200 and body.startswith(b"d") and b"failure reason" not in body
         except (OSError, urllib.error.URLError, ValueError):
             return False
+
+    def tracker_whole(self) -> bool:
+        """The first tracker's swarm holds every viewer still running."""
+        try:
+            stats = json.loads(run.http_get(f"http://{self.stack.host}:{self.stack.tracker_port}/stats"))
+        except (OSError, ValueError):
+            return False
+        known = stats["totals"]["seeders"] + stats["totals"]["leechers"]
+        return known >= sum(1 for v in self.viewers if v.proc.poll() is None)
 
     def admin(self, disk: int, fault: dict) -> None:
         req = urllib.request.Request(f"http://127.0.0.1:{self.admin_port}/admin/disks/{disk}/fault",
@@ -184,9 +203,12 @@ class Drill:
         if n == "server-kill":
             os.killpg(self.stack.server_proc.pid, signal.SIGKILL)
             self.stack.server_proc.wait(5)
-        elif n == "tracker-kill":
+        elif n in TRACKER_DRILLS:
             os.killpg(self.stack.tracker_proc.pid, signal.SIGKILL)
             self.stack.tracker_proc.wait(5)
+        elif n == "node-kill":
+            os.killpg(self.stack.server_procs[1].pid, signal.SIGKILL)
+            self.stack.server_procs[1].wait(5)
         elif n == "disk-offline":
             self.admin(0, {"offline": True})
         elif n == "disks-offline":
@@ -239,8 +261,10 @@ class Drill:
         n = self.name
         if n == "server-kill":
             self.stack.start_server("server-restarted")
-        elif n == "tracker-kill":
+        elif n in TRACKER_DRILLS:
             self.stack.start_tracker("tracker-restarted")
+        elif n == "node-kill":
+            self.stack.start_node(1, "server-n1-restarted")
         elif n == "disk-offline":
             self.admin(0, {"offline": False})
         elif n == "disks-offline":
@@ -275,7 +299,7 @@ class Drill:
         # The tracker keeps its swarms in a state file, saved at its default interval, as an operator's would.
         self.stack = run.Stack(s, self.bins, work, self.procs, self.network.host_ip,
                                {"admin_listen": f"127.0.0.1:{self.admin_port}"},
-                               {"state_file": str(work / "tracker.state")})
+                               {"state_file": str(work / "tracker.state")}, nodes=self.nodes, trackers=self.trackers)
         arrivals = scen.arrival_times(s)
         fault_end_at = self.fault_at + self.fault_seconds
         limit = max(arrivals[-1], fault_end_at) + s.title_seconds * 2 + 60
@@ -322,7 +346,7 @@ class Drill:
                     self.end_fault()
                     t_fault_end = time.monotonic()
                     self.progress(f"[{self.name}] t={now:5.1f}s fault off")
-                    pending = self.affected()
+                    pending = {i: b for i, b in self.affected().items() if i not in back}
                 if fault_ended:
                     since = time.monotonic() - t_fault_end
                     if service_back is None and since < 60:
@@ -330,11 +354,15 @@ class Drill:
                             service_back = time.monotonic() - t_fault_end
                         elif self.name == "tracker-kill" and self.probe_tracker():
                             service_back = time.monotonic() - t_fault_end
+                        elif self.name == "tracker-kill-one" and self.tracker_whole():
+                            service_back = time.monotonic() - t_fault_end
                     for i, base in list(pending.items()):
+                        if self.name == "tracker-kill-one":
+                            break  # measured from its arrival, below
                         rec = latest_record(self.viewers[i].stats)
                         # The viewer that joined during the tracker's outage fetches from the server meanwhile:
                         # what it lacks is peers.
-                        if ((rec or {}).get("peers", 0) > 0 if self.name == "tracker-kill"
+                        if ((rec or {}).get("peers", 0) > 0 if self.name in TRACKER_DRILLS
                                 else received(rec) > base):
                             back[i] = time.monotonic() - t_fault_end
                             del pending[i]
@@ -347,6 +375,11 @@ class Drill:
                                               "started again on the same save dir")
                             self.restart(v)
                             pending[self.target] = 0
+                if self.name == "tracker-kill-one" and self.target not in back and len(self.viewers) > self.target:
+                    # With the other tracker up, the viewer arriving during the outage finds peers at once.
+                    if (latest_record(self.viewers[self.target].stats) or {}).get("peers", 0) > 0:
+                        back[self.target] = now - arrivals[self.target]
+                        pending.pop(self.target, None)
                 running = sum(1 for v in self.viewers if v.proc.poll() is None)
                 if len(self.viewers) == s.clients and running == 0 and fault_ended:
                     break
@@ -406,7 +439,7 @@ class Drill:
         out = {}
         for v in self.viewers:
             rec = latest_record(v.stats)
-            if self.name in VIEWER_DRILLS or self.name == "tracker-kill":
+            if self.name in VIEWER_DRILLS or self.name in TRACKER_DRILLS:
                 if v.index == self.target:
                     out[v.index] = 0 if self.name == "client-kill" else received(rec)
             elif self.name != "baseline" and v.proc.poll() is None and (rec or {}).get("pieces_had", 0) < self.pieces:

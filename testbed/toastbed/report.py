@@ -78,6 +78,7 @@ def compute(s: Scenario, title_bytes: int, client_summaries: list[dict | None], 
             "client": i,
             "completed": bool(summ.get("completed", False)),
             "bytes_from_peers": int(summ.get("bytes_from_peers", 0)),
+            "bytes_from_operator": int(summ.get("bytes_from_operator", 0)),
             "bytes_from_server": int(summ.get("bytes_from_server", 0)),
             "bytes_uploaded": int(summ.get("bytes_uploaded", 0)),
             "bytes_redundant": int(summ.get("bytes_redundant", 0)),
@@ -219,10 +220,11 @@ def render_markdown(report: dict, plots: list[str]) -> str:
                 ", ".join(_mb(b) for b in sh["bytes_towards_clients"]) + ".", ""]
     if r.get("resources"):
         out += render_resources(r["resources"])
-    out += ["## Clients", "", "| # | done | from peers | from server | uploaded | redundant | stalls | startup | "
-            "CPU | memory peak / median |", "|---|---|---|---|---|---|---|---|---|---|"]
+    out += ["## Clients", "", "| # | done | from peers (of it the operator's) | from server | uploaded | redundant | "
+            "stalls | startup | CPU | memory peak / median |", "|---|---|---|---|---|---|---|---|---|---|"]
     for c in r["per_client"]:
-        out.append(f"| {c['client']} | {'yes' if c['completed'] else 'no'} | {_mb(c['bytes_from_peers'])} | "
+        out.append(f"| {c['client']} | {'yes' if c['completed'] else 'no'} | {_mb(c['bytes_from_peers'])} "
+                   f"({_mb(c.get('bytes_from_operator', 0))}) | "
                    f"{_mb(c['bytes_from_server'])} | {_mb(c['bytes_uploaded'])} | {_mb(c['bytes_redundant'])} | "
                    f"{c['stalls']} ({c['stall_seconds']:.1f} s) | {_fmt_ms(c['startup_ms'])} | "
                    f"{_fmt_cpu(c.get('cpu_seconds'), c.get('cpu_pct'))} | "

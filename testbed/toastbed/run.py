@@ -22,7 +22,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from . import netshape, report, resources, scenario as scen
+from . import credentials, netshape, report, resources, scenario as scen
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -133,14 +133,21 @@ class Stack:
     """Tracker + VoD server (+ seed): the "server host" of one run."""
 
     def __init__(self, s: scen.Scenario, bins: dict, work: Path, procs: Processes, host: str = "127.0.0.1",
-                 server_config: dict | None = None, tracker_config: dict | None = None):
+                 server_config: dict | None = None, tracker_config: dict | None = None, nodes: int = 1,
+                 trackers: int = 1):
         """`server_config` and `tracker_config` add fields to the VoD server's and the tracker's configs (e.g. an
-        `admin_listen` on loopback, a `state_file`)."""
+        `admin_listen` on loopback, a `state_file`). With `nodes` > 1 the VoD server is a tier of that many
+        nodes (docs/server.md "Tier"), each with 2 disks, the title ingested on every one, and `server_config`
+        goes to node 0 only; with `trackers` > 1 the torrent's announce-list names that many trackers."""
         self.s, self.bins, self.work, self.procs, self.host = s, bins, work, procs, host
         self.server_config = dict(server_config or {})
         self.tracker_config = dict(tracker_config or {})
-        self.tracker_port = free_port()
-        self.server_port = free_port()
+        self.tracker_ports = [free_port() for _ in range(max(1, trackers))]
+        self.tracker_port = self.tracker_ports[0]
+        self.node_ports = [free_port() for _ in range(max(1, nodes))]
+        self.server_port = self.node_ports[0]
+        self.server_procs: list[subprocess.Popen | None] = [None] * len(self.node_ports)
+        self.tracker_procs: list[subprocess.Popen | None] = [None] * len(self.tracker_ports)
         self.title = "title"
         self.torrent = work / "title.torrent"
         self.media = work / "media" / self.title
@@ -148,38 +155,63 @@ class Stack:
         self.seed_proc = None
         self.server_proc: subprocess.Popen | None = None
         self.tracker_proc: subprocess.Popen | None = None
-        self.seed_endpoint = ""  # HOST:PORT of the server-host seed, once started
+        self.seed_endpoint = ""  # HOST:PORT of the server-host seed (its SSL one in an SSL swarm), once started
+        # Passkeys (and certificates) for the seed and every viewer of a private swarm.
+        self.creds: credentials.SwarmCredentials | None = None
+        if s.private or s.ssl:
+            self.creds = credentials.SwarmCredentials(work, ["seed"] + [client_name(i) for i in range(s.clients)],
+                                                      s.ssl)
 
     @property
     def server_url(self) -> str:
         return f"http://{self.host}:{self.server_port}"
 
+    def node_config(self, i: int) -> Path:
+        """Node `i`'s config (node 0's is server.json, on the disks under disks/, as a single server's)."""
+        return self.work / ("server.json" if i == 0 else f"server-n{i}.json")
+
+    def write_server_configs(self) -> None:
+        s, w = self.s, self.work
+        tier = len(self.node_ports) > 1
+        for i, port in enumerate(self.node_ports):
+            root = w / ("disks" if i == 0 else f"disks-n{i}")
+            disks = [str(root / f"d{d}") for d in range(2 if tier else 4)]
+            for d in disks:
+                Path(d).mkdir(parents=True, exist_ok=True)
+            config = {"listen": f"{self.host}:{port}", "disks": disks, "policy": "rda",
+                      "placement_seed": s.random_seed, "log_level": "warn", **(self.server_config if i == 0 else {})}
+            if tier:
+                config["tier"] = {"self": f"n{i}", "nodes": [{"id": f"n{k}", "url": f"http://{self.host}:{p}"}
+                                                              for k, p in enumerate(self.node_ports)]}
+            else:
+                config["public_url"] = self.server_url
+            self.node_config(i).write_text(json.dumps(config, indent=2))
+
     def start(self) -> None:
         s, w = self.s, self.work
         self.media.parent.mkdir(parents=True, exist_ok=True)
         make_title(self.media, s.title_bytes, s.random_seed)
-        disks = [str(w / "disks" / f"d{i}") for i in range(4)]
-        for d in disks:
-            Path(d).mkdir(parents=True, exist_ok=True)
-        config = {"listen": f"{self.host}:{self.server_port}", "disks": disks, "policy": "rda",
-                  "public_url": self.server_url, "placement_seed": s.random_seed, "log_level": "warn",
-                  **self.server_config}
-        (w / "server.json").write_text(json.dumps(config, indent=2))
+        self.write_server_configs()
         # Every client of a loopback run shares 127.0.0.1, so the tracker's per-source rate limit (which
         # exempts nobody by default) would refuse a swarm's joins; exempt loopback, as a testbed should.
         (w / "tracker.json").write_text(json.dumps({"rate_limit": {"exempt": ["127.0.0.0/8", "::1"]},
+                                                    **(self.creds.tracker_config() if self.creds else {}),
                                                     **self.tracker_config}))
-        tracker = self.start_tracker()
-        ingest = subprocess.run([str(self.bins["server"]), "--config", str(w / "server.json"), "ingest", self.title,
-                                 str(self.media), "--torrent", str(self.torrent), "--bitrate", str(s.bitrate),
-                                 "--piece-size", str(s.piece_size), "--announce",
-                                 f"http://{self.host}:{self.tracker_port}/announce"],
-                                capture_output=True, text=True, timeout=600)
-        if ingest.returncode != 0:
-            raise RunError("ingest failed: " + ingest.stderr.strip())
+        trackers = [self.start_tracker(index=t) for t in range(len(self.tracker_ports))]
+        announce = [arg for p in self.tracker_ports for arg in ("--announce", f"http://{self.host}:{p}/announce")]
+        for i in range(len(self.node_ports)):
+            # Every node of a tier ingests the same file and writes the same torrent.
+            ingest = subprocess.run([str(self.bins["server"]), "--config", str(self.node_config(i)), "ingest",
+                                     self.title, str(self.media), "--torrent", str(self.torrent), "--bitrate",
+                                     str(s.bitrate), "--piece-size", str(s.piece_size), *announce,
+                                     *(self.creds.ingest_args() if self.creds else [])],
+                                    capture_output=True, text=True, timeout=600)
+            if ingest.returncode != 0:
+                raise RunError(f"ingest on node {i} failed: " + ingest.stderr.strip())
         self.start_server()
-        if (not wait_port(self.host, self.server_port, 20) or not wait_port(self.host, self.tracker_port, 20)
-                or tracker.poll() is not None):
+        if (not all(wait_port(self.host, p, 20) for p in self.node_ports)
+                or not all(wait_port(self.host, p, 20) for p in self.tracker_ports)
+                or any(t.poll() is not None for t in trackers)):
             raise RunError("the VoD server or the tracker did not start; see logs in " + str(self.procs.log_dir))
         if s.seed:
             seed_port = free_port()
@@ -198,6 +230,13 @@ class Stack:
                 argv = [str(self.bins["client"]), "stream", str(self.torrent), "--save-dir", str(seed_dir),
                         "--listen", listen, "--stats", str(self.seed_stats), "--behavior", "seed",
                         "--choker", "leader", "--log-level", "warn"]
+                if self.creds:
+                    argv += self.creds.client_args("seed")
+                if s.ssl:
+                    # Peers of an SSL torrent meet it on its SSL port: that is the operator's peer.
+                    ssl_port = free_port()
+                    argv += ["--ssl-listen", str(ssl_port)]
+                    self.seed_endpoint = f"{self.host}:{ssl_port}"
                 if s.seed_upload_limit:
                     argv += ["--upload-limit", str(s.seed_upload_limit)]
             else:
@@ -208,24 +247,53 @@ class Stack:
             if not wait_port(self.host, seed_port, 20) or self.seed_proc.poll() is not None:
                 raise RunError("the seed did not start; see logs in " + str(self.procs.log_dir))
 
-    def start_tracker(self, name: str = "tracker") -> subprocess.Popen:
-        """The tracker (again, under another log `name`, after a fault drill killed it)."""
-        self.tracker_proc = self.procs.start(name, [str(self.bins["tracker"]), "--listen",
-                                                    f"{self.host}:{self.tracker_port}", "--config",
-                                                    str(self.work / "tracker.json")], role="tracker")
-        return self.tracker_proc
+    def start_tracker(self, name: str = "tracker", index: int = 0) -> subprocess.Popen:
+        """Tracker `index` (again, under another log `name`, after a fault drill killed it). Each keeps its own
+        state file when the tracker config names one."""
+        config = self.work / "tracker.json"
+        if index > 0:
+            extra = dict(self.tracker_config)
+            if "state_file" in extra:
+                extra["state_file"] = f"{extra['state_file']}.{index}"
+            config = self.work / f"tracker-{index}.json"
+            config.write_text(json.dumps({"rate_limit": {"exempt": ["127.0.0.0/8", "::1"]},
+                                          **(self.creds.tracker_config() if self.creds else {}), **extra}))
+            name = name if name != "tracker" else f"tracker{index}"
+        proc = self.procs.start(name, [str(self.bins["tracker"]), "--listen",
+                                       f"{self.host}:{self.tracker_ports[index]}", "--config", str(config)],
+                                role="tracker")
+        self.tracker_procs[index] = proc
+        if index == 0:
+            self.tracker_proc = proc
+        return proc
 
     def start_server(self, name: str = "server") -> subprocess.Popen:
-        """The VoD server on the ingested store (again, under another log `name`, after a drill killed it)."""
-        self.server_proc = self.procs.start(name, [str(self.bins["server"]), "--config",
-                                                   str(self.work / "server.json"), "serve"], role="server")
+        """The VoD server on the ingested store (again, under another log `name`, after a drill killed it):
+        every node of a tier."""
+        for i in range(len(self.node_ports)):
+            self.start_node(i, name if i == 0 else f"{name}-n{i}")
         return self.server_proc
 
+    def start_node(self, i: int, name: str) -> subprocess.Popen:
+        proc = self.procs.start(name, [str(self.bins["server"]), "--config", str(self.node_config(i)), "serve"],
+                                role="server")
+        self.server_procs[i] = proc
+        if i == 0:
+            self.server_proc = proc
+        return proc
+
     def server_bytes(self) -> float:
-        try:
-            return report.prometheus_sum(http_get(self.server_url + "/metrics"), "toast_http_bytes_sent_total")
-        except OSError:
-            return 0.0
+        """Title bytes the VoD server sent to its clients: on a tier, every node's, less what nodes relayed to
+        each other (sent by one node and counted again by the node that passed them on)."""
+        total = 0.0
+        for port in self.node_ports:
+            try:
+                text = http_get(f"http://{self.host}:{port}/metrics")
+            except OSError:
+                continue
+            total += (report.prometheus_sum(text, "toast_http_bytes_sent_total")
+                      - report.prometheus_sum(text, "toast_tier_relayed_bytes_total"))
+        return total
 
     def tracker_bytes(self) -> float:
         try:
@@ -267,6 +335,10 @@ def supports_option(binary: Path, option: str) -> bool:
     return _help_cache[key]
 
 
+def client_name(index: int) -> str:
+    return f"client{index:03d}"
+
+
 def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Path, index: int,
                 ip: str = "127.0.0.1") -> list[str]:
     stats = cdir / "stats.jsonl"
@@ -290,6 +362,10 @@ def client_argv(kind: str, s: scen.Scenario, stack: Stack, bins: dict, cdir: Pat
         if s.lookahead:
             value = s.lookahead if s.lookahead == "none" else f"{scen.parse_duration(s.lookahead)}s"
             argv += ["--lookahead", value]
+        if stack.creds:
+            argv += stack.creds.client_args(client_name(index))
+        if s.ssl:
+            argv += ["--ssl-listen", str(free_port())]
         return argv + list(s.extra_client_args)
     if kind == "stock":
         return [PY, str(STOCK_PEER), "stream", str(stack.torrent), "--save-dir", str(cdir / "data"), "--listen",
@@ -511,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
                 r["baselines"][kind] = {"server_bytes": b["server_bytes"], "reduction_pct": b["reduction_pct"],
                                         "stalls": b["stalls"]["count"], "stall_seconds": b["stalls"]["seconds"],
                                         "completed_clients": b["completed_clients"]}
-    except (RunError, netshape.ShapingError) as e:
+    except (RunError, netshape.ShapingError, credentials.CredentialsError) as e:
         print(f"testbed/run: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

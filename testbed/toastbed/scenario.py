@@ -80,6 +80,8 @@ class Scenario:
     seed_client: str = "stock"            # stock (libtorrent's own choking) | toast (toast-client --behavior seed)
     random_seed: int = 1
     time_limit: float = 0.0               # hard stop in seconds; 0 = derived from the scenario
+    private: bool = False                 # a private torrent (BEP 27) and a passkey per box at the tracker
+    ssl: bool = False                     # also the operator's CA in the torrent and a certificate per box
     baselines: list = field(default_factory=list)  # "unicast", "stock"
     extra_client_args: list = field(default_factory=list)
 
@@ -193,6 +195,16 @@ def from_dict(data: dict, default_name: str = "scenario"):
     s.baselines = get("baselines", str_list, lambda v: all(x in ("unicast", "stock") for x in v),
                       "a list of \"unicast\" and \"stock\"")
     s.extra_client_args = get("extra_client_args", str_list, None, "a list of strings")
+    s.private = get("private", flag, None, "true or false")
+    s.ssl = get("ssl", flag, None, "true or false")
+    if s.private or s.ssl:
+        which = "ssl" if s.ssl else "private"
+        # Stock libtorrent here takes no passkey or certificate: it could not join.
+        if s.seed and s.seed_client == "stock":
+            raise ScenarioError(f"scenario field '{which}': needs seed_client \"toast\" (the stock seed has no "
+                                "passkey or certificate)")
+        if "stock" in s.baselines:
+            raise ScenarioError(f"scenario field '{which}': the \"stock\" baseline cannot join a private swarm")
     if s.title_bytes < s.piece_size:
         raise ScenarioError("scenario: the title (title_seconds x bitrate) is smaller than one piece")
     return s

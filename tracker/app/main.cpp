@@ -35,6 +35,7 @@ using namespace toast::tracker;
 
 constexpr const char* kUsage =
     "usage: toast-tracker --listen HOST:PORT [--udp HOST:PORT] [--config CONFIG]\n"
+    "       toast-tracker new-passkey [LABEL...]\n"
     "\n"
     "A BitTorrent tracker: HTTP announce at /announce, scrape at /scrape, GET /stats (JSON) and\n"
     "GET /metrics (Prometheus text); optionally the UDP tracker protocol (BEP 15).\n"
@@ -45,6 +46,10 @@ constexpr const char* kUsage =
     "  --config CONFIG     JSON configuration file (default: none, every key at its default below)\n"
     "  -h, --help          print this help and exit\n"
     "\n"
+    "new-passkey prints a fresh random passkey (32 characters from /dev/urandom) followed by LABEL: one\n"
+    "line to append to the passkey file. A box announces with it at /announce/PASSKEY (HTTP, and over UDP\n"
+    "in BEP 41's URLData) or /announce?passkey=PASSKEY.\n"
+    "\n"
     "config keys (default):\n"
     "  interval          re-announce interval sent to clients (\"300s\")\n"
     "  min_interval      minimum re-announce interval (\"30s\")\n"
@@ -53,6 +58,9 @@ constexpr const char* kUsage =
     "  numwant_max       most peers returned in one answer (200)\n"
     "  max_swarms        swarms kept before new info-hashes are refused with 503 (1000000)\n"
     "  whitelist         file with one hex info-hash per line; reloaded on SIGHUP (default: serve all)\n"
+    "  passkeys          file with one passkey per line (\"KEY [LABEL]\"); every announce and scrape\n"
+    "                    must carry one; reloaded on SIGHUP, a key taken out is refused at once and its\n"
+    "                    peers leave every swarm (default: none, announces need no passkey)\n"
     "  rate_limit        {\"per_second\": 20, \"burst\": 100, \"max_tracked\": 1000000, \"exempt\": [],\n"
     "                     \"ipv6_prefix\": 64} announces+scrapes per IPv4 address or IPv6 /64;\n"
     "                     per_second 0 disables; exempt: addresses/prefixes never limited\n"
@@ -69,8 +77,9 @@ constexpr const char* kUsage =
     "  state_save_interval  how often the state file is saved; also at SIGINT/SIGTERM (\"10s\")\n"
     "  log_level         trace, debug, info, warn, error or off (\"info\")\n"
     "\n"
-    "signals: SIGHUP re-reads CONFIG and applies every key (log level, limits, whitelist, access log, ...)\n"
-    "         and reopens the access log; a bad config changes nothing, a bad whitelist keeps the old list.\n"
+    "signals: SIGHUP re-reads CONFIG and applies every key (log level, limits, whitelist, passkeys, access\n"
+    "         log, ...) and reopens the access log; a bad config changes nothing, a bad whitelist or\n"
+    "         passkey file keeps the old one.\n"
     "         SIGINT/SIGTERM save the state file (with state_file) and stop.\n"
     "logs go to stderr (journald under systemd); the access log only where access_log.path says.\n";
 
@@ -124,6 +133,23 @@ void reload(TrackerService& service, const std::optional<std::string>& config_pa
     spdlog::info("SIGHUP: reloaded {} ({})", *config_path, changed.empty() ? "no changes" : changed);
     for (const auto& n : result.not_applied)
         spdlog::error("SIGHUP: not applied: {}", n);
+}
+
+// new-passkey: 32 characters of [A-Za-z0-9_-] (192 bits) from /dev/urandom, then the label.
+int new_passkey(const std::vector<std::string>& label_words) {
+    static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    std::random_device rd("/dev/urandom");
+    std::string key;
+    while (key.size() < 32) {
+        auto word = rd();
+        for (int i = 0; i < 5 && key.size() < 32; ++i, word >>= 6)
+            key.push_back(kAlphabet[word & 63]);
+    }
+    std::string label;
+    for (const auto& w : label_words)
+        label += " " + w;
+    std::printf("%s%s\n", key.c_str(), label.c_str());
+    return 0;
 }
 
 // Reads the command line into `opt`; an exit code when the program ends here (--help, a usage error).
@@ -265,9 +291,11 @@ void serve(const Options& opt, const TrackerConfig& config) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty() && args[0] == "new-passkey")
+        return new_passkey(std::vector<std::string>(args.begin() + 1, args.end()));
     Options opt;
-    if (auto exit_code = parse_command_line(std::vector<std::string>(argv + 1, argv + argc), opt))
-        return *exit_code;
+    if (auto exit_code = parse_command_line(args, opt)) return *exit_code;
 
     TrackerConfig config;
     try {

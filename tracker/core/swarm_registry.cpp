@@ -144,12 +144,13 @@ Result<AnnounceReply, AnnounceRefusal> SwarmRegistry::announce(const AnnounceReq
             auto& rec = (seeder ? swarm.seeders : swarm.leechers).peers[slot->second.index];
             rec.port = request.port;
             rec.last_seen = now;
+            rec.owner = options.owner;
         } else {
             remove_peer(swarm, key);
-            add_peer(swarm, PeerRecord{key, request.port, now}, seeder);
+            add_peer(swarm, PeerRecord{key, request.port, now, options.owner}, seeder);
         }
     } else {
-        add_peer(swarm, PeerRecord{key, request.port, now}, seeder);
+        add_peer(swarm, PeerRecord{key, request.port, now, options.owner}, seeder);
     }
     if (request.event == AnnounceEvent::completed && !was_seeder) {
         swarm.completed++;
@@ -183,23 +184,17 @@ std::optional<SwarmCounts> SwarmRegistry::scrape(const InfoHash& info_hash) cons
 }
 
 std::size_t SwarmRegistry::remove_expired(Swarm& swarm, PeerList& list, bool seeder, TimePoint now) {
-    // One pass that keeps the join order: removing peers one by one would move the rest up each time.
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < list.peers.size(); ++i) {
-        if (list.peers[i].last_seen + policy_.peer_expiry <= now) {
-            swarm.slots.erase(list.peers[i].key);
-            continue;
-        }
-        if (kept != i) {
-            list.peers[kept] = std::move(list.peers[i]);
-            swarm.slots[list.peers[kept].key].index = kept;
-        }
-        ++kept;
-    }
-    const std::size_t removed = list.peers.size() - kept;
-    list.peers.erase(list.peers.begin() + static_cast<std::ptrdiff_t>(kept), list.peers.end());
-    (seeder ? total_seeders_ : total_leechers_) -= removed;
-    return removed;
+    return remove_if(swarm, list, seeder,
+                     [&](const PeerRecord& p) { return p.last_seen + policy_.peer_expiry <= now; });
+}
+
+bool SwarmRegistry::remove_peer(const InfoHash& info_hash, const PeerId& peer_id, const IpAddress& ip) {
+    auto it = swarms_.find(info_hash);
+    if (it == swarms_.end()) return false;
+    const PeerKey key{peer_id, ip};
+    if (!it->second.slots.contains(key)) return false;
+    remove_peer(it->second, key);
+    return true;
 }
 
 std::size_t SwarmRegistry::expire(TimePoint now) {

@@ -62,6 +62,9 @@ enum class Families { both, v4_only, v6_only };
 struct AnnounceOptions {
     Families families = Families::both;
     std::size_t peer_cap = std::numeric_limits<std::size_t>::max();  // e.g. what fits in one datagram
+    // Who the announcer is to the caller (e.g. a fingerprint of its passkey), recorded with the peer so that
+    // remove_owned can drop every peer of a revoked credential; 0: nobody in particular.
+    std::uint64_t owner = 0;
 };
 
 struct PeerInfo {
@@ -132,6 +135,24 @@ class SwarmRegistry {
     // also removes, and counts as expired, peers of a registry that already held expired ones.
     ImportCounts import_state(const RegistryState& state, TimePoint now, std::chrono::milliseconds down_for);
 
+    // Removes every peer whose last announce carried an owner for which `revoked` is true, from every
+    // swarm (one pass over all peers); returns how many. Peers restored from a state file have no owner
+    // until they announce again.
+    template <class Pred>
+    std::size_t remove_owned(Pred revoked) {
+        std::size_t n = 0;
+        for (auto& [hash, swarm] : swarms_) {
+            n += remove_if(swarm, swarm.seeders, true,
+                           [&](const PeerRecord& p) { return p.owner != 0 && revoked(p.owner); });
+            n += remove_if(swarm, swarm.leechers, false,
+                           [&](const PeerRecord& p) { return p.owner != 0 && revoked(p.owner); });
+        }
+        return n;
+    }
+    // Removes one peer (the one an announce from `source` with `request`'s peer id and ip= would update);
+    // true when it was there.
+    bool remove_peer(const InfoHash& info_hash, const PeerId& peer_id, const IpAddress& ip);
+
     // nullopt serves every info-hash.
     void set_whitelist(std::optional<Whitelist> whitelist);
     bool allowed(const InfoHash& info_hash) const;
@@ -160,6 +181,7 @@ class SwarmRegistry {
         PeerKey key;
         std::uint16_t port = 0;
         TimePoint last_seen;
+        std::uint64_t owner = 0;  // AnnounceOptions::owner of its last announce
     };
     struct Slot {
         bool seeder = false;
@@ -190,6 +212,10 @@ class SwarmRegistry {
                          Families families, std::vector<PeerInfo>& out);
     // Drops the peers of `list` not seen for peer_expiry; returns how many.
     std::size_t remove_expired(Swarm& swarm, PeerList& list, bool seeder, TimePoint now);
+    // Drops the peers of `list` for which `drop` is true in one pass that keeps the join order (removing them
+    // one by one would move the rest up each time); returns how many.
+    template <class Pred>
+    std::size_t remove_if(Swarm& swarm, PeerList& list, bool seeder, Pred drop);
     static SwarmCounts counts_of(const Swarm& s);
 
     RegistryPolicy policy_;
@@ -202,5 +228,25 @@ class SwarmRegistry {
     std::uint64_t total_completed_ = 0;
     std::uint64_t total_announces_ = 0;
 };
+
+template <class Pred>
+std::size_t SwarmRegistry::remove_if(Swarm& swarm, PeerList& list, bool seeder, Pred drop) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < list.peers.size(); ++i) {
+        if (drop(list.peers[i])) {
+            swarm.slots.erase(list.peers[i].key);
+            continue;
+        }
+        if (kept != i) {
+            list.peers[kept] = std::move(list.peers[i]);
+            swarm.slots[list.peers[kept].key].index = kept;
+        }
+        ++kept;
+    }
+    const std::size_t removed = list.peers.size() - kept;
+    list.peers.erase(list.peers.begin() + static_cast<std::ptrdiff_t>(kept), list.peers.end());
+    (seeder ? total_seeders_ : total_leechers_) -= removed;
+    return removed;
+}
 
 }  // namespace toast::tracker

@@ -96,6 +96,12 @@ TrackerConfig load_tracker_config(const nlohmann::json& json) {
         if (path.empty()) r.fail("whitelist", "must not be empty (leave it out to serve every info-hash)");
         c.whitelist = path;
     }
+    if (r.has("passkeys")) {
+        auto path = r.string("passkeys");
+        if (path.empty())
+            r.fail("passkeys", "must not be empty (leave it out to admit announces without one)");
+        c.passkeys = path;
+    }
 
     auto rl = r.object("rate_limit");
     c.rate_limit.per_second = rl.number("per_second", c.rate_limit.per_second, 0.0, 1e9);
@@ -171,6 +177,7 @@ std::vector<std::string> describe_changes(const TrackerConfig& a, const TrackerC
     note("numwant_max", std::to_string(a.registry.numwant_max), std::to_string(b.registry.numwant_max));
     note("max_swarms", std::to_string(a.registry.max_swarms), std::to_string(b.registry.max_swarms));
     note("whitelist", path(a.whitelist), path(b.whitelist));
+    note("passkeys", path(a.passkeys), path(b.passkeys));
     note("rate_limit.per_second", num(a.rate_limit.per_second), num(b.rate_limit.per_second));
     note("rate_limit.burst", num(a.rate_limit.burst), num(b.rate_limit.burst));
     note("rate_limit.max_tracked", std::to_string(a.rate_limit.max_tracked),

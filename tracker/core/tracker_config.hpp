@@ -34,6 +34,8 @@ struct AccessLogConfig {
 struct TrackerConfig {
     RegistryPolicy registry;
     std::optional<std::filesystem::path> whitelist;
+    // The passkey file (passkeys.hpp); when set, every announce and scrape must carry one of its keys.
+    std::optional<std::filesystem::path> passkeys;
     // Announces + scrapes per second per source, and the burst.
     RateLimit rate_limit{
         .per_second = 20, .burst = 100, .max_tracked = 1'000'000, .exempt = {}, .ipv6_prefix = 64};

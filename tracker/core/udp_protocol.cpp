@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "tracker/core/passkeys.hpp"
+
 namespace toast::tracker::udp {
 
 std::string_view to_string(ParseError e) {
@@ -115,6 +117,7 @@ Result<Request, ParseError> parse_request(std::span<const std::uint8_t> packet) 
             q.port = r.u16();
             if (q.port == 0) return ParseError::bad_port;
             q.compact = true;
+            a.url_data = udp_url_data(r.bytes(packet.size() - kAnnounceSize));
             return Request(std::move(a));
         }
         case Action::scrape: {
@@ -194,7 +197,7 @@ std::vector<std::uint8_t> write_connect_request(std::uint32_t transaction_id) {
 
 std::vector<std::uint8_t> write_announce_request(std::uint64_t connection_id, std::uint32_t transaction_id,
                                                  const AnnounceRequest& request, std::uint32_t key,
-                                                 std::int32_t numwant) {
+                                                 std::int32_t numwant, std::string_view url_data) {
     Writer w;
     w.u64(connection_id);
     w.u32(static_cast<std::uint32_t>(Action::announce));
@@ -229,6 +232,13 @@ std::vector<std::uint8_t> write_announce_request(std::uint64_t connection_id, st
     w.u32(key);
     w.u32(static_cast<std::uint32_t>(numwant));
     w.u16(request.port);
+    // As libtorrent writes it: one URLData option of at most 255 bytes, no EndOfOptions.
+    if (!url_data.empty()) {
+        url_data = url_data.substr(0, 255);
+        w.out.push_back(2);
+        w.out.push_back(static_cast<std::uint8_t>(url_data.size()));
+        w.bytes(url_data);
+    }
     return std::move(w.out);
 }
 

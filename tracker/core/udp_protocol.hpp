@@ -1,7 +1,8 @@
 // The UDP tracker protocol (BEP 15) as pure functions over byte spans, and its connection ids.
 //
 // Parsing is strict about structure (sizes, protocol id, action, event, port) and lenient about what BEP 15
-// allows to follow: bytes after the 98-byte announce (BEP 41 options, which libtorrent sends) are ignored.
+// allows to follow: of the bytes after the 98-byte announce, BEP 41's URLData is kept (the passkey rides in
+// it) and anything else, malformed options included, is ignored.
 // Anything structurally wrong is an error the caller drops and counts; nothing here throws.
 //
 // Connection ids are SipHash(secret, client IP address, time window): nothing is stored per client, a
@@ -48,6 +49,7 @@ struct AnnounceRequestPacket {
     std::uint32_t transaction_id = 0;
     AnnounceRequest request;  // ip is set when the packet's IP field is non-zero
     std::uint32_t key = 0;
+    std::string url_data;  // BEP 41 URLData: the tracker URL's path and query (libtorrent sends them)
 };
 
 struct ScrapeRequestPacket {
@@ -87,7 +89,7 @@ std::size_t max_peers_per_datagram(bool v6);
 std::vector<std::uint8_t> write_connect_request(std::uint32_t transaction_id);
 std::vector<std::uint8_t> write_announce_request(std::uint64_t connection_id, std::uint32_t transaction_id,
                                                  const AnnounceRequest& request, std::uint32_t key,
-                                                 std::int32_t numwant);
+                                                 std::int32_t numwant, std::string_view url_data = {});
 std::vector<std::uint8_t> write_scrape_request(std::uint64_t connection_id, std::uint32_t transaction_id,
                                                const std::vector<InfoHash>& info_hashes);
 

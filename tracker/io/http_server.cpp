@@ -10,6 +10,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "tracker/core/passkeys.hpp"
 #include "tracker/io/asio_address.hpp"
 #include "tracker/io/http_request_rules.hpp"
 
@@ -82,7 +83,7 @@ class Session : public std::enable_shared_from_this<Session> {
     void remember_request(const http::request<http::empty_body>& req) {
         request_line_.assign(req.method_string());
         request_line_ += ' ';
-        request_line_ += req.target();
+        request_line_ += redact_passkey(req.target());
         request_line_ += req.version() == 10 ? " HTTP/1.0" : " HTTP/1.1";
         user_agent_.assign(req[http::field::user_agent]);
         referer_.assign(req[http::field::referer]);

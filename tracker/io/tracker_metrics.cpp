@@ -27,7 +27,7 @@ TransportMetrics::TransportMetrics(MetricsRegistry& m, std::string t)
 
 Counter& TransportMetrics::refused(std::string_view reason) {
     return registry.counter("toast_tracker_refused_total",
-                            "Well-formed requests refused (rate limit, whitelist, swarm limit)",
+                            "Well-formed requests refused (rate limit, whitelist, swarm limit, passkey)",
                             {{"transport", transport}, {"reason", std::string(reason)}});
 }
 
@@ -77,6 +77,13 @@ ServiceMetrics::ServiceMetrics(MetricsRegistry& m)
       leechers(m.gauge("toast_tracker_leechers", "Leechers in all swarms")),
       whitelist_entries(m.gauge("toast_tracker_whitelist_entries",
                                 "Info-hashes on the whitelist (0 when serving every info-hash)")),
+      passkey_entries(m.gauge("toast_tracker_passkeys", "Passkeys in force (0 when announces need none)")),
+      passkey_reloads_ok(by_result(m, "toast_tracker_passkey_reloads_total",
+                                   "Passkey file loads after start-up (SIGHUP)", "ok")),
+      passkey_reloads_failed(by_result(m, "toast_tracker_passkey_reloads_total",
+                                       "Passkey file loads after start-up (SIGHUP)", "failed")),
+      revoked_peers_removed(m.counter("toast_tracker_revoked_peers_removed_total",
+                                      "Peers removed from their swarms because their passkey was revoked")),
       limiter_tracked(m.gauge("toast_tracker_rate_limited_addresses",
                               "Source addresses with a partly used rate-limit bucket")) {}
 

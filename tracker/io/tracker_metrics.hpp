@@ -50,7 +50,7 @@ struct UdpMetrics : TransportMetrics {
     Counter& malformed_total;
 };
 
-// What the service does as a whole: swarms, whitelist, reloads, the state file.
+// What the service does as a whole: swarms, whitelist, passkeys, reloads, the state file.
 struct ServiceMetrics {
     explicit ServiceMetrics(MetricsRegistry& registry);
 
@@ -66,6 +66,10 @@ struct ServiceMetrics {
     Gauge& seeders;
     Gauge& leechers;
     Gauge& whitelist_entries;
+    Gauge& passkey_entries;
+    Counter& passkey_reloads_ok;
+    Counter& passkey_reloads_failed;
+    Counter& revoked_peers_removed;
     Gauge& limiter_tracked;
 };
 

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 #include <stdexcept>
+#include <unordered_set>
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
@@ -10,7 +11,6 @@
 #include "toast/common/read_file.hpp"
 #include "tracker/core/announce_request.hpp"
 #include "tracker/io/bencode_responses.hpp"
-#include "tracker/io/state_file.hpp"
 
 namespace toast::tracker {
 namespace {
@@ -40,15 +40,42 @@ Result<Whitelist, std::string> load_whitelist_file(const std::filesystem::path& 
     return std::move(parsed).value();
 }
 
+Result<PasskeyStore, std::string> load_passkey_file(const std::filesystem::path& path, SipKey hash_key) {
+    std::string text;
+    try {
+        text = read_file(path);
+    } catch (const FileReadError& e) {
+        return std::string("cannot read passkey file '" + path.string() + "': " + e.reason());
+    }
+    auto parsed = parse_passkey_file(text, hash_key);
+    if (!parsed) {
+        return std::string("passkey file '" + path.string() + "' line " +
+                           std::to_string(parsed.error().line) + ": " + parsed.error().message);
+    }
+    return std::move(parsed).value();
+}
+
 TrackerService::TrackerService(const TrackerConfig& config, ServiceSecrets secrets, MetricsRegistry& metrics)
     : config_(config),
       metrics_(metrics),
       registry_(config.registry, secrets.hash_key),
       limiter_(config.rate_limit, secrets.hash_key),
       connection_ids_(secrets.udp_secret),
+      passkeys_(secrets.udp_secret),
+      hash_key_(secrets.hash_key),
       http_(metrics),
       udp_(metrics),
       service_(metrics) {
+    // Created up front so that a scrape of /metrics shows them at zero before anything goes wrong.
+    for (auto why : {PasskeyRefusal::missing, PasskeyRefusal::unknown, PasskeyRefusal::revoked}) {
+        http_.refused(to_string(why));
+        udp_.refused(to_string(why));
+    }
+    if (config_.passkeys) {
+        auto store = load_passkey_file(*config_.passkeys, hash_key_);
+        if (!store) throw std::runtime_error(store.error());
+        replace_passkeys(std::move(store).value());
+    }
     if (config_.whitelist) {
         auto list = load_whitelist_file(*config_.whitelist);
         if (!list) throw std::runtime_error(list.error());
@@ -82,6 +109,21 @@ TrackerService::ConfigReload TrackerService::apply_config(const TrackerConfig& n
     }
     service_.whitelist_entries.set(static_cast<double>(whitelist_size_));
 
+    if (next.passkeys) {
+        auto store = load_passkey_file(*next.passkeys, hash_key_);
+        if (store) {
+            service_.passkey_reloads_ok.inc();
+            out.changed.push_back(replace_passkeys(std::move(store).value()));
+        } else {
+            service_.passkey_reloads_failed.inc();
+            out.not_applied.push_back(store.error() + "; keeping the previous passkeys" +
+                                      (config_.passkeys ? " (" + config_.passkeys->string() + ")" : ""));
+            next.passkeys = config_.passkeys;
+        }
+    } else if (passkeys_.enabled()) {
+        out.changed.push_back(replace_passkeys(std::nullopt));
+    }
+
     if (next.access_log.path != config_.access_log.path) {
         try {
             access_log_ =
@@ -103,107 +145,6 @@ TrackerService::ConfigReload TrackerService::apply_config(const TrackerConfig& n
     config_ = next;
     update_gauges();
     return out;
-}
-
-namespace {
-
-std::int64_t unix_ms(std::chrono::system_clock::time_point t) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
-std::string seconds_text(std::chrono::milliseconds d) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(d.count()) / 1000.0);
-    return buf;
-}
-
-// "; left out: 2 swarms not whitelisted, 4 peers in them, ..." or "" when nothing was.
-std::string left_out(const ImportCounts& c) {
-    std::string out;
-    auto add = [&](std::size_t n, std::string_view what) {
-        if (n == 0) return;
-        out += (out.empty() ? "; left out: " : ", ") + std::to_string(n) + " " + std::string(what);
-    };
-    add(c.swarms_not_whitelisted, "swarms not whitelisted");
-    add(c.swarms_over_limit, "swarms beyond max_swarms");
-    add(c.peers_refused, "peers in them");
-    add(c.swarms_expired, "swarms idle past peer_expiry");
-    add(c.peers_expired, "peers silent past peer_expiry");
-    add(c.peers_duplicate, "duplicate peers");
-    return out;
-}
-
-}  // namespace
-
-TrackerService::StateOutcome TrackerService::restore_state(TimePoint now,
-                                                           std::chrono::system_clock::time_point wall_now) {
-    if (!config_.state_file) return {};
-    const auto& path = *config_.state_file;
-    auto content = read_state_file(path);
-    std::optional<std::string> problem;
-    if (!content) {
-        problem = content.error();
-    } else if (!content->exists) {
-        return {true, "state: no state file at " + path.string() + " yet; starting empty"};
-    } else if (auto decoded = decode_state(content->bytes); !decoded) {
-        problem = "state file '" + path.string() + "' is not usable: " + decoded.error();
-    } else {
-        // Wall-clock time, since the steady clock starts afresh with the process; a clock set back reads as
-        // no time at all.
-        const auto down_for = std::chrono::milliseconds(
-            std::max<std::int64_t>(0, unix_ms(wall_now) - decoded->saved_at_unix_ms));
-        const ImportCounts c = registry_.import_state(decoded->state, now, down_for);
-        update_gauges();
-        return {true, "state: restored " + std::to_string(c.swarms) + " swarms, " + std::to_string(c.peers) +
-                          " peers from " + path.string() + " (saved " + seconds_text(down_for) + " ago)" +
-                          left_out(c)};
-    }
-    auto moved = move_aside(path);
-    if (!moved) {
-        state_saves_off_ = true;
-        return {false, "state: " + *problem + "; " + moved.error() +
-                           ", so saving is off until state_file changes (SIGHUP); starting empty"};
-    }
-    return {false, "state: " + *problem + "; moved it to " + moved->string() + " and starting empty"};
-}
-
-TrackerService::StateOutcome TrackerService::save_state(TimePoint now,
-                                                        std::chrono::system_clock::time_point wall_now) {
-    auto snapshot = snapshot_state(now, wall_now);
-    if (!snapshot) return {};
-    const auto started = std::chrono::steady_clock::now();
-    auto error = write_state_file(snapshot->path, snapshot->bytes);
-    return record_save(*snapshot, error, std::chrono::steady_clock::now() - started);
-}
-
-std::optional<TrackerService::StateSnapshot> TrackerService::snapshot_state(
-    TimePoint now, std::chrono::system_clock::time_point wall_now) {
-    if (!config_.state_file || state_saves_off_) return std::nullopt;
-    const auto started = std::chrono::steady_clock::now();
-    StateSnapshot s;
-    s.path = *config_.state_file;
-    s.bytes = encode_state(registry_.export_state(now), unix_ms(wall_now));
-    const auto t = registry_.totals();
-    s.swarms = t.swarms;
-    s.peers = t.seeders + t.leechers;
-    s.encoding = std::chrono::steady_clock::now() - started;
-    return s;
-}
-
-TrackerService::StateOutcome TrackerService::record_save(const StateSnapshot& snapshot,
-                                                         const std::optional<std::string>& error,
-                                                         std::chrono::steady_clock::duration writing) {
-    const std::chrono::duration<double> took = snapshot.encoding + writing;
-    service_.state_save_seconds.set(took.count());
-    if (error) {
-        service_.state_saves_failed.inc();
-        return {false, "state: " + *error + "; the previous state file stays"};
-    }
-    service_.state_saves_ok.inc();
-    char ms[32];
-    std::snprintf(ms, sizeof ms, "%.1f ms", took.count() * 1000);
-    return {true, "state: saved " + std::to_string(snapshot.swarms) + " swarms, " +
-                      std::to_string(snapshot.peers) + " peers to " + snapshot.path.string() + " in " + ms};
 }
 
 void TrackerService::observe_latency(bool udp, double seconds) {
@@ -253,8 +194,13 @@ HttpAnswer TrackerService::handle_http(std::string_view method, std::string_view
         http_.malformed("method").inc();
         return a;
     }
-    if (path == "/announce") return announce(query, source, now);
-    if (path == "/scrape") return scrape(query, source, now);
+    if (auto t = parse_tracker_target(path, query)) {
+        return t->path == TrackerPath::announce ? announce(query, t.value(), source, now)
+                                                : scrape(query, t.value(), source, now);
+    } else if (t.error() != TargetError::not_a_tracker_path) {
+        http_.malformed(to_string(t.error())).inc();
+        return failure(400, failure_reason(t.error()));
+    }
     if ((path == "/stats" || path == "/metrics") && !config_.admin_allow.contains(source)) {
         http_.malformed("forbidden").inc();
         return failure(403, std::string(path) + " is served only to the addresses in admin_allow");
@@ -271,14 +217,23 @@ HttpAnswer TrackerService::handle_http(std::string_view method, std::string_view
     return a;
 }
 
-HttpAnswer TrackerService::announce(std::string_view query, const IpAddress& source, TimePoint now) {
+HttpAnswer TrackerService::announce(std::string_view query, const TrackerTarget& target,
+                                    const IpAddress& source, TimePoint now) {
     auto request = parse_announce(query);
     if (!request) {
         http_.malformed(to_string(request.error())).inc();
         return failure(400, failure_reason(request.error()));
     }
+    // Before the passkey check, so that nobody can try keys faster than the rate limit.
     if (!within_rate_limit(http_, source, now)) return rate_limited_answer();
-    auto reply = registry_.announce(request.value(), source, now);
+    auto owner = passkeys_.admit(target.passkey);
+    if (!owner) {
+        on_passkey_refused(http_, owner.error(), &request.value(), source);
+        return failure(403, failure_reason(owner.error()));
+    }
+    AnnounceOptions options;
+    options.owner = owner.value();
+    auto reply = registry_.announce(request.value(), source, now, options);
     if (!reply) {
         http_.count_refusal(reply.error());
         return failure(refusal_status(reply.error()), failure_reason(reply.error()));
@@ -291,13 +246,18 @@ HttpAnswer TrackerService::announce(std::string_view query, const IpAddress& sou
     return a;
 }
 
-HttpAnswer TrackerService::scrape(std::string_view query, const IpAddress& source, TimePoint now) {
+HttpAnswer TrackerService::scrape(std::string_view query, const TrackerTarget& target,
+                                  const IpAddress& source, TimePoint now) {
     auto hashes = parse_scrape(query, config_.max_scrape_hashes);
     if (!hashes) {
         http_.malformed("scrape").inc();
         return failure(400, failure_reason(hashes.error()));
     }
     if (!within_rate_limit(http_, source, now)) return rate_limited_answer();
+    if (auto owner = passkeys_.admit(target.passkey); !owner) {
+        on_passkey_refused(http_, owner.error(), nullptr, source);
+        return failure(403, failure_reason(owner.error()));
+    }
     // BEP 48: hashes this tracker does not serve are left out of "files".
     std::vector<std::pair<InfoHash, SwarmCounts>> files;
     for (const auto& h : hashes.value()) {
@@ -346,6 +306,13 @@ std::optional<std::vector<std::uint8_t>> TrackerService::handle_udp(std::span<co
         o.status = refusal->status;
         return std::move(refusal->reply);
     }
+    // A UDP scrape carries no URLData (BEP 41 options follow announces only), so no passkey either.
+    if (passkeys_.enabled()) {
+        on_passkey_refused(udp_, PasskeyRefusal::missing, nullptr, source.ip);
+        o.status = 403;
+        return udp::write_error(s.transaction_id,
+                                "this tracker needs a passkey: scrape over HTTP at /scrape/PASSKEY");
+    }
     return udp_scrape(s);
 }
 
@@ -365,10 +332,37 @@ std::optional<TrackerService::UdpRefusal> TrackerService::refuse_udp(std::uint64
 std::vector<std::uint8_t> TrackerService::udp_announce(const udp::AnnounceRequestPacket& a,
                                                        const PeerEndpoint& source, TimePoint now,
                                                        UdpOutcome& o) {
+    // libtorrent sends what follows host:port in the URL as BEP 41 URLData: "/announce/KEY",
+    // "/announce?passkey=KEY", or for a URL without a tracker path ("udp://host:port?passkey=KEY") just
+    // the query, whose passkey counts all the same.
+    std::optional<std::string> passkey;
+    if (!a.url_data.empty()) {
+        auto target = parse_tracker_target(a.url_data);
+        if (!target && target.error() == TargetError::not_a_tracker_path) {
+            const auto q = a.url_data.find('?');
+            target = parse_tracker_target("/announce", q == std::string::npos
+                                                           ? std::string_view()
+                                                           : std::string_view(a.url_data).substr(q + 1));
+        }
+        if (target) {
+            passkey = target->passkey;
+        } else if (target.error() != TargetError::not_a_tracker_path) {
+            udp_.count_malformed(to_string(target.error()));
+            o.status = 400;
+            return udp::write_error(a.transaction_id, failure_reason(target.error()));
+        }
+    }
+    auto owner = passkeys_.admit(passkey);
+    if (!owner) {
+        on_passkey_refused(udp_, owner.error(), &a.request, source.ip);
+        o.status = 403;
+        return udp::write_error(a.transaction_id, failure_reason(owner.error()));
+    }
     const bool v6 = source.ip.v6;
     AnnounceOptions options;
     options.families = v6 ? Families::v6_only : Families::v4_only;
     options.peer_cap = udp::max_peers_per_datagram(v6);
+    options.owner = owner.value();
     auto reply = registry_.announce(a.request, source.ip, now, options);
     if (!reply) {
         udp_.count_refusal(reply.error());
@@ -401,6 +395,34 @@ void TrackerService::update_gauges() {
     service_.seeders.set(static_cast<double>(t.seeders));
     service_.leechers.set(static_cast<double>(t.leechers));
     service_.limiter_tracked.set(static_cast<double>(limiter_.tracked()));
+}
+
+std::string TrackerService::replace_passkeys(std::optional<PasskeyStore> next) {
+    const bool was = passkeys_.enabled();
+    const auto c = passkeys_.replace(std::move(next));
+    std::unordered_set<std::uint64_t> owners(c.revoked_owners.begin(), c.revoked_owners.end());
+    const std::size_t removed =
+        owners.empty() ? 0 : registry_.remove_owned([&](std::uint64_t o) { return owners.count(o) != 0; });
+    service_.revoked_peers_removed.inc(removed);
+    service_.passkey_entries.set(static_cast<double>(passkeys_.size()));
+    update_gauges();
+    if (!passkeys_.enabled())
+        return "passkeys: off (" + std::to_string(c.revoked) + " revoked, " + std::to_string(removed) +
+               " peers removed); announces need no passkey";
+    return std::string("passkeys: ") + (was ? "reloaded, " : "") + std::to_string(passkeys_.size()) +
+           " in force (" + std::to_string(c.added) + " added, " + std::to_string(c.revoked) + " revoked, " +
+           std::to_string(removed) + " peers removed)";
+}
+
+void TrackerService::on_passkey_refused(TransportMetrics& transport, PasskeyRefusal why,
+                                        const AnnounceRequest* request, const IpAddress& source) {
+    transport.refused(to_string(why)).inc();
+    if (!request) return;
+    const IpAddress ip = effective_ip(source, request->ip, config_.registry.ip_param_from);
+    if (registry_.remove_peer(request->info_hash, request->peer_id, ip)) {
+        service_.revoked_peers_removed.inc();
+        update_gauges();
+    }
 }
 
 TrackerService::ReloadOutcome TrackerService::reload_whitelist() {
@@ -472,6 +494,7 @@ std::string TrackerService::stats_json(const std::optional<InfoHash>& after, std
           {"completed", t.completed},
           {"announces", t.announces}}},
         {"whitelist", {{"enabled", config_.whitelist.has_value()}, {"entries", whitelist_size_}}},
+        {"passkeys", {{"enabled", passkeys_.enabled()}, {"entries", passkeys_.size()}}},
         {"next", more ? nlohmann::json(to_hex(page.back().info_hash.view())) : nlohmann::json(nullptr)},
     };
     return out.dump();

@@ -7,7 +7,8 @@
 //
 // HTTP status decisions (libtorrent 2.0.8 reports any non-200 answer as "HTTP error <status>" with the
 // reason phrase and does not read the body, so the reason phrase carries the failure reason too):
-//   400 malformed announce/scrape, 403 info-hash not whitelisted, 404 unknown path, 405 not GET,
+//   400 malformed announce/scrape, 403 info-hash not whitelisted or no valid passkey (under a passkey file),
+//   404 unknown path, 405 not GET,
 //   414 request target too long, 429 per-IP rate limit, 503 swarm limit reached.
 #pragma once
 
@@ -24,6 +25,7 @@
 
 #include "toast/common/access_log.hpp"
 #include "toast/common/metrics.hpp"
+#include "tracker/core/passkeys.hpp"
 #include "tracker/core/rate_limiter.hpp"
 #include "tracker/core/swarm_registry.hpp"
 #include "tracker/core/tracker_config.hpp"
@@ -44,6 +46,8 @@ struct HttpAnswer {
 
 // Reads and parses a whitelist file; errors name the file and the line.
 Result<Whitelist, std::string> load_whitelist_file(const std::filesystem::path& path);
+// Reads and parses a passkey file; errors name the file and the line, never a key.
+Result<PasskeyStore, std::string> load_passkey_file(const std::filesystem::path& path, SipKey hash_key);
 
 struct ServiceSecrets {
     SipKey hash_key;    // hash tables
@@ -52,7 +56,8 @@ struct ServiceSecrets {
 
 class TrackerService {
   public:
-    // Throws std::runtime_error if the configured whitelist cannot be loaded (a start-up error).
+    // Throws std::runtime_error if the configured whitelist or passkey file cannot be loaded (a start-up
+    // error).
     TrackerService(const TrackerConfig& config, ServiceSecrets secrets, MetricsRegistry& metrics);
 
     HttpAnswer handle_http(std::string_view method, std::string_view target, const IpAddress& source,
@@ -82,9 +87,11 @@ class TrackerService {
     ReloadOutcome reload_whitelist();
 
     // SIGHUP with a new configuration: applies every key that can change while running (all of them but
-    // a whitelist or access log that cannot be read or opened, which keep their previous file), re-reads
-    // the whitelist and reopens the access log (for logrotate). `changed` lists "key: old -> new";
-    // `not_applied` says what was kept and why.
+    // a whitelist, passkey file or access log that cannot be read or opened, which keep their previous
+    // file), re-reads the whitelist and the passkey file and reopens the access log (for logrotate).
+    // `changed` lists "key: old -> new" and what the passkey file changed; `not_applied` says what was kept
+    // and why. A passkey taken out of the file is refused from the next request on, and every peer that
+    // announced with it is removed from every swarm at once, so no other box is handed its address.
     struct ConfigReload {
         std::vector<std::string> changed;
         std::vector<std::string> not_applied;
@@ -142,8 +149,18 @@ class TrackerService {
     const TrackerConfig& config() const { return config_; }
 
   private:
-    HttpAnswer announce(std::string_view query, const IpAddress& source, TimePoint now);
-    HttpAnswer scrape(std::string_view query, const IpAddress& source, TimePoint now);
+    HttpAnswer announce(std::string_view query, const TrackerTarget& target, const IpAddress& source,
+                        TimePoint now);
+    HttpAnswer scrape(std::string_view query, const TrackerTarget& target, const IpAddress& source,
+                      TimePoint now);
+    // Puts a passkey file's keys in force (nullopt: passkeys off), removes the peers of revoked keys, and
+    // says what changed.
+    std::string replace_passkeys(std::optional<PasskeyStore> next);
+    // Counts and answers a request the passkey gate refused; for an announce, also forgets the announcer
+    // (peer id and address) in that swarm: a box whose key is revoked leaves its swarm at its next
+    // announce even when it was restored from the state file, whose peers carry no owner.
+    void on_passkey_refused(TransportMetrics& transport, PasskeyRefusal why, const AnnounceRequest* request,
+                            const IpAddress& source);
     HttpAnswer stats(std::string_view query);
     HttpAnswer failure(int status, std::string_view reason);
     // Takes a token from the source's rate-limit bucket; false, counted, when the bucket is empty.
@@ -169,6 +186,8 @@ class TrackerService {
     SwarmRegistry registry_;
     RateLimiter limiter_;
     udp::ConnectionIds connection_ids_;
+    PasskeyGate passkeys_;
+    SipKey hash_key_;
     std::size_t whitelist_size_ = 0;
     std::unique_ptr<AccessLogFile> access_log_;
     bool state_saves_off_ = false;  // a bad state file could not be moved aside

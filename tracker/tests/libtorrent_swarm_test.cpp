@@ -18,11 +18,13 @@
 #include <libtorrent/settings_pack.hpp>
 #include <libtorrent/torrent_info.hpp>
 
+#include "libtorrent_support.hpp"
 #include "test_support.hpp"
 #include "tracker/core/ids.hpp"
 #include "tracker_process.hpp"
 
 using namespace toast::tracker;
+using namespace toast::tracker::testing;
 using toast::tracker::testing::TrackerProcess;
 namespace lt = libtorrent;
 namespace fs = std::filesystem;
@@ -34,76 +36,17 @@ constexpr std::uint64_t kFileSize = 3 * 1024 * 1024 + 12345;  // not a whole num
 constexpr int kPieceSize = 64 * 1024;
 
 std::unique_ptr<lt::session> make_session() {
-    lt::settings_pack p;
-    p.set_str(lt::settings_pack::listen_interfaces, "127.0.0.1:0");
-    p.set_bool(lt::settings_pack::enable_dht, false);
-    p.set_bool(lt::settings_pack::enable_lsd, false);
-    p.set_bool(lt::settings_pack::enable_upnp, false);
-    p.set_bool(lt::settings_pack::enable_natpmp, false);
-    p.set_bool(lt::settings_pack::enable_ip_notifier, false);
-    p.set_bool(lt::settings_pack::allow_multiple_connections_per_ip, true);
-    p.set_bool(lt::settings_pack::enable_incoming_utp, false);
-    p.set_bool(lt::settings_pack::enable_outgoing_utp, false);
-    p.set_int(lt::settings_pack::alert_mask, lt::alert_category::error | lt::alert_category::tracker |
-                                                 lt::alert_category::status | lt::alert_category::storage);
-    return std::make_unique<lt::session>(lt::session_params(p));
+    return make_lt_session();
 }
 
-// A v1 torrent for `file` (libtorrent 2.0 makes hybrid torrents by default, which announce twice: once per
-// info-hash; v1-only keeps one swarm per torrent on the tracker).
 std::shared_ptr<lt::torrent_info> make_torrent(const fs::path& file) {
-    lt::file_storage fs;
-    lt::add_files(fs, file.string());
-    lt::create_torrent t(fs, kPieceSize, lt::create_torrent::v1_only);
-    lt::set_piece_hashes(t, file.parent_path().string());
-    std::vector<char> buf;
-    lt::bencode(std::back_inserter(buf), t.generate());
-    return std::make_shared<lt::torrent_info>(buf, lt::from_span);
-}
-
-InfoHash info_hash_of(const lt::torrent_info& ti) {
-    auto v1 = ti.info_hashes().v1;
-    return *InfoHash::from_bytes(std::string_view(v1.data(), 20));
+    return make_lt_torrent(file, kPieceSize);
 }
 
 lt::torrent_handle add(lt::session& s, std::shared_ptr<lt::torrent_info> ti, const fs::path& dir,
                        const std::string& tracker, lt::torrent_flags_t extra) {
-    lt::add_torrent_params atp;
-    atp.ti = std::move(ti);
-    atp.save_path = dir.string();
-    atp.trackers = {tracker};
-    atp.flags &= ~(lt::torrent_flags::auto_managed | lt::torrent_flags::paused);
-    atp.flags |= extra;
-    return s.add_torrent(std::move(atp));
+    return add_lt_torrent(s, std::move(ti), dir, tracker, extra);
 }
-
-// Pops alerts from every session until `done` holds or `timeout` passes; tracker errors are kept for the
-// failure message.
-struct AlertPump {
-    std::vector<lt::session*> sessions;
-    std::string log;
-    std::function<void(lt::alert*)> on_alert;
-
-    bool until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        while (std::chrono::steady_clock::now() < deadline) {
-            if (done()) return true;
-            sessions.front()->wait_for_alert(std::chrono::milliseconds(50));
-            for (auto* s : sessions) {
-                std::vector<lt::alert*> alerts;
-                s->pop_alerts(&alerts);
-                for (auto* a : alerts) {
-                    if (on_alert) on_alert(a);
-                    if (lt::alert_cast<lt::tracker_error_alert>(a) ||
-                        lt::alert_cast<lt::torrent_error_alert>(a)) {
-                        log += a->message() + "\n";
-                    }
-                }
-            }
-        }
-        return done();
-    }
-};
 
 // The scenario shared by the HTTP and UDP tests: a seed and a leecher that can only meet through the
 // tracker at `url`; `scrape` reads the swarm's counts from the tracker.

@@ -32,6 +32,7 @@ TEST_CASE("an empty tracker config gives the documented defaults", "[tracker][co
     CHECK(c.registry.numwant_max == 200);
     CHECK(c.registry.max_swarms == 1'000'000);
     CHECK_FALSE(c.whitelist.has_value());
+    CHECK_FALSE(c.passkeys.has_value());
     CHECK(c.rate_limit.per_second == 20);
     CHECK(c.rate_limit.burst == 100);
     CHECK(c.rate_limit.exempt.empty());  // not even loopback: behind a same-host proxy, that is everyone
@@ -55,7 +56,7 @@ TEST_CASE("every tracker config field is read", "[tracker][config]") {
     auto c = load_tracker_config(json::parse(R"({
         "interval": "60s", "min_interval": 10, "peer_expiry": "3min",
         "numwant_default": 5, "numwant_max": 9, "max_swarms": 7,
-        "whitelist": "/etc/toast/whitelist.txt",
+        "whitelist": "/etc/toast/whitelist.txt", "passkeys": "/etc/toast/passkeys",
         "rate_limit": {"per_second": 0.5, "burst": 3, "max_tracked": 10, "exempt": ["127.0.0.1"],
                        "ipv6_prefix": 56},
         "ip_param_from": ["10.0.0.0/8", "fd00::/8"], "admin_allow": ["192.0.2.1"], "stats_page_limit": 50,
@@ -71,6 +72,7 @@ TEST_CASE("every tracker config field is read", "[tracker][config]") {
     CHECK(c.registry.numwant_max == 9);
     CHECK(c.registry.max_swarms == 7);
     CHECK(c.whitelist == std::filesystem::path("/etc/toast/whitelist.txt"));
+    CHECK(c.passkeys == std::filesystem::path("/etc/toast/passkeys"));
     CHECK(c.rate_limit.per_second == 0.5);
     CHECK(c.rate_limit.burst == 3);
     CHECK(c.rate_limit.max_tracked == 10);
@@ -113,6 +115,8 @@ TEST_CASE("bad tracker config values are reported with field and value", "[track
           "config field 'numwant_max': expected a non-negative integer, got -1");
     CHECK(error_of(json{{"whitelist", ""}}) ==
           "config field 'whitelist': must not be empty (leave it out to serve every info-hash)");
+    CHECK(error_of(json{{"passkeys", ""}}) ==
+          "config field 'passkeys': must not be empty (leave it out to admit announces without one)");
     CHECK(error_of(json{{"rate_limit", {{"burst", 0.5}}}}) ==
           "config field 'rate_limit.burst': value 0.5 is outside [1, 1e+09]");
     CHECK(error_of(json{{"rate_limit", {{"per_secnd", 1}}}}) ==

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
+#include "tracker/core/passkeys.hpp"
 #include "tracker/core/udp_protocol.hpp"
 #include "tracker_process.hpp"
 
@@ -36,12 +37,29 @@ using toast::tracker::testing::starts_with;
 TEST_CASE("toast-tracker --help documents every option with its default", "[tracker][cli]") {
     auto r = toast::testing::run(TOAST_TRACKER_BIN, {"--help"}, 10s);
     CHECK(r.exit_code == 0);
-    for (const char* text : {"--listen HOST:PORT", "--udp HOST:PORT", "--config CONFIG",
-                             "default: no UDP tracker", "\"300s\"", "(200)", "SIGHUP re-reads CONFIG",
-                             "access_log", "admin_allow", "state_file", "state_save_interval"}) {
+    for (const char* text :
+         {"--listen HOST:PORT", "--udp HOST:PORT", "--config CONFIG", "default: no UDP tracker", "\"300s\"",
+          "(200)", "SIGHUP re-reads CONFIG", "access_log", "admin_allow", "state_file", "state_save_interval",
+          "passkeys", "new-passkey [LABEL...]"}) {
         INFO(text);
         CHECK(r.out.find(text) != std::string::npos);
     }
+}
+
+TEST_CASE("new-passkey prints a fresh 32-character key and its label, a line the passkey file takes",
+          "[tracker][cli][passkeys]") {
+    auto a = toast::testing::run(TOAST_TRACKER_BIN, {"new-passkey", "box-0042", "living", "room"}, 10s);
+    auto b = toast::testing::run(TOAST_TRACKER_BIN, {"new-passkey"}, 10s);
+    REQUIRE(a.exit_code == 0);
+    REQUIRE(b.exit_code == 0);
+    REQUIRE(a.out.size() == 32 + std::string(" box-0042 living room\n").size());
+    CHECK(a.out.substr(32) == " box-0042 living room\n");
+    CHECK(b.out.size() == 33);
+    CHECK(a.out.substr(0, 32) != b.out.substr(0, 32));
+    auto parsed = toast::tracker::parse_passkey_file(a.out + b.out);
+    REQUIRE(parsed.ok());
+    CHECK(parsed->size() == 2);
+    CHECK(parsed->label(a.out.substr(0, 32)) == std::string_view("box-0042 living room"));
 }
 
 TEST_CASE("toast-tracker rejects bad command lines with a message and exit code 2", "[tracker][cli]") {
@@ -74,6 +92,15 @@ TEST_CASE("toast-tracker refuses a bad config or whitelist at start-up with exit
                                   {"--listen", "127.0.0.1:0", "--config", (dir / "wl.json").string()}, 10s);
     CHECK(wl.exit_code == 1);
     CHECK(wl.err.find("line 1: expected a 40- or 64-digit hex info-hash, got \"zz\"") != std::string::npos);
+
+    std::ofstream(dir / "keys") << "aaaaaaaaaaaaaaaa box 1\nnot-a-key box 2\n";
+    std::ofstream(dir / "pk.json") << R"({"passkeys": ")" + (dir / "keys").string() + R"("})";
+    auto pk = toast::testing::run(TOAST_TRACKER_BIN,
+                                  {"--listen", "127.0.0.1:0", "--config", (dir / "pk.json").string()}, 10s);
+    CHECK(pk.exit_code == 1);
+    CHECK(pk.err.find("passkey file '" + (dir / "keys").string() +
+                      "' line 2: a passkey is 16 to 128 characters of A-Z a-z 0-9 _ -, got 9 characters") !=
+          std::string::npos);
 
     auto missing = toast::testing::run(
         TOAST_TRACKER_BIN, {"--listen", "127.0.0.1:0", "--config", (dir / "none.json").string()}, 10s);

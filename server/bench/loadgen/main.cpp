@@ -24,8 +24,11 @@ using namespace toast;
 using namespace toast::loadgen;
 
 constexpr const char* kUsage =
-    "usage: toast-loadgen --server HOST:PORT (--titles A,B,... | --titles-file FILE) --bitrate RATE\n"
+    "usage: toast-loadgen --server HOST:PORT... (--titles A,B,... | --titles-file FILE) --bitrate RATE\n"
     "                     (--viewers N | --search LO:HI) [options]\n"
+    "  --server HOST:PORT   repeat for a tier's nodes: viewer i asks server i mod N; a 307 (a node sending\n"
+    "                       the viewer to one with room) is followed\n"
+    "  --retry-for DUR      a refused viewer (503) asks again after Retry-After for this long (0: never)\n"
     "  --titles-file FILE   one title per line, optionally followed by a weight (for --pick weighted)\n"
     "  --bitrate RATE       playback rate of constant-rate titles, e.g. 6Mbps\n"
     "  --time-slice DUR     the server's time slice t_b: a viewer starts playing once it holds one (5s)\n"
@@ -78,6 +81,12 @@ nlohmann::json to_json(const TrialResult& r) {
                                  ? 0.0
                                  : *std::max_element(r.start_latencies.begin(), r.start_latencies.end());
     j["retry_after_median"] = median(r.retry_after);
+    j["refusals"] = r.refusals;
+    j["redirects"] = r.redirects;
+    j["peak_streams"] = r.peak_streams;
+    j["median_streams"] = r.median_streams;
+    j["node_reads"] = r.node_reads;
+    j["node_bytes"] = r.node_bytes;
     j["disk_reads"] = r.disk_reads;
     j["disk_bytes"] = r.disk_bytes;
     j["seconds"] = r.seconds;
@@ -148,8 +157,15 @@ std::optional<int> apply_option(const std::string& a, const std::string& v, Comm
     if (a == "--server") {
         auto e = parse_endpoint(v);
         if (!e) return usage_error("bad --server '" + v + "' (HOST:PORT)");
-        spec.host = e->host == "localhost" ? "127.0.0.1" : e->host;
-        spec.port = e->port;
+        const auto host = e->host == "localhost" ? std::string("127.0.0.1") : e->host;
+        if (spec.port == 0) {
+            spec.host = host;
+            spec.port = e->port;
+        } else {
+            spec.more_servers.emplace_back(host, e->port);
+        }
+    } else if (a == "--retry-for") {
+        spec.retry_for = duration("--retry-for");
     } else if (a == "--titles") {
         spec.titles = split(v, ',');
     } else if (a == "--titles-file") {

@@ -32,18 +32,54 @@ struct Shared {
     const TrialSpec& spec;
     TrialResult& result;
     std::size_t open = 0;
+    std::size_t streaming = 0;
 };
+
+// "http://HOST:PORT/PATH" as an endpoint (a numeric host) and the path; nullopt for anything else.
+std::optional<std::pair<tcp::endpoint, std::string>> parse_location(const std::string& url) {
+    constexpr std::string_view kScheme = "http://";
+    if (url.rfind(kScheme, 0) != 0) return std::nullopt;
+    const auto slash = url.find('/', kScheme.size());
+    const auto authority =
+        url.substr(kScheme.size(), slash == std::string::npos ? std::string::npos : slash - kScheme.size());
+    const auto colon = authority.rfind(':');
+    if (colon == std::string::npos) return std::nullopt;
+    boost::system::error_code ec;
+    auto host = authority.substr(0, colon);
+    if (host == "localhost") host = "127.0.0.1";
+    const auto address = asio::ip::make_address(host, ec);
+    if (ec) return std::nullopt;
+    try {
+        const auto port = std::stoul(authority.substr(colon + 1));
+        if (port == 0 || port > 65535) return std::nullopt;
+        return std::pair{tcp::endpoint(address, static_cast<std::uint16_t>(port)),
+                         slash == std::string::npos ? std::string("/") : url.substr(slash)};
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
 
 class Viewer : public std::enable_shared_from_this<Viewer> {
   public:
     Viewer(asio::io_context& io, Shared& shared, tcp::endpoint server, std::string title)
-        : socket_(io), shared_(shared), server_(server), title_(std::move(title)) {}
+        : socket_(io),
+          retry_timer_(io),
+          shared_(shared),
+          server_(server),
+          title_(std::move(title)),
+          path_(shared.spec.path_prefix + title_) {}
 
     void start() {
         started_ = true;
         requested_ = Clock::now();
-        request_ = "GET " + shared_.spec.path_prefix + title_ + " HTTP/1.1\r\nHost: " + shared_.spec.host +
-                   "\r\nConnection: close\r\n\r\n";
+        connect();
+    }
+
+    void connect() {
+        head_.clear();
+        request_ = "GET " + path_ + " HTTP/1.1\r\nHost: " + server_.address().to_string() + ":" +
+                   std::to_string(server_.port()) + "\r\nConnection: close\r\n\r\n";
+        socket_ = tcp::socket(retry_timer_.get_executor());
         socket_.async_connect(server_, [self = shared_from_this()](boost::system::error_code ec) {
             if (ec) return self->fail("connect: " + ec.message());
             asio::async_write(self->socket_, asio::buffer(self->request_),
@@ -57,7 +93,9 @@ class Viewer : public std::enable_shared_from_this<Viewer> {
     // Cut off by the trial's deadline check.
     bool overdue(Clock::time_point now) const {
         if (done_ || !started_) return false;
-        if (!playback_) return now - requested_ > std::chrono::duration<double>(shared_.spec.slack * 2);
+        if (!playback_)
+            return now - requested_ >
+                   std::chrono::duration<double>(shared_.spec.slack * 2 + shared_.spec.retry_for);
         return std::chrono::duration<double>(now - requested_).count() > deadline_;
     }
     void cut_off() {
@@ -108,6 +146,7 @@ class Viewer : public std::enable_shared_from_this<Viewer> {
         std::getline(in, line);
         std::optional<std::uint64_t> length;
         std::optional<double> retry;
+        std::string location;
         while (std::getline(in, line)) {
             if (!line.empty() && line.back() == '\r') line.pop_back();
             const auto colon = line.find(':');
@@ -118,13 +157,37 @@ class Viewer : public std::enable_shared_from_this<Viewer> {
             try {
                 if (name == "content-length") length = std::stoull(value);
                 if (name == "retry-after") retry = std::stod(value);
+                if (name == "location") location = value;
             } catch (const std::exception&) {
                 return fail("bad " + name + " header '" + value + "'"), false;
             }
         }
+        if (status == 307 && redirects_ < kMaxRedirects) {
+            // A node of a tier without room names one with room.
+            auto target = parse_location(location);
+            if (!target) return fail("307 with an unusable Location '" + location + "'"), false;
+            ++redirects_;
+            ++shared_.result.redirects;
+            server_ = target->first;
+            path_ = target->second;
+            reconnect(std::chrono::milliseconds(0));
+            return false;
+        }
         if (status == 503) {
-            ++shared_.result.refused;
+            ++shared_.result.refusals;
             if (retry) shared_.result.retry_after.push_back(*retry);
+            const double wait = std::max(1.0, retry.value_or(1.0));
+            const double since = std::chrono::duration<double>(Clock::now() - requested_).count();
+            if (since + wait <= shared_.spec.retry_for) {
+                // A player asks again, of the server it first asked.
+                server_ = first_server_;
+                path_ = shared_.spec.path_prefix + title_;
+                redirects_ = 0;
+                reconnect(std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::duration<double>(wait)));
+                return false;
+            }
+            ++shared_.result.refused;
             close();
             return false;
         }
@@ -133,6 +196,9 @@ class Viewer : public std::enable_shared_from_this<Viewer> {
             return false;
         }
         ++shared_.result.admitted;
+        ++shared_.streaming;
+        streaming_ = true;
+        shared_.result.peak_streams = std::max(shared_.result.peak_streams, shared_.streaming);
         length_ = *length;
         const auto& spec = shared_.spec;
         auto trace = spec.traces.find(title_);
@@ -185,19 +251,38 @@ class Viewer : public std::enable_shared_from_this<Viewer> {
         close();
     }
 
+    // Closes this connection and asks again after `wait` (a redirect, a retry).
+    void reconnect(std::chrono::milliseconds wait) {
+        boost::system::error_code ec;
+        socket_.shutdown(tcp::socket::shutdown_both, ec);
+        socket_.close(ec);
+        retry_timer_.expires_after(wait);
+        retry_timer_.async_wait([self = shared_from_this()](boost::system::error_code tec) {
+            if (!tec && !self->done_) self->connect();
+        });
+    }
+
     void close() {
         if (done_) return;
         done_ = true;
         --shared_.open;
+        if (streaming_) --shared_.streaming;
+        retry_timer_.cancel();
         boost::system::error_code ec;
         socket_.shutdown(tcp::socket::shutdown_both, ec);
         socket_.close(ec);
     }
 
+    static constexpr int kMaxRedirects = 8;
     tcp::socket socket_;
+    asio::steady_timer retry_timer_;
     Shared& shared_;
     tcp::endpoint server_;
+    const tcp::endpoint first_server_ = server_;
     std::string title_;
+    std::string path_;
+    int redirects_ = 0;
+    bool streaming_ = false;
     std::string request_;
     Clock::time_point requested_;
     std::array<char, 64 * 1024> buffer_{};
@@ -263,15 +348,21 @@ TrialResult run_trial(const TrialSpec& spec, std::size_t viewers) {
     const auto starts = arrival_times(spec.arrivals, viewers, rng);
     const auto picks = pick_titles(spec.pick, viewers, spec.weights, rng);
 
-    const auto before = scrape_metrics(spec.host, spec.port);
+    std::vector<std::pair<std::string, std::uint16_t>> servers{{spec.host, spec.port}};
+    servers.insert(servers.end(), spec.more_servers.begin(), spec.more_servers.end());
+    std::vector<std::map<std::string, double>> before;
+    for (const auto& [host, port] : servers)
+        before.push_back(scrape_metrics(host, port));
     asio::io_context io;
     Shared shared{spec, result, viewers};
-    const tcp::endpoint server(asio::ip::make_address(spec.host), spec.port);
+    std::vector<tcp::endpoint> endpoints;
+    for (const auto& [host, port] : servers)
+        endpoints.emplace_back(asio::ip::make_address(host), port);
     std::vector<std::shared_ptr<Viewer>> all;
     std::vector<std::unique_ptr<asio::steady_timer>> timers;
     const auto t0 = Clock::now();
     for (std::size_t i = 0; i < viewers; ++i) {
-        auto v = std::make_shared<Viewer>(io, shared, server, spec.titles[picks[i]]);
+        auto v = std::make_shared<Viewer>(io, shared, endpoints[i % endpoints.size()], spec.titles[picks[i]]);
         all.push_back(v);
         auto timer = std::make_unique<asio::steady_timer>(io);
         timer->expires_at(
@@ -283,10 +374,12 @@ TrialResult run_trial(const TrialSpec& spec, std::size_t viewers) {
     }
     // Once a second: cut off viewers far behind their schedule; stop when everyone is done.
     asio::steady_timer watchdog(io);
+    std::vector<double> samples;
     std::function<void()> check = [&] {
         const auto now = Clock::now();
         for (auto& v : all)
             if (v->overdue(now)) v->cut_off();
+        if (shared.streaming > 0) samples.push_back(static_cast<double>(shared.streaming));
         if (shared.open == 0) return;
         watchdog.expires_after(std::chrono::seconds(1));
         watchdog.async_wait([&](boost::system::error_code ec) {
@@ -297,17 +390,28 @@ TrialResult run_trial(const TrialSpec& spec, std::size_t viewers) {
     io.run();
     result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 
-    const auto after = scrape_metrics(spec.host, spec.port);
-    std::vector<std::uint64_t> r0, r1, b0, b1;
-    disk_counters(before, "toast_disk_reads_total", r0);
-    disk_counters(after, "toast_disk_reads_total", r1);
-    disk_counters(before, "toast_disk_bytes_read_total", b0);
-    disk_counters(after, "toast_disk_bytes_read_total", b1);
-    if (r0.size() == r1.size() && b0.size() == b1.size() && r0.size() == b0.size()) {
-        for (std::size_t d = 0; d < r0.size(); ++d) {
-            result.disk_reads.push_back(r1[d] - r0[d]);
-            result.disk_bytes.push_back(b1[d] - b0[d]);
+    if (!samples.empty()) {
+        std::sort(samples.begin(), samples.end());
+        result.median_streams = samples[samples.size() / 2];
+    }
+    for (std::size_t n = 0; n < servers.size(); ++n) {
+        const auto after = scrape_metrics(servers[n].first, servers[n].second);
+        std::vector<std::uint64_t> r0, r1, b0, b1;
+        disk_counters(before[n], "toast_disk_reads_total", r0);
+        disk_counters(after, "toast_disk_reads_total", r1);
+        disk_counters(before[n], "toast_disk_bytes_read_total", b0);
+        disk_counters(after, "toast_disk_bytes_read_total", b1);
+        std::uint64_t reads = 0, bytes = 0;
+        if (r0.size() == r1.size() && b0.size() == b1.size() && r0.size() == b0.size()) {
+            for (std::size_t d = 0; d < r0.size(); ++d) {
+                result.disk_reads.push_back(r1[d] - r0[d]);
+                result.disk_bytes.push_back(b1[d] - b0[d]);
+                reads += r1[d] - r0[d];
+                bytes += b1[d] - b0[d];
+            }
         }
+        result.node_reads.push_back(reads);
+        result.node_bytes.push_back(bytes);
     }
     return result;
 }

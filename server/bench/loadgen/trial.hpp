@@ -18,6 +18,11 @@ namespace toast::loadgen {
 struct TrialSpec {
     std::string host = "127.0.0.1";
     std::uint16_t port = 0;
+    // More servers (a tier's nodes): viewer i asks server i mod N, the first being host:port.
+    std::vector<std::pair<std::string, std::uint16_t>> more_servers;
+    // A refused viewer (503) asks again after its Retry-After (at least 1 s), as players do, for this long
+    // after its first request; 0: it gives up at once.
+    double retry_for = 0;
     std::string path_prefix = "/stream/";
     std::vector<std::string> titles;
     std::vector<double> weights;  // one per title
@@ -35,10 +40,14 @@ struct TrialSpec {
 
 struct TrialResult {
     std::size_t viewers = 0;
-    std::size_t admitted = 0;  // 200 answers
-    std::size_t refused = 0;   // 503 answers
-    std::size_t errors = 0;    // anything else: other statuses, broken connections, cut off
-    std::size_t starved = 0;   // admitted viewers that starved at least once after starting
+    std::size_t admitted = 0;      // 200 answers
+    std::size_t refused = 0;       // viewers refused for good (503, no retry left)
+    std::size_t refusals = 0;      // 503 answers, retried ones included
+    std::size_t redirects = 0;     // 307 answers followed (a tier node sending the viewer to another)
+    std::size_t peak_streams = 0;  // the most viewers receiving their streams at once
+    double median_streams = 0;     // the median of once-a-second counts while any viewer was streaming
+    std::size_t errors = 0;        // anything else: other statuses, broken connections, cut off
+    std::size_t starved = 0;       // admitted viewers that starved at least once after starting
     std::size_t stalls = 0;
     double stall_seconds = 0;
     double stall_max = 0;
@@ -46,9 +55,12 @@ struct TrialResult {
     std::vector<double> retry_after;      // seconds, of refused viewers that were told
     std::vector<std::string> error_samples;
     double seconds = 0;  // wall time of the trial
-    // Per disk, from /metrics (empty when the scrape failed).
+    // Per disk, from /metrics (empty when the scrape failed); with several servers, every server's disks in
+    // turn, and each server's totals in node_reads and node_bytes.
     std::vector<std::uint64_t> disk_reads;
     std::vector<std::uint64_t> disk_bytes;
+    std::vector<std::uint64_t> node_reads;
+    std::vector<std::uint64_t> node_bytes;
 
     bool passed() const { return errors == 0 && starved == 0 && admitted > 0; }
 };

@@ -1,0 +1,160 @@
+#include "toast/common/tier.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+using namespace toast;
+
+namespace {
+
+TierLayout tier_of(std::initializer_list<const char*> ids, std::uint32_t replicas = 2) {
+    TierLayout t;
+    int port = 8080;
+    for (const char* id : ids)
+        t.nodes.push_back({id, "http://127.0.0.1:" + std::to_string(port++)});
+    t.replicas = replicas;
+    return t;
+}
+
+std::vector<std::string> holder_ids(const TierLayout& t, std::string_view title, std::uint64_t block) {
+    std::vector<std::string> out;
+    for (auto i : t.holders(title, block))
+        out.push_back(t.node(i).id);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+constexpr std::uint64_t kBlocks = 12000;
+
+}  // namespace
+
+TEST_CASE("the rendezvous weight is fixed byte for byte", "[common][tier]") {
+    // Server and client must agree on every machine and in every version: these values never change (they
+    // were checked against an independent Python rendering of the formula in tier.hpp).
+    CHECK(rendezvous_weight("a", "movie", 0) == 0x4c011ce42edc99ddull);
+    CHECK(rendezvous_weight("node-2", "movie", 41) == 0x916a4ac79b07230cull);
+    CHECK(rendezvous_weight("a", "", 0) != rendezvous_weight("b", "", 0));
+}
+
+TEST_CASE("each block goes to two distinct nodes, the same ones every time", "[common][tier]") {
+    const auto t = tier_of({"a", "b", "c"});
+    for (std::uint64_t b = 0; b < 200; ++b) {
+        const auto h = t.holders("movie", b);
+        REQUIRE(h.size() == 2);
+        CHECK(h[0] != h[1]);
+        CHECK(h == t.holders("movie", b));
+    }
+    // Fewer nodes than replicas: every node holds every block.
+    CHECK(tier_of({"a"}).holders("movie", 7).size() == 1);
+}
+
+TEST_CASE("every node holds an even share of a title's blocks", "[common][tier]") {
+    for (auto nodes : {tier_of({"a", "b", "c"}), tier_of({"n1", "n2", "n3", "n4", "n5"})}) {
+        std::map<std::uint32_t, std::uint64_t> held;
+        for (std::uint64_t b = 0; b < kBlocks; ++b)
+            for (auto i : nodes.holders("a long title name", b))
+                ++held[i.value()];
+        const double expected = 2.0 * kBlocks / static_cast<double>(nodes.nodes.size());
+        REQUIRE(held.size() == nodes.nodes.size());
+        for (const auto& [node, count] : held) {
+            INFO("node " << node << " holds " << count << " of " << kBlocks << " blocks, expected "
+                         << expected);
+            CHECK(std::abs(static_cast<double>(count) - expected) < 0.04 * expected);
+        }
+    }
+}
+
+TEST_CASE("a node that joins takes only its own share and nothing else moves", "[common][tier]") {
+    const auto before = tier_of({"a", "b", "c"});
+    const auto after = tier_of({"a", "b", "c", "d"});
+    std::uint64_t moved = 0;
+    for (std::uint64_t b = 0; b < kBlocks; ++b) {
+        const auto old_h = holder_ids(before, "movie", b);
+        const auto new_h = holder_ids(after, "movie", b);
+        if (old_h == new_h) continue;
+        ++moved;
+        // The only change is the new node taking one place: the other holder was a holder before.
+        REQUIRE(std::count(new_h.begin(), new_h.end(), "d") == 1);
+        const auto kept = new_h[0] == "d" ? new_h[1] : new_h[0];
+        CHECK(std::count(old_h.begin(), old_h.end(), kept) == 1);
+    }
+    // The newcomer holds 2/4 of the blocks, and each of them moved one replica: half the blocks move.
+    const double expected = kBlocks * 2.0 / 4.0;
+    CHECK(std::abs(static_cast<double>(moved) - expected) < 0.04 * expected);
+}
+
+TEST_CASE("a node that leaves gives up only the blocks it held", "[common][tier]") {
+    const auto before = tier_of({"a", "b", "c", "d"});
+    const auto after = tier_of({"a", "b", "d"});  // "c" left; the others keep their ids
+    for (std::uint64_t b = 0; b < kBlocks; ++b) {
+        const auto old_h = holder_ids(before, "movie", b);
+        const auto new_h = holder_ids(after, "movie", b);
+        if (std::count(old_h.begin(), old_h.end(), "c") == 0) {
+            CHECK(old_h == new_h);
+        } else {
+            // Its surviving holder keeps the block, one other node takes c's copy.
+            const auto survivor = old_h[0] == "c" ? old_h[1] : old_h[0];
+            CHECK(std::count(new_h.begin(), new_h.end(), survivor) == 1);
+        }
+    }
+}
+
+TEST_CASE("node order in the list does not change placement", "[common][tier]") {
+    const auto t1 = tier_of({"a", "b", "c"});
+    auto t2 = tier_of({"c", "a", "b"});
+    for (std::uint64_t b = 0; b < 500; ++b)
+        CHECK(holder_ids(t1, "movie", b) == holder_ids(t2, "movie", b));
+}
+
+TEST_CASE("title-level placement puts a whole title on one pair of nodes", "[common][tier]") {
+    auto t = tier_of({"a", "b", "c"});
+    t.placement = TierPlacement::title;
+    const auto first = holder_ids(t, "movie", 0);
+    for (std::uint64_t b = 1; b < 300; ++b)
+        CHECK(holder_ids(t, "movie", b) == first);
+}
+
+TEST_CASE("tier JSON round-trips and bad tiers are refused naming the field", "[common][tier]") {
+    const auto t = tier_of({"a", "b", "c"});
+    auto parsed = parse_tier_json(tier_to_json(t));
+    REQUIRE(parsed.tier);
+    CHECK(*parsed.tier == t);
+
+    auto bad = [](nlohmann::json j) { return parse_tier_json(j).error; };
+    CHECK(bad({{"nodes", 3}}) == "tier.nodes: expected an array");
+    CHECK(bad({{"nodes", nlohmann::json::array()}}) == "tier.nodes: expected 1..256 nodes, got 0");
+    CHECK(bad({{"nodes", {{{"id", "a"}}}}}) == "tier.nodes[0]: expected {\"id\": STRING, \"url\": STRING}");
+    CHECK(bad({{"nodes", {{{"id", "a b"}, {"url", "http://h:1"}}}}}) ==
+          "tier.nodes[0].id: expected 1-64 of A-Z a-z 0-9 . _ -, got \"a b\"");
+    CHECK(bad({{"nodes", {{{"id", "a"}, {"url", "http://h:1"}}, {{"id", "a"}, {"url", "http://h:2"}}}}}) ==
+          "tier.nodes[1].id: \"a\" names two nodes");
+    CHECK(bad({{"nodes", {{{"id", "a"}, {"url", "http://h:1"}}, {{"id", "b"}, {"url", "http://h:1"}}}}}) ==
+          "tier.nodes[1].url: \"http://h:1\" is given for two nodes");
+    CHECK(bad({{"nodes", {{{"id", "a"}, {"url", "https://h:1"}}}}}) ==
+          "tier.nodes[0].url: expected http://HOST:PORT, got \"https://h:1\"");
+    CHECK(bad({{"nodes", {{{"id", "a"}, {"url", "http://h:1/x"}}}}}) ==
+          "tier.nodes[0].url: expected http://HOST:PORT without a path, got \"http://h:1/x\"");
+    CHECK(bad({{"nodes", {{{"id", "a"}, {"url", "http://h"}}}}}) ==
+          "tier.nodes[0].url: expected http://HOST:PORT with a non-zero port, got \"http://h\"");
+    CHECK(bad({{"nodes", {{{"id", "a"}, {"url", "http://h:1"}}}}, {"replicas", 2}}) ==
+          "tier.replicas: expected 1..1 (at most one per node), got 2");
+    CHECK(bad({{"nodes", {{{"id", "a"}, {"url", "http://h:1"}}}}, {"placement", "disk"}}) ==
+          "tier.placement: expected \"block\" or \"title\"");
+}
+
+TEST_CASE("the power of two choices asks the less loaded holder", "[common][tier]") {
+    const NodeIndex a(0), b(1);
+    auto pick = [](std::vector<HolderView> v) { return choose_holder(v); };
+    CHECK(pick({{a, true, false, 5.0}, {b, true, false, 2.0}}) == b);
+    CHECK(pick({{a, true, false, 2.0}, {b, true, false, 2.0}}) == a);           // ties: the first holder
+    CHECK(pick({{a, true, false, std::nullopt}, {b, true, false, 1.0}}) == a);  // unknown counts as idle
+    // Failover: a holder backing off after an error or a refusal is passed over whatever its load.
+    CHECK(pick({{a, false, false, 0.0}, {b, true, false, 50.0}}) == b);
+    // A holder that answered late is asked only when the other is late too.
+    CHECK(pick({{a, true, true, 0.0}, {b, true, false, 50.0}}) == b);
+    CHECK(pick({{a, true, true, 3.0}, {b, true, true, 1.0}}) == b);
+    CHECK(pick({{a, false, false, 0.0}, {b, false, false, 0.0}}) == std::nullopt);
+}
