@@ -53,7 +53,7 @@ struct OperatorTierInput {
     // peers' bitfields may not have arrived yet.
     const std::vector<int>* viewer_availability = nullptr;
     std::optional<PieceIndex> request_end = {};  // bounded buffer: nothing at or beyond it is asked for
-    int viewers = 0;  // connected peers that are not the operator's
+    int viewers = 0;                             // connected peers that are not the operator's
     // The server just took, at its last moment, a piece viewers holding it were asked for.
     bool late = false;
     std::chrono::nanoseconds running{0};  // since the box started

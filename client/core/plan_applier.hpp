@@ -1,5 +1,5 @@
-// Applies the core's PiecePlan to libtorrent (through PieceControl) as a diff against what was applied last, because libtorrent
-// reacts badly to churn (notes, "Deadlines" and "The picker cannot be replaced"):
+// Applies the core's PiecePlan to libtorrent (through PieceControl) as a diff against what was applied last,
+// because libtorrent reacts badly to churn (notes, "Deadlines" and "The picker cannot be replaced"):
 //  - a piece flipping between priority 0 and non-0 recomputes interest in every peer and can flap
 //    INTERESTED, so a raise from 0 waits until the plan has asked for it `settle_plans` times in a row; a
 //    drop to 0 is immediate (a given-up piece is the server's now, a piece beyond the bounded buffer's

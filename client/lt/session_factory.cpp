@@ -61,8 +61,8 @@ lt::session_params make_session_params(const SessionConfig& c) {
     // Every tracker of every tier of the announce-list (BEP 12), in parallel: with one tracker killed, a
     // newcomer still hears of its peers from another at once. A failed tracker is retried after 5 s + fails^2
     // x 5 s x tracker_backoff% (libtorrent 2.0.8, announce_entry.cpp); the default 250% waits 17 s, 55 s,
-    // 117 s, ... up to an hour, 10% waits 5.5 s, 7 s, 9.5 s, ... and about 4 min after half an hour down, so a
-    // restarted tracker hears again from every peer within one announce interval.
+    // 117 s, ... up to an hour, 10% waits 5.5 s, 7 s, 9.5 s, ... and about 4 min after half an hour down, so
+    // a restarted tracker hears again from every peer within one announce interval.
     s.set_bool(lt::settings_pack::announce_to_all_tiers, true);
     s.set_bool(lt::settings_pack::announce_to_all_trackers, true);
     s.set_int(lt::settings_pack::tracker_backoff, 10);

@@ -127,11 +127,11 @@ void ToastPeerPlugin::sent_not_interested() {
     told_interested_ = false;
 }
 
-// An operator peer we are not asking for pieces unchoked us: it took a request of ours for interest (libtorrent
-// does, for a request from a peer that said NOT_INTERESTED), or its unchoke crossed our NOT_INTERESTED.
-// libtorrent never hears of it, so it sends the peer no request, and the peer is told again that we are not
-// interested, which frees its slot. Asked again, we say INTERESTED, and libtorrent's peer answers with an
-// unchoke even when it believes we are unchoked already.
+// An operator peer we are not asking for pieces unchoked us: it took a request of ours for interest
+// (libtorrent does, for a request from a peer that said NOT_INTERESTED), or its unchoke crossed our
+// NOT_INTERESTED. libtorrent never hears of it, so it sends the peer no request, and the peer is told again
+// that we are not interested, which frees its slot. Asked again, we say INTERESTED, and libtorrent's peer
+// answers with an unchoke even when it believes we are unchoked already.
 bool ToastPeerPlugin::on_unchoke() {
     const auto wanted = control_->operator_wanted(torrent_, remote_);
     if (!wanted || *wanted) return false;

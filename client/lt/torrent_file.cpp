@@ -54,8 +54,9 @@ TierLayout parse_tier(const lt::bdecode_node& node, const std::string& name) {
         tier.replicas = static_cast<std::uint32_t>(r.int_value());
     }
     if (auto p = node.dict_find("placement")) {
-        const auto parsed =
-            p.type() == lt::bdecode_node::string_t ? parse_tier_placement(std::string(p.string_value())) : std::nullopt;
+        const auto parsed = p.type() == lt::bdecode_node::string_t
+                                ? parse_tier_placement(std::string(p.string_value()))
+                                : std::nullopt;
         if (!parsed) throw TorrentFileError(what + ".placement must be \"block\" or \"title\"");
         tier.placement = *parsed;
     }

@@ -41,8 +41,8 @@ void download_torrent(boost::asio::io_context& io, const std::string& url, std::
                   if (r.status != 200) {
                       return done({false,
                                    {},
-                                   "cannot fetch " + shown + ": the server answered " + std::to_string(r.status) +
-                                       " " + r.reason});
+                                   "cannot fetch " + shown + ": the server answered " +
+                                       std::to_string(r.status) + " " + r.reason});
                   }
                   done({true, std::move(r.body), {}});
               });

@@ -116,8 +116,8 @@ TEST_CASE("the catalogue's demand is read by info-hash", "[client][service][cach
 
 TEST_CASE("serve takes the cache policy, the box id, the push quota and the push rate",
           "[client][service][cache]") {
-    auto ok = parse_serve_args({"--save-dir", "d", "--cache", "popularity", "--box-id", "box-7", "--push-quota",
-                                "4GiB", "--push-rate", "2Mbps"});
+    auto ok = parse_serve_args({"--save-dir", "d", "--cache", "popularity", "--box-id", "box-7",
+                                "--push-quota", "4GiB", "--push-rate", "2Mbps"});
     REQUIRE(ok.options);
     CHECK(ok.options->cache == CachePolicy::popularity);
     CHECK(ok.options->box_id == "box-7");
@@ -135,8 +135,11 @@ TEST_CASE("serve takes the cache policy, the box id, the push quota and the push
           "--push-quota: '0' is not a positive size such as 4GiB");
     CHECK(parse_serve_args({"--save-dir", "d", "--push-rate", "fast"}).error ==
           "--push-rate: 'fast' is not a rate such as 2Mbps");
-    auto config = serve_options_from_config(nlohmann::json{
-        {"save_dir", "d"}, {"cache", "none"}, {"box_id", "b1"}, {"push_quota", "1GiB"}, {"push_rate", "1Mbps"}});
+    auto config = serve_options_from_config(nlohmann::json{{"save_dir", "d"},
+                                                           {"cache", "none"},
+                                                           {"box_id", "b1"},
+                                                           {"push_quota", "1GiB"},
+                                                           {"push_rate", "1Mbps"}});
     CHECK(config.cache == CachePolicy::none);
     CHECK(config.box_id == "b1");
     CHECK(config.push_quota == Bytes(1ull << 30));
@@ -146,7 +149,8 @@ TEST_CASE("serve takes the cache policy, the box id, the push quota and the push
 }
 
 TEST_CASE("the saved title list remembers which titles are held by push", "[client][service][cache]") {
-    std::vector<SavedTitle> list{{std::string(40, 'a'), "a", 1, 0, true}, {std::string(40, 'b'), "b", 2, 3, false}};
+    std::vector<SavedTitle> list{{std::string(40, 'a'), "a", 1, 0, true},
+                                 {std::string(40, 'b'), "b", 2, 3, false}};
     auto text = format_saved_titles(list);
     std::string error;
     auto back = parse_saved_titles(text, &error);

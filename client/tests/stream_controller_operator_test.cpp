@@ -58,7 +58,8 @@ TEST_CASE("the operator's seed is asked only for what no viewer holds within the
     }
 }
 
-TEST_CASE("viewers late with pieces they hold bring the operator's seed in", "[client][controller][operator]") {
+TEST_CASE("viewers late with pieces they hold bring the operator's seed in",
+          "[client][controller][operator]") {
     ClientTuning tuning;
     StreamController c(geometry(), setup(), tuning, t0);
     c.on_ready(pieces(40, {0}), t0);

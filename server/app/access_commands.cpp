@@ -87,8 +87,8 @@ std::string tier_authorization(const AccessPolicy& access, std::string_view node
     if (!key) return {};
     // Long enough for a read and its retries, short enough that a token seen in a log is soon worthless.
     constexpr std::int64_t kLifetime = 300;
-    return "Bearer " + sign_token(*key, "tier." + std::string(node_id), AccessScope::for_title(std::string(title)),
-                                  unix_now, unix_now + kLifetime);
+    return "Bearer " + sign_token(*key, "tier." + std::string(node_id),
+                                  AccessScope::for_title(std::string(title)), unix_now, unix_now + kLifetime);
 }
 
 }  // namespace toast::server

@@ -205,9 +205,9 @@ int run_ingest(const ServerConfig& config, const std::vector<std::string>& args)
 TierClient::Authorizer tier_authorizer(const ServerConfig& config) {
     if (config.access.open() || !config.tier) return {};
     return [access = config.access, self = config.tier->self_node().id](std::string_view title) {
-        const auto now =
-            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-                .count();
+        const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
         return tier_authorization(access, self, title, now);
     };
 }

@@ -291,8 +291,8 @@ void parse_blocks(const nlohmann::json& j, std::size_t disk_count, Manifest& m) 
     m.blocks.reserve(blocks.size());
     for (std::size_t i = 0; i < blocks.size(); ++i) {
         const auto chunks = block_count(block_length(i, m.size, m.block_size), m.chunk_size);
-        m.blocks.push_back(
-            parse_block(blocks[i], "blocks[" + std::to_string(i) + "]", chunks, disk_count, j.contains("tier")));
+        m.blocks.push_back(parse_block(blocks[i], "blocks[" + std::to_string(i) + "]", chunks, disk_count,
+                                       j.contains("tier")));
     }
 }
 

@@ -28,9 +28,9 @@ std::optional<std::size_t> choose_replica(std::span<const std::uint32_t> candida
             if (disk >= disks.size() || !disks[disk].online) continue;
             if (trusted_only && i < 64 && (suspect >> i & 1u)) continue;
             const double t = expected_finish_seconds(disks[disk], request_bytes);
-            // Better by more than kTie only: the first candidate in tie-break order keeps a tie. Estimates this
-            // close are no evidence either way (an idle disk's faded model stays a hair above the prior it
-            // tends to, and an exactly timed disk at that prior would keep every read from it forever).
+            // Better by more than kTie only: the first candidate in tie-break order keeps a tie. Estimates
+            // this close are no evidence either way (an idle disk's faded model stays a hair above the prior
+            // it tends to, and an exactly timed disk at that prior would keep every read from it forever).
             if (!best || t < best_time * (1.0 - kTie)) {
                 best = i;
                 best_time = t;

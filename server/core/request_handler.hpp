@@ -112,7 +112,7 @@ struct NodeReport {
 
 class TelemetrySink;  // access_routes.hpp
 struct AccessPolicy;  // access_policy.hpp
-class PushControl;  // push_routes.hpp
+class PushControl;    // push_routes.hpp
 
 // What the handler may consult. find() is the only way a title name is resolved.
 struct HandlerContext {

@@ -355,8 +355,9 @@ ServerConfig load_server_config(const nlohmann::json& json) {
     if (r.has("tier")) c.tier = load_tier_config(r.object("tier"));
     // The nodes of a tier read each other's blocks over plain HTTP (tier URLs are http://).
     if (c.tier && c.tls)
-        r.fail("tier", "a node of a tier cannot serve TLS (the nodes relay to each other over http://); "
-                       "leave out tls, or put a TLS proxy in front of each node");
+        r.fail("tier",
+               "a node of a tier cannot serve TLS (the nodes relay to each other over http://); "
+               "leave out tls, or put a TLS proxy in front of each node");
     load_public_url(r, c);
     load_storage(r, c);
     load_http(r, c);

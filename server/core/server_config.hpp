@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/core/tier_config.hpp"
 #include "server/core/access_policy.hpp"
 #include "server/core/push_config.hpp"
+#include "server/core/tier_config.hpp"
 #include "toast/common/endpoint.hpp"
 #include "toast/common/units.hpp"
 
@@ -45,8 +45,8 @@ struct AdmissionConfig {
     // carry all get 200 and all of them starve.
     bool enabled = true;
     double disk_share = 0.9;
-    BitRate network{0};                         // 0: no limit
-    Bytes buffer{0};                            // 0: no limit
+    BitRate network{0};  // 0: no limit
+    Bytes buffer{0};     // 0: no limit
     // A stream may start this much later than asked; none: one time_slice, so that a stream that does not fit
     // in what is left of the current round waits for the next one instead of being refused.
     std::optional<std::chrono::nanoseconds> start_latency;

@@ -374,7 +374,8 @@ void BlockStore::serve(Disk& disk, DiskQueue::Turn& turn, const std::shared_ptr<
     std::string detail;
     FileSegment segment;
     std::optional<Clock::time_point> finished;  // an emulated disk's end of the read on its own clock
-    const Failure failure = read_replica(disk, turn, *request, piece, fault, detail, segment, start, finished);
+    const Failure failure =
+        read_replica(disk, turn, *request, piece, fault, detail, segment, start, finished);
     const auto wall_end = Clock::now();
     const auto end = finished.value_or(wall_end);
     disk.queue->retire(turn);

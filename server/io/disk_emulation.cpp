@@ -31,7 +31,8 @@ std::uint64_t read_stutter(int fd, const DiskFault& fault, std::uint64_t offset,
 }
 
 std::optional<EmulatedClock::Slot> EmulatedDisk::serve(const DiskQueue::Turn& turn, std::uint64_t bytes,
-                                                       std::chrono::nanoseconds extra, Interrupter& interrupter) {
+                                                       std::chrono::nanoseconds extra,
+                                                       Interrupter& interrupter) {
     EmulatedClock::Slot slot;
     {
         std::lock_guard lock(mutex_);

@@ -224,7 +224,7 @@ CleanupReport clean_up_locked(const ServerConfig& config) {
 struct IngestPlan {
     std::uint64_t size = 0;     // the media file's
     std::int64_t modified = 0;  // the media file's modification time, Unix seconds
-    fs::path torrent_dir;    // where --torrent goes
+    fs::path torrent_dir;       // where --torrent goes
     PlacementPolicy policy{};
     std::optional<DemandTrace> trace;
     BitRate bitrate{0};

@@ -139,9 +139,10 @@ TEST_CASE("settings only ingest reads are not the running server's business", "[
 }
 
 TEST_CASE("joining or changing a tier needs a restart", "[server][reload][tier]") {
-    const nlohmann::json tier = {{"self", "a"},
-                                 {"nodes", {{{"id", "a"}, {"url", "http://127.0.0.1:8080"}},
-                                            {{"id", "b"}, {"url", "http://127.0.0.1:8081"}}}}};
+    const nlohmann::json tier = {
+        {"self", "a"},
+        {"nodes",
+         {{{"id", "a"}, {"url", "http://127.0.0.1:8080"}}, {{"id", "b"}, {"url", "http://127.0.0.1:8081"}}}}};
     auto plan = plan_reload(config(), config({{"tier", tier}}));
     CHECK(plan.not_applied == std::vector<std::string>{"tier changed (needs a restart)"});
     CHECK_FALSE(plan.in_force.tier);

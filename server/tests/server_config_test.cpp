@@ -222,7 +222,8 @@ TEST_CASE("disk emulation and fault durations are bounded", "[server][config]") 
                Contains("'disks[1].fault.added_latency'"));
 }
 
-TEST_CASE("admission control for /stream is on unless the config turns it off", "[server][config][admission]") {
+TEST_CASE("admission control for /stream is on unless the config turns it off",
+          "[server][config][admission]") {
     auto c = load_server_config(nlohmann::json::parse(R"({"disks":["/d0","/d1"]})"));
     CHECK(c.admission.enabled);
     CHECK(c.admission.disk_share == 0.9);
@@ -231,6 +232,7 @@ TEST_CASE("admission control for /stream is on unless the config turns it off", 
     CHECK(c.admission.enabled);
     c = load_server_config(nlohmann::json::parse(R"({"disks":["/d0","/d1"],"admission":{"enabled":false}})"));
     CHECK_FALSE(c.admission.enabled);
-    c = load_server_config(nlohmann::json::parse(R"({"disks":["/d0","/d1"],"admission":{"start_latency":0}})"));
+    c = load_server_config(
+        nlohmann::json::parse(R"({"disks":["/d0","/d1"],"admission":{"start_latency":0}})"));
     CHECK(c.admission.start_latency == std::chrono::nanoseconds(0));
 }

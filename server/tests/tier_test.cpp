@@ -254,8 +254,9 @@ TEST_CASE("a refused stream is sent on with the nodes that refused it", "[server
 }
 
 TEST_CASE("the catalogue lists a tier title's URL on every node", "[server][tier][catalog]") {
-    CatalogTitle t{"movie", "movie.ts", 10, BitRate(8), "\"e\"", {}, "", 0.0,
-                   {"http://a:1/titles/movie", "http://b:1/titles/movie"}};
+    CatalogTitle t{"movie",    "movie.ts", 10,
+                   BitRate(8), "\"e\"",    {},
+                   "",         0.0,        {"http://a:1/titles/movie", "http://b:1/titles/movie"}};
     const auto body = nlohmann::json::parse(catalog_body({t}).json);
     CHECK(body["titles"][0]["urls"] ==
           nlohmann::json::array({"http://a:1/titles/movie", "http://b:1/titles/movie"}));

@@ -130,10 +130,11 @@ Args parse_args(int argc, char** argv) {
         } else if (o == "--disks") {
             a.run.server.disks.disks = static_cast<std::size_t>(number_arg(o, value(), 2));
         } else if (o == "--disk-access-ms") {
-            a.run.server.disks.access_time = std::chrono::microseconds(
-                static_cast<std::int64_t>(number_arg(o, value(), 0) * 1000));
+            a.run.server.disks.access_time =
+                std::chrono::microseconds(static_cast<std::int64_t>(number_arg(o, value(), 0) * 1000));
         } else if (o == "--disk-rate") {
-            a.run.server.disks.transfer_rate = toast::BitRate(static_cast<std::uint64_t>(rate_arg(o, value())));
+            a.run.server.disks.transfer_rate =
+                toast::BitRate(static_cast<std::uint64_t>(rate_arg(o, value())));
         } else if (o.rfind("--cfg=", 0) == 0) {
             a.run.simgrid_args.push_back(o);
         } else if (!o.empty() && o[0] == '-') {
@@ -172,7 +173,8 @@ void write_file(const fs::path& p, const std::string& text) {
     fs::rename(tmp, p);
 }
 
-void write_reports(const fs::path& dir, const RunRecords& r, std::optional<double> ceiling, const json& config) {
+void write_reports(const fs::path& dir, const RunRecords& r, std::optional<double> ceiling,
+                   const json& config) {
     auto report = make_report(r, ceiling);
     report["scenario_config"] = config;
     write_file(dir / "report.json", report.dump(2) + "\n");
@@ -200,7 +202,8 @@ int run_one(const Scenario& scenario, const fs::path& dir, const RunOptions& opt
 }
 
 // SimGrid's engine runs once per process: each run is a child.
-int run_in_child(const Scenario& scenario, const fs::path& dir, const RunOptions& options, const json& config) {
+int run_in_child(const Scenario& scenario, const fs::path& dir, const RunOptions& options,
+                 const json& config) {
     std::cout.flush();
     std::fflush(nullptr);
     const pid_t pid = fork();
@@ -252,8 +255,8 @@ int run_experiment(const Experiment& e, const Args& a) {
         reap();
     // The figure's table: one row per run.
     ordered_json results = ordered_json::array();
-    std::string md = "# Toast simulator: " + e.name + "\n\n" + e.meta["title"].get<std::string>() + "\n\nThesis: " +
-                     e.meta["thesis"].get<std::string>() +
+    std::string md = "# Toast simulator: " + e.name + "\n\n" + e.meta["title"].get<std::string>() +
+                     "\n\nThesis: " + e.meta["thesis"].get<std::string>() +
                      "\n\n| run | reduction | peak reduction | stalls | startup median | upload used |\n"
                      "|---|---|---|---|---|---|\n";
     for (const auto* row : rows) {
@@ -271,8 +274,9 @@ int run_experiment(const Experiment& e, const Args& a) {
             return std::string(buf);
         };
         md += "| " + row->label + " | " + fmt(r["reduction_pct"], "%.1f%%") + " | " +
-              fmt(r["peak_reduction_pct"], "%.1f%%") + " | " + std::to_string(r["stalls"]["count"].get<int>()) +
-              " | " + fmt(r["startup_ms"]["median"], "%.0f ms") + " | " + fmt(r["upload_used_pct"], "%.1f%%") +
+              fmt(r["peak_reduction_pct"], "%.1f%%") + " | " +
+              std::to_string(r["stalls"]["count"].get<int>()) + " | " +
+              fmt(r["startup_ms"]["median"], "%.0f ms") + " | " + fmt(r["upload_used_pct"], "%.1f%%") +
               " |\n";
         r.erase("per_client");
         r.erase("server_bins_bytes");
@@ -291,7 +295,8 @@ int main(int argc, char** argv) {
     try {
         const auto data = read_json(a.scenario);
         if (is_experiment(data)) {
-            if (a.print_sessions) usage_error("--print-sessions needs a catalogue scenario, not an experiment");
+            if (a.print_sessions)
+                usage_error("--print-sessions needs a catalogue scenario, not an experiment");
             return run_experiment(load_experiment(a.scenario), a);
         }
         const auto scenario = scenario_from_json(json::parse(data.dump()), a.scenario.stem().string());

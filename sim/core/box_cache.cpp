@@ -18,7 +18,8 @@ Bytes to_bytes(double bytes) {
 }  // namespace
 
 BoxCache::Entry* BoxCache::find(int title) {
-    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.title == title; });
+    auto it =
+        std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.title == title; });
     return it == entries_.end() ? nullptr : &*it;
 }
 
@@ -66,7 +67,8 @@ std::vector<int> BoxCache::make_room(int title, double now, const Context& conte
     for (const auto& id : plan.evict) {
         const int t = std::stoi(id);
         evicted.push_back(t);
-        entries_.erase(std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.title == t; }));
+        entries_.erase(
+            std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.title == t; }));
     }
     return evicted;
 }

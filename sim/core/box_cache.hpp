@@ -1,8 +1,8 @@
 // What a catalogue box keeps of the titles it watched, decided by the service's own cache policy
-// (client/core/cache_policy: none, lru, popularity) as `toast-client serve` applies it: when a session starts,
-// room is made for its title (whole and pinned) by the policy's evictions past the disk quota; when it ends
-// the title stays with what was downloaded of it, except with "none", where the app removes it. Titles a box
-// holds by push are not the cache's until they are played (the caller keeps them apart). Pure.
+// (client/core/cache_policy: none, lru, popularity) as `toast-client serve` applies it: when a session
+// starts, room is made for its title (whole and pinned) by the policy's evictions past the disk quota; when
+// it ends the title stays with what was downloaded of it, except with "none", where the app removes it.
+// Titles a box holds by push are not the cache's until they are played (the caller keeps them apart). Pure.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +39,8 @@ class BoxCache {
     // A session of `title` starts at `now`: the titles to evict first (the policy's plan), nothing when it
     // fits. The title is the cache's from now on.
     std::vector<int> make_room(int title, double now, const Context& context);
-    // The session of `title` ended at `now` holding `bytes` of it: the titles to remove (with "none", itself).
+    // The session of `title` ended at `now` holding `bytes` of it: the titles to remove (with "none",
+    // itself).
     std::vector<int> session_ended(int title, double bytes, double now);
 
     bool holds(int title) const;

@@ -48,7 +48,8 @@ std::optional<PushSpec> read_push(const CatalogueScenario& s) {
     if (raw.is_null()) return std::nullopt;
     if (!raw.is_object()) fail("push", "null or an object with \"quota\", \"rate\" and \"window\"", raw);
     for (const char* key : {"quota", "rate", "window"})
-        if (!raw.contains(key)) throw ScenarioError(std::string("scenario field 'push': missing \"") + key + "\"");
+        if (!raw.contains(key))
+            throw ScenarioError(std::string("scenario field 'push': missing \"") + key + "\"");
     PushSpec p;
     const auto quota = size_value(raw.at("quota"));
     if (!quota || *quota <= 0) fail("push.quota", "a size > 0 such as \"200MiB\"", raw.at("quota"));
@@ -57,14 +58,16 @@ std::optional<PushSpec> read_push(const CatalogueScenario& s) {
     if (!rate || *rate <= 0) fail("push.rate", "a bitrate > 0 such as \"2Mbps\"", raw.at("rate"));
     p.rate_bps = *rate;
     const auto& w = raw.at("window");
-    const bool numbers = w.is_array() && w.size() == 2 &&
-                         std::all_of(w.begin(), w.end(), [](const json& x) { return x.is_number() && !x.is_boolean(); });
+    const bool numbers = w.is_array() && w.size() == 2 && std::all_of(w.begin(), w.end(), [](const json& x) {
+                             return x.is_number() && !x.is_boolean();
+                         });
     if (!numbers || !(-kMaxNightS <= w[0].get<double>() && w[0].get<double>() < w[1].get<double>() &&
                       w[1].get<double>() <= s.evening_seconds)) {
         char what[160];
-        std::snprintf(what, sizeof what,
-                      "[start, end] seconds from the evening's start (before it: negative), -%g <= start < end <= %g",
-                      kMaxNightS, s.evening_seconds);
+        std::snprintf(
+            what, sizeof what,
+            "[start, end] seconds from the evening's start (before it: negative), -%g <= start < end <= %g",
+            kMaxNightS, s.evening_seconds);
         fail("push.window", what, w);
     }
     p.window_start_s = w[0].get<double>();
@@ -79,11 +82,12 @@ std::optional<PushSpec> read_push(const CatalogueScenario& s) {
                                                    : pct / 100.0 * static_cast<double>(s.boxes);
     ps.headroom = number_in(raw, "headroom", ps.headroom, 0, 10);
     ps.holder_share = number_in(raw, "holder_share", ps.holder_share, 0.01, 1);
-    ps.chunk_pieces = static_cast<std::uint32_t>(integer_in(raw, "chunk_pieces", ps.chunk_pieces, 1, 1'000'000));
+    ps.chunk_pieces =
+        static_cast<std::uint32_t>(integer_in(raw, "chunk_pieces", ps.chunk_pieces, 1, 1'000'000));
     ps.min_stripes = static_cast<std::uint32_t>(integer_in(raw, "min_stripes", ps.min_stripes, 1, 1'000'000));
     static const std::vector<std::string> kKnown = {
-        "quota",    "rate",         "window",       "replicas",    "seed",       "peak_viewers",
-        "peak_viewers_pct", "headroom", "holder_share", "chunk_pieces", "min_stripes"};
+        "quota",    "rate",         "window",       "replicas",   "seed", "peak_viewers", "peak_viewers_pct",
+        "headroom", "holder_share", "chunk_pieces", "min_stripes"};
     for (const auto& [key, value] : raw.items())
         if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end()) p.unread.push_back("push." + key);
     return p;
@@ -116,8 +120,9 @@ namespace {
 // PushFetchPolicy paces it; a fetch completes within its step (the server's NIC and the box's downlink are
 // many times the push rate).
 std::vector<PushHolding> fetch_in_night(const std::vector<std::pair<int, std::vector<int>>>& assigned,
-                                        const PushSpec& spec, std::uint64_t title_bytes, std::uint64_t piece_size,
-                                        std::vector<double>& bins, double bin_s, std::uint64_t& fetched) {
+                                        const PushSpec& spec, std::uint64_t title_bytes,
+                                        std::uint64_t piece_size, std::vector<double>& bins, double bin_s,
+                                        std::uint64_t& fetched) {
     std::vector<client::PushPiece> order;
     for (std::size_t h = 0; h < assigned.size(); ++h)
         for (int p : assigned[h].second) {
@@ -145,7 +150,8 @@ std::vector<PushHolding> fetch_in_night(const std::vector<std::pair<int, std::ve
         in.held = Bytes(held_bytes);
         for (std::size_t k = next; k < order.size() && k < next + 4; ++k)
             in.missing.push_back(order[k]);
-        const auto now = client::PushFetchPolicy::Time(std::chrono::milliseconds(in.unix_ms + ms(kMaxNightS)));
+        const auto now =
+            client::PushFetchPolicy::Time(std::chrono::milliseconds(in.unix_ms + ms(kMaxNightS)));
         const auto decision = policy.decide(in, now);
         for (const auto& piece : decision.start) {
             held[piece.title].pieces.push_back(static_cast<int>(piece.piece.value()));
@@ -163,8 +169,9 @@ std::vector<PushHolding> fetch_in_night(const std::vector<std::pair<int, std::ve
 
 }  // namespace
 
-PushPlacement place_push(const CatalogueScenario& s, const PushSpec& spec, const std::vector<double>& forecast,
-                         const std::vector<double>& uplink_bps, double bin_s) {
+PushPlacement place_push(const CatalogueScenario& s, const PushSpec& spec,
+                         const std::vector<double>& forecast, const std::vector<double>& uplink_bps,
+                         double bin_s) {
     const std::uint64_t title_bytes = s.title_bytes();
     const auto piece_size = static_cast<std::uint64_t>(s.piece_size);
     std::vector<server::PlanTitle> titles;
@@ -181,7 +188,8 @@ PushPlacement place_push(const CatalogueScenario& s, const PushSpec& spec, const
     // The coordinator keeps its boxes by id: the planner sees them in that order.
     std::vector<server::PlanBox> boxes;
     for (int b = 0; b < s.boxes; ++b)
-        boxes.push_back({box_name(b), BitRate(static_cast<std::uint64_t>(uplink_bps.at(static_cast<std::size_t>(b)))),
+        boxes.push_back({box_name(b),
+                         BitRate(static_cast<std::uint64_t>(uplink_bps.at(static_cast<std::size_t>(b)))),
                          Bytes(static_cast<std::uint64_t>(spec.quota_bytes))});
     std::sort(boxes.begin(), boxes.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
     PushPlacement out;

@@ -1,9 +1,9 @@
 // Pre-placement ("push") and the demand the catalogue's boxes and server see, decided by their own code: the
-// scenario's `push` field read as the testbed reads it (quota, rate, window, and the server's planner fields),
-// the operator's demand forecast the testbed hands the server (the workload's expected sessions per hour per
-// title), the server's planner (`server/core/push_planner`, toast_server_push_core) striping titles over the
-// boxes, and each box's fetch of its assignment in the night before the evening paced by the client's own
-// `PushFetchPolicy` (client/core/push_fetch_policy). Pure.
+// scenario's `push` field read as the testbed reads it (quota, rate, window, and the server's planner
+// fields), the operator's demand forecast the testbed hands the server (the workload's expected sessions per
+// hour per title), the server's planner (`server/core/push_planner`, toast_server_push_core) striping titles
+// over the boxes, and each box's fetch of its assignment in the night before the evening paced by the
+// client's own `PushFetchPolicy` (client/core/push_fetch_policy). Pure.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +17,8 @@
 namespace toast::sim {
 
 struct PushSpec {
-    double quota_bytes = 0;  // each box's --push-quota
-    double rate_bps = 0;     // each box's --push-rate
+    double quota_bytes = 0;                       // each box's --push-quota
+    double rate_bps = 0;                          // each box's --push-rate
     double window_start_s = 0, window_end_s = 0;  // from the evening's start; a negative start is the night
     server::PlannerSettings planner;              // peak_viewers already resolved for the scenario's boxes
     std::vector<std::string> unread;              // the server's own fields that decide nothing here
@@ -52,7 +52,8 @@ struct PushPlacement {
 // Plans with the server's planner (boxes as registered: every box, its uplink as its upload, the push quota)
 // and fetches each box's assignment in the part of the window before the evening at the client's pace.
 // A window inside the evening is not fetched (the boxes hold nothing by push then; the caller says so).
-PushPlacement place_push(const CatalogueScenario& s, const PushSpec& spec, const std::vector<double>& forecast,
-                         const std::vector<double>& uplink_bps, double bin_s = 10);
+PushPlacement place_push(const CatalogueScenario& s, const PushSpec& spec,
+                         const std::vector<double>& forecast, const std::vector<double>& uplink_bps,
+                         double bin_s = 10);
 
 }  // namespace toast::sim

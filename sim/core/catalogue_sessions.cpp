@@ -21,7 +21,8 @@ std::vector<int> largest_remainder(const std::vector<double>& shares, int total)
         given += n[k];
         rest.emplace_back(exact - n[k], k);
     }
-    std::stable_sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::stable_sort(rest.begin(), rest.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
     for (std::size_t i = 0; given < total && i < rest.size(); ++i, ++given)
         ++n[rest[i].second];
     return n;
@@ -211,12 +212,8 @@ nlohmann::ordered_json sessions_json(const EveningPlan& plan) {
             names.push_back(title_name(t));
         warm.push_back(names);
     }
-    return {{"sessions", out},
-            {"dropped", plan.dropped},
-            {"box_uplinks_bps", plan.uplink_bps},
-            {"warm_titles", warm},
-            {"mean_watch_s", plan.mean_watch_s},
-            {"lambda_peak", plan.lambda_peak}};
+    return {{"sessions", out},     {"dropped", plan.dropped},           {"box_uplinks_bps", plan.uplink_bps},
+            {"warm_titles", warm}, {"mean_watch_s", plan.mean_watch_s}, {"lambda_peak", plan.lambda_peak}};
 }
 
 }  // namespace toast::sim

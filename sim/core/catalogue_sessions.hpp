@@ -25,11 +25,11 @@ struct Session {
 };
 
 struct EveningPlan {
-    std::vector<double> uplink_bps;           // per box
-    std::vector<std::vector<int>> warm;        // per box: titles held at the start, in the order drawn
-    std::vector<Session> sessions;             // by start
-    std::uint64_t dropped = 0;                 // arrivals with no idle box
-    double lambda_peak = 0;                    // sessions per second at the profile's 1.0
+    std::vector<double> uplink_bps;      // per box
+    std::vector<std::vector<int>> warm;  // per box: titles held at the start, in the order drawn
+    std::vector<Session> sessions;       // by start
+    std::uint64_t dropped = 0;           // arrivals with no idle box
+    double lambda_peak = 0;              // sessions per second at the profile's 1.0
     double mean_watch_s = 0;
 };
 

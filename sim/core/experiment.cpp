@@ -97,7 +97,8 @@ Experiment load_experiment(const std::filesystem::path& file) {
     };
     const auto base_file = file.parent_path() / "_base.json";
     const auto base = read(base_file);
-    if (!base.contains("scenario")) throw ScenarioError("cannot read " + base_file.string() + ": no \"scenario\"");
+    if (!base.contains("scenario"))
+        throw ScenarioError("cannot read " + base_file.string() + ": no \"scenario\"");
     return expand_experiment(base.at("scenario"), file.stem().string(), read(file));
 }
 

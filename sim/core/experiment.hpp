@@ -1,7 +1,7 @@
 // The testbed's experiment files (testbed/experiments/*.json, read by testbed/run-all): a `base` over the
-// directory's _base.json scenario, a `sweep` (field -> values; every combination, in the file's key order) and
-// optional `also` rows. Expanded here into the same rows, with the same names ("fig5_3[upload_limit=1Mbps,...]"),
-// so the simulator runs the figure the testbed runs.
+// directory's _base.json scenario, a `sweep` (field -> values; every combination, in the file's key order)
+// and optional `also` rows. Expanded here into the same rows, with the same names
+// ("fig5_3[upload_limit=1Mbps,...]"), so the simulator runs the figure the testbed runs.
 #pragma once
 
 #include <filesystem>
@@ -15,14 +15,14 @@
 namespace toast::sim {
 
 struct ExperimentRow {
-    std::string label;         // "upload_limit=1Mbps,picker=rarest,random_seed=1"
+    std::string label;              // "upload_limit=1Mbps,picker=rarest,random_seed=1"
     nlohmann::ordered_json params;  // the row's swept values
-    Scenario scenario;  // a single title, or a catalogue (testbed/experiments/catalogue)
+    Scenario scenario;              // a single title, or a catalogue (testbed/experiments/catalogue)
     const std::string& name() const;
 };
 
 struct Experiment {
-    std::string name;  // the file's stem
+    std::string name;             // the file's stem
     nlohmann::ordered_json meta;  // figure, title, thesis
     std::vector<ExperimentRow> rows;
 };

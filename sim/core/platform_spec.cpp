@@ -29,7 +29,8 @@ PlatformSpec make_platform(const std::vector<double>& uplinks_bps, const Platfor
             HostSpec h;
             h.name = "box" + std::to_string(b);
             h.up = add_link(p, h.name + "-up", uplinks_bps[static_cast<std::size_t>(b)], c.access_latency_s);
-            if (c.box_downlink_bps) h.down = add_link(p, h.name + "-down", *c.box_downlink_bps, c.access_latency_s);
+            if (c.box_downlink_bps)
+                h.down = add_link(p, h.name + "-down", *c.box_downlink_bps, c.access_latency_s);
             p.box_at.emplace_back(static_cast<int>(p.zones.size()), static_cast<int>(z.hosts.size()));
             z.hosts.push_back(h);
         }
@@ -50,7 +51,8 @@ PlatformSpec make_platform(const std::vector<double>& uplinks_bps, const Platfor
     if (c.seed) {
         HostSpec h;
         h.name = "seed";
-        h.up = add_link(p, "seed-up", c.seed_uplink_bps > 0 ? c.seed_uplink_bps : kUnboundedBps, c.server_latency_s);
+        h.up = add_link(p, "seed-up", c.seed_uplink_bps > 0 ? c.seed_uplink_bps : kUnboundedBps,
+                        c.server_latency_s);
         h.down = add_link(p, "seed-down", kUnboundedBps, c.server_latency_s);
         p.seed_at = std::pair{head_index, static_cast<int>(head.hosts.size())};
         head.hosts.push_back(h);
@@ -61,7 +63,10 @@ PlatformSpec make_platform(const std::vector<double>& uplinks_bps, const Platfor
 
 double PlatformSpec::box_server_latency(int box) const {
     const auto [z, h] = box_at.at(static_cast<std::size_t>(box));
-    double lat = links.at(static_cast<std::size_t>(zones[static_cast<std::size_t>(z)].hosts[static_cast<std::size_t>(h)].up)).latency;
+    double lat = links
+                     .at(static_cast<std::size_t>(
+                         zones[static_cast<std::size_t>(z)].hosts[static_cast<std::size_t>(h)].up))
+                     .latency;
     const auto& zone = zones[static_cast<std::size_t>(z)];
     if (zone.up >= 0) lat += links[static_cast<std::size_t>(zone.up)].latency;
     lat += config.server_latency_s;
@@ -74,8 +79,9 @@ double PlatformSpec::box_box_latency(int a, int b) const {
     const auto& A = zones[static_cast<std::size_t>(za)];
     const auto& B = zones[static_cast<std::size_t>(zb)];
     const auto& down = B.hosts[static_cast<std::size_t>(hb)];
-    double lat = links[static_cast<std::size_t>(A.hosts[static_cast<std::size_t>(ha)].up)].latency +
-                 (down.down >= 0 ? links[static_cast<std::size_t>(down.down)].latency : config.access_latency_s);
+    double lat =
+        links[static_cast<std::size_t>(A.hosts[static_cast<std::size_t>(ha)].up)].latency +
+        (down.down >= 0 ? links[static_cast<std::size_t>(down.down)].latency : config.access_latency_s);
     if (za != zb) {
         if (A.up >= 0) lat += links[static_cast<std::size_t>(A.up)].latency;
         if (B.down >= 0) lat += links[static_cast<std::size_t>(B.down)].latency;

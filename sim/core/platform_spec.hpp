@@ -2,15 +2,15 @@
 // the SimGrid adapter (sim/sg/platform_builder) only builds what this describes.
 //
 // Shape: every box sits behind its own asymmetric access link (an uplink and, when given a capacity, a
-// downlink, each a SimGrid link shared max-min by the flows crossing it), under an aggregation node (a DSLAM or OLT: `boxes_per_aggregation`
-// boxes each) whose uplink and downlink to the core are modelled only when given a capacity (a link every flow
-// of the node crosses ties them all into one sharing problem, which costs the simulation dearly, and at the
-// operator's scale the access links are what binds). The same holds for a box's downlink: it ties every
-// flow into the box to every other flow of its uploaders, and with downlinks a few times the bitrate it
-// rarely binds; it is modelled when the scenario (download_limit) or the command line gives it. The head end
-// holds the VoD server nodes, each with its NIC (100 Gbps when no capacity is given: the simulation then
-// measures the bandwidth the service needs) and its disk array by the thesis's ch. 3 model, and the
-// operator's seed beside them.
+// downlink, each a SimGrid link shared max-min by the flows crossing it), under an aggregation node (a DSLAM
+// or OLT: `boxes_per_aggregation` boxes each) whose uplink and downlink to the core are modelled only when
+// given a capacity (a link every flow of the node crosses ties them all into one sharing problem, which costs
+// the simulation dearly, and at the operator's scale the access links are what binds). The same holds for a
+// box's downlink: it ties every flow into the box to every other flow of its uploaders, and with downlinks a
+// few times the bitrate it rarely binds; it is modelled when the scenario (download_limit) or the command
+// line gives it. The head end holds the VoD server nodes, each with its NIC (100 Gbps when no capacity is
+// given: the simulation then measures the bandwidth the service needs) and its disk array by the thesis's ch.
+// 3 model, and the operator's seed beside them.
 #pragma once
 
 #include <chrono>
@@ -43,7 +43,7 @@ struct ZoneSpec {
 };
 
 struct PlatformConfig {
-    double access_latency_s = 0.0005;      // one way, box to its aggregation node
+    double access_latency_s = 0.0005;        // one way, box to its aggregation node
     std::optional<double> box_downlink_bps;  // absent: no downlink link (not a bound, as on the testbed)
     int boxes_per_aggregation = 1000;
     std::optional<double> aggregation_uplink_bps;  // absent: not modelled (no link)

@@ -18,7 +18,8 @@ std::array<std::uint32_t, N> init_by_array(const std::vector<std::uint32_t>& key
         mt[i] = 1812433253u * (mt[i - 1] ^ (mt[i - 1] >> 30)) + static_cast<std::uint32_t>(i);
     std::size_t i = 1, j = 0;
     for (std::size_t k = std::max(N, key.size()); k > 0; --k) {
-        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525u)) + key[j] + static_cast<std::uint32_t>(j);
+        mt[i] =
+            (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525u)) + key[j] + static_cast<std::uint32_t>(j);
         ++i;
         ++j;
         if (i >= N) {

@@ -12,8 +12,8 @@ namespace toast::sim {
 class PyRandom {
   public:
     explicit PyRandom(std::uint64_t seed);
-    double random();                     // [0, 1), as random.random()
-    double expovariate(double lambd);    // as random.expovariate(lambd)
+    double random();                   // [0, 1), as random.random()
+    double expovariate(double lambd);  // as random.expovariate(lambd)
     std::uint32_t next_u32() { return static_cast<std::uint32_t>(engine_()); }
 
   private:

@@ -124,7 +124,8 @@ ordered_json make_report(const RunRecords& r, std::optional<double> ceiling_pct)
     j["tracker_bytes"] = r.tracker_bytes;
     j["vod_share_pct"] = server > 0 ? 100.0 * static_cast<double>(r.vod_bytes) / server : 0.0;
     j["seed_share_pct"] = server > 0 ? 100.0 * static_cast<double>(r.seed_bytes) / server : 0.0;
-    j["reduction_pct"] = unicast > 0 ? 100.0 * (1.0 - (server + static_cast<double>(r.night_bytes)) / unicast) : 0.0;
+    j["reduction_pct"] =
+        unicast > 0 ? 100.0 * (1.0 - (server + static_cast<double>(r.night_bytes)) / unicast) : 0.0;
     j["ceiling_pct"] = opt(ceiling_pct);
     const auto bins = r.server_bins.size();
     const auto uni = unicast_bins(r, bins);
@@ -135,14 +136,16 @@ ordered_json make_report(const RunRecords& r, std::optional<double> ceiling_pct)
     const auto peak_server = peak_of(r.server_bins);
     const auto peak_unicast = peak_of(uni);
     j["peak_bin_seconds"] = r.bin_seconds;
-    j["server_peak_bps"] = peak_server ? ordered_json(*peak_server * 8 / r.bin_seconds) : ordered_json(nullptr);
-    j["unicast_peak_bps"] = peak_unicast ? ordered_json(*peak_unicast * 8 / r.bin_seconds) : ordered_json(nullptr);
+    j["server_peak_bps"] =
+        peak_server ? ordered_json(*peak_server * 8 / r.bin_seconds) : ordered_json(nullptr);
+    j["unicast_peak_bps"] =
+        peak_unicast ? ordered_json(*peak_unicast * 8 / r.bin_seconds) : ordered_json(nullptr);
     j["peak_reduction_pct"] = peak_server && peak_unicast && *peak_unicast > 0
                                   ? ordered_json(100.0 * (1.0 - *peak_server / *peak_unicast))
                                   : ordered_json(nullptr);
     j["upload_capacity_bytes"] = static_cast<std::uint64_t>(capacity);
-    j["upload_used_pct"] = capacity > 0 ? ordered_json(100.0 * static_cast<double>(uploaded) / capacity)
-                                        : ordered_json(nullptr);
+    j["upload_used_pct"] =
+        capacity > 0 ? ordered_json(100.0 * static_cast<double>(uploaded) / capacity) : ordered_json(nullptr);
     double first_title = r.title_bytes.empty() ? 0 : static_cast<double>(r.title_bytes.front());
     j["upload_bound_pct"] = unicast > 0 && capacity > 0 && !catalogue
                                 ? ordered_json(100.0 * std::min(capacity, unicast - first_title) / unicast)
@@ -153,7 +156,9 @@ ordered_json make_report(const RunRecords& r, std::optional<double> ceiling_pct)
     j["server_wasted_bytes"] = wasted + r.server_unreceived_bytes;
     j["server_unreceived_bytes"] = r.server_unreceived_bytes;
     j["server_wasted_pct"] =
-        sent_to_viewers > 0 ? 100.0 * static_cast<double>(wasted + r.server_unreceived_bytes) / sent_to_viewers : 0.0;
+        sent_to_viewers > 0
+            ? 100.0 * static_cast<double>(wasted + r.server_unreceived_bytes) / sent_to_viewers
+            : 0.0;
     j["stalls"] = {{"count", stalls}, {"seconds", stall_s}};
     j["startup_ms"] = {{"median", opt(percentile(startups, 50))}, {"p95", opt(percentile(startups, 95))}};
     if (catalogue) {
@@ -169,12 +174,13 @@ ordered_json make_report(const RunRecords& r, std::optional<double> ceiling_pct)
         }
         for (std::size_t t = 0; t < n; ++t) {
             if (t_sessions[t] == 0) continue;
-            titles.push_back({{"title", r.title_names[t]},
-                              {"sessions", static_cast<int>(t_sessions[t])},
-                              {"unicast_bytes", static_cast<std::uint64_t>(t_unicast[t])},
-                              {"server_bytes", static_cast<std::uint64_t>(t_server[t])},
-                              {"reduction_pct", t_unicast[t] > 0 ? 100.0 * (1 - t_server[t] / t_unicast[t]) : 0.0},
-                              {"stalls", static_cast<int>(t_stalls[t])}});
+            titles.push_back(
+                {{"title", r.title_names[t]},
+                 {"sessions", static_cast<int>(t_sessions[t])},
+                 {"unicast_bytes", static_cast<std::uint64_t>(t_unicast[t])},
+                 {"server_bytes", static_cast<std::uint64_t>(t_server[t])},
+                 {"reduction_pct", t_unicast[t] > 0 ? 100.0 * (1 - t_server[t] / t_unicast[t]) : 0.0},
+                 {"stalls", static_cast<int>(t_stalls[t])}});
         }
         j["per_title"] = titles;
         double night_peak = 0;
@@ -203,16 +209,16 @@ ordered_json make_report(const RunRecords& r, std::optional<double> ceiling_pct)
     j["per_client"] = rows;
     j["server_bins_bytes"] = r.server_bins;
     j["notes"] = r.notes;
-    j["simulator"] = {{"wall_seconds", r.cost.wall_seconds},
-                      {"simulated_seconds", r.cost.simulated_seconds},
-                      {"peak_memory_kb", r.cost.peak_memory_kb},
-                      {"events", r.cost.events},
-                      {"events_per_second", r.cost.wall_seconds > 0
-                                                ? static_cast<double>(r.cost.events) / r.cost.wall_seconds
-                                                : 0.0},
-                      {"transfers", r.cost.transfers},
-                      {"controller_ticks", r.cost.controller_ticks},
-                      {"tick_ms", r.cost.tick_ms}};
+    j["simulator"] = {
+        {"wall_seconds", r.cost.wall_seconds},
+        {"simulated_seconds", r.cost.simulated_seconds},
+        {"peak_memory_kb", r.cost.peak_memory_kb},
+        {"events", r.cost.events},
+        {"events_per_second",
+         r.cost.wall_seconds > 0 ? static_cast<double>(r.cost.events) / r.cost.wall_seconds : 0.0},
+        {"transfers", r.cost.transfers},
+        {"controller_ticks", r.cost.controller_ticks},
+        {"tick_ms", r.cost.tick_ms}};
     return j;
 }
 
@@ -228,57 +234,69 @@ std::string render_markdown(const ordered_json& r) {
     out += "| unicast bytes | " + mb(r["unicast_bytes"].get<double>()) + " |\n";
     out += "| server bytes (VoD + seed) | " + mb(r["server_bytes"].get<double>()) + " |\n";
     if (r.contains("night_seconds") && r["night_seconds"].get<double>() > 0)
-        out += "| the night before the evening (" + fmt("%.0f s", r["night_seconds"].get<double>()) + ", push) | " +
-               mb(r["night_server_bytes"].get<double>()) + " from the server (in the reduction, not the peak); " +
+        out += "| the night before the evening (" + fmt("%.0f s", r["night_seconds"].get<double>()) +
+               ", push) | " + mb(r["night_server_bytes"].get<double>()) +
+               " from the server (in the reduction, not the peak); " +
                mb(r["push_assigned_bytes"].get<double>()) + " assigned, " +
                std::to_string(r["push_titles_placed"].get<int>()) + " titles placed |\n";
     out += "| VoD server / seed share | " + fmt("%.1f%%", r["vod_share_pct"].get<double>()) + " / " +
            fmt("%.1f%%", r["seed_share_pct"].get<double>()) + " |\n";
     out += "| **reduction vs unicast** | **" + fmt("%.1f%%", r["reduction_pct"].get<double>()) + "**" +
-           (r["ceiling_pct"].is_null() ? "" : fmt(" (ceiling %.1f%%)", r["ceiling_pct"].get<double>())) + " |\n";
+           (r["ceiling_pct"].is_null() ? "" : fmt(" (ceiling %.1f%%)", r["ceiling_pct"].get<double>())) +
+           " |\n";
     if (!r["peak_reduction_pct"].is_null())
         out += "| server peak (95th percentile of " + fmt("%.0f", r["peak_bin_seconds"].get<double>()) +
-               " s bins) | " + fmt("%.2f Mbps", r["server_peak_bps"].get<double>() / 1e6) + " against unicast " +
-               fmt("%.2f Mbps", r["unicast_peak_bps"].get<double>() / 1e6) + ": **" +
+               " s bins) | " + fmt("%.2f Mbps", r["server_peak_bps"].get<double>() / 1e6) +
+               " against unicast " + fmt("%.2f Mbps", r["unicast_peak_bps"].get<double>() / 1e6) + ": **" +
                fmt("%.1f%%", r["peak_reduction_pct"].get<double>()) + "** lower |\n";
     if (!r["upload_used_pct"].is_null())
-        out += "| viewers' upload used (of cap x time present) | " + fmt("%.1f%%", r["upload_used_pct"].get<double>()) +
-               " |\n";
+        out += "| viewers' upload used (of cap x time present) | " +
+               fmt("%.1f%%", r["upload_used_pct"].get<double>()) + " |\n";
     out += "| redundant bytes (raced) | " + mb(r["redundant_bytes"].get<double>()) + " (" +
            mb(r["redundant_raced_bytes"].get<double>()) + ") |\n";
     out += "| wasted server bytes | " + mb(r["server_wasted_bytes"].get<double>()) + " (" +
            fmt("%.1f%%", r["server_wasted_pct"].get<double>()) + ") |\n";
     out += "| stalls | " + std::to_string(r["stalls"]["count"].get<std::uint64_t>()) + " (" +
            fmt("%.1f s", r["stalls"]["seconds"].get<double>()) + ") |\n";
-    out += "| startup median / p95 | " + ms(r["startup_ms"]["median"]) + " / " + ms(r["startup_ms"]["p95"]) + " |\n";
+    out += "| startup median / p95 | " + ms(r["startup_ms"]["median"]) + " / " + ms(r["startup_ms"]["p95"]) +
+           " |\n";
     const auto& c = r["simulator"];
-    out += "| simulator: wall time, simulated time | " + fmt("%.1f s", c["wall_seconds"].get<double>()) + ", " +
-           fmt("%.0f s", c["simulated_seconds"].get<double>()) + " |\n";
+    out += "| simulator: wall time, simulated time | " + fmt("%.1f s", c["wall_seconds"].get<double>()) +
+           ", " + fmt("%.0f s", c["simulated_seconds"].get<double>()) + " |\n";
     out += "| simulator: peak memory | " + fmt("%.1f MB", c["peak_memory_kb"].get<double>() / 1024) + " |\n";
     out += "| simulator: events, events/s | " + std::to_string(c["events"].get<std::uint64_t>()) + ", " +
            fmt("%.0f", c["events_per_second"].get<double>()) + " |\n\n";
     if (r.contains("per_title")) {
-        out += "## Titles (most sessions first, up to 20)\n\n| title | sessions | server | unicast | reduction | stalls |\n"
-               "|---|---|---|---|---|---|\n";
+        out +=
+            "## Titles (most sessions first, up to 20)\n\n| title | sessions | server | unicast | reduction "
+            "| stalls |\n"
+            "|---|---|---|---|---|---|\n";
         auto titles = r["per_title"];
         std::vector<ordered_json> v(titles.begin(), titles.end());
-        std::stable_sort(v.begin(), v.end(),
-                         [](const auto& a, const auto& b) { return a["sessions"].template get<int>() > b["sessions"].template get<int>(); });
+        std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+            return a["sessions"].template get<int>() > b["sessions"].template get<int>();
+        });
         for (std::size_t i = 0; i < v.size() && i < 20; ++i)
-            out += "| " + v[i]["title"].get<std::string>() + " | " + std::to_string(v[i]["sessions"].get<int>()) + " | " +
-                   mb(v[i]["server_bytes"].get<double>()) + " | " + mb(v[i]["unicast_bytes"].get<double>()) + " | " +
-                   fmt("%.1f%%", v[i]["reduction_pct"].get<double>()) + " | " +
+            out += "| " + v[i]["title"].get<std::string>() + " | " +
+                   std::to_string(v[i]["sessions"].get<int>()) + " | " +
+                   mb(v[i]["server_bytes"].get<double>()) + " | " + mb(v[i]["unicast_bytes"].get<double>()) +
+                   " | " + fmt("%.1f%%", v[i]["reduction_pct"].get<double>()) + " | " +
                    std::to_string(v[i]["stalls"].get<int>()) + " |\n";
         out += "\n";
     } else {
-        out += "## Clients\n\n| # | done | from peers | from server | uploaded | redundant | stalls | startup |\n"
-               "|---|---|---|---|---|---|---|---|\n";
+        out +=
+            "## Clients\n\n| # | done | from peers | from server | uploaded | redundant | stalls | startup "
+            "|\n"
+            "|---|---|---|---|---|---|---|---|\n";
         for (const auto& row : r["per_client"])
-            out += "| " + std::to_string(row["client"].get<int>()) + " | " + (row["completed"].get<bool>() ? "yes" : "no") +
-                   " | " + mb(row["bytes_from_peers"].get<double>()) + " | " + mb(row["bytes_from_server"].get<double>()) +
-                   " | " + mb(row["bytes_uploaded"].get<double>()) + " | " + mb(row["bytes_redundant"].get<double>()) +
-                   " | " + std::to_string(row["stalls"].get<int>()) + " (" + fmt("%.1f s", row["stall_seconds"].get<double>()) +
-                   ") | " + ms(row["startup_ms"]) + " |\n";
+            out +=
+                "| " + std::to_string(row["client"].get<int>()) + " | " +
+                (row["completed"].get<bool>() ? "yes" : "no") + " | " +
+                mb(row["bytes_from_peers"].get<double>()) + " | " +
+                mb(row["bytes_from_server"].get<double>()) + " | " + mb(row["bytes_uploaded"].get<double>()) +
+                " | " + mb(row["bytes_redundant"].get<double>()) + " | " +
+                std::to_string(row["stalls"].get<int>()) + " (" +
+                fmt("%.1f s", row["stall_seconds"].get<double>()) + ") | " + ms(row["startup_ms"]) + " |\n";
         out += "\n";
     }
     return out;

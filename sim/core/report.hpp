@@ -1,7 +1,7 @@
-// A simulation's results in the testbed's report format (testbed/toastbed/report.py: the same fields, computed
-// the same way), plus what the testbed cannot give at this scale: the server's peak rate (the 95th percentile
-// of 10 s bins, what an operator is billed for), per-title rows and the simulator's own cost. Pure: records in,
-// JSON and Markdown out.
+// A simulation's results in the testbed's report format (testbed/toastbed/report.py: the same fields,
+// computed the same way), plus what the testbed cannot give at this scale: the server's peak rate (the 95th
+// percentile of 10 s bins, what an operator is billed for), per-title rows and the simulator's own cost.
+// Pure: records in, JSON and Markdown out.
 #pragma once
 
 #include <cstdint>

@@ -34,7 +34,8 @@ class Fields {
     explicit Fields(const json& data) : data_(data) {}
 
     [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-        throw ScenarioError("scenario field '" + key + "': expected " + what + ", got " + quoted(data_.at(key)));
+        throw ScenarioError("scenario field '" + key + "': expected " + what + ", got " +
+                            quoted(data_.at(key)));
     }
     bool has(const std::string& key) const { return data_.contains(key); }
     const json& raw(const std::string& key) const { return data_.at(key); }
@@ -55,7 +56,8 @@ class Fields {
         if (!has(key)) return;
         const auto& v = raw(key);
         // str(value) in the testbed: a number is never one of the options.
-        if (!v.is_string() || std::find(options.begin(), options.end(), v.get<std::string>()) == options.end())
+        if (!v.is_string() ||
+            std::find(options.begin(), options.end(), v.get<std::string>()) == options.end())
             fail(key, "one of " + join(options));
         out = v.get<std::string>();
     }
@@ -73,8 +75,9 @@ class Fields {
         if (!raw(key).is_boolean()) fail(key, "true or false");
         out = raw(key).get<bool>();
     }
-    void strings(const std::string& key, std::vector<std::string>& out, const std::function<bool(
-        const std::vector<std::string>&)>& check, const std::string& what) const {
+    void strings(const std::string& key, std::vector<std::string>& out,
+                 const std::function<bool(const std::vector<std::string>&)>& check,
+                 const std::string& what) const {
         if (!has(key)) return;
         const auto& v = raw(key);
         if (!v.is_array()) fail(key, what);
@@ -143,18 +146,40 @@ double CatalogueScenario::quota_bytes() const {
 
 TitleScenario title_scenario_from_json(const json& data, const std::string& default_name) {
     if (!data.is_object()) throw ScenarioError("scenario: expected a JSON object");
-    static const std::set<std::string> known = {
-        "name", "description", "type", "clients", "arrival", "arrival_interval", "behavior", "picker",
-        "inorder_window", "lookahead", "upload_limit", "download_limit", "buffer_limit", "title_seconds",
-        "bitrate", "piece_size", "choker", "delay_ms", "shaping", "seed", "seed_upload_limit", "seed_client",
-        "random_seed", "time_limit", "baselines", "extra_client_args"};
+    static const std::set<std::string> known = {"name",
+                                                "description",
+                                                "type",
+                                                "clients",
+                                                "arrival",
+                                                "arrival_interval",
+                                                "behavior",
+                                                "picker",
+                                                "inorder_window",
+                                                "lookahead",
+                                                "upload_limit",
+                                                "download_limit",
+                                                "buffer_limit",
+                                                "title_seconds",
+                                                "bitrate",
+                                                "piece_size",
+                                                "choker",
+                                                "delay_ms",
+                                                "shaping",
+                                                "seed",
+                                                "seed_upload_limit",
+                                                "seed_client",
+                                                "random_seed",
+                                                "time_limit",
+                                                "baselines",
+                                                "extra_client_args"};
     for (const auto& [key, value] : data.items())
         if (!known.count(key)) throw ScenarioError("scenario field '" + key + "': unknown field");
     TitleScenario s;
     s.name = name_of(data, default_name);
     Fields f(data);
     std::int64_t clients = s.clients;
-    f.integer("clients", clients, [](std::int64_t v) { return v >= 1 && v <= 500; }, "an integer from 1 to 500");
+    f.integer(
+        "clients", clients, [](std::int64_t v) { return v >= 1 && v <= 500; }, "an integer from 1 to 500");
     s.clients = static_cast<int>(clients);
     f.choice("arrival", s.arrival, kArrivals);
     f.number("arrival_interval", s.arrival_interval, duration_value, nullptr, "a duration such as \"5s\"");
@@ -163,20 +188,24 @@ TitleScenario title_scenario_from_json(const json& data, const std::string& defa
     f.number("inorder_window", s.inorder_window, duration_value, nullptr, "a duration such as \"30s\"");
     f.get<std::string>("lookahead", s.lookahead, lookahead_text, nullptr,
                        "a duration of at least 1s such as \"60s\", or \"none\"");
-    f.number("upload_limit", s.upload_limit, bitrate_value, [](double v) { return v > 0; },
-             "a bitrate such as \"2Mbps\"");
+    f.number(
+        "upload_limit", s.upload_limit, bitrate_value, [](double v) { return v > 0; },
+        "a bitrate such as \"2Mbps\"");
     f.number("download_limit", s.download_limit, bitrate_value, nullptr, "a bitrate such as \"8Mbps\" or 0");
     f.get<std::string>("buffer_limit", s.buffer_limit, buffer_text, nullptr,
                        "a percentage such as \"50%\" or a size");
-    f.number("title_seconds", s.title_seconds, duration_value, [](double v) { return v > 0; },
-             "a duration such as \"60s\"");
-    f.number("bitrate", s.bitrate, bitrate_value, [](double v) { return v > 0; }, "a bitrate such as \"2Mbps\"");
-    f.number("piece_size", s.piece_size, size_value,
-             [](double v) {
-                 auto n = static_cast<std::uint64_t>(v);
-                 return v >= 16384 && (n & (n - 1)) == 0;
-             },
-             "a power of two of at least 16KiB");
+    f.number(
+        "title_seconds", s.title_seconds, duration_value, [](double v) { return v > 0; },
+        "a duration such as \"60s\"");
+    f.number(
+        "bitrate", s.bitrate, bitrate_value, [](double v) { return v > 0; }, "a bitrate such as \"2Mbps\"");
+    f.number(
+        "piece_size", s.piece_size, size_value,
+        [](double v) {
+            auto n = static_cast<std::uint64_t>(v);
+            return v >= 16384 && (n & (n - 1)) == 0;
+        },
+        "a power of two of at least 16KiB");
     f.choice("choker", s.choker, kChokers);
     if (f.has("delay_ms")) {
         const auto& v = f.raw("delay_ms");
@@ -188,13 +217,16 @@ TitleScenario title_scenario_from_json(const json& data, const std::string& defa
     f.flag("seed", s.seed);
     f.number("seed_upload_limit", s.seed_upload_limit, bitrate_value, nullptr, "a bitrate or 0");
     f.choice("seed_client", s.seed_client, kSeedClients);
-    f.integer("random_seed", s.random_seed, [](std::int64_t v) { return v >= 0; }, "a non-negative integer");
+    f.integer(
+        "random_seed", s.random_seed, [](std::int64_t v) { return v >= 0; }, "a non-negative integer");
     f.number("time_limit", s.time_limit, duration_value, nullptr, "a duration");
-    f.strings("baselines", s.baselines,
-              [](const std::vector<std::string>& v) {
-                  return std::all_of(v.begin(), v.end(), [](const auto& x) { return x == "unicast" || x == "stock"; });
-              },
-              "a list of \"unicast\" and \"stock\"");
+    f.strings(
+        "baselines", s.baselines,
+        [](const std::vector<std::string>& v) {
+            return std::all_of(v.begin(), v.end(),
+                               [](const auto& x) { return x == "unicast" || x == "stock"; });
+        },
+        "a list of \"unicast\" and \"stock\"");
     f.strings("extra_client_args", s.extra_client_args, nullptr, "a list of strings");
     if (static_cast<double>(s.title_bytes()) < s.piece_size)
         throw ScenarioError("scenario: the title (title_seconds x bitrate) is smaller than one piece");
@@ -203,36 +235,62 @@ TitleScenario title_scenario_from_json(const json& data, const std::string& defa
 
 CatalogueScenario catalogue_scenario_from_json(const json& data, const std::string& default_name) {
     if (!data.is_object()) throw ScenarioError("scenario: expected a JSON object");
-    static const std::set<std::string> read = {
-        "name", "description", "type", "boxes", "titles", "zipf_alpha", "title_seconds", "bitrate", "piece_size",
-        "uplink", "uplink_mix", "evening", "peak_viewers_pct", "abandon", "disk_quota", "warm_titles", "cache",
-        "push", "picker", "choker", "upload_limit", "random_seed", "time_limit", "probe_box"};
+    static const std::set<std::string> read = {"name",
+                                               "description",
+                                               "type",
+                                               "boxes",
+                                               "titles",
+                                               "zipf_alpha",
+                                               "title_seconds",
+                                               "bitrate",
+                                               "piece_size",
+                                               "uplink",
+                                               "uplink_mix",
+                                               "evening",
+                                               "peak_viewers_pct",
+                                               "abandon",
+                                               "disk_quota",
+                                               "warm_titles",
+                                               "cache",
+                                               "push",
+                                               "picker",
+                                               "choker",
+                                               "upload_limit",
+                                               "random_seed",
+                                               "time_limit",
+                                               "probe_box"};
     CatalogueScenario s;
     s.name = name_of(data, default_name);
     for (const auto& [key, value] : data.items())
         if (!read.count(key)) s.unread_fields.push_back(key);
     Fields f(data);
     std::int64_t n = s.boxes;
-    f.integer("boxes", n, [](std::int64_t v) { return v >= 1 && v <= 10'000'000; }, "a positive integer");
+    f.integer(
+        "boxes", n, [](std::int64_t v) { return v >= 1 && v <= 10'000'000; }, "a positive integer");
     s.boxes = static_cast<int>(n);
     n = s.titles;
-    f.integer("titles", n, [](std::int64_t v) { return v >= 1 && v <= 10'000'000; }, "a positive integer");
+    f.integer(
+        "titles", n, [](std::int64_t v) { return v >= 1 && v <= 10'000'000; }, "a positive integer");
     s.titles = static_cast<int>(n);
     if (f.has("zipf_alpha")) {
         const auto& v = f.raw("zipf_alpha");
         if (!v.is_number() || v.is_boolean() || v.get<double>() < 0) f.fail("zipf_alpha", "a number >= 0");
         s.zipf_alpha = v.get<double>();
     }
-    f.number("title_seconds", s.title_seconds, duration_value, [](double v) { return v > 0; },
-             "a duration such as \"120s\"");
-    f.number("bitrate", s.bitrate, bitrate_value, [](double v) { return v > 0; }, "a bitrate such as \"4Mbps\"");
-    f.number("piece_size", s.piece_size, size_value,
-             [](double v) {
-                 auto x = static_cast<std::uint64_t>(v);
-                 return v >= 16384 && (x & (x - 1)) == 0;
-             },
-             "a power of two of at least 16KiB");
-    f.number("uplink", s.uplink, bitrate_value, [](double v) { return v > 0; }, "a bitrate such as \"1Mbps\"");
+    f.number(
+        "title_seconds", s.title_seconds, duration_value, [](double v) { return v > 0; },
+        "a duration such as \"120s\"");
+    f.number(
+        "bitrate", s.bitrate, bitrate_value, [](double v) { return v > 0; }, "a bitrate such as \"4Mbps\"");
+    f.number(
+        "piece_size", s.piece_size, size_value,
+        [](double v) {
+            auto x = static_cast<std::uint64_t>(v);
+            return v >= 16384 && (x & (x - 1)) == 0;
+        },
+        "a power of two of at least 16KiB");
+    f.number(
+        "uplink", s.uplink, bitrate_value, [](double v) { return v > 0; }, "a bitrate such as \"1Mbps\"");
     if (f.has("uplink_mix")) {
         const auto& v = f.raw("uplink_mix");
         const std::string what = "a list of {\"share\": S, \"factor\": F} with shares summing to 1";
@@ -250,7 +308,8 @@ CatalogueScenario catalogue_scenario_from_json(const json& data, const std::stri
     }
     if (f.has("evening")) {
         const auto& v = f.raw("evening");
-        const std::string what = "{\"seconds\": S, \"profile\": [[fraction, rate], ...]} from fraction 0 to 1";
+        const std::string what =
+            "{\"seconds\": S, \"profile\": [[fraction, rate], ...]} from fraction 0 to 1";
         if (!v.is_object()) f.fail("evening", what);
         if (v.contains("seconds")) {
             auto d = duration_value(v["seconds"]);
@@ -288,10 +347,12 @@ CatalogueScenario catalogue_scenario_from_json(const json& data, const std::stri
         }
         if (v.contains("watched")) {
             const auto& w = v["watched"];
-            if (!w.is_array() || w.size() != 2 || !w[0].is_number() || !w[1].is_number()) f.fail("abandon", what);
+            if (!w.is_array() || w.size() != 2 || !w[0].is_number() || !w[1].is_number())
+                f.fail("abandon", what);
             s.abandon_lo = w[0].get<double>();
             s.abandon_hi = w[1].get<double>();
-            if (!(0 <= s.abandon_lo && s.abandon_lo <= s.abandon_hi && s.abandon_hi <= 1)) f.fail("abandon", what);
+            if (!(0 <= s.abandon_lo && s.abandon_lo <= s.abandon_hi && s.abandon_hi <= 1))
+                f.fail("abandon", what);
         }
     }
     if (f.has("disk_quota")) {
@@ -317,7 +378,8 @@ CatalogueScenario catalogue_scenario_from_json(const json& data, const std::stri
         }
     }
     std::int64_t warm = s.warm_titles;
-    f.integer("warm_titles", warm, [](std::int64_t v) { return v >= 0; }, "a non-negative integer");
+    f.integer(
+        "warm_titles", warm, [](std::int64_t v) { return v >= 0; }, "a non-negative integer");
     s.warm_titles = static_cast<int>(warm);
     f.choice("cache", s.cache, kCaches);
     if (f.has("push")) s.push = f.raw("push");
@@ -326,10 +388,12 @@ CatalogueScenario catalogue_scenario_from_json(const json& data, const std::stri
     f.flag("probe_box", s.probe_box);
     if (f.has("upload_limit")) {
         double u = 0;
-        f.number("upload_limit", u, bitrate_value, [](double v) { return v > 0; }, "a bitrate such as \"1Mbps\"");
+        f.number(
+            "upload_limit", u, bitrate_value, [](double v) { return v > 0; }, "a bitrate such as \"1Mbps\"");
         s.upload_limit = u;
     }
-    f.integer("random_seed", s.random_seed, [](std::int64_t v) { return v >= 0; }, "a non-negative integer");
+    f.integer(
+        "random_seed", s.random_seed, [](std::int64_t v) { return v >= 0; }, "a non-negative integer");
     f.number("time_limit", s.time_limit, duration_value, nullptr, "a duration");
     if (static_cast<double>(s.title_bytes()) < s.piece_size)
         throw ScenarioError("scenario: the title (title_seconds x bitrate) is smaller than one piece");

@@ -1,8 +1,8 @@
-// The testbed's scenario files, read for the simulator: a single-title scenario (testbed/toastbed/scenario.py:
-// the same fields, defaults, checks and error messages) or a catalogue scenario ("type": "catalogue", the
-// shared spec in testbed/README.md, "Catalogue scenarios"). One file runs on both. Fields that describe how the
-// testbed runs processes (shaping, baselines, the stock seed's process) are read and checked too; the
-// simulator says in its report what it does with each (sim/README.md).
+// The testbed's scenario files, read for the simulator: a single-title scenario
+// (testbed/toastbed/scenario.py: the same fields, defaults, checks and error messages) or a catalogue
+// scenario ("type": "catalogue", the shared spec in testbed/README.md, "Catalogue scenarios"). One file runs
+// on both. Fields that describe how the testbed runs processes (shaping, baselines, the stock seed's process)
+// are read and checked too; the simulator says in its report what it does with each (sim/README.md).
 #pragma once
 
 #include <cstdint>

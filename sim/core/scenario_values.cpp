@@ -12,7 +12,8 @@ bool plain_number(const nlohmann::json& v) {
 }
 
 // `^\s*(\d+(?:\.\d+)?)\s*(UNITS)?\s*$`, case-insensitive: the number and the lower-cased unit.
-std::optional<std::pair<double, std::string>> number_and_unit(const std::string& text, const std::string& units) {
+std::optional<std::pair<double, std::string>> number_and_unit(const std::string& text,
+                                                              const std::string& units) {
     const std::regex re("^\\s*(\\d+(?:\\.\\d+)?)\\s*(" + units + ")?\\s*$", std::regex::icase);
     std::smatch m;
     if (!std::regex_match(text, m, re)) return std::nullopt;

@@ -1,6 +1,6 @@
 // The testbed's scenario value syntax (testbed/toastbed/scenario.py), read the same way: bitrates ("2Mbps",
-// "1.5M", 2000000), sizes ("256KiB", "4MiB", 262144), durations ("250ms", "15min", 5). One file runs on both the
-// testbed and the simulator, so a value one accepts the other accepts, with the same number. Rounding is
+// "1.5M", 2000000), sizes ("256KiB", "4MiB", 262144), durations ("250ms", "15min", 5). One file runs on both
+// the testbed and the simulator, so a value one accepts the other accepts, with the same number. Rounding is
 // Python's round() (half to even).
 #pragma once
 

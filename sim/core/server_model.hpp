@@ -1,7 +1,7 @@
 // The VoD server nodes' disks, by the thesis's ch. 3 model: a title is stored in blocks of r_c x t_b bytes
 // (the server's ingest), each on two disks of its node drawn by Random Duplicate Allocation
-// (server/core/placement); a read of B bytes of a block costs t_a + B / r_d on the replica's disk that is free
-// first (RDA reads the less loaded copy), each disk serving one read at a time on its own clock
+// (server/core/placement); a read of B bytes of a block costs t_a + B / r_d on the replica's disk that is
+// free first (RDA reads the less loaded copy), each disk serving one read at a time on its own clock
 // (server::EmulatedClock). With several nodes each block lives on the node that wins rendezvous hashing of
 // (node, title, block). Pure: times in, times out; the adapter sends the bytes once they are read.
 #pragma once
@@ -19,7 +19,7 @@ namespace toast::sim {
 struct ServerSetup {
     int nodes = 1;
     server::DiskArrayModel disks{4, std::chrono::milliseconds(0), BitRate(0)};  // per node; r_d 0: free reads
-    std::chrono::nanoseconds time_slice = std::chrono::seconds(5);               // t_b
+    std::chrono::nanoseconds time_slice = std::chrono::seconds(5);              // t_b
     std::uint64_t placement_seed = 1;
     double request_overhead_s = 0.002;  // an HTTP request's handling before its first read
 };

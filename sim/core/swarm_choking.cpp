@@ -50,17 +50,20 @@ int SwarmModel::estimated_position(const Member& up, int conn, double now) const
     const int told = truth >= up.have.first_missing() ? truth : std::min(truth, seen.first_missing);
     std::optional<std::chrono::nanoseconds> piece_time;
     if (piece_seconds_ > 0)
-        piece_time = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(piece_seconds_));
+        piece_time = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>(piece_seconds_));
     auto tp = [](double s) {
         return std::chrono::steady_clock::time_point(
-            std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s)));
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                std::chrono::duration<double>(s)));
     };
-    return client::estimated_first_missing({PieceIndex(seen.first_missing), tp(seen.at)}, PieceIndex(told), tp(now),
-                                           piece_time, client::PieceCount(pieces_))
+    return client::estimated_first_missing({PieceIndex(seen.first_missing), tp(seen.at)}, PieceIndex(told),
+                                           tp(now), piece_time, client::PieceCount(pieces_))
         .value();
 }
 
-std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std::uint64_t assume, double now) const {
+std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std::uint64_t assume,
+                                                           double now) const {
     std::vector<client::ChokeCandidate> out;
     out.reserve(up.conns.size());
     const auto epoch = up.rounds / static_cast<std::uint64_t>(rotate_every(up.setup.choker));
@@ -74,8 +77,9 @@ std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std
         std::int64_t rank = 0;
         switch (up.setup.choker) {
             case ChokerKind::nearest:
-                rank = up.have.all() ? client::rotating_rank(id, epoch)
-                                     : client::nearest_behind_rank(PieceIndex(estimated_position(up, c, now)), ours);
+                rank = up.have.all()
+                           ? client::rotating_rank(id, epoch)
+                           : client::nearest_behind_rank(PieceIndex(estimated_position(up, c, now)), ours);
                 break;
             case ChokerKind::leader:
                 rank = client::leader_rank(PieceIndex(estimated_position(up, c, now)));
@@ -123,8 +127,8 @@ void SwarmModel::on_interested(Member& up, int conn, double now) {
     if (pipe.unchoked) return;
     const auto split = slots_of(up);
     if (toast_choker(up.setup.choker)) {
-        // The plugin asks its choker whether it would unchoke this peer now (would_unchoke), without moving the
-        // optimistic rotation on.
+        // The plugin asks its choker whether it would unchoke this peer now (would_unchoke), without moving
+        // the optimistic rotation on.
         auto state = up.choker;
         const auto id = static_cast<std::uint64_t>(conn) + 1;
         auto set = client::choker_unchoke_set(candidates(up, id, now), split.regular, split.optimistic,

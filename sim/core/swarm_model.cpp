@@ -12,18 +12,18 @@ using client::PieceIndex;
 
 namespace {
 
-constexpr double kQueueSeconds = 3.0;          // libtorrent's request_queue_time
+constexpr double kQueueSeconds = 3.0;                      // libtorrent's request_queue_time
 constexpr std::uint64_t kMaxQueueBytes = 500 * 16 * 1024;  // max_out_request_queue blocks
-constexpr std::uint8_t kInitialPriority = 4;   // a new torrent's pieces
+constexpr std::uint8_t kInitialPriority = 4;               // a new torrent's pieces
 
 bool toast_choker(ChokerKind k) {
     return k == ChokerKind::nearest || k == ChokerKind::leader || k == ChokerKind::seed_style;
 }
 
-
 }  // namespace
 
-SwarmModel::SwarmModel(int pieces, std::uint64_t piece_length, std::uint64_t total_bytes, double piece_seconds)
+SwarmModel::SwarmModel(int pieces, std::uint64_t piece_length, std::uint64_t total_bytes,
+                       double piece_seconds)
     : pieces_(pieces), piece_length_(piece_length), total_(total_bytes), piece_seconds_(piece_seconds) {}
 
 std::uint64_t SwarmModel::piece_size(int p) const {
@@ -103,10 +103,11 @@ bool SwarmModel::connect(BoxId a, BoxId b, double now) {
     auto* mb = find(b);
     if (!ma || !mb || connected(a, b)) return false;
     auto open_count = [&](const Member& m) {
-        return static_cast<int>(std::count_if(m.conns.begin(), m.conns.end(),
-                                               [&](int c) { return conns_[static_cast<std::size_t>(c)].open; }));
+        return static_cast<int>(std::count_if(
+            m.conns.begin(), m.conns.end(), [&](int c) { return conns_[static_cast<std::size_t>(c)].open; }));
     };
-    if (open_count(*ma) >= ma->setup.max_connections || open_count(*mb) >= mb->setup.max_connections) return false;
+    if (open_count(*ma) >= ma->setup.max_connections || open_count(*mb) >= mb->setup.max_connections)
+        return false;
     int id;
     if (!free_conns_.empty()) {
         id = free_conns_.back();
@@ -318,7 +319,8 @@ std::vector<int> SwarmModel::pick(const Member& d, const Member& u, int n) const
         if (d.deadline.count(p)) return;
         const auto i = static_cast<std::size_t>(p);
         const std::int64_t adj = d.partial.count(p) ? -3 : -2;  // pieces being downloaded come first
-        const std::int64_t key = (static_cast<std::int64_t>(d.availability[i]) + 1) * (8 - d.priority[i]) * 3 + adj;
+        const std::int64_t key =
+            (static_cast<std::int64_t>(d.availability[i]) + 1) * (8 - d.priority[i]) * 3 + adj;
         ranked.push_back({key, d.order[i], p});
     });
     const auto want = static_cast<std::size_t>(n) - out.size();
@@ -391,7 +393,8 @@ PumpResult SwarmModel::pump(BoxId down, double now, const std::function<std::uin
             continue;
         }
         if (want && !d.upload_mode) {
-            const int room = desired_queue(pipe) - (pipe.active >= 0 ? 1 : 0) - static_cast<int>(pipe.queue.size());
+            const int room =
+                desired_queue(pipe) - (pipe.active >= 0 ? 1 : 0) - static_cast<int>(pipe.queue.size());
             for (int p : pick(d, *u, room)) {
                 pipe.queue.push_back(p);
                 ask(d, p);
@@ -425,7 +428,8 @@ PumpResult SwarmModel::pump(BoxId down, double now, const std::function<std::uin
         }
     }
     for (BoxId w : woken_)
-        if (w != down && std::find(r.unchoked.begin(), r.unchoked.end(), w) == r.unchoked.end()) r.unchoked.push_back(w);
+        if (w != down && std::find(r.unchoked.begin(), r.unchoked.end(), w) == r.unchoked.end())
+            r.unchoked.push_back(w);
     woken_.clear();
     return r;
 }
@@ -458,7 +462,8 @@ SwarmModel::Carried SwarmModel::cancel_transfer(int conn, BoxId down, std::uint6
     pipe.delivered += delivered;
     if (auto* d = find(down); d && d->downloading && pipe.active >= 0) {
         unask(*d, pipe.active);
-        if (!d->have.test(pipe.active) && delivered > 0) d->partial[pipe.active].add(pipe.from, pipe.from + delivered);
+        if (!d->have.test(pipe.active) && delivered > 0)
+            d->partial[pipe.active].add(pipe.from, pipe.from + delivered);
     }
     pipe.active = -1;
     if (!cn.open)
@@ -466,7 +471,8 @@ SwarmModel::Carried SwarmModel::cancel_transfer(int conn, BoxId down, std::uint6
     return c;
 }
 
-TransferStart SwarmModel::resume_transfer(int conn, BoxId down, int piece, std::uint64_t from, std::uint64_t to) {
+TransferStart SwarmModel::resume_transfer(int conn, BoxId down, int piece, std::uint64_t from,
+                                          std::uint64_t to) {
     auto& cn = conns_[static_cast<std::size_t>(conn)];
     auto& pipe = cn.towards(down);
     pipe.active = piece;

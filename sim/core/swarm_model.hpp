@@ -2,7 +2,8 @@
 // piece level. Pure: plain data in, decisions out; the SimGrid adapter moves the bytes.
 //
 // Modelled (sim/README.md has the full list and what is left out):
-//  - Members: every box holding or wanting the title, the operator's seed, each with its pieces (`have`), and,
+//  - Members: every box holding or wanting the title, the operator's seed, each with its pieces (`have`),
+//  and,
 //    while it watches, what its controller asked for as libtorrent holds it (priorities and deadlines, set
 //    through the PlanApplier) and the availability of each piece among its connected peers.
 //  - Connections: symmetric, at most `max_connections` per member; each direction a Pipe: the downloader's
@@ -49,13 +50,13 @@ struct MemberSetup {
 
 // What a downloader asked one uploader for (one direction of a connection).
 struct Pipe {
-    std::deque<int> queue;            // pieces requested, not started, in request order
-    int active = -1;                  // the piece being sent now, or -1
-    std::uint64_t from = 0, to = 0;   // bytes [from, to) of the active piece this transfer carries
-    bool unchoked = false;            // the uploader lets the downloader download
-    bool interested = false;          // the downloader has told the uploader it wants something
-    std::uint64_t delivered = 0;      // payload bytes of finished transfers
-    double rate = 0;                  // bytes per second, as last measured (set_rate)
+    std::deque<int> queue;           // pieces requested, not started, in request order
+    int active = -1;                 // the piece being sent now, or -1
+    std::uint64_t from = 0, to = 0;  // bytes [from, to) of the active piece this transfer carries
+    bool unchoked = false;           // the uploader lets the downloader download
+    bool interested = false;         // the downloader has told the uploader it wants something
+    std::uint64_t delivered = 0;     // payload bytes of finished transfers
+    double rate = 0;                 // bytes per second, as last measured (set_rate)
 };
 
 // Where one end first saw the other: its first missing piece then, and when. The Toast chokers rank a peer by
@@ -83,8 +84,8 @@ struct Member {
     MemberSetup setup;
     PieceBits have;
     bool downloading = false;
-    PieceBits wanted;     // applied priority > 0 and not had
-    PieceBits requested;  // queued or in transfer from some peer
+    PieceBits wanted;          // applied priority > 0 and not had
+    PieceBits requested;       // queued or in transfer from some peer
     std::map<int, int> asked;  // requested pieces: how many pipes have them queued or in transfer
     std::vector<std::uint8_t> priority;
     std::map<int, double> deadline;  // piece -> when it is due (absolute seconds)

@@ -71,13 +71,15 @@ tracker::InfoHash title_hash(int t) {
     tracker::InfoHash h;
     h.bytes[0] = 0x70;
     for (int i = 0; i < 4; ++i)
-        h.bytes[static_cast<std::size_t>(i + 1)] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(t) >> (8 * i));
+        h.bytes[static_cast<std::size_t>(i + 1)] =
+            static_cast<std::uint8_t>(static_cast<std::uint32_t>(t) >> (8 * i));
     return h;
 }
 
 }  // namespace
 
-TitleState make_sim_title(const std::string& name, int index, double seconds, double bitrate, double piece_size) {
+TitleState make_sim_title(const std::string& name, int index, double seconds, double bitrate,
+                          double piece_size) {
     const auto bytes = static_cast<std::uint64_t>(seconds * bitrate / 8);
     std::string error;
     auto g = client::TitleGeometry::make(Bytes(bytes), Bytes(static_cast<std::uint64_t>(piece_size)),
@@ -85,12 +87,14 @@ TitleState make_sim_title(const std::string& name, int index, double seconds, do
     if (!g) throw std::runtime_error("title " + name + ": " + error);
     const double piece_seconds = std::chrono::duration<double>(g->piece_duration()).count();
     TitleState t{name, *g,
-                 std::make_unique<SwarmModel>(g->piece_count().value(), g->piece_length().value(), bytes, piece_seconds),
+                 std::make_unique<SwarmModel>(g->piece_count().value(), g->piece_length().value(), bytes,
+                                              piece_seconds),
                  title_hash(index)};
     return t;
 }
 
-void fill_sim_cost(RunRecords& r, const World& w, std::chrono::steady_clock::time_point started, double tick_s) {
+void fill_sim_cost(RunRecords& r, const World& w, std::chrono::steady_clock::time_point started,
+                   double tick_s) {
     r.cost.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     r.cost.simulated_seconds = sg4::Engine::get_clock();
     r.cost.peak_memory_kb = peak_memory_kb();
@@ -107,16 +111,23 @@ std::vector<std::string> default_simgrid_args() {
 
 double ceiling_pct(const TitleScenario& s) {
     double c = (1.0 - 1.0 / s.clients) * 100.0;
-    if (s.behavior == "stream" && s.upload_limit < s.bitrate) c = std::min(c, 100.0 * s.upload_limit / s.bitrate);
+    if (s.behavior == "stream" && s.upload_limit < s.bitrate)
+        c = std::min(c, 100.0 * s.upload_limit / s.bitrate);
     return c;
 }
 
 client::ClientOptions title_client_options(const TitleScenario& s, int index) {
-    std::vector<std::string> a = {"stream", "title.torrent", "--save-dir", "data", "--listen", "127.0.0.1:6881",
-                                  "--server", "http://127.0.0.1:8080/titles/title", "--stats", "stats.jsonl",
-                                  "--picker", s.picker, "--inorder-window", py_float(s.inorder_window) + "s",
-                                  "--behavior", s.behavior, "--upload-limit", py_int(s.upload_limit), "--choker",
-                                  s.choker, "--seed", std::to_string(s.random_seed + index)};
+    std::vector<std::string> a = {"stream",           "title.torrent",
+                                  "--save-dir",       "data",
+                                  "--listen",         "127.0.0.1:6881",
+                                  "--server",         "http://127.0.0.1:8080/titles/title",
+                                  "--stats",          "stats.jsonl",
+                                  "--picker",         s.picker,
+                                  "--inorder-window", py_float(s.inorder_window) + "s",
+                                  "--behavior",       s.behavior,
+                                  "--upload-limit",   py_int(s.upload_limit),
+                                  "--choker",         s.choker,
+                                  "--seed",           std::to_string(s.random_seed + index)};
     if (std::find(s.extra_client_args.begin(), s.extra_client_args.end(), "--log-level") ==
         s.extra_client_args.end()) {
         a.push_back("--log-level");
@@ -148,10 +159,11 @@ client::ClientOptions title_client_options(const TitleScenario& s, int index) {
 }
 
 client::ClientOptions catalogue_client_options(const CatalogueScenario& s, int box, double uplink_bps) {
-    return parse({"stream", "title.torrent", "--save-dir", "data", "--listen", "127.0.0.1:6881", "--server",
-                  "http://127.0.0.1:8080/titles/title", "--stats", "stats.jsonl", "--picker", s.picker,
-                  "--behavior", "stream", "--upload-limit", py_int(uplink_bps), "--choker", s.choker, "--seed",
-                  std::to_string(s.random_seed + box)});
+    return parse({"stream",     "title.torrent",  "--save-dir",     "data",
+                  "--listen",   "127.0.0.1:6881", "--server",       "http://127.0.0.1:8080/titles/title",
+                  "--stats",    "stats.jsonl",    "--picker",       s.picker,
+                  "--behavior", "stream",         "--upload-limit", py_int(uplink_bps),
+                  "--choker",   s.choker,         "--seed",         std::to_string(s.random_seed + box)});
 }
 
 RunRecords run_title(const TitleScenario& s, const RunOptions& options) {
@@ -205,7 +217,8 @@ RunRecords run_title(const TitleScenario& s, const RunOptions& options) {
     r.scenario = s.name;
     r.kind = "title";
     r.sessions = world.sessions();
-    std::sort(r.sessions.begin(), r.sessions.end(), [](const auto& a, const auto& b) { return a.box < b.box; });
+    std::sort(r.sessions.begin(), r.sessions.end(),
+              [](const auto& a, const auto& b) { return a.box < b.box; });
     r.title_names = {"title"};
     r.title_bytes = {s.title_bytes()};
     r.bitrate_bps = s.bitrate;
@@ -213,7 +226,8 @@ RunRecords run_title(const TitleScenario& s, const RunOptions& options) {
     r.seed_bytes = world.seed_bytes();
     r.server_bins = world.bins();
     r.bin_seconds = world.bin_seconds();
-    if (s.shaping) r.notes.push_back("shaping: the clients' network namespaces are not simulated; access links are");
+    if (s.shaping)
+        r.notes.push_back("shaping: the clients' network namespaces are not simulated; access links are");
     if (!s.baselines.empty()) r.notes.push_back("baselines (unicast, stock) are not simulated");
     if (static_cast<int>(r.sessions.size()) < s.clients)
         r.notes.push_back(std::to_string(s.clients - static_cast<int>(r.sessions.size())) +

@@ -1,5 +1,5 @@
-// One simulation: a single-title scenario (its clients arriving on the testbed's schedule, the operator's seed
-// beside the server) or a catalogue evening (its boxes holding their warm titles, sessions as planned,
+// One simulation: a single-title scenario (its clients arriving on the testbed's schedule, the operator's
+// seed beside the server) or a catalogue evening (its boxes holding their warm titles, sessions as planned,
 // each box's cache kept by the scenario's policy afterwards). Builds the platform and the world, runs the
 // SimGrid engine, and returns the records the report is made from. SimGrid's engine runs once per process:
 // the caller forks for each run (sim/app/main.cpp).
@@ -39,12 +39,16 @@ client::ClientOptions catalogue_client_options(const CatalogueScenario& s, int b
 RunRecords run_title(const TitleScenario& s, const RunOptions& options);
 RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, const RunOptions& options);
 
-// Shared by run_title and run_catalogue: the engine with `args`, a title's geometry and swarm, the run's cost.
+// Shared by run_title and run_catalogue: the engine with `args`, a title's geometry and swarm, the run's
+// cost.
 std::unique_ptr<simgrid::s4u::Engine> make_sim_engine(const std::vector<std::string>& args);
-TitleState make_sim_title(const std::string& name, int index, double seconds, double bitrate, double piece_size);
-void fill_sim_cost(RunRecords& r, const World& w, std::chrono::steady_clock::time_point started, double tick_s);
+TitleState make_sim_title(const std::string& name, int index, double seconds, double bitrate,
+                          double piece_size);
+void fill_sim_cost(RunRecords& r, const World& w, std::chrono::steady_clock::time_point started,
+                   double tick_s);
 
-// The testbed's ceiling for a single-title scenario: 1 - 1/N, and upload / bitrate for streamers uploading below it.
+// The testbed's ceiling for a single-title scenario: 1 - 1/N, and upload / bitrate for streamers uploading
+// below it.
 double ceiling_pct(const TitleScenario& s);
 
 }  // namespace toast::sim

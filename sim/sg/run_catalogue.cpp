@@ -1,6 +1,6 @@
 #include <algorithm>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 
 #include "server/core/title_demand.hpp"
@@ -79,7 +79,8 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
     const auto forecast = demand_forecast(s, plan.lambda_peak);
     using DemandTime = server::TitleDemand::Time;
     const auto demand_at = [](double t) {
-        return DemandTime(std::chrono::duration_cast<DemandTime::duration>(std::chrono::duration<double>(t + 7200)));
+        return DemandTime(
+            std::chrono::duration_cast<DemandTime::duration>(std::chrono::duration<double>(t + 7200)));
     };
     server::TitleDemand demand(std::chrono::hours(1));
     for (int t = 0; t < s.titles; ++t)
@@ -143,15 +144,18 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
     auto report_progress = [&](double t) {
         if (tuning.progress_s <= 0 || t < next_progress) return;
         next_progress = t + tuning.progress_s;
-        std::fprintf(stderr, "toast-sim: %.0f s simulated, %zu sessions ended, %zu actors, %.0f s wall, %llu events, %llu transfers\n", t,
-                     world.sessions().size(), sg4::Engine::get_instance()->get_actor_count(),
+        std::fprintf(stderr,
+                     "toast-sim: %.0f s simulated, %zu sessions ended, %zu actors, %.0f s wall, %llu events, "
+                     "%llu transfers\n",
+                     t, world.sessions().size(), sg4::Engine::get_instance()->get_actor_count(),
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(),
                      static_cast<unsigned long long>(world.events),
                      static_cast<unsigned long long>(world.transfers));
     };
     sg4::Actor::create("launcher", world.server_host(0), [&]() {
         for (const auto& x : plan.sessions) {
-            if (tuning.end_s > 0 && x.start_s >= tuning.end_s) break;  // the time limit: later sessions never start
+            if (tuning.end_s > 0 && x.start_s >= tuning.end_s)
+                break;  // the time limit: later sessions never start
             sg4::this_actor::sleep_until(x.start_s);
             report_progress(x.start_s);
             ViewerPlan vp;
@@ -201,19 +205,21 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
         r.push_assigned_bytes = placement->assigned_bytes;
         r.push_titles_placed = placement->titles_placed;
         if (push_spec->window_end_s > 0)
-            r.notes.push_back("the push window's part inside the evening is not simulated: boxes hold what "
-                              "they fetched in the night");
+            r.notes.push_back(
+                "the push window's part inside the evening is not simulated: boxes hold what "
+                "they fetched in the night");
         for (const auto& f : push_spec->unread)
-            r.notes.push_back("scenario field '" + f + "' is the server's and decides nothing in the simulator");
+            r.notes.push_back("scenario field '" + f +
+                              "' is the server's and decides nothing in the simulator");
     }
     for (const auto& f : s.unread_fields)
         r.notes.push_back("scenario field '" + f + "' is not read by the simulator");
-    const auto started_sessions = static_cast<std::size_t>(std::count_if(
-        plan.sessions.begin(), plan.sessions.end(),
-        [&](const Session& x) { return tuning.end_s <= 0 || x.start_s < tuning.end_s; }));
+    const auto started_sessions = static_cast<std::size_t>(
+        std::count_if(plan.sessions.begin(), plan.sessions.end(),
+                      [&](const Session& x) { return tuning.end_s <= 0 || x.start_s < tuning.end_s; }));
     if (started_sessions < plan.sessions.size())
-        r.notes.push_back("time limit of " + std::to_string(static_cast<long long>(tuning.end_s)) + " s: " +
-                          std::to_string(plan.sessions.size() - started_sessions) +
+        r.notes.push_back("time limit of " + std::to_string(static_cast<long long>(tuning.end_s)) +
+                          " s: " + std::to_string(plan.sessions.size() - started_sessions) +
                           " planned sessions did not start; the sessions still running then were stopped");
     if (plan.dropped > 0)
         r.notes.push_back(std::to_string(plan.dropped) + " arrivals found no idle box and were dropped");

@@ -8,7 +8,7 @@ namespace {
 // The courier's stack: it only puts and waits (the viewers' is contexts/stack-size, 256 KiB); every transfer
 // allocates one.
 constexpr unsigned kCourierStack = 128 * 1024;
-int payload = 0;    // the courier's message carries no data: only its simulated size counts
+int payload = 0;           // the courier's message carries no data: only its simulated size counts
 void* received = nullptr;  // where receivers' gets write the (unused) payload pointer
 }  // namespace
 

@@ -22,7 +22,8 @@ namespace toast::sim {
 struct TransferLane {
     simgrid::s4u::Mailbox* mailbox = nullptr;
     bool cancelled = false;  // the receiver dropped it before the courier put anything: the courier does not
-    bool sending = false;    // the courier's put is matched and running: the communication's remaining bytes count
+    bool sending =
+        false;  // the courier's put is matched and running: the communication's remaining bytes count
     // The courier's side while it runs. A running transfer is cancelled through it: cancelling the receiver's
     // side of a running mailbox communication leaks memory in SimGrid 3.32 (tens of KB a transfer).
     simgrid::s4u::CommPtr put;

@@ -24,9 +24,9 @@ void Viewer::run() {
     const auto& tuning = world_.client_tuning();
     std::optional<Bytes> limit;
     if (plan_.options.buffer_limit) limit = plan_.options.buffer_limit->resolve(geometry_.total_size());
-    auto setup = client::controller_setup_for(plan_.options, limit, true, true,
-                                              client::watcher_config_for(plan_.options, geometry_, tuning,
-                                                                         client::ByteOffset(0)));
+    auto setup = client::controller_setup_for(
+        plan_.options, limit, true, true,
+        client::watcher_config_for(plan_.options, geometry_, tuning, client::ByteOffset(0)));
     ctl_ = std::make_unique<client::StreamController>(geometry_, setup, tuning, at(t0));
     MemberSetup ms;
     ms.choker = plan_.options.choker == client::ChokerOption::tit_for_tat ? ChokerKind::tit_for_tat
@@ -106,15 +106,18 @@ double Viewer::next_wake(double t) {
         const auto& w = ctl_->watcher();
         if (w.state() == client::PlaybackState::playing) {
             const auto& fb = ctl_->fallback();
-            const double window = std::chrono::duration<double>(fb.need_window(ctl_->horizon().horizon_time())).count();
+            const double window =
+                std::chrono::duration<double>(fb.need_window(ctl_->horizon().horizon_time())).count();
             const double lead = std::chrono::duration<double>(fb.lead()).count();
             const auto& had = ctl_->had();
             int looked = 0;
-            for (auto p = w.playhead_piece(); p.value() < geometry_.piece_count().value() && looked < 4; ++p) {
+            for (auto p = w.playhead_piece(); p.value() < geometry_.piece_count().value() && looked < 4;
+                 ++p) {
                 if (had.has(p) || fb.in_flight(p)) continue;
                 ++looked;
                 const double until = std::chrono::duration<double>(w.time_until_needed(p)).count();
-                // A millisecond past the moment: at the moment itself the fallback's comparison may still fail.
+                // A millisecond past the moment: at the moment itself the fallback's comparison may still
+                // fail.
                 for (double due : {t + until - window + 0.001, t + until - lead + 0.001}) {
                     if (due > t + 1e-4 && due < wake) {
                         wake = due;
@@ -141,11 +144,11 @@ void Viewer::tick() {
     apply(plan, t);
     pump(t);
     // A seeding viewer's process stays in the swarm; its session (what the report counts) ends with playback.
-    bool leave = plan.leave || (plan_.options.behavior == client::Behavior::seed && ctl_->watcher().reached_end());
+    bool leave =
+        plan.leave || (plan_.options.behavior == client::Behavior::seed && ctl_->watcher().reached_end());
     if (plan_.watch_s) {
-        const auto played = std::chrono::duration<double>(
-                                geometry_.media_time_at(ctl_->watcher().playhead()))
-                                .count();
+        const auto played =
+            std::chrono::duration<double>(geometry_.media_time_at(ctl_->watcher().playhead())).count();
         if (played >= *plan_.watch_s - 1e-6) leave = true;
     }
     if (leave) finish(t);
@@ -171,8 +174,9 @@ void Viewer::apply(const client::ControllerPlan& plan, double t) {
 void Viewer::announce(double t, bool completed) {
     const auto& m = member();
     const std::uint64_t left =
-        completed ? 0 : geometry_.total_size().value() - static_cast<std::uint64_t>(m.have.count()) *
-                                                             geometry_.piece_length().value();
+        completed ? 0
+                  : geometry_.total_size().value() -
+                        static_cast<std::uint64_t>(m.have.count()) * geometry_.piece_length().value();
     const int numwant = std::max(plan_.options.max_connections * 3 / 8, 1);
     named_ = world_.announce(plan_.title, plan_.box, completed ? 0 : std::max<std::uint64_t>(left, 1), false,
                              numwant, t);
@@ -225,9 +229,11 @@ void Viewer::finish(double t) {
     client::StatsRecord r;
     ctl_->fill_record(r, at(t));
     rec_.end_s = t;
-    rec_.completed = r.completed || (plan_.watch_s && std::chrono::duration<double>(
-                                                          geometry_.media_time_at(ctl_->watcher().playhead()))
-                                                              .count() >= *plan_.watch_s - 1e-6);
+    rec_.completed =
+        r.completed ||
+        (plan_.watch_s &&
+         std::chrono::duration<double>(geometry_.media_time_at(ctl_->watcher().playhead())).count() >=
+             *plan_.watch_s - 1e-6);
     rec_.bytes_from_peers = from_peers_;
     rec_.bytes_from_server = r.bytes_from_server;
     rec_.bytes_server_wasted = r.bytes_server_wasted;

@@ -1,6 +1,6 @@
-// One viewing session as a SimGrid actor on its box's host: the client's StreamController for the title, fed a
-// SwarmSample built from the swarm model each tick (as client/lt/swarm_reader does from libtorrent), its plan
-// applied as client/lt/title_stream does (ejections, upload mode, server fetches, the PlanApplier's
+// One viewing session as a SimGrid actor on its box's host: the client's StreamController for the title, fed
+// a SwarmSample built from the swarm model each tick (as client/lt/swarm_reader does from libtorrent), its
+// plan applied as client/lt/title_stream does (ejections, upload mode, server fetches, the PlanApplier's
 // priorities and deadlines, re-announces), and its events delivered as they happen (a piece finished, the
 // server's bytes arrived). The bytes move as SimGrid communications: a peer's piece from the uploader's host,
 // a server fetch from a server node once its disk has read it.

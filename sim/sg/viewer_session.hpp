@@ -24,12 +24,12 @@ namespace sg4 = simgrid::s4u;
 using client::PieceIndex;
 using toast::Bytes;
 
-
 inline constexpr std::uint64_t kBlock = 16 * 1024;
 // A CANCEL cannot call back what is already in the uploader's send buffer: the block being sent and the next.
 inline constexpr std::uint64_t kSendBuffer = 2 * kBlock;
 // The client's own tick (ClientTuning::tick): at it or below, the viewer ticks as the client does and nothing
-// more; longer ticks (to simulate more boxes) add wake-ups at the moments the client's ticks would have caught.
+// more; longer ticks (to simulate more boxes) add wake-ups at the moments the client's ticks would have
+// caught.
 inline constexpr double kClientTick = 0.2 + 1e-9;
 
 class Viewer {
@@ -41,7 +41,7 @@ class Viewer {
     struct Flow {
         bool server = false;
         bool bell = false;  // the doorbell (World::poke): not a transfer
-        int conn = -1;  // peer flows
+        int conn = -1;      // peer flows
         int piece = -1;
         std::uint64_t bytes = 0;
         double started = 0;

@@ -50,7 +50,8 @@ client::SwarmSample Viewer::sample(double t) {
             const std::uint64_t done = fi ? done_bytes(*fi) : 0;
             partial_bytes += done;
             const std::uint64_t delivered = pipe.from + done;
-            ps.queue_length += static_cast<int>((pipe.to - std::min(pipe.to, delivered) + kBlock - 1) / kBlock);
+            ps.queue_length +=
+                static_cast<int>((pipe.to - std::min(pipe.to, delivered) + kBlock - 1) / kBlock);
             sending.emplace_back(pipe.active, std::pair{delivered, pipe.to});
         }
         s.peers.push_back(std::move(ps));
@@ -69,7 +70,8 @@ client::SwarmSample Viewer::sample(double t) {
         const auto size = swarm_.piece_size(piece);
         const auto blocks = static_cast<std::size_t>((size + kBlock - 1) / kBlock);
         const auto got = received(piece);
-        client::PieceProgress pp{PieceIndex(piece), std::vector<bool>(blocks, false), std::vector<int>(blocks, -1)};
+        client::PieceProgress pp{PieceIndex(piece), std::vector<bool>(blocks, false),
+                                 std::vector<int>(blocks, -1)};
         for (std::size_t b = 0; b < blocks; ++b)
             pp.delivered[b] = got.covers(b * kBlock, std::min<std::uint64_t>((b + 1) * kBlock, size));
         for (const auto& [p, range] : sending) {
@@ -219,7 +221,8 @@ void Viewer::start_fetch(const client::FallbackFetch& f, double t) {
     Fetch fetch;
     fetch.offset = f.part ? f.part->offset.value() : 0;
     fetch.length = f.part ? f.part->length.value() : size;
-    const double arrive = t + world_.platform().box_server_latency(plan_.box) + world_.server().setup().request_overhead_s;
+    const double arrive =
+        t + world_.platform().box_server_latency(plan_.box) + world_.server().setup().request_overhead_s;
     auto read = world_.server().read(plan_.title, geometry_.piece_start(f.piece).value() + fetch.offset,
                                      fetch.length, arrive);
     fetch.node = read.node;
@@ -231,7 +234,8 @@ void Viewer::send_fetch(int piece, double t) {
     auto it = fetches_.find(piece);
     if (it == fetches_.end() || it->second.sending) return;
     it->second.sending = true;
-    add_transfer(world_.server_host(it->second.node), Flow{true, false, -1, piece, it->second.length, t, it->second.node});
+    add_transfer(world_.server_host(it->second.node),
+                 Flow{true, false, -1, piece, it->second.length, t, it->second.node});
     ++world_.transfers;
 }
 
@@ -282,8 +286,9 @@ void Viewer::on_peer_bytes(const Flow& f, double t) {
     if (carried.whole) {
         piece_finished(carried.piece, false, t);
     } else if (ctl_->holding(p) && world_.tuning().tick_s > kClientTick) {
-        // The blocks a held server part waited for are here: with ticks longer than the client's, the tick that
-        // writes it comes now, not a whole tick later (at the client's own tick it comes when the client's would).
+        // The blocks a held server part waited for are here: with ticks longer than the client's, the tick
+        // that writes it comes now, not a whole tick later (at the client's own tick it comes when the
+        // client's would).
         next_tick_ = std::min(next_tick_, t);
     }
 }
@@ -313,7 +318,8 @@ void Viewer::cede_to_server(int piece, std::uint64_t server_from, std::uint64_t 
         auto carried = swarm_.cancel_transfer(c, plan_.box, done + extra);
         world_.add_upload(carried.up, carried.bytes, started, t);
         from_peers_ += carried.bytes;
-        const auto overlap = delivered > std::max(from, server_from) ? delivered - std::max(from, server_from) : 0;
+        const auto overlap =
+            delivered > std::max(from, server_from) ? delivered - std::max(from, server_from) : 0;
         redundant_ += overlap + extra;
         raced_ += overlap + extra;
     }

@@ -43,8 +43,8 @@ client::SteadyTime steady_at(double seconds) {
         std::chrono::duration<double>(kEpochOffset + seconds)));
 }
 
-World::World(const PlatformSpec& platform, std::vector<TitleState> titles, ServerSetup server, SimTuning tuning,
-             std::vector<double> box_uplink_bps)
+World::World(const PlatformSpec& platform, std::vector<TitleState> titles, ServerSetup server,
+             SimTuning tuning, std::vector<double> box_uplink_bps)
     : platform_(platform),
       built_(build_platform(platform_)),
       titles_(std::move(titles)),

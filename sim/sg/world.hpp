@@ -1,6 +1,6 @@
 // What every actor of one simulation shares: the built platform, each title's geometry and swarm model, the
-// tracker (the tracker's own SwarmRegistry, announced to as a box's libtorrent would), the VoD server's disks,
-// and the ledgers the report is made from (server bytes by time, each box's upload). The simulation is
+// tracker (the tracker's own SwarmRegistry, announced to as a box's libtorrent would), the VoD server's
+// disks, and the ledgers the report is made from (server bytes by time, each box's upload). The simulation is
 // single-threaded (SimGrid runs one actor at a time), so actors use it without locks.
 #pragma once
 
@@ -15,10 +15,10 @@
 #include "client/core/client_tuning.hpp"
 #include "client/core/title_geometry.hpp"
 #include "sim/core/platform_spec.hpp"
-#include "sim/sg/lane_pool.hpp"
 #include "sim/core/report.hpp"
 #include "sim/core/server_model.hpp"
 #include "sim/core/swarm_model.hpp"
+#include "sim/sg/lane_pool.hpp"
 #include "sim/sg/platform_builder.hpp"
 #include "tracker/core/swarm_registry.hpp"
 
@@ -26,13 +26,13 @@ namespace toast::sim {
 
 // How the simulator drives the client core (sim/README.md says why each default).
 struct SimTuning {
-    double tick_s = 0.2;          // a viewer's controller tick: the client's own 200 ms
+    double tick_s = 0.2;           // a viewer's controller tick: the client's own 200 ms
     double rate_interval_s = 1.0;  // peer rates are measured this often (libtorrent: once a second)
     double tracker_rtt_s = 0.005;  // an announce's answer comes this long after it is sent
     // Wake a viewer at the server's last moment for its next missing piece, not only at ticks: with ticks
     // longer than the fallback's margin a piece would otherwise be fetched too late.
     bool deadline_wakeups = true;
-    double end_s = 0;  // a hard stop (the scenario's time limit), 0: none
+    double end_s = 0;       // a hard stop (the scenario's time limit), 0: none
     double progress_s = 0;  // print a progress line to stderr every this many simulated seconds, 0: never
 };
 
@@ -55,7 +55,9 @@ class World {
     int titles() const { return static_cast<int>(titles_.size()); }
     ServerModel& server() { return server_; }
     simgrid::s4u::Host* host_of(BoxId box) const;
-    simgrid::s4u::Host* server_host(int node) const { return built_.servers.at(static_cast<std::size_t>(node)); }
+    simgrid::s4u::Host* server_host(int node) const {
+        return built_.servers.at(static_cast<std::size_t>(node));
+    }
     // The operator's seed, as a member id (one past the last box).
     BoxId seed_id() const { return static_cast<BoxId>(box_uplink_bps_.size()); }
     bool is_seed(BoxId b) const { return b == seed_id(); }
@@ -63,9 +65,11 @@ class World {
 
     // Announces `box` in `title`'s swarm (left: bytes it still lacks; 0 announces a seed) and returns the
     // members the tracker names (up to numwant). `stopped` removes it.
-    std::vector<BoxId> announce(int title, BoxId box, std::uint64_t left, bool stopped, int numwant, double now);
+    std::vector<BoxId> announce(int title, BoxId box, std::uint64_t left, bool stopped, int numwant,
+                                double now);
 
-    // Server-side bytes (the VoD server's, or the seed's) carried from `from` to `to`, spread over those bins.
+    // Server-side bytes (the VoD server's, or the seed's) carried from `from` to `to`, spread over those
+    // bins.
     void add_server_bytes(std::uint64_t bytes, double from, double to, bool seed);
     void add_unreceived(std::uint64_t bytes) { unreceived_ += bytes; }
     // A box's upload (the seed's goes to the server side).

@@ -13,7 +13,7 @@ using nlohmann::json;
 namespace {
 
 CatalogueScenario catalogue(const json& extra) {
-    json j = {{"type", "catalogue"}, {"boxes", 60},      {"titles", 10},  {"title_seconds", "120s"},
+    json j = {{"type", "catalogue"}, {"boxes", 60},       {"titles", 10},    {"title_seconds", "120s"},
               {"bitrate", "4Mbps"},  {"uplink", "1Mbps"}, {"random_seed", 3}};
     j.update(extra);
     return catalogue_scenario_from_json(j, "t");
@@ -41,8 +41,12 @@ TEST_CASE("push fields are read with the testbed's wording and the server's defa
     CHECK(error_of({{"quota", "1MB"}, {"rate", "2Mbps"}, {"window", {-300, 0}}, {"replicas", 1}}) ==
           "scenario field 'push.replicas': expected an integer in [2, 64], got 1");
     const auto p = read_push(catalogue({{"peak_viewers_pct", 10},
-                                        {"push", {{"quota", "240MB"}, {"rate", "2Mbps"}, {"window", {-300, 0}},
-                                                  {"holder_share", 0.25}, {"refresh", "10s"}}}}));
+                                        {"push",
+                                         {{"quota", "240MB"},
+                                          {"rate", "2Mbps"},
+                                          {"window", {-300, 0}},
+                                          {"holder_share", 0.25},
+                                          {"refresh", "10s"}}}}));
     REQUIRE(p);
     CHECK(p->quota_bytes == 240e6);
     CHECK(p->rate_bps == 2e6);
@@ -63,9 +67,10 @@ TEST_CASE("the demand forecast splits the evening's expected sessions by the Zip
     CHECK(std::accumulate(f.begin(), f.end(), 0.0) == Approx(plan.lambda_peak * 0.7075 * 3600).epsilon(1e-6));
 }
 
-TEST_CASE("boxes hold the server planner's assignment, fetched in the night at the push rate", "[sim][push]") {
-    const auto s = catalogue({{"peak_viewers_pct", 10},
-                              {"push", {{"quota", "30MB"}, {"rate", "2Mbps"}, {"window", {-300, 0}}}}});
+TEST_CASE("boxes hold the server planner's assignment, fetched in the night at the push rate",
+          "[sim][push]") {
+    const auto s = catalogue(
+        {{"peak_viewers_pct", 10}, {"push", {{"quota", "30MB"}, {"rate", "2Mbps"}, {"window", {-300, 0}}}}});
     const auto spec = read_push(s);
     REQUIRE(spec);
     const auto plan = plan_evening(s);
@@ -85,8 +90,9 @@ TEST_CASE("boxes hold the server planner's assignment, fetched in the night at t
                 return placed.plan.titles[x.title].name == title_name(h.title);
             });
             for (int p : h.pieces) {
-                CHECK(std::any_of(holding.pieces.begin(), holding.pieces.end(),
-                                  [&](const auto& span) { return span.first <= unsigned(p) && unsigned(p) <= span.last; }));
+                CHECK(std::any_of(holding.pieces.begin(), holding.pieces.end(), [&](const auto& span) {
+                    return span.first <= unsigned(p) && unsigned(p) <= span.last;
+                }));
                 held += std::min(s.piece_size, static_cast<double>(s.title_bytes()) - p * s.piece_size);
             }
         }

@@ -6,7 +6,8 @@
 
 using namespace toast::sim;
 
-TEST_CASE("shares of the boxes are rounded by largest remainder, ties to the lower index", "[sim][workload]") {
+TEST_CASE("shares of the boxes are rounded by largest remainder, ties to the lower index",
+          "[sim][workload]") {
     CHECK(largest_remainder({0.3, 0.5, 0.2}, 40) == std::vector<int>{12, 20, 8});
     CHECK(largest_remainder({0.5, 0.5}, 3) == std::vector<int>{2, 1});
     CHECK(largest_remainder({1.0 / 3, 1.0 / 3, 1.0 / 3}, 10) == std::vector<int>{4, 3, 3});
@@ -42,7 +43,8 @@ TEST_CASE("the sessions are the spec's, draw for draw", "[sim][workload]") {
     s.warm_titles = 2;
     s.disk_quota_titles = 3;
     const auto plan = plan_evening(s);
-    const std::vector<double> first_uplinks = {1e6, 2e6, 1e6, 2e6, 2e6, 2e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 250e3};
+    const std::vector<double> first_uplinks = {1e6, 2e6, 1e6, 2e6, 2e6, 2e6,  1e6,
+                                               1e6, 1e6, 1e6, 1e6, 1e6, 250e3};
     for (std::size_t b = 0; b < first_uplinks.size(); ++b)
         CHECK(plan.uplink_bps[b] == first_uplinks[b]);
     CHECK(plan.warm[0] == std::vector<int>{4, 0});

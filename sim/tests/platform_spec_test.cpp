@@ -46,11 +46,13 @@ TEST_CASE("aggregation links, server NICs and the seed appear when configured", 
     CHECK(p.links[static_cast<std::size_t>(head.hosts[0].up)].bandwidth == 10e9 / 8);
     REQUIRE(p.seed_at);
     CHECK(p.links[static_cast<std::size_t>(head.hosts[3].up)].bandwidth == 2e6 / 8);
-    CHECK(p.box_server_latency(0) == Approx(c.access_latency_s + c.aggregation_latency_s + c.server_latency_s));
+    CHECK(p.box_server_latency(0) ==
+          Approx(c.access_latency_s + c.aggregation_latency_s + c.server_latency_s));
     CHECK(p.box_box_latency(0, 1) == Approx(2 * c.access_latency_s + 2 * c.aggregation_latency_s));
 }
 
-TEST_CASE("without a downlink capacity a box has no downlink, and an unlimited seed runs at 1 Gbps", "[sim][platform]") {
+TEST_CASE("without a downlink capacity a box has no downlink, and an unlimited seed runs at 1 Gbps",
+          "[sim][platform]") {
     PlatformConfig c;
     c.seed = true;
     const auto p = make_platform({1e6}, c);

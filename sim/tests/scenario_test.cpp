@@ -29,10 +29,14 @@ TEST_CASE("a single-title scenario takes the testbed's defaults and value syntax
     CHECK(s.upload_limit == 2'000'000);
     CHECK(s.piece_size == 262144);
     CHECK(s.seed_client == "stock");
-    auto t = std::get<TitleScenario>(scenario_from_json(
-        json{{"clients", 12}, {"upload_limit", "1.5Mbps"}, {"title_seconds", "40s"}, {"inorder_window", "2min"},
-             {"piece_size", "32KiB"}, {"bitrate", 2000000}, {"arrival_interval", "250ms"}},
-        "x"));
+    auto t = std::get<TitleScenario>(scenario_from_json(json{{"clients", 12},
+                                                             {"upload_limit", "1.5Mbps"},
+                                                             {"title_seconds", "40s"},
+                                                             {"inorder_window", "2min"},
+                                                             {"piece_size", "32KiB"},
+                                                             {"bitrate", 2000000},
+                                                             {"arrival_interval", "250ms"}},
+                                                        "x"));
     CHECK(t.upload_limit == 1'500'000);
     CHECK(t.title_seconds == 40);
     CHECK(t.inorder_window == 120);
@@ -42,9 +46,11 @@ TEST_CASE("a single-title scenario takes the testbed's defaults and value syntax
 }
 
 TEST_CASE("a bad single-title field is named with the testbed's wording", "[sim][scenario]") {
-    CHECK(error_of(json{{"clients", 0}}) == "scenario field 'clients': expected an integer from 1 to 500, got 0");
-    CHECK(error_of(json{{"picker", "fastest"}}) ==
-          "scenario field 'picker': expected one of rarest, inorder, beta, hybrid, adaptive, got \"fastest\"");
+    CHECK(error_of(json{{"clients", 0}}) ==
+          "scenario field 'clients': expected an integer from 1 to 500, got 0");
+    CHECK(
+        error_of(json{{"picker", "fastest"}}) ==
+        "scenario field 'picker': expected one of rarest, inorder, beta, hybrid, adaptive, got \"fastest\"");
     CHECK(error_of(json{{"upload_limit", "fast"}}) ==
           "scenario field 'upload_limit': expected a bitrate such as \"2Mbps\", got \"fast\"");
     CHECK(error_of(json{{"piece_size", "100KiB"}}) ==
@@ -97,12 +103,14 @@ TEST_CASE("a catalogue scenario reads the shared spec's fields and defaults", "[
     CHECK(d.abandon_pct == 10);
     CHECK(d.unread_fields == std::vector<std::string>{"testbed_only"});
     CHECK(error_of(json::parse(R"({"type":"catalogue","uplink_mix":[{"share":0.5,"factor":2}]})")) ==
-          "scenario field 'uplink_mix': expected a list of {\"share\": S, \"factor\": F} with shares summing to "
+          "scenario field 'uplink_mix': expected a list of {\"share\": S, \"factor\": F} with shares summing "
+          "to "
           "1, got [{\"factor\": 2, \"share\": 0.5}]");
 }
 
 TEST_CASE("an experiment expands into the testbed's rows and names", "[sim][scenario]") {
-    const auto file = std::filesystem::path(TOAST_SOURCE_DIR) / "testbed/experiments/fig5_3_pickers_upload.json";
+    const auto file =
+        std::filesystem::path(TOAST_SOURCE_DIR) / "testbed/experiments/fig5_3_pickers_upload.json";
     const auto e = load_experiment(file);
     REQUIRE(e.rows.size() == 75);
     CHECK(e.rows.front().label == "upload_limit=1Mbps,picker=rarest,random_seed=1");

@@ -97,7 +97,8 @@ nlohmann::json run_sim(const std::string& scenario, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped one leaves nothing behind", "[sim][sg]") {
+TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped one leaves nothing behind",
+          "[sim][sg]") {
     PlatformConfig c;
     c.access_latency_s = 0.001;
     const auto spec = make_platform({1e6, 1e6, 4e6}, c);
@@ -185,7 +186,8 @@ TEST_CASE("an aggregation uplink is shared by the flows leaving its node", "[sim
 }
 
 TEST_CASE("a lone viewer streams the whole title from the server, without a stall", "[sim][sg][e2e]") {
-    const auto r = run_sim(R"({"clients": 1, "seed": false, "title_seconds": "20s", "picker": "hybrid"})", "lone");
+    const auto r =
+        run_sim(R"({"clients": 1, "seed": false, "title_seconds": "20s", "picker": "hybrid"})", "lone");
     CHECK(r["completed_clients"] == 1);
     CHECK(r["stalls"]["count"] == 0);
     CHECK(r["reduction_pct"].get<double>() <= 0.0);
@@ -209,9 +211,9 @@ TEST_CASE("the demo scenario simulates within 3 points of the testbed's reductio
     CHECK(r.contains("peak_reduction_pct"));
 }
 
-// The catalogue's CI smoke on both sides: the testbed measured catalogue_smoke at 73.8% of the bytes and 53.5%
-// of the billed peak below unicast, 0 stalls (docs/results.md, "Catalogue runs"); the simulator's bytes must
-// be within 3 points and its peak within 5 (the testbed's 25% seeking sessions are not simulated).
+// The catalogue's CI smoke on both sides: the testbed measured catalogue_smoke at 73.8% of the bytes
+// and 53.5% of the billed peak below unicast, 0 stalls (docs/results.md, "Catalogue runs"); the simulator's
+// bytes must be within 3 points and its peak within 5 (the testbed's 25% seeking sessions are not simulated).
 TEST_CASE("the catalogue smoke simulates within 3 points of the testbed's bytes", "[sim][sg][e2e]") {
     std::ifstream in(std::string(TOAST_SOURCE_DIR) + "/testbed/scenarios/catalogue_smoke.json");
     std::stringstream ss;
@@ -238,12 +240,14 @@ TEST_CASE("a small catalogue evening plays every planned session", "[sim][sg][e2
     CHECK(!r["per_title"].empty());
 }
 
-TEST_CASE("a push evening fetches the planner's assignment in the night and bills only the evening", "[sim][sg][e2e]") {
+TEST_CASE("a push evening fetches the planner's assignment in the night and bills only the evening",
+          "[sim][sg][e2e]") {
     const std::string base = R"({"type": "catalogue", "boxes": 40, "titles": 8, "evening": {"seconds": 240},
                                  "peak_viewers_pct": 20, "title_seconds": "60s", "random_seed": 2,
                                  "cache": "popularity", "probe_box": false)";
     const auto off = run_sim(base + "}", "push-off");
-    const auto on = run_sim(base + R"(, "push": {"quota": "60MB", "rate": "2Mbps", "window": [-120, 0]}})", "push-on");
+    const auto on =
+        run_sim(base + R"(, "push": {"quota": "60MB", "rate": "2Mbps", "window": [-120, 0]}})", "push-on");
     CHECK(off["night_server_bytes"] == 0);
     CHECK(on["night_seconds"] == 120.0);
     CHECK(on["push_titles_placed"].get<int>() > 0);

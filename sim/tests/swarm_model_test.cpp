@@ -47,7 +47,8 @@ TEST_CASE("connections are symmetric, capped, and count the peer's pieces as ava
     CHECK(s.find(1)->availability == std::vector<int>(8, 0));
 }
 
-TEST_CASE("the picker takes deadline pieces first, then libtorrent's rarest-by-priority order", "[sim][swarm]") {
+TEST_CASE("the picker takes deadline pieces first, then libtorrent's rarest-by-priority order",
+          "[sim][swarm]") {
     auto s = swarm_of(6);
     s.join(1, MemberSetup{});
     s.start_download(1);
@@ -62,7 +63,8 @@ TEST_CASE("the picker takes deadline pieces first, then libtorrent's rarest-by-p
     s.set_deadline(1, 2, 4.0);
     const auto& d = *s.find(1);
     const auto picks = s.pick(d, up, 6);
-    // Deadlines by time (2 then 3), then 0 and 1 (priority 7), then 4 (priority 1, one peer), then 5 (two peers).
+    // Deadlines by time (2 then 3), then 0 and 1 (priority 7), then 4 (priority 1, one peer), then 5 (two
+    // peers).
     REQUIRE(picks.size() == 6);
     CHECK(picks[0] == 2);
     CHECK(picks[1] == 3);
@@ -75,7 +77,8 @@ TEST_CASE("the picker takes deadline pieces first, then libtorrent's rarest-by-p
     CHECK(!s.find(1)->wanted.test(4));
 }
 
-TEST_CASE("a downloader asks only an uploader that unchokes it, one piece in transfer at a time", "[sim][swarm]") {
+TEST_CASE("a downloader asks only an uploader that unchokes it, one piece in transfer at a time",
+          "[sim][swarm]") {
     auto s = swarm_of(4);
     s.join(1, MemberSetup{});
     s.start_download(1);
