@@ -61,8 +61,8 @@ std::optional<Answer> parse_answer(const std::string& head) {
 
 class DirectViewer final : public TrialViewer, public std::enable_shared_from_this<DirectViewer> {
   public:
-    DirectViewer(asio::io_context& io, Shared& shared, const TierLayout& tier, std::vector<tcp::endpoint> nodes,
-                 std::string title)
+    DirectViewer(asio::io_context& io, Shared& shared, const TierLayout& tier,
+                 std::vector<tcp::endpoint> nodes, std::string title)
         : timer_(io),
           shared_(shared),
           tier_(tier),
@@ -131,10 +131,10 @@ class DirectViewer final : public TrialViewer, public std::enable_shared_from_th
     }
 
     void read() {
-        sockets_[node_].async_read_some(asio::buffer(buffer_),
-                                        [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
-                                            self->on_read(ec, n);
-                                        });
+        sockets_[node_].async_read_some(
+            asio::buffer(buffer_), [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+                self->on_read(ec, n);
+            });
     }
 
     void on_read(boost::system::error_code ec, std::size_t n) {
@@ -182,7 +182,8 @@ class DirectViewer final : public TrialViewer, public std::enable_shared_from_th
         if (!a) return fail("malformed answer head"), false;
         if (a->load) loads_[node_] = *a->load;
         const auto first = block_ * block_size();
-        if (a->status != 206 || !a->length || !a->total || (size_ && *a->total != *size_) || *a->total <= first) {
+        if (a->status != 206 || !a->length || !a->total || (size_ && *a->total != *size_) ||
+            *a->total <= first) {
             if (a->status == 307) ++shared_.result.redirects;
             if (a->status == 503) ++shared_.result.refusals;
             // The other holder is asked; this connection's unread body makes it unusable.
@@ -190,7 +191,8 @@ class DirectViewer final : public TrialViewer, public std::enable_shared_from_th
             return false;
         }
         const auto expected = std::min(block_size(), *a->total - first);
-        if (*a->length != expected) return fail("a block answer of " + std::to_string(*a->length) + " bytes"), false;
+        if (*a->length != expected)
+            return fail("a block answer of " + std::to_string(*a->length) + " bytes"), false;
         if (!size_) begin(*a->total);
         in_body_ = true;
         body_left_ = *a->length;
@@ -207,7 +209,8 @@ class DirectViewer final : public TrialViewer, public std::enable_shared_from_th
         shared_.result.peak_streams = std::max(shared_.result.peak_streams, shared_.streaming);
         NeedCurve need = NeedCurve::constant(bytes_per_second(spec.bitrate), size);
         const double duration = need.duration();
-        playback_.emplace(std::move(need), bytes_in(spec.bitrate, spec.time_slice).value(), requested_, spec.watch);
+        playback_.emplace(std::move(need), bytes_in(spec.bitrate, spec.time_slice).value(), requested_,
+                          spec.watch);
         deadline_ = (spec.watch ? std::min(*spec.watch, duration) : duration) +
                     2 * std::chrono::duration<double>(spec.time_slice).count() + spec.slack;
     }
@@ -284,7 +287,7 @@ class DirectViewer final : public TrialViewer, public std::enable_shared_from_th
     Shared& shared_;
     const TierLayout& tier_;
     std::vector<tcp::endpoint> nodes_;
-    std::vector<tcp::socket> sockets_;         // one keep-alive connection per node, opened when first asked
+    std::vector<tcp::socket> sockets_;          // one keep-alive connection per node, opened when first asked
     std::vector<std::optional<double>> loads_;  // each node's Toast-Load in this viewer's last answer from it
     std::string title_;
     std::uint64_t block_ = 0;

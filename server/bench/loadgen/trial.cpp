@@ -356,8 +356,10 @@ TrialResult run_trial(const TrialSpec& spec, std::size_t viewers) {
         endpoints.emplace_back(asio::ip::make_address(host), port);
     TierLayout tier;
     for (std::size_t n = 0; n < spec.tier_ids.size() && n < servers.size(); ++n)
-        tier.nodes.push_back({spec.tier_ids[n], "http://" + servers[n].first + ":" + std::to_string(servers[n].second)});
-    tier.replicas = std::min<std::uint32_t>(spec.tier_replicas, static_cast<std::uint32_t>(tier.nodes.size()));
+        tier.nodes.push_back(
+            {spec.tier_ids[n], "http://" + servers[n].first + ":" + std::to_string(servers[n].second)});
+    tier.replicas =
+        std::min<std::uint32_t>(spec.tier_replicas, static_cast<std::uint32_t>(tier.nodes.size()));
     tier.placement = spec.tier_placement;
     std::vector<std::shared_ptr<TrialViewer>> all;
     std::vector<std::unique_ptr<asio::steady_timer>> timers;
