@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import netshape, report, run, scenario as scen
-from .drill_checks import bytes_lost, latest_record, received, tail, torrent_info_hash
+from .drill_checks import bytes_lost, latest_record, received, tail, torrent_info_hash, tracker_whole
 from .drill_report import table, write_report
 
 DRILLS = {
@@ -417,13 +417,8 @@ class Drill:
         if back:
             viewer_back = max(back.values())
         if self.name == "tracker-kill-one":
-            whole = service_back is not None and service_back <= TRACKER_INTERVAL_S
-            row["whole_within_interval"] = whole
-            self.notes.append(f"the restarted tracker held every running viewer "
-                              + (f"{service_back:.1f} s after its restart" if service_back is not None
-                                 else "at no time while watched")
-                              + f" (announce interval {TRACKER_INTERVAL_S} s): "
-                              + ("whole within one interval" if whole else "NOT whole within one interval"))
+            row["whole_within_interval"], note = tracker_whole(service_back, TRACKER_INTERVAL_S)
+            self.notes.append(note)
         row.update(self.results())
         if self.name == "client-kill":
             row_notes_resume(self)
