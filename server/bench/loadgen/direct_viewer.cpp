@@ -62,13 +62,14 @@ std::optional<Answer> parse_answer(const std::string& head) {
 class DirectViewer final : public TrialViewer, public std::enable_shared_from_this<DirectViewer> {
   public:
     DirectViewer(asio::io_context& io, Shared& shared, const TierLayout& tier,
-                 std::vector<tcp::endpoint> nodes, std::string title)
+                 std::vector<tcp::endpoint> nodes, std::string title, std::uint64_t salt)
         : timer_(io),
           shared_(shared),
           tier_(tier),
           nodes_(std::move(nodes)),
           loads_(nodes_.size()),
-          title_(std::move(title)) {
+          title_(std::move(title)),
+          salt_(salt) {
         for (std::size_t i = 0; i < nodes_.size(); ++i)
             sockets_.emplace_back(io);
     }
@@ -97,7 +98,8 @@ class DirectViewer final : public TrialViewer, public std::enable_shared_from_th
         std::vector<HolderView> views;
         for (auto h : tier_.holders(title_, block_))
             if (!tried_.contains(h.value())) views.push_back({h, true, false, loads_[h.value()]});
-        const auto chosen = choose_holder(views);
+        const auto chosen =
+            choose_holder(views, shared_.spec.ties_to_first ? 0 : holder_tie_break(salt_, block_));
         if (!chosen) return fail("block " + std::to_string(block_) + ": every holder failed or refused");
         node_ = chosen->value();
         tried_.insert(node_);
@@ -290,6 +292,7 @@ class DirectViewer final : public TrialViewer, public std::enable_shared_from_th
     std::vector<tcp::socket> sockets_;          // one keep-alive connection per node, opened when first asked
     std::vector<std::optional<double>> loads_;  // each node's Toast-Load in this viewer's last answer from it
     std::string title_;
+    std::uint64_t salt_;
     std::uint64_t block_ = 0;
     std::set<std::uint32_t> tried_;  // holders asked for block_
     std::uint32_t node_ = 0;         // the node asked now
@@ -313,8 +316,9 @@ class DirectViewer final : public TrialViewer, public std::enable_shared_from_th
 }  // namespace
 
 std::shared_ptr<TrialViewer> make_direct_viewer(asio::io_context& io, Shared& shared, const TierLayout& tier,
-                                                const std::vector<tcp::endpoint>& nodes, std::string title) {
-    return std::make_shared<DirectViewer>(io, shared, tier, nodes, std::move(title));
+                                                const std::vector<tcp::endpoint>& nodes, std::string title,
+                                                std::uint64_t salt) {
+    return std::make_shared<DirectViewer>(io, shared, tier, nodes, std::move(title), salt);
 }
 
 }  // namespace toast::loadgen

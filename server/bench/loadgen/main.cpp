@@ -34,6 +34,8 @@ constexpr const char* kUsage =
     "  --block-size N       the tier's block size in bytes (with --tier)\n"
     "  --replicas N         holders per block (with --tier; 2)\n"
     "  --placement P        the tier's placement, block or title (with --tier; block)\n"
+    "  --ties T             split (each viewer splits ties between equally loaded holders by a salt of its\n"
+    "                       own, as boxes do) or first (ties to the first holder) (with --tier; split)\n"
     "  --retry-for DUR      a refused viewer (503) asks again after Retry-After for this long (0: never)\n"
     "  --titles-file FILE   one title per line, optionally followed by a weight (for --pick weighted)\n"
     "  --bitrate RATE       playback rate of constant-rate titles, e.g. 6Mbps\n"
@@ -178,6 +180,9 @@ std::optional<int> apply_option(const std::string& a, const std::string& v, Comm
         auto p = parse_tier_placement(v);
         if (!p) return usage_error("bad --placement '" + v + "' (block, title)");
         spec.tier_placement = *p;
+    } else if (a == "--ties") {
+        if (v != "split" && v != "first") return usage_error("bad --ties '" + v + "' (split, first)");
+        spec.ties_to_first = v == "first";
     } else if (a == "--replicas") {
         spec.tier_replicas = static_cast<std::uint32_t>(std::stoul(v));
     } else if (a == "--retry-for") {

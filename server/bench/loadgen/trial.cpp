@@ -369,7 +369,7 @@ TrialResult run_trial(const TrialSpec& spec, std::size_t viewers) {
         if (spec.tier_ids.empty())
             v = std::make_shared<Viewer>(io, shared, endpoints[i % endpoints.size()], spec.titles[picks[i]]);
         else
-            v = make_direct_viewer(io, shared, tier, endpoints, spec.titles[picks[i]]);
+            v = make_direct_viewer(io, shared, tier, endpoints, spec.titles[picks[i]], rng());
         all.push_back(v);
         auto timer = std::make_unique<asio::steady_timer>(io);
         timer->expires_at(

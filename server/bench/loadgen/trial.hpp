@@ -27,6 +27,7 @@ struct TrialSpec {
     std::uint64_t block_size = 0;
     std::uint32_t tier_replicas = 2;
     TierPlacement tier_placement = TierPlacement::block;
+    bool ties_to_first = false;  // direct viewers send ties between holders to the first, not by a salt
     // A refused viewer (503) asks again after its Retry-After (at least 1 s), as players do, for this long
     // after its first request; 0: it gives up at once.
     double retry_for = 0;
