@@ -156,35 +156,46 @@ def main():
         viewers = int(capacity3 * args.balance_load * b_model / node_model)
         log(f"tier balance: time x{args.balance_time_scale:g} (t_b {b_t_b:.3f} s, node model N {b_model:.1f}), "
             f"a title of {args.balance_rounds} blocks, {viewers} viewers")
-        for placement in ("block", "title"):
-            store = tierlib.TierStore(server_bin, os.path.join(args.work_dir, f"hot-{placement}"), b_spec, 3, 1,
-                                      args.balance_rounds, placement=placement)
-            store.create(block_size=BLOCK)
+        # Block placement with ties split as boxes split them, the same with every tie to a block's first
+        # holder (the rule before), and title-level placement.
+        variants = [("block", "split"), ("block", "first"), ("title", "split")]
+        if args.viewers == "stream":
+            variants = [("block", "split"), ("title", "split")]
+        stores = {}
+        for placement, ties in variants:
+            if placement not in stores:
+                stores[placement] = tierlib.TierStore(server_bin, os.path.join(args.work_dir, f"hot-{placement}"),
+                                                      b_spec, 3, 1, args.balance_rounds, placement=placement)
+                stores[placement].create(block_size=BLOCK)
+            store = stores[placement]
+            extra = ["--ties", ties] if args.viewers == "direct" else []
             runs = []
             for rep in range(args.repeats):
                 with tierlib.Tier(store) as tier:
                     trials, _ = benchlib.loadgen(loadgen_bin, tier, ["t0000"], b_r_c, b_t_b,
                                                  ["--viewers", str(viewers), "--pick", "weighted", "--arrival",
                                                   f"ramp:{args.balance_rounds * b_t_b:.3f}s", "--seed", str(rep + 1)]
-                                                 + viewer_args(tier, args.viewers), args.work_dir)
+                                                 + viewer_args(tier, args.viewers) + extra, args.work_dir)
                 t = trials[-1]
                 total = sum(t["node_reads"]) or 1
                 shares = [r / total for r in t["node_reads"]]
                 runs.append({"shares": shares, "spread": (max(shares) - min(shares)) / (sum(shares) / 3),
                              "starved": t["starved"], "stalls": t["stalls"], "errors": t["errors"]})
-                log(f"  {placement} placement run {rep + 1}: node read shares "
-                    f"{' '.join(f'{s:.3f}' for s in shares)}, starved {t['starved']}")
-            rows.append({"placement": placement, "viewers": viewers, "runs": runs,
+                log(f"  {placement} placement, ties {ties}, run {rep + 1}: node read shares "
+                    f"{' '.join(f'{s:.3f}' for s in shares)}, starved {t['starved']}, errors {t['errors']}")
+            rows.append({"placement": placement, "ties": ties, "viewers": viewers, "runs": runs,
                          "spread": benchlib.median([r["spread"] for r in runs]),
                          "starved": benchlib.median([r["starved"] for r in runs])})
+        for store in stores.values():
             shutil_rm(store.root)
         results["balance"] = rows
         print(f"One hot title of {args.balance_rounds} blocks on K = 3 ({viewers} {args.viewers} viewers, arrivals "
               f"over the title; median of {args.repeats})")
-        print(f"{'placement':<10} {'node read shares (first run)':<30} {'max-min / mean':>14} {'starved':>8}")
+        print(f"{'placement':<10} {'ties':<6} {'node read shares (first run)':<30} {'max-min / mean':>14} "
+              f"{'starved':>8}")
         for r in rows:
             shares = " ".join(f"{s:.3f}" for s in r["runs"][0]["shares"])
-            print(f"{r['placement']:<10} {shares:<30} {r['spread']:>14.3f} {r['starved']:>8g}")
+            print(f"{r['placement']:<10} {r['ties']:<6} {shares:<30} {r['spread']:>14.3f} {r['starved']:>8g}")
 
     if "admission" in parts:
         rows = []
