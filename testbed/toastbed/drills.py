@@ -303,7 +303,9 @@ class Drill:
         # The tracker keeps its swarms in a state file, saved at its default interval, as an operator's would.
         tracker_config = {"state_file": str(work / "tracker.state")}
         if self.name == "tracker-kill-one":
-            tracker_config.update(interval=TRACKER_INTERVAL_S, min_interval=min(5, TRACKER_INTERVAL_S))
+            # /stats (what tracker_whole reads) answers only admin_allow: the host's address on the bridge.
+            tracker_config.update(interval=TRACKER_INTERVAL_S, min_interval=min(5, TRACKER_INTERVAL_S),
+                                  admin_allow=["127.0.0.0/8", "::1", self.network.host_ip])
         self.stack = run.Stack(s, self.bins, work, self.procs, self.network.host_ip,
                                {"admin_listen": f"127.0.0.1:{self.admin_port}"},
                                tracker_config, nodes=self.nodes, trackers=self.trackers)
