@@ -282,7 +282,9 @@ int StreamController::observe_peers(const SwarmSample& sample, ControllerPlan& p
             const double seconds = std::chrono::duration<double>(now - peers_.last_sample).count();
             const double delivered =
                 static_cast<double>((sample.from_peers - *peers_.last_delivered).value());
-            adaptive_->on_peer_ratio(delivered / seconds / bytes_per_second(geometry_.bitrate()));
+            const double ratio = delivered / seconds / bytes_per_second(geometry_.bitrate());
+            const auto& f = peers_.figures;
+            adaptive_->on_peer_ratio(ratio, f.rate > 0 ? ratio * f.idle_rate / f.rate : 0.0);
         }
         peers_.last_sample = now;
         peers_.last_delivered = sample.from_peers;

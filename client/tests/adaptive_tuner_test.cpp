@@ -143,6 +143,38 @@ TEST_CASE("with a prior the tuner follows no more than the prior plus its headro
     CHECK(none.whole_title());
 }
 
+TEST_CASE("what idle peers deliver lifts the cap by as much", "[client][adaptive]") {
+    auto c = config();
+    c.headroom = 0.1;
+    // A box uploading a quarter of the bitrate among idle boxes: peers measured at 1.2, 1.0 of it from peers
+    // that download nothing. Capped at 0.25 + 0.1 + 1.0, the measure decides: the whole title in order.
+    AdaptiveTuner idle(20s, c, 0.25);
+    for (int i = 0; i < 30; ++i)
+        idle.on_peer_ratio(1.2, 1.0);
+    CHECK(idle.idle_ratio() == Approx(1.0).margin(0.01));
+    CHECK(idle.whole_title());
+    // The same 1.2 from viewers only: capped at 0.35, beta.
+    AdaptiveTuner viewers(20s, c, 0.25);
+    for (int i = 0; i < 30; ++i)
+        viewers.on_peer_ratio(1.2, 0.0);
+    CHECK(viewers.idle_ratio() == 0.0);
+    CHECK(viewers.share() == 0.0);
+    // Idle peers carrying 0.3: capped at 0.65, half of the window.
+    AdaptiveTuner some(20s, c, 0.25);
+    for (int i = 0; i < 60; ++i)
+        some.on_peer_ratio(1.2, 0.3);
+    CHECK(some.share() == Approx(0.5).margin(0.01));
+    CHECK_FALSE(some.whole_title());
+    // The idle share is smoothed from 0 (idle peers are not assumed), and never more than the sample.
+    AdaptiveTuner first(20s, c, 0.25);
+    first.on_peer_ratio(1.0, 5.0);
+    CHECK(first.idle_ratio() == Approx(0.2));  // 0.2 x min(5.0, 1.0)
+    first.on_peer_ratio(1.0, std::numeric_limits<double>::quiet_NaN());
+    CHECK(first.idle_ratio() == Approx(0.16));  // not a rate: counted as 0
+    first.on_peer_ratio(1.0, -1.0);
+    CHECK(first.idle_ratio() == Approx(0.128));
+}
+
 TEST_CASE("the ratio is smoothed: one slow second does not drop the window", "[client][adaptive]") {
     AdaptiveTuner t(20s, config());
     t.on_peer_ratio(1.0);
