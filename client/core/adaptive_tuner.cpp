@@ -31,8 +31,15 @@ void AdaptiveTuner::on_peer_ratio(double ratio, double idle_ratio) {
     if (!std::isfinite(ratio) || ratio < 0) return;
     idle_ratio = std::isfinite(idle_ratio) ? std::clamp(idle_ratio, 0.0, ratio) : 0.0;
     auto before = current();
+    if (!ratio_) {
+        // The first sample: what idle peers deliver is measured, not assumed, so it is taken as it is and
+        // comes on top of the prior the ratio is smoothed from.
+        idle_ = idle_ratio;
+        if (before) before = *before + idle_ratio;
+    } else {
+        idle_ = (1 - config_.gain) * idle_ + config_.gain * idle_ratio;
+    }
     ratio_ = before ? (1 - config_.gain) * *before + config_.gain * ratio : ratio;
-    idle_ = (1 - config_.gain) * idle_ + config_.gain * idle_ratio;  // from 0: idle peers are not assumed
 }
 
 double AdaptiveTuner::share() const {

@@ -94,6 +94,7 @@ struct PeerFigures {
     double rate = 0;         // payload bytes per second, all peers together
     // Of `rate`, what peers that download nothing (seeds and upload-only peers, not the operator's) deliver.
     double idle_rate = 0;
+    int idle = 0;  // connected peers that download nothing (seeds and upload-only peers, not the operator's)
     bool saturated = false;  // some peer has a full request pipeline: `rate` shows what peers can deliver
 };
 PeerFigures peer_figures(const std::vector<PeerSample>& peers, int saturated_queue);

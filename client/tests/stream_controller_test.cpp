@@ -484,6 +484,7 @@ TEST_CASE("the peers' rate from idle peers counts seeds and upload-only peers, n
     auto f = peer_figures({watching, partial, whole, op}, 4);
     CHECK(f.rate == 4123);
     CHECK(f.idle_rate == 23);
+    CHECK(f.idle == 2);
 }
 
 TEST_CASE("the lookahead is counted in the title's pieces, past the server's zone", "[client][controller]") {
