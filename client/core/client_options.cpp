@@ -57,7 +57,8 @@ std::string_view to_string(ChokerOption c) {
 }
 
 std::optional<ChokerOption> parse_choker_option(std::string_view text) {
-    for (auto c : {ChokerOption::tit_for_tat, ChokerOption::seed, ChokerOption::nearest, ChokerOption::leader})
+    for (auto c :
+         {ChokerOption::tit_for_tat, ChokerOption::seed, ChokerOption::nearest, ChokerOption::leader})
         if (text == to_string(c)) return c;
     return std::nullopt;
 }

@@ -91,7 +91,7 @@ struct PeerFigures {
     int connected = 0;
     int seeds = 0;
     int operator_peers = 0;
-    double rate = 0;         // payload bytes per second, all peers together
+    double rate = 0;  // payload bytes per second, all peers together
     // Of `rate`, what peers that download nothing (seeds and upload-only peers, not the operator's) deliver.
     double idle_rate = 0;
     int idle = 0;  // connected peers that download nothing (seeds and upload-only peers, not the operator's)

@@ -43,10 +43,14 @@ constexpr auto kTelemetryFlush = std::chrono::seconds(2);
 
 ChokerKind choker_kind_of(ChokerOption c) {
     switch (c) {
-        case ChokerOption::seed: return ChokerKind::seed;
-        case ChokerOption::nearest: return ChokerKind::nearest;
-        case ChokerOption::leader: return ChokerKind::leader;
-        case ChokerOption::tit_for_tat: return ChokerKind::tit_for_tat;
+        case ChokerOption::seed:
+            return ChokerKind::seed;
+        case ChokerOption::nearest:
+            return ChokerKind::nearest;
+        case ChokerOption::leader:
+            return ChokerKind::leader;
+        case ChokerOption::tit_for_tat:
+            return ChokerKind::tit_for_tat;
     }
     return ChokerKind::tit_for_tat;
 }

@@ -330,7 +330,8 @@ TEST_CASE("serve takes the client's pickers and chokers for every title", "[clie
           "--picker: 'fastest' is not a picker (rarest, inorder, beta, hybrid, adaptive)");
     CHECK(parse_serve_args({"--save-dir", "d", "--choker", "tft"}).error ==
           "--choker: 'tft' is not a choker (nearest, leader, tit-for-tat, seed)");
-    auto config = serve_options_from_config(nlohmann::json{{"save_dir", "d"}, {"picker", "beta"}, {"choker", "seed"}});
+    auto config =
+        serve_options_from_config(nlohmann::json{{"save_dir", "d"}, {"picker", "beta"}, {"choker", "seed"}});
     CHECK(config.picker == PickerKind::beta);
     CHECK(config.choker == ChokerOption::seed);
     CHECK_THROWS_WITH(serve_options_from_config(nlohmann::json{{"save_dir", "d"}, {"choker", "fair"}}),

@@ -32,10 +32,11 @@ TEST_CASE("a client's options make its member: every choker, its slots and conne
     toast::client::ClientOptions o;
     o.max_connections = 12;
     o.seed = 7;
-    const std::pair<ChokerOption, ChokerKind> kinds[] = {{ChokerOption::nearest, ChokerKind::nearest},
-                                                         {ChokerOption::leader, ChokerKind::leader},
-                                                         {ChokerOption::seed, ChokerKind::seed_style},
-                                                         {ChokerOption::tit_for_tat, ChokerKind::tit_for_tat}};
+    const std::pair<ChokerOption, ChokerKind> kinds[] = {
+        {ChokerOption::nearest, ChokerKind::nearest},
+        {ChokerOption::leader, ChokerKind::leader},
+        {ChokerOption::seed, ChokerKind::seed_style},
+        {ChokerOption::tit_for_tat, ChokerKind::tit_for_tat}};
     for (const auto& [option, kind] : kinds) {
         o.choker = option;
         const auto ms = member_setup_for(o);
