@@ -27,7 +27,7 @@ add_library(toast_loadgen_core STATIC
 target_include_directories(toast_loadgen_core PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(toast_loadgen_core PUBLIC toast_common PRIVATE toast_warnings)
 
-add_executable(toast-loadgen bench/loadgen/main.cpp bench/loadgen/trial.cpp)
+add_executable(toast-loadgen bench/loadgen/main.cpp bench/loadgen/trial.cpp bench/loadgen/direct_viewer.cpp)
 target_link_libraries(toast-loadgen PRIVATE toast_loadgen_core toast_common toast_asio nlohmann_json::nlohmann_json
   toast_warnings)
 

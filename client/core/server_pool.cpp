@@ -48,7 +48,8 @@ std::optional<std::size_t> ServerPool::choose(Clock::time_point now, std::option
 
 std::optional<std::size_t> ServerPool::choose_holder(Clock::time_point now,
                                                      std::span<const std::size_t> holders,
-                                                     std::optional<std::size_t> avoid) const {
+                                                     std::optional<std::size_t> avoid,
+                                                     std::uint64_t tie_break) const {
     std::vector<HolderView> views;
     for (auto h : holders) {
         if (h >= servers_.size() || (avoid && h == *avoid)) continue;
@@ -56,7 +57,7 @@ std::optional<std::size_t> ServerPool::choose_holder(Clock::time_point now,
         views.push_back(
             {NodeIndex(static_cast<std::uint32_t>(h)), s.ready_at <= now, s.late_until > now, s.load});
     }
-    const auto chosen = toast::choose_holder(views);
+    const auto chosen = toast::choose_holder(views, tie_break);
     if (!chosen) return std::nullopt;
     return chosen->value();
 }

@@ -33,9 +33,11 @@ class ServerPool {
                                       std::optional<std::size_t> avoid = std::nullopt) const;
     // The server to ask for a piece that `holders` hold (a title on a tier, TierRoutes): of those usable and
     // not `avoid`, the power of two choices (toast/common/tier.hpp: on time before late, then the lower
-    // reported load). None when no holder is usable: the caller falls back to choose(), whose server relays.
+    // reported load, ties split by `tie_break`). None when no holder is usable: the caller falls back to
+    // choose(), whose server relays.
     std::optional<std::size_t> choose_holder(Clock::time_point now, std::span<const std::size_t> holders,
-                                             std::optional<std::size_t> avoid = std::nullopt) const;
+                                             std::optional<std::size_t> avoid = std::nullopt,
+                                             std::uint64_t tie_break = 0) const;
     // The load the server reported with its last answer (Toast-Load: milliseconds of reads queued on its
     // average disk).
     void on_load(std::size_t server, double load_ms) { servers_.at(server).load = load_ms; }

@@ -213,9 +213,14 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
     std::optional<std::size_t> choose_server(Clock::time_point now, const Job& job) const {
         if (routes_) {
             const auto& holders = routes_->holders(job.request.piece);
-            if (auto h = pool_.choose_holder(now, holders, job.refused_by)) return h;
+            if (auto h = pool_.choose_holder(now, holders, job.refused_by, tie_break(job.request.piece)))
+                return h;
         }
         return pool_.choose(now, job.refused_by);
+    }
+
+    std::uint64_t tie_break(PieceIndex piece) const {
+        return holder_tie_break(config_.tie_salt, static_cast<std::uint64_t>(piece.value()));
     }
 
     bool holds(std::size_t server, PieceIndex piece) const {
@@ -234,7 +239,8 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
                 if (!c->busy || c->job.hedged || !c->job.request.deadline) continue;
                 const auto due = std::max(*c->job.request.deadline, c->started + config_.hedge_after);
                 const auto& holders = routes_->holders(c->job.request.piece);
-                const auto other = pool_.choose_holder(now, holders, c->server);
+                const auto other =
+                    pool_.choose_holder(now, holders, c->server, tie_break(c->job.request.piece));
                 if (!other || !idle_connection(*other)) continue;
                 if (due > now) {
                     next = std::min(next, due);

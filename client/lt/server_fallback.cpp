@@ -1,6 +1,7 @@
 #include "client/lt/server_fallback.hpp"
 
 #include <algorithm>
+#include <random>
 
 #include <spdlog/spdlog.h>
 
@@ -9,6 +10,17 @@ using Clock = std::chrono::steady_clock;
 
 namespace toast::client {
 
+namespace {
+
+// A salt of this session's own for its choices between equally loaded holders: boxes must differ, so that
+// their ties spread over a piece's holders.
+std::uint64_t draw_tie_salt() {
+    std::random_device device;
+    return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+}
+
+}  // namespace
+
 ServerFallback::ServerFallback(boost::asio::io_context& io, std::vector<ServerUrl> urls,
                                StreamController& controller, lt::torrent_handle handle, SwarmControl& control,
                                lt::sha1_hash key, ServerAccess access)
@@ -16,7 +28,7 @@ ServerFallback::ServerFallback(boost::asio::io_context& io, std::vector<ServerUr
       handle_(std::move(handle)),
       control_(control),
       key_(key),
-      fetcher_(io, std::move(urls), FetcherConfig{.access = std::move(access)},
+      fetcher_(io, std::move(urls), FetcherConfig{.access = std::move(access), .tie_salt = draw_tie_salt()},
                [this](const PieceRequest& r, std::vector<char> data, std::size_t) {
                    on_piece(r, std::move(data));
                }) {

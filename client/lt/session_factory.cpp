@@ -66,6 +66,10 @@ lt::session_params make_session_params(const SessionConfig& c) {
     s.set_bool(lt::settings_pack::announce_to_all_tiers, true);
     s.set_bool(lt::settings_pack::announce_to_all_trackers, true);
     s.set_int(lt::settings_pack::tracker_backoff, 10);
+    // The operator's tracker sets the announce interval: libtorrent raises any interval below
+    // min_announce_interval (300 s by default) to it, so a tracker asking for a shorter one would otherwise
+    // wait that long to hear again from a box.
+    s.set_int(lt::settings_pack::min_announce_interval, 5);
 
     // Many clients share one address: peers must be told apart by port, and a connection libtorrent deems
     // redundant (both sides seeding) must stay, or upload_mode would drop it.

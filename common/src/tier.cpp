@@ -165,22 +165,24 @@ TierParse parse_tier_json(const nlohmann::json& json) {
     return out;
 }
 
-std::optional<NodeIndex> choose_holder(std::span<const HolderView> holders) {
+std::optional<NodeIndex> choose_holder(std::span<const HolderView> holders, std::uint64_t tie_break) {
+    // Better: not late, then a lower load (an unknown one counts as idle).
+    auto better = [](const HolderView& h, const HolderView& than) {
+        if (h.late != than.late) return !h.late;
+        return h.load.value_or(0.0) < than.load.value_or(0.0);
+    };
     const HolderView* best = nullptr;
-    for (const auto& h : holders) {
-        if (!h.usable) continue;
-        if (!best) {
-            best = &h;
-            continue;
-        }
-        if (h.late != best->late) {
-            if (!h.late) best = &h;
-            continue;
-        }
-        if (h.load.value_or(0.0) < best->load.value_or(0.0)) best = &h;
-    }
+    for (const auto& h : holders)
+        if (h.usable && (!best || better(h, *best))) best = &h;
     if (!best) return std::nullopt;
-    return best->node;
+    std::vector<NodeIndex> tied;
+    for (const auto& h : holders)
+        if (h.usable && !better(*best, h)) tied.push_back(h.node);
+    return tied[tie_break % tied.size()];
+}
+
+std::uint64_t holder_tie_break(std::uint64_t salt, std::uint64_t block) {
+    return mix(salt ^ mix(block + 0x9e3779b97f4a7c15ull));
 }
 
 }  // namespace toast

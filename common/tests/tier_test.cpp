@@ -149,7 +149,7 @@ TEST_CASE("the power of two choices asks the less loaded holder", "[common][tier
     const NodeIndex a(0), b(1);
     auto pick = [](std::vector<HolderView> v) { return choose_holder(v); };
     CHECK(pick({{a, true, false, 5.0}, {b, true, false, 2.0}}) == b);
-    CHECK(pick({{a, true, false, 2.0}, {b, true, false, 2.0}}) == a);           // ties: the first holder
+    CHECK(pick({{a, true, false, 2.0}, {b, true, false, 2.0}}) == a);  // ties: the tie-break's (0: the first)
     CHECK(pick({{a, true, false, std::nullopt}, {b, true, false, 1.0}}) == a);  // unknown counts as idle
     // Failover: a holder backing off after an error or a refusal is passed over whatever its load.
     CHECK(pick({{a, false, false, 0.0}, {b, true, false, 50.0}}) == b);
@@ -157,4 +157,40 @@ TEST_CASE("the power of two choices asks the less loaded holder", "[common][tier
     CHECK(pick({{a, true, true, 0.0}, {b, true, false, 50.0}}) == b);
     CHECK(pick({{a, true, true, 3.0}, {b, true, true, 1.0}}) == b);
     CHECK(pick({{a, false, false, 0.0}, {b, false, false, 0.0}}) == std::nullopt);
+}
+
+TEST_CASE("a tie between holders goes where the box's tie-break says, and only a tie", "[common][tier]") {
+    const NodeIndex a(0), b(1), c(2);
+    const std::vector<HolderView> idle{{a, true, false, 0.0}, {b, true, false, std::nullopt}};
+    CHECK(choose_holder(idle, 0) == a);
+    CHECK(choose_holder(idle, 1) == b);
+    CHECK(choose_holder(idle, 7) == b);
+    // Not tied: the lower load, the one on time, the usable one, whatever the tie-break.
+    for (std::uint64_t t : {0u, 1u, 2u, 3u}) {
+        CHECK(choose_holder(std::vector<HolderView>{{a, true, false, 4.0}, {b, true, false, 1.0}}, t) == b);
+        CHECK(choose_holder(std::vector<HolderView>{{a, true, true, 0.0}, {b, true, false, 9.0}}, t) == b);
+        CHECK(choose_holder(std::vector<HolderView>{{a, false, false, 0.0}, {b, true, false, 9.0}}, t) == b);
+    }
+    // Three tied, one of them not usable: the tie-break picks among the two usable ones.
+    const std::vector<HolderView> three{{a, true, false, 1.0}, {b, false, false, 1.0}, {c, true, false, 1.0}};
+    CHECK(choose_holder(three, 0) == a);
+    CHECK(choose_holder(three, 1) == c);
+}
+
+TEST_CASE("boxes' tie-breaks split a block's ties evenly between its holders", "[common][tier]") {
+    // 300 boxes with salts 1..300, each choosing between two idle holders for blocks 0..99: each holder gets
+    // half of the 30,000 choices within 2%, and one box does not always pick the same position.
+    const std::vector<HolderView> idle{{NodeIndex(0), true, false, 0.0}, {NodeIndex(1), true, false, 0.0}};
+    std::size_t first = 0;
+    for (std::uint64_t salt = 1; salt <= 300; ++salt)
+        for (std::uint64_t block = 0; block < 100; ++block)
+            first += choose_holder(idle, holder_tie_break(salt, block)) == NodeIndex(0);
+    CHECK(first > 14'700);
+    CHECK(first < 15'300);
+    std::size_t one_box = 0;
+    for (std::uint64_t block = 0; block < 100; ++block)
+        one_box += choose_holder(idle, holder_tie_break(42, block)) == NodeIndex(0);
+    CHECK(one_box > 30);
+    CHECK(one_box < 70);
+    CHECK(holder_tie_break(42, 7) == holder_tie_break(42, 7));
 }

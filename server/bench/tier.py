@@ -2,17 +2,20 @@
 """A tier of toast-server nodes on emulated disks (docs/server.md "Tier"; seed 003 over seed 000's RDA).
 
 Every node has --disks emulated disks with the RDA paper's t_a and r_d and RDA inside the node; titles are
-ingested on every node (each writes its share: every block on 2 nodes by rendezvous placement); viewers are
-toast-loadgen's paced /stream viewers, viewer i asking node i mod K, which reads the blocks it holds from its
-disks and relays the others from a holder. Scaled as benchlib.Scale says, with blocks of one 16 KiB piece
-(a tier's blocks are whole pieces) and streams whose slice is one block (r_c = 16 KiB per scaled slice).
+ingested on every node (each writes its share: every block on 2 nodes by rendezvous placement). The viewers
+(--viewers) are toast-loadgen's: `direct` ones fetch each block with Range and Toast-Direct from the less loaded
+of its two holders by the Toast-Load of their own last answers, as toast-client does, paced as /stream is;
+`stream` ones open paced /stream on node i mod K, which reads the blocks it holds from its disks and relays the
+others from a holder. Scaled as benchlib.Scale says, with blocks of one 16 KiB piece (a tier's blocks are
+whole pieces) and streams whose slice is one block (r_c = 16 KiB per scaled slice).
 
 Parts (--parts):
   capacity   the capacity search (most viewers of distinct titles with none starving, admission control
-             off) at K = 1, 2, 3 (--nodes), against K = 1: the goal is K = 3 >= 2.8x.
-  balance    one title every viewer watches (arrivals spread over the title), K = 3: each node's share of
-             the disk reads, with block placement and with title-level placement (every block of the title
-             on the same 2 nodes).
+             off) at K = 1, 2, 3 (--nodes), against K = 1: the goal is K = 3 >= 2.8x; with each node's CPU
+             and the machine's busy share over the search (the disks, not the machine, must bind).
+  balance    one title of --balance-rounds blocks every viewer watches (arrivals spread over the title),
+             K = 3: each node's share of the disk reads, with block placement and with title-level
+             placement (every block of the title on the same 2 nodes).
   admission  admission control on (the default config), every viewer asking node 0 first: refused streams
              are sent to the node with room (307); 1x and 2x the K = 3 capacity, refused viewers retrying
              after Retry-After; the most streaming at once against the capacity.
@@ -34,11 +37,29 @@ from benchlib import PAPER, Scale, StoreSpec, log, model_streams  # noqa: E402
 BLOCK = 16 * 1024
 
 
-def search(loadgen_bin, tier, titles, r_c, t_b, lo, hi, precision, ramp, seed, work_dir):
-    _, summary = benchlib.loadgen(loadgen_bin, tier, titles, r_c, t_b,
-                                  ["--search", f"{lo}:{hi}", "--precision", str(precision), "--arrival",
-                                   f"ramp:{ramp * t_b:.3f}s", "--seed", str(seed)] + tier.loadgen_servers(), work_dir)
-    return summary["max_viewers"]
+def viewer_args(tier, mode):
+    """toast-loadgen's options for the viewers: every node named, and in `direct` mode the tier's layout."""
+    args = tier.loadgen_servers()
+    if mode == "direct":
+        store = tier.store
+        args += ["--tier", ",".join(f"n{i}" for i in range(store.nodes)), "--block-size", str(BLOCK),
+                 "--replicas", str(store.replicas), "--placement", store.placement]
+    return args
+
+
+def search(loadgen_bin, tier, titles, r_c, t_b, lo, hi, precision, ramp, seed, work_dir, mode):
+    """The most viewers with none starving, and what the search cost the machine: each node's CPU (share of
+    one core) and the whole machine's busy share (every process, other users' included) over the search."""
+    cpu0, busy, t0 = tier.cpu_seconds(), tierlib.MachineBusy(), time.time()
+    trials, summary = benchlib.loadgen(loadgen_bin, tier, titles, r_c, t_b,
+                                       ["--search", f"{lo}:{hi}", "--precision", str(precision), "--arrival",
+                                        f"ramp:{ramp * t_b:.3f}s", "--seed", str(seed)] + viewer_args(tier, mode),
+                                       work_dir)
+    wall = time.time() - t0
+    cpu = [(b - a) / wall for a, b in zip(cpu0, tier.cpu_seconds())]
+    return summary["max_viewers"], {"node_cpu": cpu, "machine_busy": busy.share(),
+                                    "trials": [{k: t[k] for k in ("viewers", "starved", "errors", "node_reads")}
+                                               for t in trials]}
 
 
 def main():
@@ -50,7 +71,13 @@ def main():
     ap.add_argument("--nodes", default="1,2,3", help="tier sizes K for the capacity part")
     ap.add_argument("--disks", type=int, default=2, help="emulated disks per node")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--viewers", choices=("direct", "stream"), default="direct",
+                    help="capacity and balance viewers: direct (block by block from a block's holders, as "
+                         "toast-client does) or stream (paced /stream of node i mod K, which relays)")
     ap.add_argument("--rounds", type=int, default=16, help="title length in time slices")
+    ap.add_argument("--balance-rounds", type=int, default=240, help="the hot title's length in time slices")
+    ap.add_argument("--balance-time-scale", type=float, default=0.05,
+                    help="the balance part's time scale (shorter slices, so a long title plays in minutes)")
     ap.add_argument("--ramp", type=float, default=2.0, help="viewer starts spread over this many slices")
     ap.add_argument("--balance-load", type=float, default=0.6,
                     help="hot-title viewers as a share of the K = 3 capacity")
@@ -86,14 +113,18 @@ def main():
             store = tierlib.TierStore(server_bin, os.path.join(args.work_dir, f"K{k}"), spec, k, count, args.rounds)
             store.create(block_size=BLOCK)
             titles = [f"t{i:04d}" for i in range(count)]
-            found = []
+            found, costs = [], []
             for rep in range(args.repeats):
                 with tierlib.Tier(store) as tier:
-                    found.append(search(loadgen_bin, tier, titles, r_c, t_b, max(1, int(node_model * k * 0.6)),
-                                        min(count, int(node_model * k * 1.2) + 2), precision, args.ramp, rep + 1,
-                                        args.work_dir))
-                log(f"  K={k} search {rep + 1}: {found[-1]} streams")
-            rows.append({"nodes": k, "measured": found, "median": benchlib.median(found)})
+                    n, cost = search(loadgen_bin, tier, titles, r_c, t_b, max(1, int(node_model * k * 0.6)),
+                                     min(count, int(node_model * k * 1.2) + 2), precision, args.ramp, rep + 1,
+                                     args.work_dir, args.viewers)
+                found.append(n)
+                costs.append(cost)
+                log(f"  K={k} search {rep + 1}: {n} streams; node CPU "
+                    f"{' '.join(f'{c * 100:.0f}%' for c in cost['node_cpu'])} of a core, machine busy "
+                    f"{cost['machine_busy'] * 100:.0f}%, load average {benchlib.load_average():.1f}")
+            rows.append({"nodes": k, "measured": found, "median": benchlib.median(found), "costs": costs})
             shutil_rm(store.root)
         base = rows[0]["median"] if rows and rows[0]["nodes"] == 1 else None
         for r in rows:
@@ -101,11 +132,13 @@ def main():
             if r["nodes"] == 3:
                 capacity3 = int(r["median"])
         results["capacity"] = rows
-        print(f"Tier capacity (paced /stream viewers of distinct titles, no admission control; {args.disks} "
+        print(f"Tier capacity ({args.viewers} viewers of distinct titles, no admission control; {args.disks} "
               f"emulated disks a node, node model N {node_model:.1f}; median of {args.repeats})")
-        print(f"{'K':>3} {'measured':>9} {'vs K=1':>7}  searches")
+        print(f"{'K':>3} {'measured':>9} {'vs K=1':>7}  searches  (node CPU, machine busy, first search)")
         for r in rows:
-            print(f"{r['nodes']:>3} {r['median']:>9g} {r['vs_one'] or 0:>7.2f}  {r['measured']}")
+            c = r["costs"][0]
+            print(f"{r['nodes']:>3} {r['median']:>9g} {r['vs_one'] or 0:>7.2f}  {r['measured']}  "
+                  f"({' '.join(f'{x * 100:.0f}%' for x in c['node_cpu'])}, {c['machine_busy'] * 100:.0f}%)")
 
     if ("balance" in parts or "admission" in parts) and not capacity3:
         capacity3 = int(node_model * 3)
@@ -113,35 +146,56 @@ def main():
 
     if "balance" in parts:
         rows = []
-        viewers = int(capacity3 * args.balance_load)
-        for placement in ("block", "title"):
-            store = tierlib.TierStore(server_bin, os.path.join(args.work_dir, f"hot-{placement}"), spec, 3, 1,
-                                      args.rounds, placement=placement)
-            store.create(block_size=BLOCK)
+        # Its own time scale: the title is long, and the share of reads does not depend on the scale. As many
+        # viewers, against the K = 3 capacity at this scale, as --balance-load says.
+        b_t_a, b_t_b = PAPER["t_a"] * args.balance_time_scale, PAPER["t_b"] * args.balance_time_scale
+        b_r_c = BLOCK * 8 / b_t_b
+        b_model = model_streams(args.disks, b_t_a, r_d, b_r_c, b_t_b)
+        b_spec = StoreSpec(args.disks, b_t_a, r_d, b_r_c, b_t_b, "rda")
+        b_spec.extra = dict(spec.extra)
+        viewers = int(capacity3 * args.balance_load * b_model / node_model)
+        log(f"tier balance: time x{args.balance_time_scale:g} (t_b {b_t_b:.3f} s, node model N {b_model:.1f}), "
+            f"a title of {args.balance_rounds} blocks, {viewers} viewers")
+        # Block placement with ties split as boxes split them, the same with every tie to a block's first
+        # holder (the rule before), and title-level placement.
+        variants = [("block", "split"), ("block", "first"), ("title", "split")]
+        if args.viewers == "stream":
+            variants = [("block", "split"), ("title", "split")]
+        stores = {}
+        for placement, ties in variants:
+            if placement not in stores:
+                stores[placement] = tierlib.TierStore(server_bin, os.path.join(args.work_dir, f"hot-{placement}"),
+                                                      b_spec, 3, 1, args.balance_rounds, placement=placement)
+                stores[placement].create(block_size=BLOCK)
+            store = stores[placement]
+            extra = ["--ties", ties] if args.viewers == "direct" else []
             runs = []
             for rep in range(args.repeats):
                 with tierlib.Tier(store) as tier:
-                    trials, _ = benchlib.loadgen(loadgen_bin, tier, ["t0000"], r_c, t_b,
+                    trials, _ = benchlib.loadgen(loadgen_bin, tier, ["t0000"], b_r_c, b_t_b,
                                                  ["--viewers", str(viewers), "--pick", "weighted", "--arrival",
-                                                  f"ramp:{args.rounds * t_b:.3f}s", "--seed", str(rep + 1)]
-                                                 + tier.loadgen_servers(), args.work_dir)
+                                                  f"ramp:{args.balance_rounds * b_t_b:.3f}s", "--seed", str(rep + 1)]
+                                                 + viewer_args(tier, args.viewers) + extra, args.work_dir)
                 t = trials[-1]
                 total = sum(t["node_reads"]) or 1
                 shares = [r / total for r in t["node_reads"]]
                 runs.append({"shares": shares, "spread": (max(shares) - min(shares)) / (sum(shares) / 3),
                              "starved": t["starved"], "stalls": t["stalls"], "errors": t["errors"]})
-                log(f"  {placement} placement run {rep + 1}: node read shares "
-                    f"{' '.join(f'{s:.3f}' for s in shares)}, starved {t['starved']}")
-            rows.append({"placement": placement, "viewers": viewers, "runs": runs,
+                log(f"  {placement} placement, ties {ties}, run {rep + 1}: node read shares "
+                    f"{' '.join(f'{s:.3f}' for s in shares)}, starved {t['starved']}, errors {t['errors']}")
+            rows.append({"placement": placement, "ties": ties, "viewers": viewers, "runs": runs,
                          "spread": benchlib.median([r["spread"] for r in runs]),
                          "starved": benchlib.median([r["starved"] for r in runs])})
+        for store in stores.values():
             shutil_rm(store.root)
         results["balance"] = rows
-        print(f"One hot title on K = 3 ({viewers} viewers, arrivals over the title; median of {args.repeats})")
-        print(f"{'placement':<10} {'node read shares (first run)':<30} {'max-min / mean':>14} {'starved':>8}")
+        print(f"One hot title of {args.balance_rounds} blocks on K = 3 ({viewers} {args.viewers} viewers, arrivals "
+              f"over the title; median of {args.repeats})")
+        print(f"{'placement':<10} {'ties':<6} {'node read shares (first run)':<30} {'max-min / mean':>14} "
+              f"{'starved':>8}")
         for r in rows:
             shares = " ".join(f"{s:.3f}" for s in r["runs"][0]["shares"])
-            print(f"{r['placement']:<10} {shares:<30} {r['spread']:>14.3f} {r['starved']:>8g}")
+            print(f"{r['placement']:<10} {r['ties']:<6} {shares:<30} {r['spread']:>14.3f} {r['starved']:>8g}")
 
     if "admission" in parts:
         rows = []

@@ -113,5 +113,40 @@ class Tier:
         for f in self.logs:
             f.close()
 
+    def cpu_seconds(self):
+        """Each node's CPU time so far (user + system), in seconds."""
+        return [process_cpu_seconds(p.pid) for p in self.procs]
+
     def loadgen_servers(self):
         return [arg for port in self.store.ports[1:] for arg in ("--server", f"127.0.0.1:{port}")]
+
+
+def process_cpu_seconds(pid):
+    """A process's CPU time (user + system) in seconds; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+class MachineBusy:
+    """The machine's busy share (all cores, every process) between start() and share()."""
+
+    def __init__(self):
+        self.start()
+
+    @staticmethod
+    def _sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]
+
+    def start(self):
+        self.t0 = self._sample()
+
+    def share(self):
+        total, idle = self._sample()
+        dt = total - self.t0[0]
+        return 1 - (idle - self.t0[1]) / dt if dt else 0.0

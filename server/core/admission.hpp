@@ -42,7 +42,7 @@ namespace toast::server {
 
 struct AdmissionLimits {
     std::chrono::nanoseconds round{std::chrono::seconds(5)};
-    double disk_share = 0.9;                    // of each round, per disk
+    double disk_share = 1.0;                    // of each round, per disk
     std::uint64_t network_bytes_per_round = 0;  // 0: no limit
     std::uint64_t buffer_bytes = 0;             // 0: no limit
     std::uint32_t latency_rounds = 1;

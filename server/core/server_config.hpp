@@ -44,7 +44,11 @@ struct AdmissionConfig {
     // On unless the config says "admission": {"enabled": false}: without it, more viewers than the disks
     // carry all get 200 and all of them starve.
     bool enabled = true;
-    double disk_share = 0.9;
+    // The whole round: every read of a round is released one round before it is sent and all have the same
+    // relative deadline, so the disk's FIFO serves them in deadline order and reads that fit in the round are
+    // done in time; the costs come from each disk's service model fitted to its own reads. A lower share
+    // leaves headroom for a disk the fitted model does not follow.
+    double disk_share = 1.0;
     BitRate network{0};  // 0: no limit
     Bytes buffer{0};     // 0: no limit
     // A stream may start this much later than asked; none: one time_slice, so that a stream that does not fit

@@ -152,6 +152,33 @@ TEST_CASE("a disk admits streams until a round would overflow, later ones start 
     CHECK(ledger.disk_seconds(5, 0) == Approx(0.6));
 }
 
+TEST_CASE("by default a disk offers its whole round: streams fill it exactly, the next one is refused",
+          "[server][admission]") {
+    // The limits as the server's default config makes them (disk_share from AdmissionConfig), one-second
+    // rounds, no later start. Each stream reads one 0.25 s block a round (its first round too): four fill a
+    // round to the second.
+    AdmissionLimits limits;
+    limits.round = 1s;
+    limits.disk_share = AdmissionConfig{}.disk_share;
+    limits.latency_rounds = 0;
+    AdmissionLedger ledger(limits, 1);
+    StreamDemand demand;
+    demand.replicas = all_on(0, 4);
+    for (std::uint64_t j = 0; j < 4; ++j) {
+        demand.reads.push_back({{j, 1000}});
+        demand.send.push_back(1000);
+        demand.buffer.push_back(1000);
+    }
+    const std::vector<DiskCost> disk{{true, 0.05, 0.0002}};  // 0.05 s + 1000 x 0.2 ms
+    for (int i = 0; i < 4; ++i)
+        CHECK(ledger.admit(demand, disk, 0, 0.0).admitted);
+    CHECK(ledger.disk_seconds(0, 0) == Approx(1.0));
+    const auto fifth = ledger.admit(demand, disk, 0, 0.0);
+    CHECK_FALSE(fifth.admitted);
+    CHECK(fifth.refusal == AdmissionLedger::Refusal::disk);
+    CHECK(ledger.active() == 4);
+}
+
 TEST_CASE("the current round offers only what is left of it", "[server][admission]") {
     AdmissionLedger ledger(one_second_rounds(1), 1);
     const auto demand = stream_demand(cbr(4), 1000, all_on(0, 4), 1 << 20);

@@ -226,7 +226,7 @@ TEST_CASE("admission control for /stream is on unless the config turns it off",
           "[server][config][admission]") {
     auto c = load_server_config(nlohmann::json::parse(R"({"disks":["/d0","/d1"]})"));
     CHECK(c.admission.enabled);
-    CHECK(c.admission.disk_share == 0.9);
+    CHECK(c.admission.disk_share == 1.0);
     CHECK_FALSE(c.admission.start_latency);  // one time_slice
     c = load_server_config(nlohmann::json::parse(R"({"disks":["/d0","/d1"],"admission":{}})"));
     CHECK(c.admission.enabled);

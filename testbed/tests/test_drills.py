@@ -65,6 +65,19 @@ class BytesLostTest(unittest.TestCase):
             self.assertEqual(drill_checks.bytes_lost(Path(d) / "absent", title), len(title))
 
 
+class TrackerWhole(unittest.TestCase):
+    def test_whole_only_within_one_interval(self):
+        self.assertEqual(drill_checks.tracker_whole(3.25, 15),
+                         (True, "the restarted tracker held every running viewer 3.2 s after its restart "
+                                "(announce interval 15 s): whole within one interval"))
+        self.assertTrue(drill_checks.tracker_whole(15.0, 15)[0])
+        self.assertFalse(drill_checks.tracker_whole(15.1, 15)[0])
+        whole, note = drill_checks.tracker_whole(None, 15)
+        self.assertFalse(whole)
+        self.assertIn("at no time while watched", note)
+        self.assertIn("NOT whole", note)
+
+
 def run_row(stalls, seconds, lost, service, viewer, completed=8):
     return {"drill": "server-kill", "what": "w", "viewers": 8, "completed": completed, "stalls": stalls,
             "stall_seconds": seconds, "bytes_lost": lost, "service_back_s": service, "viewer_back_s": viewer,

@@ -59,3 +59,12 @@ def torrent_info_hash(path: Path) -> bytes:
 
     ti = lt.torrent_info(str(path))
     return ti.info_hashes().v1.to_bytes() if hasattr(ti, "info_hashes") else ti.info_hash().to_bytes()
+
+
+def tracker_whole(back_s: float | None, interval_s: float) -> tuple[bool, str]:
+    """Whether a restarted tracker held every running viewer within one announce interval of its restart
+    (`back_s`: when it first did, None if never while watched), and the drill's note saying so."""
+    whole = back_s is not None and back_s <= interval_s
+    when = f"{back_s:.1f} s after its restart" if back_s is not None else "at no time while watched"
+    return whole, (f"the restarted tracker held every running viewer {when} (announce interval {interval_s:g} s): "
+                   + ("whole within one interval" if whole else "NOT whole within one interval"))

@@ -28,6 +28,14 @@ constexpr const char* kUsage =
     "                     (--viewers N | --search LO:HI) [options]\n"
     "  --server HOST:PORT   repeat for a tier's nodes: viewer i asks server i mod N; a 307 (a node sending\n"
     "                       the viewer to one with room) is followed\n"
+    "  --tier IDS           the servers are a tier's nodes with these ids (comma-separated, in --server\n"
+    "                       order): viewers fetch /titles block by block from a block's holders, as\n"
+    "                       toast-client does (Toast-Direct, the less loaded holder, the other on failure)\n"
+    "  --block-size N       the tier's block size in bytes (with --tier)\n"
+    "  --replicas N         holders per block (with --tier; 2)\n"
+    "  --placement P        the tier's placement, block or title (with --tier; block)\n"
+    "  --ties T             split (each viewer splits ties between equally loaded holders by a salt of its\n"
+    "                       own, as boxes do) or first (ties to the first holder) (with --tier; split)\n"
     "  --retry-for DUR      a refused viewer (503) asks again after Retry-After for this long (0: never)\n"
     "  --titles-file FILE   one title per line, optionally followed by a weight (for --pick weighted)\n"
     "  --bitrate RATE       playback rate of constant-rate titles, e.g. 6Mbps\n"
@@ -164,6 +172,19 @@ std::optional<int> apply_option(const std::string& a, const std::string& v, Comm
         } else {
             spec.more_servers.emplace_back(host, e->port);
         }
+    } else if (a == "--tier") {
+        spec.tier_ids = split(v, ',');
+    } else if (a == "--block-size") {
+        spec.block_size = std::stoull(v);
+    } else if (a == "--placement") {
+        auto p = parse_tier_placement(v);
+        if (!p) return usage_error("bad --placement '" + v + "' (block, title)");
+        spec.tier_placement = *p;
+    } else if (a == "--ties") {
+        if (v != "split" && v != "first") return usage_error("bad --ties '" + v + "' (split, first)");
+        spec.ties_to_first = v == "first";
+    } else if (a == "--replicas") {
+        spec.tier_replicas = static_cast<std::uint32_t>(std::stoul(v));
     } else if (a == "--retry-for") {
         spec.retry_for = duration("--retry-for");
     } else if (a == "--titles") {
@@ -234,6 +255,13 @@ std::optional<int> parse_command_line(const std::vector<std::string>& args, Comm
     if (spec.titles.empty()) return usage_error("no titles (--titles or --titles-file)");
     if (!c.have_bitrate) return usage_error("--bitrate is required");
     if (!c.viewers == !c.search) return usage_error("give exactly one of --viewers and --search");
+    if (!spec.tier_ids.empty()) {
+        if (spec.tier_ids.size() != spec.more_servers.size() + 1)
+            return usage_error("--tier names " + std::to_string(spec.tier_ids.size()) + " nodes for " +
+                               std::to_string(spec.more_servers.size() + 1) + " servers");
+        if (spec.block_size == 0) return usage_error("--tier needs --block-size");
+        if (spec.tier_replicas == 0) return usage_error("--replicas must be at least 1");
+    }
     if (spec.weights.size() != spec.titles.size()) spec.weights.assign(spec.titles.size(), 1.0);
     const std::size_t most = c.search ? c.search->second : *c.viewers;
     if (spec.pick.kind == Pick::Kind::distinct && most > spec.titles.size())

@@ -12,6 +12,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
+#include "server/bench/loadgen/direct_viewer.hpp"
+#include "server/bench/loadgen/viewer_shared.hpp"
+
 namespace toast::loadgen {
 
 namespace asio = boost::asio;
@@ -27,13 +30,6 @@ std::string lower(std::string s) {
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
 }
-
-struct Shared {
-    const TrialSpec& spec;
-    TrialResult& result;
-    std::size_t open = 0;
-    std::size_t streaming = 0;
-};
 
 // "http://HOST:PORT/PATH" as an endpoint (a numeric host) and the path; nullopt for anything else.
 std::optional<std::pair<tcp::endpoint, std::string>> parse_location(const std::string& url) {
@@ -59,7 +55,7 @@ std::optional<std::pair<tcp::endpoint, std::string>> parse_location(const std::s
     }
 }
 
-class Viewer : public std::enable_shared_from_this<Viewer> {
+class Viewer final : public TrialViewer, public std::enable_shared_from_this<Viewer> {
   public:
     Viewer(asio::io_context& io, Shared& shared, tcp::endpoint server, std::string title)
         : socket_(io),
@@ -69,7 +65,7 @@ class Viewer : public std::enable_shared_from_this<Viewer> {
           title_(std::move(title)),
           path_(shared.spec.path_prefix + title_) {}
 
-    void start() {
+    void start() override {
         started_ = true;
         requested_ = Clock::now();
         connect();
@@ -91,14 +87,14 @@ class Viewer : public std::enable_shared_from_this<Viewer> {
     }
 
     // Cut off by the trial's deadline check.
-    bool overdue(Clock::time_point now) const {
+    bool overdue(Clock::time_point now) const override {
         if (done_ || !started_) return false;
         if (!playback_)
             return now - requested_ >
                    std::chrono::duration<double>(shared_.spec.slack * 2 + shared_.spec.retry_for);
         return std::chrono::duration<double>(now - requested_).count() > deadline_;
     }
-    void cut_off() {
+    void cut_off() override {
         fail("cut off: still playing " + std::to_string(shared_.spec.slack) + " s after its schedule");
     }
     bool done() const { return done_; }
@@ -358,11 +354,22 @@ TrialResult run_trial(const TrialSpec& spec, std::size_t viewers) {
     std::vector<tcp::endpoint> endpoints;
     for (const auto& [host, port] : servers)
         endpoints.emplace_back(asio::ip::make_address(host), port);
-    std::vector<std::shared_ptr<Viewer>> all;
+    TierLayout tier;
+    for (std::size_t n = 0; n < spec.tier_ids.size() && n < servers.size(); ++n)
+        tier.nodes.push_back(
+            {spec.tier_ids[n], "http://" + servers[n].first + ":" + std::to_string(servers[n].second)});
+    tier.replicas =
+        std::min<std::uint32_t>(spec.tier_replicas, static_cast<std::uint32_t>(tier.nodes.size()));
+    tier.placement = spec.tier_placement;
+    std::vector<std::shared_ptr<TrialViewer>> all;
     std::vector<std::unique_ptr<asio::steady_timer>> timers;
     const auto t0 = Clock::now();
     for (std::size_t i = 0; i < viewers; ++i) {
-        auto v = std::make_shared<Viewer>(io, shared, endpoints[i % endpoints.size()], spec.titles[picks[i]]);
+        std::shared_ptr<TrialViewer> v;
+        if (spec.tier_ids.empty())
+            v = std::make_shared<Viewer>(io, shared, endpoints[i % endpoints.size()], spec.titles[picks[i]]);
+        else
+            v = make_direct_viewer(io, shared, tier, endpoints, spec.titles[picks[i]], rng());
         all.push_back(v);
         auto timer = std::make_unique<asio::steady_timer>(io);
         timer->expires_at(

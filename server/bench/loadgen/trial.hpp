@@ -11,6 +11,7 @@
 
 #include "server/bench/loadgen/playback.hpp"
 #include "server/bench/loadgen/workload.hpp"
+#include "toast/common/tier.hpp"
 #include "toast/common/units.hpp"
 
 namespace toast::loadgen {
@@ -20,6 +21,13 @@ struct TrialSpec {
     std::uint16_t port = 0;
     // More servers (a tier's nodes): viewer i asks server i mod N, the first being host:port.
     std::vector<std::pair<std::string, std::uint16_t>> more_servers;
+    // Direct viewers (direct_viewer.hpp): the tier's node ids, one per server in order (the first server's
+    // first); empty: /stream viewers. Blocks of block_size bytes, `tier_replicas` holders each.
+    std::vector<std::string> tier_ids;
+    std::uint64_t block_size = 0;
+    std::uint32_t tier_replicas = 2;
+    TierPlacement tier_placement = TierPlacement::block;
+    bool ties_to_first = false;  // direct viewers send ties between holders to the first, not by a salt
     // A refused viewer (503) asks again after its Retry-After (at least 1 s), as players do, for this long
     // after its first request; 0: it gives up at once.
     double retry_for = 0;

@@ -100,7 +100,14 @@ struct HolderView {
 };
 
 // The power of two choices over a block's holders: of the usable ones, those not late first, then the
-// lowest load, ties to the earlier holder (the higher rendezvous weight). None when no holder is usable.
-std::optional<NodeIndex> choose_holder(std::span<const HolderView> holders);
+// lowest load. Holders equal on both (neither heard from, or both idle) are told apart by `tie_break`: the
+// tied holder at tie_break modulo their number, in the order given (0: the earlier, the higher rendezvous
+// weight). Ties are common while a tier is lightly loaded, and if every box sent them to the first holder, a
+// popular title would load each node as the number of its blocks it ranks first for, which is uneven even
+// over hundreds of blocks; a box passes holder_tie_break(its salt, block) so that boxes split their ties
+// between a block's holders. None when no holder is usable.
+std::optional<NodeIndex> choose_holder(std::span<const HolderView> holders, std::uint64_t tie_break = 0);
+// A box's tie-break for `block`: `salt` (the box's own, drawn once) and the block, mixed.
+std::uint64_t holder_tie_break(std::uint64_t salt, std::uint64_t block);
 
 }  // namespace toast
