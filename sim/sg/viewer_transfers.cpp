@@ -36,8 +36,7 @@ client::SwarmSample Viewer::sample(double t) {
     for (int c : m.conns) {
         const auto& cn = swarm_.connection(c);
         if (!cn.open) continue;
-        const auto* peer = swarm_.find(cn.other(plan_.box));
-        if (!peer) continue;
+        const auto* peer = &swarm_.peer_of(c, plan_.box);
         const auto& pipe = cn.towards(plan_.box);
         client::PeerSample ps;
         ps.seed = peer->have.all();
