@@ -18,7 +18,7 @@ AdaptiveTuner::AdaptiveTuner(nanoseconds window, AdaptiveConfig config, std::opt
 
 std::optional<double> AdaptiveTuner::effective() const {
     auto r = current();
-    if (r && prior_) return std::min(*r, *prior_ + config_.headroom);
+    if (r && prior_) return std::min(*r, *prior_ + config_.headroom + idle_);
     return r;
 }
 
@@ -27,9 +27,18 @@ bool AdaptiveTuner::whole_title() const {
     return r && *r >= config_.inorder_ratio;
 }
 
-void AdaptiveTuner::on_peer_ratio(double ratio) {
+void AdaptiveTuner::on_peer_ratio(double ratio, double idle_ratio) {
     if (!std::isfinite(ratio) || ratio < 0) return;
+    idle_ratio = std::isfinite(idle_ratio) ? std::clamp(idle_ratio, 0.0, ratio) : 0.0;
     auto before = current();
+    if (!ratio_) {
+        // The first sample: what idle peers deliver is measured, not assumed, so it is taken as it is and
+        // comes on top of the prior the ratio is smoothed from.
+        idle_ = idle_ratio;
+        if (before) before = *before + idle_ratio;
+    } else {
+        idle_ = (1 - config_.gain) * idle_ + config_.gain * idle_ratio;
+    }
     ratio_ = before ? (1 - config_.gain) * *before + config_.gain * ratio : ratio;
 }
 

@@ -14,10 +14,12 @@
 //   - at or below `beta_ratio`: no window (beta from the give-up zone on);
 //   - in between: a share of the window in proportion.
 // With a prior (this client's own upload cap over the bitrate) the ratio it follows is at most the prior plus
-// `headroom`: the swarm cannot carry more of each viewer's stream, on average, than what each viewer uploads
-// plus the operator's seed's share. A viewer whose peers give it more (the last to arrive, with every viewer
-// ahead of it free to serve it) is given what the others then lack; picking in order there would spend
-// upload the swarm does not have to spare.
+// `headroom` plus what idle peers deliver: the viewers cannot carry more of each viewer's stream, on average,
+// than what each viewer uploads plus the operator's seed's share. A viewer whose viewing peers give it more
+// (the last to arrive, with every viewer ahead of it free to serve it) is given what the others then lack;
+// picking in order there would spend upload the swarm does not have to spare. Peers that download nothing
+// (boxes seeding what they watched or were pushed, not the operator's) are upload no viewer's prior counts:
+// in a catalogue evening most boxes are idle, and their share of the stream is the swarm's to spend.
 //
 // Invariants: share() in [0, 1]; inorder_window() in [0, window]; whole_title() implies share() == 1.
 #pragma once
@@ -57,11 +59,14 @@ class AdaptiveTuner {
                   std::optional<double> prior = std::nullopt);
 
     // One sample: the rate all peers delivered at together since the last sample, over the bitrate, taken
-    // while some peer has a full request pipeline. Negative or non-finite samples are ignored.
-    void on_peer_ratio(double ratio);
+    // while some peer has a full request pipeline; `idle_ratio` the part of it from peers that download
+    // nothing (clamped to [0, ratio]). Negative or non-finite samples are ignored.
+    void on_peer_ratio(double ratio, double idle_ratio = 0);
 
     // The smoothed ratio as measured (not capped by the prior); none before the first sample.
     std::optional<double> peer_ratio() const { return ratio_; }
+    // The smoothed part of it from idle peers (0 before the first sample).
+    double idle_ratio() const { return idle_; }
     // From the prior until the first sample; 1 (hybrid) without one.
     double share() const;
     // The whole title is picked in order now, not only inorder_window().
@@ -73,9 +78,10 @@ class AdaptiveTuner {
     AdaptiveConfig config_;
     std::optional<double> prior_;
     std::optional<double> ratio_;
+    double idle_ = 0;
     // The smoothed ratio, or the prior before the first sample: where the smoothing goes on from.
     std::optional<double> current() const { return ratio_ ? ratio_ : prior_; }
-    // What share() and whole_title() follow: current(), at most the prior plus headroom.
+    // What share() and whole_title() follow: current(), at most the prior plus headroom plus idle_.
     std::optional<double> effective() const;
 };
 

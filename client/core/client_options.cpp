@@ -56,6 +56,13 @@ std::string_view to_string(ChokerOption c) {
     return "tit-for-tat";
 }
 
+std::optional<ChokerOption> parse_choker_option(std::string_view text) {
+    for (auto c :
+         {ChokerOption::tit_for_tat, ChokerOption::seed, ChokerOption::nearest, ChokerOption::leader})
+        if (text == to_string(c)) return c;
+    return std::nullopt;
+}
+
 std::string_view to_string(PlayerKind p) {
     switch (p) {
         case PlayerKind::mpv:
@@ -288,16 +295,9 @@ std::vector<OptionSpec> swarm_specs() {
          }},
         {"--choker", true, false,
          [](ClientOptions& o, const std::string& v) -> std::string {
-             if (v == "tit-for-tat")
-                 o.choker = ChokerOption::tit_for_tat;
-             else if (v == "seed")
-                 o.choker = ChokerOption::seed;
-             else if (v == "nearest")
-                 o.choker = ChokerOption::nearest;
-             else if (v == "leader")
-                 o.choker = ChokerOption::leader;
-             else
-                 return "unknown choker " + quoted(v) + " (expected tit-for-tat|seed|nearest|leader)";
+             auto c = parse_choker_option(v);
+             if (!c) return "unknown choker " + quoted(v) + " (expected tit-for-tat|seed|nearest|leader)";
+             o.choker = *c;
              return "";
          }},
         {"--unchoke-slots", true, false,

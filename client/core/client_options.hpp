@@ -42,6 +42,8 @@ enum class AskOperator { when_needed, always };
 std::string_view to_string(ClientCommand c);
 std::string_view to_string(Behavior b);
 std::string_view to_string(ChokerOption c);
+// "tit-for-tat", "seed", "nearest" or "leader"; none for anything else.
+std::optional<ChokerOption> parse_choker_option(std::string_view text);
 std::string_view to_string(PlayerKind p);
 
 // A choker's own unchoke slots: one for the nearest-behind choker (its whole upload to the viewer just

@@ -100,6 +100,14 @@ std::string apply(ServeOptions& o, const std::string& name, const std::string& v
         auto policy = parse_cache_policy(v);
         if (!policy) return quoted + " is not a cache policy (none, lru, popularity)";
         o.cache = *policy;
+    } else if (name == "--picker") {
+        auto k = parse_picker_kind(v);
+        if (!k) return quoted + " is not a picker (rarest, inorder, beta, hybrid, adaptive)";
+        o.picker = *k;
+    } else if (name == "--choker") {
+        auto c = parse_choker_option(v);
+        if (!c) return quoted + " is not a choker (nearest, leader, tit-for-tat, seed)";
+        o.choker = *c;
     } else if (name == "--box-id") {
         if (!is_box_id(v)) return quoted + " is not a box id (1 to 64 of A-Z a-z 0-9 . _ -)";
         o.box_id = v;
@@ -253,6 +261,8 @@ ServeOptions serve_options_from_config(const nlohmann::json& config) {
     if (!o.token.empty() && !o.token_file.empty())
         reader.fail("token_file", "give either token or token_file, not both");
     if (reader.has("cache")) set("cache", "--cache", reader.string("cache"));
+    if (reader.has("picker")) set("picker", "--picker", reader.string("picker"));
+    if (reader.has("choker")) set("choker", "--choker", reader.string("choker"));
     if (reader.has("box_id")) set("box_id", "--box-id", reader.string("box_id"));
     if (reader.has("push_quota"))
         o.push_quota = reader.bytes("push_quota", std::nullopt, kMinQuota, kMaxQuota);
@@ -273,7 +283,8 @@ service resumes its titles, their playback positions and its assignment from DIR
 
   --config FILE           JSON with the same settings (save_dir, listen, control_listen, servers, trackers,
                           disk_quota, upload_limit, download_limit, max_connections, disk_io,
-                          log_level, cache, box_id, push_quota, push_rate, upnp, natpmp, passkey,
+                          log_level, cache, picker, choker, box_id, push_quota, push_rate, upnp,
+                          natpmp, passkey,
                           ssl_cert, ssl_key, ssl_listen, token, token_file, ca_file, telemetry,
                           telemetry_interval); options given on the command line override it
   --save-dir DIR          every title (DIR/titles/ID/), its torrent and position, the title list (required)
@@ -292,6 +303,10 @@ service resumes its titles, their playback positions and its assignment from DIR
                           the disk quota, least recently watched evicted first), popularity (seed within
                           the quota, the title the swarm needs least per byte evicted first, from the
                           server's catalogue demand and the tracker's copies) (default lru)
+  --picker P              what peers are asked for in a played title: rarest, inorder, beta, hybrid or
+                          adaptive (as toast-client's --picker) (default adaptive)
+  --choker C              whom the box uploads to: nearest, leader, tit-for-tat or seed, with the choker's
+                          own unchoke slots (as toast-client's --choker) (default nearest)
   --box-id ID             this box's name to the server (default: kept in DIR/box_id, random at first start)
   --push-quota SIZE       take part in pre-placement: hold up to SIZE of what the first --server assigns,
                           beside the disk quota (default: no push)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "client/core/cache_policy.hpp"
+#include "client/core/client_options.hpp"
 #include "client/core/disk_io_kind.hpp"
 #include "toast/common/endpoint.hpp"
 #include "toast/common/units.hpp"
@@ -31,13 +32,15 @@ struct ServeOptions {
     std::optional<BitRate> upload_limit;  // --upload-limit: all titles together; unlimited when absent
     std::optional<BitRate> download_limit;
     int max_connections = 40;  // peer connections of the session (SessionConfig::max_connections)
-    DiskIoKind disk_io = DiskIoKind::posix;  // --disk-io
-    CachePolicy cache = CachePolicy::lru;    // --cache: what idle boxes keep of the titles they watched
-    std::string box_id;                      // --box-id; empty: the save dir's, else a new random one
-    std::optional<Bytes> push_quota;         // --push-quota: pre-placement on; what assignments may hold
-    std::optional<BitRate> push_rate;        // --push-rate: at most this fast (and the server's rate)
-    bool upnp = false;                       // --upnp: ask the home router to forward the listen ports
-    bool natpmp = false;                     // --natpmp: the same over NAT-PMP
+    DiskIoKind disk_io = DiskIoKind::posix;       // --disk-io
+    CachePolicy cache = CachePolicy::lru;         // --cache: what idle boxes keep of the titles they watched
+    PickerKind picker = PickerKind::adaptive;     // --picker: every played title's (as the client's)
+    ChokerOption choker = ChokerOption::nearest;  // --choker: the session's, with the choker's own slots
+    std::string box_id;                           // --box-id; empty: the save dir's, else a new random one
+    std::optional<Bytes> push_quota;              // --push-quota: pre-placement on; what assignments may hold
+    std::optional<BitRate> push_rate;             // --push-rate: at most this fast (and the server's rate)
+    bool upnp = false;                            // --upnp: ask the home router to forward the listen ports
+    bool natpmp = false;                          // --natpmp: the same over NAT-PMP
     // The box's credentials in private swarms (ClientOptions has the same): its tracker passkey, its
     // certificate and key signed by the operator's CA, and the SSL listen port (default: --listen's + 1).
     std::optional<std::string> passkey;
@@ -73,9 +76,10 @@ std::string serve_options_problem(const ServeOptions& o);
 std::optional<std::uint16_t> ssl_listen_port_of(const ServeOptions& o);
 
 // The config file's options (deploy/etc/client.json): save_dir, listen, control_listen, servers, trackers,
-// disk_quota, upload_limit, download_limit, max_connections, disk_io, log_level, cache, box_id, push_quota,
-// push_rate, upnp, natpmp, passkey, ssl_cert, ssl_key, ssl_listen, token, token_file, ca_file, telemetry,
-// telemetry_interval. Throws toast::ConfigError naming the field and the value; an unknown key is an error.
+// disk_quota, upload_limit, download_limit, max_connections, disk_io, log_level, cache, picker, choker,
+// box_id, push_quota, push_rate, upnp, natpmp, passkey, ssl_cert, ssl_key, ssl_listen, token, token_file,
+// ca_file, telemetry, telemetry_interval. Throws toast::ConfigError naming the field and the value; an
+// unknown key is an error.
 ServeOptions serve_options_from_config(const nlohmann::json& config);
 std::string serve_help_text();
 

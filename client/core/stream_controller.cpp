@@ -282,7 +282,14 @@ int StreamController::observe_peers(const SwarmSample& sample, ControllerPlan& p
             const double seconds = std::chrono::duration<double>(now - peers_.last_sample).count();
             const double delivered =
                 static_cast<double>((sample.from_peers - *peers_.last_delivered).value());
-            adaptive_->on_peer_ratio(delivered / seconds / bytes_per_second(geometry_.bitrate()));
+            const double ratio = delivered / seconds / bytes_per_second(geometry_.bitrate());
+            const auto& f = peers_.figures;
+            // The idle peers' part, by their rates; before libtorrent has rated any peer (its rates start at
+            // zero with each connection), by their count.
+            const double idle_part = f.rate > 0        ? f.idle_rate / f.rate
+                                     : f.connected > 0 ? static_cast<double>(f.idle) / f.connected
+                                                       : 0.0;
+            adaptive_->on_peer_ratio(ratio, ratio * idle_part);
         }
         peers_.last_sample = now;
         peers_.last_delivered = sample.from_peers;

@@ -11,6 +11,10 @@ PeerFigures peer_figures(const std::vector<PeerSample>& peers, int saturated_que
         if (p.seed) ++f.seeds;
         if (p.operator_peer) ++f.operator_peers;
         f.rate += p.download_rate;
+        if ((p.seed || p.upload_only) && !p.operator_peer) {
+            ++f.idle;
+            f.idle_rate += p.download_rate;
+        }
         if (p.queue_length >= saturated_queue) f.saturated = true;
     }
     return f;

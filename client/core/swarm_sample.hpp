@@ -21,6 +21,9 @@ namespace toast::client {
 // One connected BitTorrent peer.
 struct PeerSample {
     bool seed = false;  // has every piece
+    // Downloads nothing (BEP 21 upload-only: a box seeding what it holds, or one whose buffer is full). With
+    // `seed`, a peer whose upload no viewer of ours competes for.
+    bool upload_only = false;
     // Named by the operator (the torrent's operator_peers, --operator-peer): server-side, not a viewer. Its
     // pieces do not make a piece "held by a viewer".
     bool operator_peer = false;
@@ -88,7 +91,10 @@ struct PeerFigures {
     int connected = 0;
     int seeds = 0;
     int operator_peers = 0;
-    double rate = 0;         // payload bytes per second, all peers together
+    double rate = 0;  // payload bytes per second, all peers together
+    // Of `rate`, what peers that download nothing (seeds and upload-only peers, not the operator's) deliver.
+    double idle_rate = 0;
+    int idle = 0;  // connected peers that download nothing (seeds and upload-only peers, not the operator's)
     bool saturated = false;  // some peer has a full request pipeline: `rate` shows what peers can deliver
 };
 PeerFigures peer_figures(const std::vector<PeerSample>& peers, int saturated_queue);

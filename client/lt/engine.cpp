@@ -28,20 +28,7 @@ SessionConfig session_config(const ClientOptions& o) {
     sc.enable_natpmp = o.natpmp;
     sc.upload_limit = o.upload_limit;
     sc.download_limit = o.download_limit;
-    switch (o.choker) {
-        case ChokerOption::seed:
-            sc.choker = ChokerKind::seed;
-            break;
-        case ChokerOption::nearest:
-            sc.choker = ChokerKind::nearest;
-            break;
-        case ChokerOption::leader:
-            sc.choker = ChokerKind::leader;
-            break;
-        case ChokerOption::tit_for_tat:
-            sc.choker = ChokerKind::tit_for_tat;
-            break;
-    }
+    sc.choker = choker_kind_of(o.choker);
     sc.enable_dht = o.enable_dht;
     sc.unchoke_slots = unchoke_slots_of(o);
     sc.max_connections = o.max_connections;
@@ -53,6 +40,20 @@ SessionConfig session_config(const ClientOptions& o) {
 constexpr auto kTelemetryFlush = std::chrono::seconds(2);
 
 }  // namespace
+
+ChokerKind choker_kind_of(ChokerOption c) {
+    switch (c) {
+        case ChokerOption::seed:
+            return ChokerKind::seed;
+        case ChokerOption::nearest:
+            return ChokerKind::nearest;
+        case ChokerOption::leader:
+            return ChokerKind::leader;
+        case ChokerOption::tit_for_tat:
+            return ChokerKind::tit_for_tat;
+    }
+    return ChokerKind::tit_for_tat;
+}
 
 ServerAccess server_access_for(const ClientOptions& o) {
     ServerAccess access;

@@ -15,12 +15,16 @@
 #include "client/core/client_options.hpp"
 #include "client/core/client_tuning.hpp"
 #include "client/lt/server_access.hpp"
+#include "client/lt/session_factory.hpp"
 #include "client/lt/title_stream.hpp"
 #include "client/lt/torrent_file.hpp"
 
 namespace toast::client {
 
 using EngineResult = TitleResult;
+
+// The session's choker for a --choker option.
+ChokerKind choker_kind_of(ChokerOption c);
 
 // The box's token (--token or --token-file) and TLS context (--ca-file, else the system's CAs). Throws
 // std::runtime_error naming the file that cannot be read.

@@ -89,6 +89,7 @@ void SwarmReader::read_peers(const std::set<lt::tcp::endpoint>& operators) {
         if (p.connection_type != lt::peer_info::standard_bittorrent) continue;
         PeerSample ps;
         ps.seed = static_cast<bool>(p.flags & lt::peer_info::seed);
+        ps.upload_only = static_cast<bool>(p.flags & lt::peer_info::upload_only);
         ps.operator_peer = operators.count(p.ip) != 0;
         if (ps.operator_peer && !ps.seed) {
             ps.pieces = PieceSet(geometry_.piece_count());

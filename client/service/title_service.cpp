@@ -65,9 +65,8 @@ TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTun
     sc.ssl_listen_port = ssl_listen_port_of(options_);
     sc.enable_upnp = options_.upnp;
     sc.enable_natpmp = options_.natpmp;
-    // As the standalone client's defaults (ClientOptions::choker): the viewer just behind us gets our upload.
-    sc.choker = ChokerKind::nearest;
-    sc.unchoke_slots = default_unchoke_slots(ChokerOption::nearest);
+    sc.choker = choker_kind_of(options_.choker);
+    sc.unchoke_slots = default_unchoke_slots(options_.choker);
     session_ = std::make_unique<StreamSession>(
         io_, sc, load_peer_credentials(options_.passkey, options_.ssl_cert, options_.ssl_key));
     session_->on_session_event([](const LtEvent& e) {
@@ -322,6 +321,8 @@ void TitleService::play(ServiceTitle& t, const ControlServer::Reply& reply) {
         o.servers = options_.servers;
         o.trackers = options_.trackers;
         o.behavior = Behavior::seed;  // a service title plays until stopped, then seeds
+        o.picker = options_.picker;
+        o.choker = options_.choker;
         o.max_connections = options_.max_connections;
         // The box's upload cap (the session's) is where the adaptive picker starts: the operator's boxes
         // share one provisioning, so its share of the bitrate is what the box's peers can carry.

@@ -143,6 +143,51 @@ TEST_CASE("with a prior the tuner follows no more than the prior plus its headro
     CHECK(none.whole_title());
 }
 
+TEST_CASE("what idle peers deliver lifts the cap by as much", "[client][adaptive]") {
+    auto c = config();
+    c.headroom = 0.1;
+    // A box uploading a quarter of the bitrate among idle boxes: peers measured at 1.2, 1.0 of it from peers
+    // that download nothing. Capped at 0.25 + 0.1 + 1.0, the measure decides: the whole title in order.
+    AdaptiveTuner idle(20s, c, 0.25);
+    for (int i = 0; i < 30; ++i)
+        idle.on_peer_ratio(1.2, 1.0);
+    CHECK(idle.idle_ratio() == Approx(1.0).margin(0.01));
+    CHECK(idle.whole_title());
+    // The same 1.2 from viewers only: capped at 0.35, beta.
+    AdaptiveTuner viewers(20s, c, 0.25);
+    for (int i = 0; i < 30; ++i)
+        viewers.on_peer_ratio(1.2, 0.0);
+    CHECK(viewers.idle_ratio() == 0.0);
+    CHECK(viewers.share() == 0.0);
+    // Idle peers carrying 0.3: capped at 0.65, half of the window.
+    AdaptiveTuner some(20s, c, 0.25);
+    for (int i = 0; i < 60; ++i)
+        some.on_peer_ratio(1.2, 0.3);
+    CHECK(some.share() == Approx(0.5).margin(0.01));
+    CHECK_FALSE(some.whole_title());
+    // The first sample's idle part is measured, not assumed: taken as it is (never more than the sample),
+    // and added to the prior the ratio is smoothed from. A box among idle boxes is in order from its first
+    // sample: 0.8 x (0.25 + 0.8) + 0.2 x 1.0 = 1.04, under the cap of 0.25 + 0.1 + 0.8.
+    AdaptiveTuner first(20s, c, 0.25);
+    first.on_peer_ratio(1.0, 0.8);
+    CHECK(first.idle_ratio() == Approx(0.8));
+    CHECK(*first.peer_ratio() == Approx(1.04));
+    CHECK(first.whole_title());
+    // Then smoothed like the ratio; a sample that is not a rate counts as 0.
+    first.on_peer_ratio(1.0, std::numeric_limits<double>::quiet_NaN());
+    CHECK(first.idle_ratio() == Approx(0.64));
+    first.on_peer_ratio(1.0, -1.0);
+    CHECK(first.idle_ratio() == Approx(0.512));
+    AdaptiveTuner clamped(20s, c, 0.25);
+    clamped.on_peer_ratio(1.0, 5.0);
+    CHECK(clamped.idle_ratio() == 1.0);
+    // Without idle peers the first sample is smoothed from the prior alone: 0.8 x 0.25 + 0.2 x 0.8.
+    AdaptiveTuner alone(20s, c, 0.25);
+    alone.on_peer_ratio(0.8, 0.0);
+    CHECK(*alone.peer_ratio() == Approx(0.36));
+    CHECK(alone.share() == 0.0);
+}
+
 TEST_CASE("the ratio is smoothed: one slow second does not drop the window", "[client][adaptive]") {
     AdaptiveTuner t(20s, config());
     t.on_peer_ratio(1.0);

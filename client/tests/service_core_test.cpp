@@ -317,6 +317,30 @@ TEST_CASE("the piece map shows each piece's source and what is in flight", "[cli
     CHECK(piece_cells(PieceMapInput{}) == "");
 }
 
+TEST_CASE("serve takes the client's pickers and chokers for every title", "[client][service][options]") {
+    auto defaults = parse_serve_args({"--save-dir", "d"});
+    REQUIRE(defaults.options);
+    CHECK(defaults.options->picker == PickerKind::adaptive);
+    CHECK(defaults.options->choker == ChokerOption::nearest);
+    auto ok = parse_serve_args({"--save-dir", "d", "--picker", "inorder", "--choker", "leader"});
+    REQUIRE(ok.options);
+    CHECK(ok.options->picker == PickerKind::inorder);
+    CHECK(ok.options->choker == ChokerOption::leader);
+    CHECK(parse_serve_args({"--save-dir", "d", "--picker", "fastest"}).error ==
+          "--picker: 'fastest' is not a picker (rarest, inorder, beta, hybrid, adaptive)");
+    CHECK(parse_serve_args({"--save-dir", "d", "--choker", "tft"}).error ==
+          "--choker: 'tft' is not a choker (nearest, leader, tit-for-tat, seed)");
+    auto config =
+        serve_options_from_config(nlohmann::json{{"save_dir", "d"}, {"picker", "beta"}, {"choker", "seed"}});
+    CHECK(config.picker == PickerKind::beta);
+    CHECK(config.choker == ChokerOption::seed);
+    CHECK_THROWS_WITH(serve_options_from_config(nlohmann::json{{"save_dir", "d"}, {"choker", "fair"}}),
+                      Catch::Contains("config field 'choker'"));
+    const auto help = serve_help_text();
+    CHECK(help.find("--picker P") != std::string::npos);
+    CHECK(help.find("--choker C") != std::string::npos);
+}
+
 TEST_CASE("serve's config file gives the base options, the command line overrides them",
           "[client][service][options]") {
     auto config = nlohmann::json::parse(R"({"save_dir": "/var/lib/toast/client", "listen": "0.0.0.0:6881",

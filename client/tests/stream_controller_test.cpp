@@ -469,6 +469,24 @@ TEST_CASE("an operator peer that is not a seed takes only its own pieces out of 
     CHECK(f.operator_peers == 2);
 }
 
+TEST_CASE("the peers' rate from idle peers counts seeds and upload-only peers, not the operator's",
+          "[client][controller][adaptive]") {
+    PeerSample watching = viewer();
+    watching.download_rate = 100;
+    PeerSample partial = viewer();  // a box seeding what it was pushed
+    partial.upload_only = true;
+    partial.download_rate = 20;
+    PeerSample whole = viewer();
+    whole.seed = true;
+    whole.download_rate = 3;
+    PeerSample op = operator_seed();
+    op.download_rate = 4000;
+    auto f = peer_figures({watching, partial, whole, op}, 4);
+    CHECK(f.rate == 4123);
+    CHECK(f.idle_rate == 23);
+    CHECK(f.idle == 2);
+}
+
 TEST_CASE("the lookahead is counted in the title's pieces, past the server's zone", "[client][controller]") {
     ClientTuning tuning;
     auto st = setup();

@@ -17,6 +17,8 @@ using nlohmann::json;
 const std::vector<std::string> kPickers = {"rarest", "inorder", "beta", "hybrid", "adaptive"};
 const std::vector<std::string> kBehaviors = {"download", "stream", "seed"};
 const std::vector<std::string> kChokers = {"tit-for-tat", "seed", "nearest"};
+// A box may also run the operator's seed's choker (the client's `leader`).
+const std::vector<std::string> kCatalogueChokers = {"nearest", "tit-for-tat", "seed", "leader"};
 const std::vector<std::string> kSeedClients = {"stock", "toast"};
 const std::vector<std::string> kArrivals = {"uniform", "poisson", "all-at-once"};
 const std::vector<std::string> kCaches = {"none", "lru", "popularity"};
@@ -384,7 +386,7 @@ CatalogueScenario catalogue_scenario_from_json(const json& data, const std::stri
     f.choice("cache", s.cache, kCaches);
     if (f.has("push")) s.push = f.raw("push");
     f.choice("picker", s.picker, kPickers);
-    f.choice("choker", s.choker, kChokers);
+    f.choice("choker", s.choker, kCatalogueChokers);
     f.flag("probe_box", s.probe_box);
     if (f.has("upload_limit")) {
         double u = 0;

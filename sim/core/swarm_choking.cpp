@@ -9,6 +9,28 @@ namespace toast::sim {
 
 using client::PieceIndex;
 
+MemberSetup member_setup_for(const client::ClientOptions& o) {
+    MemberSetup ms;
+    switch (o.choker) {
+        case client::ChokerOption::tit_for_tat:
+            ms.choker = ChokerKind::tit_for_tat;
+            break;
+        case client::ChokerOption::seed:
+            ms.choker = ChokerKind::seed_style;
+            break;
+        case client::ChokerOption::leader:
+            ms.choker = ChokerKind::leader;
+            break;
+        case client::ChokerOption::nearest:
+            ms.choker = ChokerKind::nearest;
+            break;
+    }
+    ms.slots = client::unchoke_slots_of(o);
+    ms.max_connections = o.max_connections;
+    ms.seed = o.seed;
+    return ms;
+}
+
 namespace {
 
 bool toast_choker(ChokerKind k) {

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "client/core/choker.hpp"
+#include "client/core/client_options.hpp"
 #include "sim/core/piece_bits.hpp"
 #include "sim/core/received_bytes.hpp"
 
@@ -47,6 +48,9 @@ struct MemberSetup {
     int max_connections = 40;
     std::uint64_t seed = 1;  // the order of equal-ranked pieces
 };
+
+// The member a client with these options is: its choker, slots, connections and piece order.
+MemberSetup member_setup_for(const client::ClientOptions& o);
 
 // What a downloader asked one uploader for (one direction of a connection).
 struct Pipe {

@@ -43,15 +43,7 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
     for (int b = 0; b < s.boxes; ++b)
         caches.emplace_back(policy, s.quota_bytes(), static_cast<double>(s.title_bytes()));
     auto setup_for = [&](int box) {
-        const auto o = catalogue_client_options(s, box, uplinks[static_cast<std::size_t>(box)]);
-        MemberSetup ms;
-        ms.choker = o.choker == client::ChokerOption::tit_for_tat ? ChokerKind::tit_for_tat
-                    : o.choker == client::ChokerOption::seed      ? ChokerKind::seed_style
-                                                                  : ChokerKind::nearest;
-        ms.slots = client::unchoke_slots_of(o);
-        ms.max_connections = o.max_connections;
-        ms.seed = o.seed;
-        return ms;
+        return member_setup_for(catalogue_client_options(s, box, uplinks[static_cast<std::size_t>(box)]));
     };
     // The warm titles: held whole at the evening's start, seeded from the first second; the first drawn is
     // the most recently watched.

@@ -28,15 +28,7 @@ void Viewer::run() {
         plan_.options, limit, true, true,
         client::watcher_config_for(plan_.options, geometry_, tuning, client::ByteOffset(0)));
     ctl_ = std::make_unique<client::StreamController>(geometry_, setup, tuning, at(t0));
-    MemberSetup ms;
-    ms.choker = plan_.options.choker == client::ChokerOption::tit_for_tat ? ChokerKind::tit_for_tat
-                : plan_.options.choker == client::ChokerOption::seed      ? ChokerKind::seed_style
-                : plan_.options.choker == client::ChokerOption::leader    ? ChokerKind::leader
-                                                                          : ChokerKind::nearest;
-    ms.slots = client::unchoke_slots_of(plan_.options);
-    ms.max_connections = plan_.options.max_connections;
-    ms.seed = plan_.options.seed;
-    swarm_.join(plan_.box, ms);
+    swarm_.join(plan_.box, member_setup_for(plan_.options));
     swarm_.start_download(plan_.box);
     uploaded_at_start_ = world_.uploaded(plan_.box);
     // The torrent is added with the first plan's priorities.

@@ -40,6 +40,7 @@ client::SwarmSample Viewer::sample(double t) {
         const auto& pipe = cn.towards(plan_.box);
         client::PeerSample ps;
         ps.seed = peer->have.all();
+        ps.upload_only = !peer->downloading || peer->upload_mode;
         ps.operator_peer = peer->setup.operator_peer;
         if (ps.operator_peer && !ps.seed) ps.pieces = peer->have.to_piece_set();
         ps.download_rate = pipe.rate;

@@ -102,6 +102,12 @@ TEST_CASE("a catalogue scenario reads the shared spec's fields and defaults", "[
     CHECK(d.evening_seconds == 3600);
     CHECK(d.abandon_pct == 10);
     CHECK(d.unread_fields == std::vector<std::string>{"testbed_only"});
+    // A box may run any of the client's chokers, the operator seed's `leader` too.
+    auto leader = std::get<CatalogueScenario>(
+        scenario_from_json(json{{"type", "catalogue"}, {"choker", "leader"}}, "cat"));
+    CHECK(leader.choker == "leader");
+    CHECK(error_of(json{{"type", "catalogue"}, {"choker", "fastest"}}) ==
+          "scenario field 'choker': expected one of nearest, tit-for-tat, seed, leader, got \"fastest\"");
     CHECK(error_of(json::parse(R"({"type":"catalogue","uplink_mix":[{"share":0.5,"factor":2}]})")) ==
           "scenario field 'uplink_mix': expected a list of {\"share\": S, \"factor\": F} with shares summing "
           "to "

@@ -288,8 +288,8 @@ TEST_CASE("the catalogue smoke simulates within 3 points of the testbed's bytes"
     CHECK(r["clients"] == 17);
     CHECK(r["completed_clients"] == 17);
     CHECK(r["stalls"]["count"] == 0);
-    CHECK(r["reduction_pct"].get<double>() == Approx(73.8).margin(3.0));
-    CHECK(r["peak_reduction_pct"].get<double>() == Approx(53.5).margin(5.0));
+    CHECK(r["reduction_pct"].get<double>() == Approx(75.3).margin(3.0));
+    CHECK(r["peak_reduction_pct"].get<double>() == Approx(57.5).margin(5.0));
     CHECK(r["probe_box_bytes"].get<double>() > 0);
 }
 

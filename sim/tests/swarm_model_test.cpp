@@ -27,6 +27,29 @@ Member& seed_in(SwarmModel& s, BoxId id, ChokerKind kind = ChokerKind::leader, i
 
 }  // namespace
 
+TEST_CASE("a client's options make its member: every choker, its slots and connections", "[sim][swarm]") {
+    using toast::client::ChokerOption;
+    toast::client::ClientOptions o;
+    o.max_connections = 12;
+    o.seed = 7;
+    const std::pair<ChokerOption, ChokerKind> kinds[] = {
+        {ChokerOption::nearest, ChokerKind::nearest},
+        {ChokerOption::leader, ChokerKind::leader},
+        {ChokerOption::seed, ChokerKind::seed_style},
+        {ChokerOption::tit_for_tat, ChokerKind::tit_for_tat}};
+    for (const auto& [option, kind] : kinds) {
+        o.choker = option;
+        const auto ms = member_setup_for(o);
+        CHECK(ms.choker == kind);
+        CHECK(ms.slots == toast::client::default_unchoke_slots(option));
+        CHECK(ms.max_connections == 12);
+        CHECK(ms.seed == 7);
+        CHECK_FALSE(ms.operator_peer);
+    }
+    o.unchoke_slots = 3;
+    CHECK(member_setup_for(o).slots == 3);
+}
+
 TEST_CASE("connections are symmetric, capped, and count the peer's pieces as available", "[sim][swarm]") {
     auto s = swarm_of(8);
     MemberSetup small;

@@ -15,7 +15,7 @@ from . import catalogue_workload as wl
 from .scenario import PICKERS, ScenarioError, THESIS_PIECE_SECONDS, parse_bitrate, parse_duration, parse_size
 
 CACHES = ("none", "lru", "popularity")
-CHOKERS = ("nearest", "tit-for-tat", "seed")
+CHOKERS = ("nearest", "tit-for-tat", "seed", "leader")
 DEFAULT_PROFILE = [[0.0, 0.15], [0.5, 1.0], [0.8, 1.0], [1.0, 0.2]]
 _TITLES_QUOTA = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*titles?\s*$", re.I)
 PUSH_KEYS = ("quota", "rate", "window")

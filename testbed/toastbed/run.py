@@ -37,20 +37,53 @@ class RunError(RuntimeError):
 
 _handed_out: set[int] = set()
 _port_lock = threading.Lock()
+_port_rng = random.Random()
+
+
+def ephemeral_range(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> tuple[int, int]:
+    """The range the kernel draws outgoing connections' source ports from (Linux's default if unreadable)."""
+    try:
+        low, high = (int(x) for x in Path(path).read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def listen_range(ephemeral: tuple[int, int]) -> tuple[int, int]:
+    """Where the testbed's listening ports come from: below the ephemeral range, so that no outgoing
+    connection on the machine (a run's own boxes open thousands) can take a port between the moment it is
+    picked and the moment its process binds it. Above the range when too little room lies below it."""
+    low, high = ephemeral
+    if low - 1 - 10000 >= 4096:
+        return 10000, low - 1
+    if 65535 - (high + 1) >= 4096:
+        return high + 1, 65535
+    return 1024, 65535
+
+
+def _bindable(port: int) -> bool:
+    # A box listens on the port over TCP and uTP (UDP), a tracker over HTTP and UDP: both must be free.
+    for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+        with socket.socket(socket.AF_INET, kind) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                return False
+    return True
 
 
 def free_port() -> int:
-    """A port nothing listens on, never the same one twice in this process (run-all runs scenarios in
-    parallel, and a port handed to a client that has not bound it yet looks free)."""
+    """A port nothing listens on, outside the kernel's ephemeral range, and never the same one twice in this
+    process (run-all runs scenarios in parallel, and a port handed to a client that has not bound it yet
+    looks free)."""
+    low, high = listen_range(ephemeral_range())
     with _port_lock:
-        for _ in range(100):
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
-            if port not in _handed_out:
+        for _ in range(1000):
+            port = _port_rng.randint(low, high)
+            if port not in _handed_out and _bindable(port):
                 _handed_out.add(port)
                 return port
-    raise RunError("no free port found")
+    raise RunError(f"no free port found in {low}-{high}")
 
 
 def wait_port(host: str, port: int, timeout: float) -> bool:
