@@ -171,7 +171,7 @@ std::vector<PushHolding> fetch_in_night(const std::vector<std::pair<int, std::ve
 
 PushPlacement place_push(const CatalogueScenario& s, const PushSpec& spec,
                          const std::vector<double>& forecast, const std::vector<double>& uplink_bps,
-                         double bin_s) {
+                         double bin_s, const std::vector<std::vector<int>>& warm) {
     const std::uint64_t title_bytes = s.title_bytes();
     const auto piece_size = static_cast<std::uint64_t>(s.piece_size);
     std::vector<server::PlanTitle> titles;
@@ -201,8 +201,12 @@ PushPlacement place_push(const CatalogueScenario& s, const PushSpec& spec,
     for (const auto& bp : out.plan.boxes) {
         const int box = std::stoi(bp.id.substr(3));
         std::vector<std::pair<int, std::vector<int>>> assigned;
+        const auto* held_warm =
+            static_cast<std::size_t>(box) < warm.size() ? &warm[static_cast<std::size_t>(box)] : nullptr;
         for (const auto& h : bp.holdings) {
             const int title = std::stoi(out.plan.titles[h.title].name.substr(1)) - 1;
+            if (held_warm && std::find(held_warm->begin(), held_warm->end(), title) != held_warm->end())
+                continue;  // held already: the push agent leaves it to the cache
             std::vector<int> pieces;
             for (const auto& span : h.pieces)
                 for (auto p = span.first; p <= span.last; ++p)

@@ -52,8 +52,10 @@ struct PushPlacement {
 // Plans with the server's planner (boxes as registered: every box, its uplink as its upload, the push quota)
 // and fetches each box's assignment in the part of the window before the evening at the client's pace.
 // A window inside the evening is not fetched (the boxes hold nothing by push then; the caller says so).
+// An assigned title a box already holds (`warm`, per box: its cache's titles) is not fetched and counts
+// nothing against the quota, as the client's push agent leaves a title it holds to its cache.
 PushPlacement place_push(const CatalogueScenario& s, const PushSpec& spec,
                          const std::vector<double>& forecast, const std::vector<double>& uplink_bps,
-                         double bin_s = 10);
+                         double bin_s = 10, const std::vector<std::vector<int>>& warm = {});
 
 }  // namespace toast::sim

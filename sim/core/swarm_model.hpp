@@ -203,6 +203,11 @@ class SwarmModel {
 
     static double round_period(ChokerKind k);
 
+    // The member at the other end of an open connection of `self`, without a lookup by box.
+    const Member& peer_of(int conn, BoxId self) const {
+        return peer(conns_[static_cast<std::size_t>(conn)], self);
+    }
+
   private:
     int slot_of(BoxId box) const;
     Member& at(BoxId box);

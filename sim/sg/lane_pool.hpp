@@ -1,5 +1,5 @@
-// Mailboxes for one transfer each (sim/sg/transfer.hpp), reused once the transfer's courier is gone (SimGrid
-// keeps every mailbox it has named until the end). Internal to sim/sg.
+// Mailboxes for one transfer each (sim/sg/transfer.hpp), reused once both sides of the transfer are done
+// (SimGrid keeps every mailbox it has named until the end). Internal to sim/sg.
 #pragma once
 
 #include <cstddef>

@@ -82,7 +82,7 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
     std::optional<PushPlacement> placement;
     const auto push_spec = read_push(s);
     if (push_spec) {
-        placement = place_push(s, *push_spec, forecast, uplinks, world.bin_seconds());
+        placement = place_push(s, *push_spec, forecast, uplinks, world.bin_seconds(), plan.warm);
         for (int b = 0; b < s.boxes; ++b) {
             for (const auto& h : placement->held[static_cast<std::size_t>(b)]) {
                 if (h.pieces.empty()) continue;

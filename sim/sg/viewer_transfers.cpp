@@ -36,8 +36,7 @@ client::SwarmSample Viewer::sample(double t) {
     for (int c : m.conns) {
         const auto& cn = swarm_.connection(c);
         if (!cn.open) continue;
-        const auto* peer = swarm_.find(cn.other(plan_.box));
-        if (!peer) continue;
+        const auto* peer = &swarm_.peer_of(c, plan_.box);
         const auto& pipe = cn.towards(plan_.box);
         client::PeerSample ps;
         ps.seed = peer->have.all();
@@ -167,7 +166,7 @@ void Viewer::arm_bell() {
 }
 
 std::size_t Viewer::add_transfer(sg4::Host* from, Flow f) {
-    return add_flow(start_transfer(world_.lanes(), from, f.bytes), f);
+    return add_flow(world_.couriers().start(from, f.bytes), f);
 }
 
 std::size_t Viewer::add_flow(Transfer tr, Flow f) {
@@ -192,6 +191,7 @@ void Viewer::drop_flow(std::size_t i) {
 }
 
 void Viewer::remove_flow(std::size_t i) {
+    if (lanes_[i]) lanes_[i]->received = true;  // its courier may collect it
     comms_[i] = comms_.back();
     comms_.pop_back();
     lanes_[i] = lanes_.back();

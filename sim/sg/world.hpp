@@ -18,8 +18,8 @@
 #include "sim/core/report.hpp"
 #include "sim/core/server_model.hpp"
 #include "sim/core/swarm_model.hpp"
-#include "sim/sg/lane_pool.hpp"
 #include "sim/sg/platform_builder.hpp"
+#include "sim/sg/transfer.hpp"
 #include "tracker/core/swarm_registry.hpp"
 
 namespace toast::sim {
@@ -84,8 +84,8 @@ class World {
     void answered(BoxId box) { rung_.at(static_cast<std::size_t>(box)) = false; }
     void poke(BoxId box);
 
-    // Mailboxes for one transfer each (sim/sg/transfer.hpp).
-    LanePool& lanes() { return lanes_; }
+    // The transfers' couriers (sim/sg/transfer.hpp).
+    Couriers& couriers() { return couriers_; }
 
     void add_session(SessionRecord r) { sessions_.push_back(std::move(r)); }
     std::vector<SessionRecord>& sessions() { return sessions_; }
@@ -113,7 +113,7 @@ class World {
     std::vector<simgrid::s4u::Mailbox*> bells_;
     std::vector<bool> listening_, rung_;
     int token_ = 0;
-    LanePool lanes_;
+    Couriers couriers_;
     std::vector<SessionRecord> sessions_;
     std::uint64_t vod_ = 0, seed_bytes_ = 0, unreceived_ = 0;
     double bin_s_ = 10;

@@ -117,3 +117,34 @@ TEST_CASE("a push window inside the evening fetches nothing before it", "[sim][p
     CHECK(placed.assigned_bytes > 0);
     CHECK(placed.night_bytes == 0);
 }
+
+TEST_CASE("a box fetches nothing of an assigned title it already holds, and its quota goes to the others",
+          "[sim][push]") {
+    const auto s = catalogue(
+        {{"peak_viewers_pct", 10}, {"push", {{"quota", "30MB"}, {"rate", "2Mbps"}, {"window", {-300, 0}}}}});
+    const auto spec = read_push(s);
+    REQUIRE(spec);
+    const auto plan = plan_evening(s);
+    const auto forecast = demand_forecast(s, plan.lambda_peak);
+    const auto all = place_push(s, *spec, forecast, plan.uplink_bps);
+    // Every box holds, as its cache's, the first title it was assigned.
+    std::vector<std::vector<int>> warm(plan.uplink_bps.size());
+    std::size_t boxes_with_warm = 0;
+    for (std::size_t b = 0; b < all.held.size(); ++b)
+        for (const auto& h : all.held[b])
+            if (!h.pieces.empty()) {
+                warm[b].push_back(h.title);
+                ++boxes_with_warm;
+                break;
+            }
+    REQUIRE(boxes_with_warm > 0);
+    const auto skipping = place_push(s, *spec, forecast, plan.uplink_bps, 10, warm);
+    // The same plan, but no warm title fetched.
+    CHECK(skipping.assigned_bytes == all.assigned_bytes);
+    for (std::size_t b = 0; b < skipping.held.size(); ++b)
+        for (const auto& h : skipping.held[b])
+            CHECK(std::find(warm[b].begin(), warm[b].end(), h.title) == warm[b].end());
+    CHECK(skipping.night_bytes < all.night_bytes);
+    CHECK(std::accumulate(skipping.night_bins.begin(), skipping.night_bins.end(), 0.0) ==
+          Approx(static_cast<double>(skipping.night_bytes)));
+}

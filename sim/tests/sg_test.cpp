@@ -105,32 +105,61 @@ TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped o
     const auto out = run_child([&] {
         auto engine = make_sim_engine(default_simgrid_args());
         auto built = build_platform(spec);
-        LanePool lanes;
+        Couriers couriers(5.0);
         nlohmann::json j;
         sg4::Actor::create("t", built.boxes[1], [&] {
+            auto finish = [](Transfer& t) { t.lane->received = true; };
             // 125,000 bytes at 1 Mbps: 1 s plus the latency, as the one-sided transfer in the next test case.
-            auto whole = start_transfer(lanes, built.boxes[0], 125'000);
+            auto whole = couriers.start(built.boxes[0], 125'000);
             j["remaining_at_start"] = whole.remaining(125'000);
             whole.comm->wait();
+            finish(whole);
             j["whole_s"] = sg4::Engine::get_clock();
-            // Dropped half-way: half the bytes still to come, and its courier gone.
-            auto half = start_transfer(lanes, built.boxes[0], 125'000);
+            // Dropped half-way: half the bytes still to come.
+            auto half = couriers.start(built.boxes[0], 125'000);
             sg4::this_actor::sleep_for(0.501);
             j["remaining_half"] = half.remaining(125'000);
             drop_transfer(half);
+            finish(half);
             // Dropped before its courier ran: the courier puts nothing.
-            auto early = start_transfer(lanes, built.boxes[0], 125'000);
+            auto early = couriers.start(built.boxes[0], 125'000);
             drop_transfer(early);
+            finish(early);
             sg4::this_actor::sleep_for(0.1);
+            // One courier carried the three: still alive, waiting for the next.
             j["actors"] = sg4::Engine::get_instance()->get_actor_count();
-            j["mailboxes"] = lanes.named();
-            // A later transfer reuses a mailbox and runs as the first.
+            j["couriers"] = couriers.created();
+            // Two at once from the same host share its uplink and its courier; a third from another host
+            // gets a courier of its own.
             const double t0 = sg4::Engine::get_clock();
-            start_transfer(lanes, built.boxes[0], 125'000).comm->wait();
-            j["again_s"] = sg4::Engine::get_clock() - t0;
-            j["mailboxes_after"] = lanes.named();
+            auto a = couriers.start(built.boxes[0], 125'000);
+            auto b = couriers.start(built.boxes[0], 125'000);
+            auto other = couriers.start(built.boxes[2], 125'000);
+            other.comm->wait();
+            j["other_s"] = sg4::Engine::get_clock() - t0;
+            a.comm->wait();
+            b.comm->wait();
+            j["shared_s"] = sg4::Engine::get_clock() - t0;
+            finish(a);
+            finish(b);
+            finish(other);
+            j["couriers_after"] = couriers.created();
+            j["mailboxes"] = couriers.mailboxes();
+            // Idle past 5 s with nothing in flight, both couriers end (collecting what they put).
+            sg4::this_actor::sleep_for(6);
+            j["alive_idle"] = couriers.alive();
+            j["actors_idle"] = sg4::Engine::get_instance()->get_actor_count();
+            // The next transfer from the host starts a new courier and runs as the first.
+            const double t1 = sg4::Engine::get_clock();
+            auto again = couriers.start(built.boxes[0], 125'000);
+            again.comm->wait();
+            finish(again);
+            j["again_s"] = sg4::Engine::get_clock() - t1;
+            j["couriers_again"] = couriers.created();
+            j["mailboxes_again"] = couriers.mailboxes();
         });
         engine->run();
+        j["end_s"] = sg4::Engine::get_clock();
         return j.dump();
     });
     INFO(out);
@@ -138,10 +167,47 @@ TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped o
     CHECK(j["remaining_at_start"].get<double>() == 125'000);
     CHECK(j["whole_s"].get<double>() == Approx(1.001).epsilon(1e-6));
     CHECK(j["remaining_half"].get<double>() == Approx(62'500).margin(1));
-    CHECK(j["actors"].get<int>() == 1);
-    CHECK(j["mailboxes"].get<int>() == 2);
+    CHECK(j["actors"].get<int>() == 2);
+    CHECK(j["couriers"].get<int>() == 1);
+    CHECK(j["other_s"].get<double>() == Approx(0.251).epsilon(1e-6));  // 4 Mbps
+    CHECK(j["shared_s"].get<double>() == Approx(2.001).epsilon(1e-6));
+    CHECK(j["couriers_after"].get<int>() == 2);
+    CHECK(j["mailboxes"].get<int>() == 3);
+    CHECK(j["alive_idle"].get<int>() == 0);
+    CHECK(j["actors_idle"].get<int>() == 1);
     CHECK(j["again_s"].get<double>() == Approx(1.001).epsilon(1e-6));
-    CHECK(j["mailboxes_after"].get<int>() == 2);
+    CHECK(j["couriers_again"].get<int>() == 3);
+    CHECK(j["mailboxes_again"].get<int>() == 3);
+    // The couriers are daemons: the run ends with its last transfer's receiver.
+    CHECK(j["end_s"].get<double>() ==
+          Approx(j["whole_s"].get<double>() + 0.501 + 0.1 + 2.001 + 6 + 1.001).epsilon(1e-6));
+}
+
+TEST_CASE("a host's courier takes at most its load and then another courier carries the next", "[sim][sg]") {
+    PlatformConfig c;
+    c.access_latency_s = 0.001;
+    const auto spec = make_platform({1e6, 1e6}, c);
+    const auto out = run_child([&] {
+        auto engine = make_sim_engine(default_simgrid_args());
+        auto built = build_platform(spec);
+        Couriers couriers(5.0, 2);
+        nlohmann::json j;
+        sg4::Actor::create("t", built.boxes[1], [&] {
+            std::vector<Transfer> ts;
+            for (int i = 0; i < 5; ++i)
+                ts.push_back(couriers.start(built.boxes[0], 125'000));
+            for (auto& t : ts)
+                t.comm->wait();
+            j["all_s"] = sg4::Engine::get_clock();
+            j["couriers"] = couriers.created();
+        });
+        engine->run();
+        return j.dump();
+    });
+    INFO(out);
+    const auto j = nlohmann::json::parse(out);
+    CHECK(j["couriers"].get<int>() == 3);                            // 2 + 2 + 1
+    CHECK(j["all_s"].get<double>() == Approx(5.001).epsilon(1e-6));  // five share the 1 Mbps uplink
 }
 
 TEST_CASE("a transfer between two boxes runs at the uploader's uplink", "[sim][sg]") {
