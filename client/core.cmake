@@ -60,7 +60,8 @@ if(BUILD_TESTING)
     tests/stream_watcher_test.cpp
     tests/tier_routes_test.cpp
     tests/tracker_url_test.cpp)
-  target_link_libraries(client_core_tests PRIVATE toast_client_core toast_warnings Catch2::Catch2WithMain)
+  target_link_libraries(client_core_tests PRIVATE toast_client_core toast_warnings Catch2::Catch2WithMain
+      toast_test_options)
   # The stats test checks common/docs/client-stats.md against the code.
   target_compile_definitions(client_core_tests PRIVATE TOAST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   catch_discover_tests(client_core_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client.")

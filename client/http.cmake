@@ -16,7 +16,8 @@ if(BUILD_TESTING)
     tests/http_player_launcher_test.cpp
     tests/http_player_request_test.cpp
     tests/playback_core_test.cpp)
-  target_link_libraries(client_http_tests PRIVATE toast_client_http toast_testing toast_warnings Catch2::Catch2WithMain)
+  target_link_libraries(client_http_tests PRIVATE toast_client_http toast_testing toast_warnings Catch2::Catch2WithMain
+      toast_test_options)
   catch_discover_tests(client_http_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client." PROPERTIES TIMEOUT 60)
 endif()
 
@@ -27,7 +28,8 @@ if(BUILD_TESTING)
     add_executable(client_playback_tests tests/playback_integration_test.cpp)
     # client_test_fixture (lt.cmake): the server + tracker fixture, and where the executables are.
     target_link_libraries(client_playback_tests
-      PRIVATE toast_client_core client_test_fixture toast_asio toast_testing toast_warnings Catch2::Catch2WithMain)
+      PRIVATE toast_client_core client_test_fixture toast_asio toast_testing toast_warnings Catch2::Catch2WithMain
+      toast_test_options)
     target_compile_definitions(client_playback_tests PRIVATE FFMPEG_BIN="${TOAST_FFMPEG}")
     # The real-player test drives mpv through its JSON IPC.
     find_program(TOAST_MPV mpv)

@@ -40,7 +40,7 @@ if(BUILD_TESTING)
   add_library(client_test_fixture STATIC tests/swarm_fixture.cpp)
   target_link_libraries(client_test_fixture
     PUBLIC toast_testing toast_client_core
-    PRIVATE nlohmann_json::nlohmann_json Catch2::Catch2 toast_warnings)
+    PRIVATE nlohmann_json::nlohmann_json Catch2::Catch2 toast_warnings toast_test_options)
   target_compile_definitions(client_test_fixture PUBLIC
     TOAST_CLIENT_BIN="$<TARGET_FILE:toast-client>"
     TOAST_SERVER_BIN="$<TARGET_FILE:toast-server>"
@@ -58,7 +58,8 @@ if(BUILD_TESTING)
     tests/lt_tier_test.cpp
     tests/lt_torrent_file_test.cpp)
   target_link_libraries(client_tests
-    PRIVATE toast_client_lt client_test_fixture toast_testing toast_warnings Catch2::Catch2WithMain)
+    PRIVATE toast_client_lt client_test_fixture toast_testing toast_warnings Catch2::Catch2WithMain
+    toast_test_options)
   add_dependencies(client_tests toast-client toast-server toast-tracker)
   # A stock libtorrent seed (Debian's python3-libtorrent, visible only to /usr/bin/python3).
   target_compile_definitions(client_tests PRIVATE STOCK_SEED_PY="${CMAKE_CURRENT_SOURCE_DIR}/tests/stock_seed.py"
@@ -81,7 +82,8 @@ if(BUILD_TESTING)
     tests/private_swarm_test.cpp
     tests/ssl_interop_test.cpp)
   target_link_libraries(client_private_tests
-    PRIVATE toast_client_lt client_test_fixture toast_testing toast_warnings Catch2::Catch2WithMain)
+    PRIVATE toast_client_lt client_test_fixture toast_testing toast_warnings Catch2::Catch2WithMain
+    toast_test_options)
   target_compile_definitions(client_private_tests PRIVATE
     SSL_PEER_PY="${CMAKE_CURRENT_SOURCE_DIR}/tests/ssl_peer.py" ARIA2C_BIN="${aria2c_bin}")
   add_dependencies(client_private_tests toast-client toast-server toast-tracker)
@@ -99,9 +101,12 @@ if(BUILD_TESTING)
   endif()
   add_executable(client_interop_tests tests/interop_transmission_test.cpp)
   target_link_libraries(client_interop_tests
-    PRIVATE client_test_fixture toast_testing toast_warnings nlohmann_json::nlohmann_json Catch2::Catch2)
+    PRIVATE client_test_fixture toast_testing toast_warnings nlohmann_json::nlohmann_json Catch2::Catch2
+    toast_test_options)
   target_compile_definitions(client_interop_tests
     PRIVATE TRANSMISSION_DAEMON_BIN="${transmission_daemon_bin}")
+  # It defines CATCH_CONFIG_RUNNER before including Catch2, which a precompiled Catch2 would come before.
+  set_target_properties(client_interop_tests PROPERTIES DISABLE_PRECOMPILE_HEADERS ON)
   add_dependencies(client_interop_tests toast-client toast-server toast-tracker)
   add_test(NAME client.interop.transmission_seed COMMAND client_interop_tests)
   set_tests_properties(client.interop.transmission_seed PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180)

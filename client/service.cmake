@@ -34,13 +34,14 @@ if(BUILD_TESTING)
   add_executable(client_service_core_tests tests/service_core_test.cpp tests/cache_policy_test.cpp
     tests/push_assignment_test.cpp tests/push_fetch_policy_test.cpp tests/network_options_test.cpp)
   target_link_libraries(client_service_core_tests
-    PRIVATE toast_client_service_core toast_warnings Catch2::Catch2WithMain)
+    PRIVATE toast_client_service_core toast_warnings Catch2::Catch2WithMain toast_test_options)
   catch_discover_tests(client_service_core_tests EXTRA_ARGS --warn NoTests TEST_PREFIX "client.service.")
 
   add_executable(client_service_tests tests/service_integration_test.cpp tests/service_box_test.cpp
     tests/service_access_test.cpp tests/service_private_test.cpp tests/service_push_test.cpp)
   target_link_libraries(client_service_tests
-    PRIVATE client_test_fixture toast_testing toast_warnings nlohmann_json::nlohmann_json Catch2::Catch2WithMain)
+    PRIVATE client_test_fixture toast_testing toast_warnings nlohmann_json::nlohmann_json Catch2::Catch2WithMain
+    toast_test_options)
   add_dependencies(client_service_tests toast-client toast-server toast-tracker)
   if(TOAST_FFMPEG)
     target_compile_definitions(client_service_tests PRIVATE FFMPEG_BIN="${TOAST_FFMPEG}")
