@@ -12,11 +12,11 @@
 #include <libtorrent/entry.hpp>
 
 #include "client/lt/http_fetcher.hpp"
-#include "toast/common/tier.hpp"
 #include "client/lt/torrent_file.hpp"
 #include "lt_range_server.hpp"
 #include "lt_test_support.hpp"
 #include "test_support.hpp"
+#include "toast/common/tier.hpp"
 
 using namespace std::chrono_literals;
 using namespace toast;
