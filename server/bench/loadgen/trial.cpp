@@ -221,29 +221,13 @@ class Viewer final : public TrialViewer, public std::enable_shared_from_this<Vie
 
     void finish(Clock::time_point now) {
         if (done_) return;
-        playback_->finish(now);
-        auto& r = shared_.result;
-        if (const auto latency = playback_->start_latency()) r.start_latencies.push_back(*latency);
-        const auto& stalls = playback_->stalls();
-        if (!stalls.empty()) ++r.starved;
-        for (const auto& s : stalls) {
-            ++r.stalls;
-            r.stall_seconds += s.seconds;
-            r.stall_max = std::max(r.stall_max, s.seconds);
-        }
+        record_finish(shared_.result, *playback_, now);
         close();
     }
 
     void fail(const std::string& why) {
         if (done_) return;
-        auto& r = shared_.result;
-        ++r.errors;
-        if (r.error_samples.size() < 5) r.error_samples.push_back(title_ + ": " + why);
-        if (playback_) {
-            // Count what it saw before the failure too.
-            playback_->finish(Clock::now());
-            if (!playback_->stalls().empty()) ++r.starved;
-        }
+        record_failure(shared_.result, playback_, title_, why);
         close();
     }
 

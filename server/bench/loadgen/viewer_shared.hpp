@@ -2,9 +2,13 @@
 // and the interface the trial drives them through. Not thread-safe: one io_context thread runs them all.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <optional>
+#include <string>
 
+#include "server/bench/loadgen/playback.hpp"
 #include "server/bench/loadgen/trial.hpp"
 
 namespace toast::loadgen {
@@ -25,5 +29,29 @@ class TrialViewer {
     virtual bool overdue(Clock::time_point now) const = 0;
     virtual void cut_off() = 0;
 };
+
+// A viewer that played to its end (or was judged done): its start latency and stalls go into the result.
+inline void record_finish(TrialResult& r, Playback& playback, std::chrono::steady_clock::time_point now) {
+    playback.finish(now);
+    if (const auto latency = playback.start_latency()) r.start_latencies.push_back(*latency);
+    const auto& stalls = playback.stalls();
+    if (!stalls.empty()) ++r.starved;
+    for (const auto& s : stalls) {
+        ++r.stalls;
+        r.stall_seconds += s.seconds;
+        r.stall_max = std::max(r.stall_max, s.seconds);
+    }
+}
+
+// A viewer that failed: an error (the first five named), and starved if it had stalled before the failure.
+inline void record_failure(TrialResult& r, std::optional<Playback>& playback, const std::string& title,
+                           const std::string& why) {
+    ++r.errors;
+    if (r.error_samples.size() < 5) r.error_samples.push_back(title + ": " + why);
+    if (playback) {
+        playback->finish(std::chrono::steady_clock::now());
+        if (!playback->stalls().empty()) ++r.starved;
+    }
+}
 
 }  // namespace toast::loadgen
