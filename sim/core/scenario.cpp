@@ -12,6 +12,12 @@ namespace toast::sim {
 
 namespace {
 
+// A piece is a power of two of at least 16 KiB (libtorrent's block), as the testbed's scenarios require.
+bool is_piece_size(double v) {
+    const auto n = static_cast<std::uint64_t>(v);
+    return v >= 16384 && (n & (n - 1)) == 0;
+}
+
 using nlohmann::json;
 
 const std::vector<std::string> kPickers = {"rarest", "inorder", "beta", "hybrid", "adaptive"};
@@ -201,13 +207,7 @@ TitleScenario title_scenario_from_json(const json& data, const std::string& defa
         "a duration such as \"60s\"");
     f.number(
         "bitrate", s.bitrate, bitrate_value, [](double v) { return v > 0; }, "a bitrate such as \"2Mbps\"");
-    f.number(
-        "piece_size", s.piece_size, size_value,
-        [](double v) {
-            auto n = static_cast<std::uint64_t>(v);
-            return v >= 16384 && (n & (n - 1)) == 0;
-        },
-        "a power of two of at least 16KiB");
+    f.number("piece_size", s.piece_size, size_value, is_piece_size, "a power of two of at least 16KiB");
     f.choice("choker", s.choker, kChokers);
     if (f.has("delay_ms")) {
         const auto& v = f.raw("delay_ms");
@@ -284,13 +284,7 @@ CatalogueScenario catalogue_scenario_from_json(const json& data, const std::stri
         "a duration such as \"120s\"");
     f.number(
         "bitrate", s.bitrate, bitrate_value, [](double v) { return v > 0; }, "a bitrate such as \"4Mbps\"");
-    f.number(
-        "piece_size", s.piece_size, size_value,
-        [](double v) {
-            auto x = static_cast<std::uint64_t>(v);
-            return v >= 16384 && (x & (x - 1)) == 0;
-        },
-        "a power of two of at least 16KiB");
+    f.number("piece_size", s.piece_size, size_value, is_piece_size, "a power of two of at least 16KiB");
     f.number(
         "uplink", s.uplink, bitrate_value, [](double v) { return v > 0; }, "a bitrate such as \"1Mbps\"");
     if (f.has("uplink_mix")) {
