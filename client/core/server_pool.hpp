@@ -32,15 +32,18 @@ class ServerPool {
     std::optional<std::size_t> choose(Clock::time_point now,
                                       std::optional<std::size_t> avoid = std::nullopt) const;
     // The server to ask for a piece that `holders` hold (a title on a tier, TierRoutes): of those usable and
-    // not `avoid`, the power of two choices (toast/common/tier.hpp: on time before late, then the lower
-    // reported load, ties split by `tie_break`). None when no holder is usable: the caller falls back to
+    // not `avoid`, the power of two choices (toast/common/tier.hpp: on time before late, then by the
+    // reported loads weighed by their age at `now`, drawn by `tie_break`). None when no holder is usable: the caller falls back to
     // choose(), whose server relays.
     std::optional<std::size_t> choose_holder(Clock::time_point now, std::span<const std::size_t> holders,
                                              std::optional<std::size_t> avoid = std::nullopt,
                                              std::uint64_t tie_break = 0) const;
     // The load the server reported with its last answer (Toast-Load: milliseconds of reads queued on its
-    // average disk).
-    void on_load(std::size_t server, double load_ms) { servers_.at(server).load = load_ms; }
+    // average disk), heard at `now`: choose_holder weighs it by its age then.
+    void on_load(std::size_t server, double load_ms, Clock::time_point now) {
+        servers_.at(server).load = load_ms;
+        servers_.at(server).load_at = now;
+    }
 
     // When the first backing-off server becomes usable again.
     Clock::time_point next_ready() const;
@@ -75,6 +78,7 @@ class ServerPool {
         Clock::time_point ready_at{};
         Clock::time_point late_until{};
         std::optional<double> load;
+        Clock::time_point load_at{};
     };
     Backoff backoff_;
     std::vector<Server> servers_;

@@ -377,7 +377,7 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
         stats_.bytes_received += body.size();
         const int status = static_cast<int>(response.result_int());
         auto problem = answer_problem(r, status, response[http::field::content_range], body.size());
-        if (auto load = parse_load(response["Toast-Load"])) pool_.on_load(c->server, *load);
+        if (auto load = parse_load(response["Toast-Load"])) pool_.on_load(c->server, *load, Clock::now());
         if (!response.keep_alive()) close(c);
         if (!problem.empty()) {
             stats_.bytes_rejected += body.size();

@@ -39,8 +39,8 @@ struct FetcherConfig {
     // asked of another holder of the piece (a title on a tier) that is usable; its server counts as late.
     std::chrono::milliseconds hedge_after{1'000};
     ServerAccess access;  // the box's token (every request carries it) and TLS for https:// servers
-    // This box's salt for choosing between a piece's equally loaded holders (toast::holder_tie_break), so
-    // that boxes split such ties between the holders instead of all asking the first.
+    // This box's salt for drawing between a piece's holders (toast::holder_tie_break, toast::choose_holder),
+    // so that boxes spread their choices between the holders instead of all asking the same one.
     std::uint64_t tie_salt = 0;
 };
 

@@ -146,9 +146,10 @@ TEST_CASE("the tier and the block size come from the torrent's toast key", "[cli
 
 TEST_CASE("each piece is asked directly of the less loaded of its two holders", "[client][fetcher][tier]") {
     Tier t;
-    t.nodes[0]->load_ms = 50;
+    // Loads seconds apart: a difference larger than the loads' age (milliseconds here) is always followed.
+    t.nodes[0]->load_ms = 9000;
     t.nodes[1]->load_ms = 5;
-    t.nodes[2]->load_ms = 20;
+    t.nodes[2]->load_ms = 4000;
     boost::asio::io_context io;
     std::map<PieceIndex, std::size_t> from;
     std::map<PieceIndex, std::vector<char>> got;
@@ -173,7 +174,7 @@ TEST_CASE("each piece is asked directly of the less loaded of its two holders", 
         CHECK(std::find(h.begin(), h.end(), from[PieceIndex(p)]) != h.end());
         if (p >= 10) {
             ++after_loads_known;
-            // Node 1 (load 5) whenever it holds the piece, else node 2 (20) over node 0 (50).
+            // Node 1 (load 5) whenever it holds the piece, else node 2 (4000) over node 0 (9000).
             const bool has1 = std::find(h.begin(), h.end(), 1u) != h.end();
             CHECK(from[PieceIndex(p)] == (has1 ? 1u : 2u));
         }
@@ -227,11 +228,14 @@ TEST_CASE("a request unanswered past its deadline is asked of the other holder",
     fetcher.set_routes(routes);
     // Node 2 hangs for 5 s on every answer; a piece it would be asked first goes to its other holder once
     // its deadline (now) is 300 ms behind. With no load heard yet both holders tie, and the fetcher's salt
-    // picks which of them it asks first.
+    // draws which of them it asks first.
     t.nodes[2]->delay_ms = 5000;
     const auto first_asked = [&](int i) {
-        const auto& h = routes.holders(PieceIndex(i));
-        return h[toast::holder_tie_break(fast().tie_salt, static_cast<std::uint64_t>(i)) % h.size()];
+        std::vector<toast::HolderView> idle;
+        for (auto h : routes.holders(PieceIndex(i)))
+            idle.push_back({toast::NodeIndex(static_cast<std::uint32_t>(h)), true, false, std::nullopt, 0.0});
+        return toast::choose_holder(idle, toast::holder_tie_break(fast().tie_salt, static_cast<std::uint64_t>(i)))
+            ->value();
     };
     int p = 0;
     while (first_asked(p) != 2u)

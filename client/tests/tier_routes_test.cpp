@@ -71,10 +71,10 @@ TEST_CASE("of a piece's holders the less loaded is asked, and the other when it 
     ServerPool pool(3, {100ms, 1s});
     const std::vector<std::size_t> holders{0, 2};
     CHECK(pool.choose_holder(t0, holders) == 0u);  // nothing heard: the first (highest weight)
-    pool.on_load(0, 30.0);
-    pool.on_load(2, 4.5);
+    pool.on_load(0, 30.0, t0);
+    pool.on_load(2, 4.5, t0);
     CHECK(pool.choose_holder(t0, holders) == 2u);
-    pool.on_load(2, 31.0);
+    pool.on_load(2, 31.0, t0);
     CHECK(pool.choose_holder(t0, holders) == 0u);
     // A refusal (307, 503 without Retry-After) sends this piece to the other holder first.
     CHECK(pool.choose_holder(t0, holders, 0u) == 2u);
@@ -90,6 +90,29 @@ TEST_CASE("of a piece's holders the less loaded is asked, and the other when it 
     pool.on_failure(2, t0 + 200ms);
     CHECK(pool.choose_holder(t0 + 200ms, holders) == std::nullopt);
     CHECK(pool.choose(t0 + 200ms) == 1u);
+}
+
+TEST_CASE("a holder's load counts for less as it ages", "[client][tier]") {
+    using Clock = ServerPool::Clock;
+    const auto t0 = Clock::now();
+    ServerPool pool(2, {100ms, 1s});
+    const std::vector<std::size_t> holders{0, 1};
+    const std::uint64_t late_draw = ~0ull;  // the last share of the draw
+    pool.on_load(0, 40.0, t0);
+    pool.on_load(1, 10.0, t0);
+    // Heard just now: the less loaded, whatever the draw.
+    CHECK(pool.choose_holder(t0, holders, std::nullopt, 0) == 1u);
+    CHECK(pool.choose_holder(t0, holders, std::nullopt, late_draw) == 1u);
+    // 20 ms later the 30 ms difference is still larger than the loads' age: still the less loaded.
+    CHECK(pool.choose_holder(t0 + 20ms, holders, std::nullopt, 0) == 1u);
+    // 2 s later it is not: the draw decides (weights 1970 and 2000).
+    CHECK(pool.choose_holder(t0 + 2s, holders, std::nullopt, 0) == 0u);
+    CHECK(pool.choose_holder(t0 + 2s, holders, std::nullopt, late_draw) == 1u);
+    // A fresh answer from node 0 ages only node 1's load: the oldest load sets the tolerance.
+    pool.on_load(0, 40.0, t0 + 2s);
+    CHECK(pool.choose_holder(t0 + 2s, holders, std::nullopt, 0) == 0u);
+    pool.on_load(1, 10.0, t0 + 2s);
+    CHECK(pool.choose_holder(t0 + 2s, holders, std::nullopt, 0) == 1u);
 }
 
 TEST_CASE("a node's 307 refuses only the piece", "[client][tier]") {

@@ -166,19 +166,39 @@ TierParse parse_tier_json(const nlohmann::json& json) {
 }
 
 std::optional<NodeIndex> choose_holder(std::span<const HolderView> holders, std::uint64_t tie_break) {
-    // Better: not late, then a lower load (an unknown one counts as idle).
-    auto better = [](const HolderView& h, const HolderView& than) {
-        if (h.late != than.late) return !h.late;
-        return h.load.value_or(0.0) < than.load.value_or(0.0);
-    };
-    const HolderView* best = nullptr;
+    // The candidates: usable, and on time when any usable one is.
+    const bool any_on_time =
+        std::any_of(holders.begin(), holders.end(), [](const HolderView& h) { return h.usable && !h.late; });
+    std::vector<const HolderView*> candidates;
     for (const auto& h : holders)
-        if (h.usable && (!best || better(h, *best))) best = &h;
-    if (!best) return std::nullopt;
-    std::vector<NodeIndex> tied;
-    for (const auto& h : holders)
-        if (h.usable && !better(*best, h)) tied.push_back(h.node);
-    return tied[tie_break % tied.size()];
+        if (h.usable && (!h.late || !any_on_time)) candidates.push_back(&h);
+    if (candidates.empty()) return std::nullopt;
+    // An unknown load counts as idle and as just heard.
+    auto load = [](const HolderView* h) { return std::max(0.0, h->load.value_or(0.0)); };
+    auto age = [](const HolderView* h) { return h->load ? std::max(0.0, h->load_age_ms) : 0.0; };
+    double lowest = load(candidates.front()), tolerance = 0;
+    for (const auto* h : candidates) {
+        lowest = std::min(lowest, load(h));
+        tolerance = std::max(tolerance, age(h));
+    }
+    std::vector<double> weights;
+    double total = 0;
+    for (const auto* h : candidates) {
+        const double w = tolerance > 0 ? std::max(0.0, lowest + tolerance - load(h)) : load(h) == lowest ? 1.0 : 0.0;
+        weights.push_back(w);
+        total += w;
+    }
+    // The draw: tie_break's top 53 bits as a fraction of the total weight.
+    const double target = static_cast<double>(tie_break >> 11) * 0x1.0p-53 * total;
+    double sum = 0;
+    std::size_t chosen = 0;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        if (weights[i] <= 0) continue;
+        chosen = i;
+        sum += weights[i];
+        if (target < sum) break;
+    }
+    return candidates[chosen]->node;
 }
 
 std::uint64_t holder_tie_break(std::uint64_t salt, std::uint64_t block) {

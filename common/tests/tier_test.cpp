@@ -161,12 +161,14 @@ TEST_CASE("the power of two choices asks the less loaded holder", "[common][tier
 
 TEST_CASE("a tie between holders goes where the box's tie-break says, and only a tie", "[common][tier]") {
     const NodeIndex a(0), b(1), c(2);
+    const std::uint64_t half = 1ull << 63;  // the tie-break as a fraction of 2^64: 0.5
     const std::vector<HolderView> idle{{a, true, false, 0.0}, {b, true, false, std::nullopt}};
     CHECK(choose_holder(idle, 0) == a);
-    CHECK(choose_holder(idle, 1) == b);
-    CHECK(choose_holder(idle, 7) == b);
+    CHECK(choose_holder(idle, half - 4096) == a);
+    CHECK(choose_holder(idle, half) == b);
+    CHECK(choose_holder(idle, ~0ull) == b);
     // Not tied: the lower load, the one on time, the usable one, whatever the tie-break.
-    for (std::uint64_t t : {0u, 1u, 2u, 3u}) {
+    for (std::uint64_t t : {std::uint64_t{0}, half, ~std::uint64_t{0}}) {
         CHECK(choose_holder(std::vector<HolderView>{{a, true, false, 4.0}, {b, true, false, 1.0}}, t) == b);
         CHECK(choose_holder(std::vector<HolderView>{{a, true, true, 0.0}, {b, true, false, 9.0}}, t) == b);
         CHECK(choose_holder(std::vector<HolderView>{{a, false, false, 0.0}, {b, true, false, 9.0}}, t) == b);
@@ -174,7 +176,54 @@ TEST_CASE("a tie between holders goes where the box's tie-break says, and only a
     // Three tied, one of them not usable: the tie-break picks among the two usable ones.
     const std::vector<HolderView> three{{a, true, false, 1.0}, {b, false, false, 1.0}, {c, true, false, 1.0}};
     CHECK(choose_holder(three, 0) == a);
-    CHECK(choose_holder(three, 1) == c);
+    CHECK(choose_holder(three, half) == c);
+}
+
+TEST_CASE("loads closer together than their age share the choice in proportion", "[common][tier]") {
+    const NodeIndex a(0), b(1), c(2);
+    auto at = [](double fraction) { return static_cast<std::uint64_t>(fraction * 0x1.0p64); };
+    // b 200 ms less loaded, heard 1000 ms ago: weights 1000 (b) and 800 (a), so b gets 1000 / 1800 = 5/9.
+    const std::vector<HolderView> stale{{a, true, false, 300.0, 0.0}, {b, true, false, 100.0, 1000.0}};
+    CHECK(choose_holder(stale, 0) == a);  // the order given: a first, its share 4/9
+    CHECK(choose_holder(stale, at(0.44)) == a);
+    CHECK(choose_holder(stale, at(0.45)) == b);
+    CHECK(choose_holder(stale, at(0.999)) == b);
+    // The same loads heard just now: only the less loaded.
+    const std::vector<HolderView> fresh{{a, true, false, 300.0, 0.0}, {b, true, false, 100.0, 0.0}};
+    for (double f : {0.0, 0.3, 0.7, 0.999})
+        CHECK(choose_holder(fresh, at(f)) == b);
+    // A node further behind than the loads' age (a slow or failed disk) gets nothing.
+    const std::vector<HolderView> behind{{a, true, false, 1500.0, 1000.0}, {b, true, false, 400.0, 1000.0}};
+    for (double f : {0.0, 0.3, 0.7, 0.999})
+        CHECK(choose_holder(behind, at(f)) == b);
+    // Three holders, the oldest load 600 ms: weights 600 (c, 50), 300 (a, 350), 0 (b, 700).
+    const std::vector<HolderView> three{
+        {a, true, false, 350.0, 600.0}, {b, true, false, 700.0, 10.0}, {c, true, false, 50.0, 100.0}};
+    CHECK(choose_holder(three, at(0.33)) == a);
+    CHECK(choose_holder(three, at(0.34)) == c);
+    for (double f : {0.0, 0.5, 0.999})
+        CHECK(choose_holder(three, at(f)) != b);
+    // Late and unusable holders are passed over whatever their loads' age.
+    CHECK(choose_holder(std::vector<HolderView>{{a, true, true, 0.0, 5000.0}, {b, true, false, 90.0, 5000.0}},
+                        0) == b);
+    CHECK(choose_holder(std::vector<HolderView>{{a, false, false, 0.0, 5000.0}, {b, true, false, 90.0}}, 0) == b);
+}
+
+TEST_CASE("boxes holding the same seconds-old loads do not all move to the lower", "[common][tier]") {
+    // 300 boxes last heard holder a at 120 ms (1 s ago) and holder b at 80 ms (2 s ago). Taken as exact,
+    // every box asks b; weighed by age (tolerance 2000 ms: weights 1960 and 2000) they split about evenly.
+    const std::vector<HolderView> heard{{NodeIndex(0), true, false, 120.0, 1000.0},
+                                        {NodeIndex(1), true, false, 80.0, 2000.0}};
+    std::size_t to_b = 0;
+    for (std::uint64_t salt = 1; salt <= 300; ++salt)
+        to_b += choose_holder(heard, holder_tie_break(salt, 17)) == NodeIndex(1);
+    CHECK(to_b > 135);
+    CHECK(to_b < 170);
+    std::vector<HolderView> exact = heard;
+    for (auto& h : exact)
+        h.load_age_ms = 0;
+    for (std::uint64_t salt = 1; salt <= 300; ++salt)
+        CHECK(choose_holder(exact, holder_tie_break(salt, 17)) == NodeIndex(1));
 }
 
 TEST_CASE("boxes' tie-breaks split a block's ties evenly between its holders", "[common][tier]") {

@@ -37,28 +37,31 @@ from benchlib import PAPER, Scale, StoreSpec, log, model_streams  # noqa: E402
 BLOCK = 16 * 1024
 
 
-def viewer_args(tier, mode):
-    """toast-loadgen's options for the viewers: every node named, and in `direct` mode the tier's layout."""
+def viewer_args(tier, mode, loads="aged"):
+    """toast-loadgen's options for the viewers: every node named, and in `direct` mode the tier's layout and
+    how loads are weighed."""
     args = tier.loadgen_servers()
     if mode == "direct":
         store = tier.store
         args += ["--tier", ",".join(f"n{i}" for i in range(store.nodes)), "--block-size", str(BLOCK),
-                 "--replicas", str(store.replicas), "--placement", store.placement]
+                 "--replicas", str(store.replicas), "--placement", store.placement, "--loads", loads]
     return args
 
 
-def search(loadgen_bin, tier, titles, r_c, t_b, lo, hi, precision, ramp, seed, work_dir, mode):
+def search(loadgen_bin, tier, titles, r_c, t_b, lo, hi, precision, ramp, seed, work_dir, mode, loads):
     """The most viewers with none starving, and what the search cost the machine: each node's CPU (share of
     one core) and the whole machine's busy share (every process, other users' included) over the search."""
     cpu0, busy, t0 = tier.cpu_seconds(), tierlib.MachineBusy(), time.time()
     trials, summary = benchlib.loadgen(loadgen_bin, tier, titles, r_c, t_b,
                                        ["--search", f"{lo}:{hi}", "--precision", str(precision), "--arrival",
-                                        f"ramp:{ramp * t_b:.3f}s", "--seed", str(seed)] + viewer_args(tier, mode),
+                                        f"ramp:{ramp * t_b:.3f}s", "--seed", str(seed)]
+                                       + viewer_args(tier, mode, loads),
                                        work_dir)
     wall = time.time() - t0
     cpu = [(b - a) / wall for a, b in zip(cpu0, tier.cpu_seconds())]
     return summary["max_viewers"], {"node_cpu": cpu, "machine_busy": busy.share(),
-                                    "trials": [{k: t[k] for k in ("viewers", "starved", "errors", "node_reads")}
+                                    "trials": [{k: t[k] for k in ("viewers", "starved", "errors", "node_reads",
+                                                                  "ask_peak_median", "ask_peak_p90")}
                                                for t in trials]}
 
 
@@ -74,6 +77,9 @@ def main():
     ap.add_argument("--viewers", choices=("direct", "stream"), default="direct",
                     help="capacity and balance viewers: direct (block by block from a block's holders, as "
                          "toast-client does) or stream (paced /stream of node i mod K, which relays)")
+    ap.add_argument("--loads", choices=("aged", "fresh"), default="aged",
+                    help="direct viewers weigh each load by its age, as toast-client does (aged), or take every "
+                         "load as just heard (fresh)")
     ap.add_argument("--rounds", type=int, default=16, help="title length in time slices")
     ap.add_argument("--balance-rounds", type=int, default=240, help="the hot title's length in time slices")
     ap.add_argument("--balance-time-scale", type=float, default=0.05,
@@ -118,9 +124,13 @@ def main():
                 with tierlib.Tier(store) as tier:
                     n, cost = search(loadgen_bin, tier, titles, r_c, t_b, max(1, int(node_model * k * 0.6)),
                                      min(count, int(node_model * k * 1.2) + 2), precision, args.ramp, rep + 1,
-                                     args.work_dir, args.viewers)
+                                     args.work_dir, args.viewers, args.loads)
                 found.append(n)
                 costs.append(cost)
+                for t in cost["trials"]:
+                    log(f"    {t['viewers']} viewers: starved {t['starved']}, errors {t['errors']}, node reads "
+                        f"{t['node_reads']}, most asked node / mean each second: median "
+                        f"{t['ask_peak_median']:.2f}, p90 {t['ask_peak_p90']:.2f}")
                 log(f"  K={k} search {rep + 1}: {n} streams; node CPU "
                     f"{' '.join(f'{c * 100:.0f}%' for c in cost['node_cpu'])} of a core, machine busy "
                     f"{cost['machine_busy'] * 100:.0f}%, load average {benchlib.load_average():.1f}")
@@ -132,8 +142,8 @@ def main():
             if r["nodes"] == 3:
                 capacity3 = int(r["median"])
         results["capacity"] = rows
-        print(f"Tier capacity ({args.viewers} viewers of distinct titles, no admission control; {args.disks} "
-              f"emulated disks a node, node model N {node_model:.1f}; median of {args.repeats})")
+        print(f"Tier capacity ({args.viewers} viewers of distinct titles, loads {args.loads}, no admission control; "
+              f"{args.disks} emulated disks a node, node model N {node_model:.1f}; median of {args.repeats})")
         print(f"{'K':>3} {'measured':>9} {'vs K=1':>7}  searches  (node CPU, machine busy, first search)")
         for r in rows:
             c = r["costs"][0]
@@ -175,7 +185,8 @@ def main():
                     trials, _ = benchlib.loadgen(loadgen_bin, tier, ["t0000"], b_r_c, b_t_b,
                                                  ["--viewers", str(viewers), "--pick", "weighted", "--arrival",
                                                   f"ramp:{args.balance_rounds * b_t_b:.3f}s", "--seed", str(rep + 1)]
-                                                 + viewer_args(tier, args.viewers) + extra, args.work_dir)
+                                                 + viewer_args(tier, args.viewers, args.loads) + extra,
+                                                 args.work_dir)
                 t = trials[-1]
                 total = sum(t["node_reads"]) or 1
                 shares = [r / total for r in t["node_reads"]]

@@ -69,18 +69,20 @@ std::size_t TierView::index_of(std::string_view url) {
 }
 
 std::optional<std::size_t> TierView::choose(std::span<const std::size_t> holders,
-                                            std::span<const std::size_t> tried, Clock::time_point now) const {
+                                            std::span<const std::size_t> tried, Clock::time_point now,
+                                            std::uint64_t tie_break) const {
     std::vector<HolderView> views;
     std::optional<std::size_t> soonest;
     for (auto h : holders) {
         if (h == self_ || h >= nodes_.size()) continue;
         if (std::find(tried.begin(), tried.end(), h) != tried.end()) continue;
         const auto& n = nodes_[h];
-        views.push_back(
-            {NodeIndex(static_cast<std::uint32_t>(h)), n.ready_at <= now, n.late_until > now, n.load});
+        const double age_ms = std::chrono::duration<double, std::milli>(now - n.load_at).count();
+        views.push_back({NodeIndex(static_cast<std::uint32_t>(h)), n.ready_at <= now, n.late_until > now, n.load,
+                         n.load ? std::max(0.0, age_ms) : 0.0});
         if (!soonest || n.ready_at < nodes_[*soonest].ready_at) soonest = h;
     }
-    if (auto chosen = choose_holder(views)) return chosen->value();
+    if (auto chosen = choose_holder(views, tie_break)) return chosen->value();
     // Every other holder is backing off: asking the first that may have recovered beats failing the read.
     return soonest;
 }
@@ -100,7 +102,10 @@ std::optional<std::size_t> TierView::node_with_room(std::span<const std::size_t>
 
 void TierView::on_answer(std::size_t node, std::optional<double> load, bool late, Clock::time_point now) {
     auto& n = nodes_.at(node);
-    if (load) n.load = load;
+    if (load) {
+        n.load = load;
+        n.load_at = now;
+    }
     n.failures = 0;
     n.ready_at = {};
     if (late) n.late_until = now + options_.backoff_max;
@@ -120,6 +125,7 @@ void TierView::on_status(std::size_t node, const NodeStatus& status, Clock::time
     n.status = status;
     n.status_at = now;
     n.load = status.load_ms;
+    n.load_at = now;
     n.failures = 0;
     n.ready_at = {};
 }

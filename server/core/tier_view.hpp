@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -53,10 +54,11 @@ class TierView {
     TierView(std::vector<std::string> node_urls, std::size_t self, Options options);
 
     // The holder of a block to relay from: never this node, none of `tried`, the power of two choices among
-    // the rest that are not backing off; if all of those are backing off, the one whose backoff ends first.
-    // None when no other holder is left.
-    std::optional<std::size_t> choose(std::span<const std::size_t> holders,
-                                      std::span<const std::size_t> tried, Clock::time_point now) const;
+    // the rest that are not backing off (toast::choose_holder: the loads heard weighed by their age at
+    // `now`, drawn by `tie_break`, as a box chooses); if all of those are backing off, the one whose backoff
+    // ends first. None when no other holder is left.
+    std::optional<std::size_t> choose(std::span<const std::size_t> holders, std::span<const std::size_t> tried,
+                                      Clock::time_point now, std::uint64_t tie_break = 0) const;
     // Another node with room for a paced stream: the most room among fresh statuses, not backing off, none
     // of `exclude`; none when no node has room.
     std::optional<std::size_t> node_with_room(std::span<const std::size_t> exclude,
@@ -77,6 +79,7 @@ class TierView {
     struct Node {
         std::string url;
         std::optional<double> load;
+        Clock::time_point load_at{};  // when `load` was heard
         Clock::time_point late_until{};
         int failures = 0;
         Clock::time_point ready_at{};

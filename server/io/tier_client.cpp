@@ -386,9 +386,9 @@ std::string TierClient::url(std::size_t node) {
 }
 
 std::optional<std::size_t> TierClient::choose(std::span<const std::size_t> holders,
-                                              std::span<const std::size_t> tried) {
+                                              std::span<const std::size_t> tried, std::uint64_t tie_break) {
     std::lock_guard lock(impl_->mutex);
-    return impl_->view.choose(holders, tried, Clock::now());
+    return impl_->view.choose(holders, tried, Clock::now(), tie_break);
 }
 
 std::optional<std::size_t> TierClient::node_with_room(std::span<const std::size_t> exclude) {

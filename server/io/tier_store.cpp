@@ -101,7 +101,7 @@ void TierStore::relay(const std::shared_ptr<Op>& op, std::size_t i) {
     std::vector<std::size_t> holders;
     for (auto h : tier.holders.at(part.block))
         holders.push_back(client_.node(tier.layout.node(h).url));
-    const auto node = client_.choose(holders, op->tried[i]);
+    const auto node = client_.choose(holders, op->tried[i], holder_tie_break(relays_++, part.block));
     if (!node) {
         const auto first = part.block * title.block_size;
         const auto last = std::min(first + title.block_size, title.size) - 1;

@@ -2,12 +2,14 @@
 // the other holders (TierClient) for the rest, so any node answers any range of any title (a stock BitTorrent
 // client uses every node in the url-list as a web seed, and libtorrent gives up a web seed that redirects;
 // docs/server.md "Tier"). A read is split at block boundaries: consecutive held blocks go to the local store
-// in one read, every other block to one of its holders, the less loaded first (TierView::choose), then the
+// in one read, every other block to one of its holders, chosen as a box chooses (TierView::choose), then the
 // other when the first fails or refuses. A block no holder can serve makes the read `unavailable` with that
 // block's bytes, as a local block with no readable replica does. Titles without a tier go to the local store
 // unchanged.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 
 #include "server/core/title_store.hpp"
@@ -34,6 +36,9 @@ class TierStore final : public TitleStore {
 
     TitleStore& local_;
     TierClient& client_;
+    // Counts relayed reads: each draws its own tie-break (toast::holder_tie_break of the count and the
+    // block), so this node's relays spread over a block's holders as many boxes' choices do.
+    std::atomic<std::uint64_t> relays_{0};
 };
 
 }  // namespace toast::server

@@ -55,7 +55,8 @@ TEST_CASE("a relayed read goes to the less loaded holder, and to the other one w
     // A failed node backs off (200 ms, then doubling) whatever its load.
     view.on_failure(2, t0);
     CHECK(view.choose(holders, {}, t0) == 1u);
-    CHECK(view.choose(holders, {}, t0 + 250ms) == 2u);
+    // Usable again 250 ms later; the loads, as old, are now 35 ms apart: they only weigh the draw.
+    CHECK(view.choose(holders, {}, t0 + 250ms, ~0ull) == 2u);
     view.on_failure(2, t0);
     view.on_failure(2, t0);
     CHECK(view.backing_off(2, t0 + 700ms));
@@ -69,6 +70,27 @@ TEST_CASE("a relayed read goes to the less loaded holder, and to the other one w
     late.on_answer(2, 90.0, false, t0);
     CHECK(late.choose(holders, {}, t0 + 1s) == 2u);
     CHECK(late.choose(holders, {}, t0 + 4s) == 1u);
+}
+
+TEST_CASE("a relay weighs the holders' loads by their age, as a box does", "[server][tier]") {
+    TierView view({"http://a", "http://b", "http://c"}, 0, TierView::Options{});
+    const auto t0 = Clock::now();
+    const std::vector<std::size_t> holders{1, 2};
+    view.on_answer(1, 300.0, false, t0);
+    view.on_answer(2, 100.0, false, t0);
+    // Heard just now: the less loaded whatever the draw.
+    CHECK(view.choose(holders, {}, t0, 0) == 2u);
+    CHECK(view.choose(holders, {}, t0, ~0ull) == 2u);
+    // A second later both loads are 1000 ms old: weights 800 (b) and 1000 (c), drawn in that order.
+    std::size_t to_c = 0;
+    for (std::uint64_t relay = 0; relay < 900; ++relay)
+        to_c += view.choose(holders, {}, t0 + 1s, holder_tie_break(relay, 5)) == 2u;
+    CHECK(to_c > 450);  // 5/9 of 900 is 500
+    CHECK(to_c < 550);
+    // A status poll is as good as an answer: fresh loads again.
+    view.on_status(1, NodeStatus{"b", 300.0, false, 1, 0}, t0 + 1s);
+    view.on_status(2, NodeStatus{"c", 100.0, false, 1, 0}, t0 + 1s);
+    CHECK(view.choose(holders, {}, t0 + 1s, 0) == 2u);
 }
 
 TEST_CASE("a stream this node refuses goes to the node with the most room that reported lately",

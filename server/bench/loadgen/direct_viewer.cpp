@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
@@ -95,14 +96,23 @@ class DirectViewer final : public TrialViewer, public std::enable_shared_from_th
     // Asks for block_ from the less loaded of its holders not yet tried for it.
     void fetch() {
         if (done_) return;
+        const auto now = Clock::now();
         std::vector<HolderView> views;
-        for (auto h : tier_.holders(title_, block_))
-            if (!tried_.contains(h.value())) views.push_back({h, true, false, loads_[h.value()]});
+        for (auto h : tier_.holders(title_, block_)) {
+            if (tried_.contains(h.value())) continue;
+            const auto& heard = loads_[h.value()];
+            const double age_ms =
+                heard && !shared_.spec.loads_fresh
+                    ? std::chrono::duration<double, std::milli>(now - heard->second).count()
+                    : 0.0;
+            views.push_back({h, true, false, heard ? std::optional(heard->first) : std::nullopt, age_ms});
+        }
         const auto chosen =
             choose_holder(views, shared_.spec.ties_to_first ? 0 : holder_tie_break(salt_, block_));
         if (!chosen) return fail("block " + std::to_string(block_) + ": every holder failed or refused");
         node_ = chosen->value();
         tried_.insert(node_);
+        ++shared_.node_asks[node_];
         const auto first = block_ * block_size();
         const auto end = size_ ? std::min(first + block_size(), *size_) : first + block_size();
         const auto& ep = nodes_[node_];
@@ -182,7 +192,7 @@ class DirectViewer final : public TrialViewer, public std::enable_shared_from_th
     bool on_head(const std::string& head) {
         const auto a = parse_answer(head);
         if (!a) return fail("malformed answer head"), false;
-        if (a->load) loads_[node_] = *a->load;
+        if (a->load) loads_[node_] = std::pair{*a->load, Clock::now()};
         const auto first = block_ * block_size();
         if (a->status != 206 || !a->length || !a->total || (size_ && *a->total != *size_) ||
             *a->total <= first) {
@@ -275,7 +285,8 @@ class DirectViewer final : public TrialViewer, public std::enable_shared_from_th
     const TierLayout& tier_;
     std::vector<tcp::endpoint> nodes_;
     std::vector<tcp::socket> sockets_;          // one keep-alive connection per node, opened when first asked
-    std::vector<std::optional<double>> loads_;  // each node's Toast-Load in this viewer's last answer from it
+    // Each node's Toast-Load in this viewer's last answer from it, and when that answer came.
+    std::vector<std::optional<std::pair<double, Clock::time_point>>> loads_;
     std::string title_;
     std::uint64_t salt_;
     std::uint64_t block_ = 0;

@@ -30,12 +30,15 @@ constexpr const char* kUsage =
     "                       the viewer to one with room) is followed\n"
     "  --tier IDS           the servers are a tier's nodes with these ids (comma-separated, in --server\n"
     "                       order): viewers fetch /titles block by block from a block's holders, as\n"
-    "                       toast-client does (Toast-Direct, the less loaded holder, the other on failure)\n"
+    "                       toast-client does (Toast-Direct, the holder drawn by loads and their age,\n"
+    "                       the other on failure)\n"
     "  --block-size N       the tier's block size in bytes (with --tier)\n"
     "  --replicas N         holders per block (with --tier; 2)\n"
     "  --placement P        the tier's placement, block or title (with --tier; block)\n"
-    "  --ties T             split (each viewer splits ties between equally loaded holders by a salt of its\n"
-    "                       own, as boxes do) or first (ties to the first holder) (with --tier; split)\n"
+    "  --ties T             split (each viewer draws between holders by a salt of its own, as boxes do)\n"
+    "                       or first (tie-break 0: the first holder the draw allows) (with --tier; split)\n"
+    "  --loads L            aged (a load counts for less as it ages, as boxes weigh it) or fresh (every\n"
+    "                       load taken as just heard) (with --tier; aged)\n"
     "  --retry-for DUR      a refused viewer (503) asks again after Retry-After for this long (0: never)\n"
     "  --titles-file FILE   one title per line, optionally followed by a weight (for --pick weighted)\n"
     "  --bitrate RATE       playback rate of constant-rate titles, e.g. 6Mbps\n"
@@ -95,6 +98,8 @@ nlohmann::json to_json(const TrialResult& r) {
     j["median_streams"] = r.median_streams;
     j["node_reads"] = r.node_reads;
     j["node_bytes"] = r.node_bytes;
+    j["ask_peak_median"] = r.ask_peak_median;
+    j["ask_peak_p90"] = r.ask_peak_p90;
     j["disk_reads"] = r.disk_reads;
     j["disk_bytes"] = r.disk_bytes;
     j["seconds"] = r.seconds;
@@ -183,6 +188,9 @@ std::optional<int> apply_option(const std::string& a, const std::string& v, Comm
     } else if (a == "--ties") {
         if (v != "split" && v != "first") return usage_error("bad --ties '" + v + "' (split, first)");
         spec.ties_to_first = v == "first";
+    } else if (a == "--loads") {
+        if (v != "aged" && v != "fresh") return usage_error("bad --loads '" + v + "' (aged, fresh)");
+        spec.loads_fresh = v == "fresh";
     } else if (a == "--replicas") {
         spec.tier_replicas = static_cast<std::uint32_t>(std::stoul(v));
     } else if (a == "--retry-for") {

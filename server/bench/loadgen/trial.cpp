@@ -321,6 +321,24 @@ std::map<std::string, double> scrape_metrics(const std::string& host, std::uint1
     return out;
 }
 
+namespace {
+
+// One second's requests to each node: the most asked node's over the mean, when there were at least 10 a
+// node on average and two nodes or more.
+std::optional<double> ask_peak(const std::vector<std::uint64_t>& asks) {
+    if (asks.size() < 2) return std::nullopt;
+    std::uint64_t total = 0, most = 0;
+    for (auto a : asks) {
+        total += a;
+        most = std::max(most, a);
+    }
+    const double mean = static_cast<double>(total) / static_cast<double>(asks.size());
+    if (mean < 10) return std::nullopt;
+    return static_cast<double>(most) / mean;
+}
+
+}  // namespace
+
 TrialResult run_trial(const TrialSpec& spec, std::size_t viewers) {
     TrialResult result;
     result.viewers = viewers;
@@ -334,7 +352,7 @@ TrialResult run_trial(const TrialSpec& spec, std::size_t viewers) {
     for (const auto& [host, port] : servers)
         before.push_back(scrape_metrics(host, port));
     asio::io_context io;
-    Shared shared{spec, result, viewers};
+    Shared shared{spec, result, viewers, 0, std::vector<std::uint64_t>(servers.size())};
     std::vector<tcp::endpoint> endpoints;
     for (const auto& [host, port] : servers)
         endpoints.emplace_back(asio::ip::make_address(host), port);
@@ -365,12 +383,14 @@ TrialResult run_trial(const TrialSpec& spec, std::size_t viewers) {
     }
     // Once a second: cut off viewers far behind their schedule; stop when everyone is done.
     asio::steady_timer watchdog(io);
-    std::vector<double> samples;
+    std::vector<double> samples, ask_peaks;
     std::function<void()> check = [&] {
         const auto now = Clock::now();
         for (auto& v : all)
             if (v->overdue(now)) v->cut_off();
         if (shared.streaming > 0) samples.push_back(static_cast<double>(shared.streaming));
+        if (auto peak = ask_peak(shared.node_asks)) ask_peaks.push_back(*peak);
+        std::fill(shared.node_asks.begin(), shared.node_asks.end(), 0);
         if (shared.open == 0) return;
         watchdog.expires_after(std::chrono::seconds(1));
         watchdog.async_wait([&](boost::system::error_code ec) {
@@ -384,6 +404,11 @@ TrialResult run_trial(const TrialSpec& spec, std::size_t viewers) {
     if (!samples.empty()) {
         std::sort(samples.begin(), samples.end());
         result.median_streams = samples[samples.size() / 2];
+    }
+    if (!ask_peaks.empty()) {
+        std::sort(ask_peaks.begin(), ask_peaks.end());
+        result.ask_peak_median = ask_peaks[ask_peaks.size() / 2];
+        result.ask_peak_p90 = ask_peaks[ask_peaks.size() * 9 / 10];
     }
     for (std::size_t n = 0; n < servers.size(); ++n) {
         const auto after = scrape_metrics(servers[n].first, servers[n].second);

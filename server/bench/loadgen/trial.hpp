@@ -27,7 +27,8 @@ struct TrialSpec {
     std::uint64_t block_size = 0;
     std::uint32_t tier_replicas = 2;
     TierPlacement tier_placement = TierPlacement::block;
-    bool ties_to_first = false;  // direct viewers send ties between holders to the first, not by a salt
+    bool ties_to_first = false;  // direct viewers draw with tie-break 0 (the first holder with any weight)
+    bool loads_fresh = false;    // direct viewers take every load as just heard (no weighing by age)
     // A refused viewer (503) asks again after its Retry-After (at least 1 s), as players do, for this long
     // after its first request; 0: it gives up at once.
     double retry_for = 0;
@@ -69,6 +70,11 @@ struct TrialResult {
     std::vector<std::uint64_t> disk_bytes;
     std::vector<std::uint64_t> node_reads;
     std::vector<std::uint64_t> node_bytes;
+    // Direct viewers on two nodes or more: each second, the requests the most asked node got over the
+    // nodes' mean (1: even), over the seconds with at least 10 requests a node on average; median and
+    // 90th percentile (0 when not measured).
+    double ask_peak_median = 0;
+    double ask_peak_p90 = 0;
 
     bool passed() const { return errors == 0 && starved == 0 && admitted > 0; }
 };

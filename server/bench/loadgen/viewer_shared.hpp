@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "server/bench/loadgen/playback.hpp"
 #include "server/bench/loadgen/trial.hpp"
@@ -18,6 +19,7 @@ struct Shared {
     TrialResult& result;
     std::size_t open = 0;
     std::size_t streaming = 0;
+    std::vector<std::uint64_t> node_asks;  // direct viewers' requests to each node since the last sample
 };
 
 class TrialViewer {

@@ -94,18 +94,26 @@ struct HolderView {
     NodeIndex node;
     bool usable = true;  // not backing off after a failure
     bool late = false;   // answered after a deadline lately: its disks are behind
-    // Its last reported load (the node's Toast-Load, or anything comparable across nodes), already aged by
-    // the caller; none: never heard from, which counts as idle so every node gets tried.
+    // Its last reported load (the node's Toast-Load: milliseconds of reads queued on its average disk);
+    // none: never heard from, which counts as idle so every node gets tried.
     std::optional<double> load;
+    // How long ago `load` was reported, in milliseconds (0 for none).
+    double load_age_ms = 0;
 };
 
-// The power of two choices over a block's holders: of the usable ones, those not late first, then the
-// lowest load. Holders equal on both (neither heard from, or both idle) are told apart by `tie_break`: the
-// tied holder at tie_break modulo their number, in the order given (0: the earlier, the higher rendezvous
-// weight). Ties are common while a tier is lightly loaded, and if every box sent them to the first holder, a
-// popular title would load each node as the number of its blocks it ranks first for, which is uneven even
-// over hundreds of blocks; a box passes holder_tie_break(its salt, block) so that boxes split their ties
-// between a block's holders. None when no holder is usable.
+// The power of two choices over a block's holders, with loads as old as they are. Of the usable holders,
+// those not late first; among them, the choice is drawn by `tie_break` (as a fraction of 2^64) in proportion
+// to a weight that falls linearly from the least loaded holder's to nothing at `tolerance` above its load,
+// where `tolerance` is the age of the oldest load compared. A load is a queue in milliseconds of disk time:
+// while busy it drains at one millisecond per millisecond, and at full load it grows about as fast, so two
+// loads closer together than their age do not say which node is less loaded now. Taken as exact, such stale
+// loads send every box that heard them to the same node at once, then all back (herding); weighed by their
+// age they move only a share of the boxes, which grows with the difference, and a node far behind (a slow or
+// failed disk) still gets none. Equal loads (none heard, or all idle) are split evenly, which also keeps a
+// popular title from loading each node as the number of its blocks it ranks first for. With every load
+// fresh (age 0) only the least loaded are drawn from. tie_break 0 takes the first holder with any weight, in
+// the order given (the higher rendezvous weight); a box passes holder_tie_break(its salt, block) so that
+// boxes spread their choices. None when no holder is usable.
 std::optional<NodeIndex> choose_holder(std::span<const HolderView> holders, std::uint64_t tie_break = 0);
 // A box's tie-break for `block`: `salt` (the box's own, drawn once) and the block, mixed.
 std::uint64_t holder_tie_break(std::uint64_t salt, std::uint64_t block);
