@@ -166,8 +166,8 @@ def main():
         viewers = int(capacity3 * args.balance_load * b_model / node_model)
         log(f"tier balance: time x{args.balance_time_scale:g} (t_b {b_t_b:.3f} s, node model N {b_model:.1f}), "
             f"a title of {args.balance_rounds} blocks, {viewers} viewers")
-        # Block placement with ties split as boxes split them, the same with every tie to a block's first
-        # holder (the rule before), and title-level placement.
+        # Block placement with the holder drawn as boxes draw it, the same with every draw at 0 (the first
+        # holder the loads allow: no salt), and title-level placement.
         variants = [("block", "split"), ("block", "first"), ("title", "split")]
         if args.viewers == "stream":
             variants = [("block", "split"), ("title", "split")]
