@@ -33,8 +33,8 @@ class ServerPool {
                                       std::optional<std::size_t> avoid = std::nullopt) const;
     // The server to ask for a piece that `holders` hold (a title on a tier, TierRoutes): of those usable and
     // not `avoid`, the power of two choices (toast/common/tier.hpp: on time before late, then by the
-    // reported loads weighed by their age at `now`, drawn by `tie_break`). None when no holder is usable: the caller falls back to
-    // choose(), whose server relays.
+    // reported loads weighed by their age at `now`, drawn by `tie_break`). None when no holder is usable: the
+    // caller falls back to choose(), whose server relays.
     std::optional<std::size_t> choose_holder(Clock::time_point now, std::span<const std::size_t> holders,
                                              std::optional<std::size_t> avoid = std::nullopt,
                                              std::uint64_t tie_break = 0) const;

@@ -234,7 +234,8 @@ TEST_CASE("a request unanswered past its deadline is asked of the other holder",
         std::vector<toast::HolderView> idle;
         for (auto h : routes.holders(PieceIndex(i)))
             idle.push_back({toast::NodeIndex(static_cast<std::uint32_t>(h)), true, false, std::nullopt, 0.0});
-        return toast::choose_holder(idle, toast::holder_tie_break(fast().tie_salt, static_cast<std::uint64_t>(i)))
+        return toast::choose_holder(idle,
+                                    toast::holder_tie_break(fast().tie_salt, static_cast<std::uint64_t>(i)))
             ->value();
     };
     int p = 0;

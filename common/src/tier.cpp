@@ -184,7 +184,9 @@ std::optional<NodeIndex> choose_holder(std::span<const HolderView> holders, std:
     std::vector<double> weights;
     double total = 0;
     for (const auto* h : candidates) {
-        const double w = tolerance > 0 ? std::max(0.0, lowest + tolerance - load(h)) : load(h) == lowest ? 1.0 : 0.0;
+        const double w = tolerance > 0       ? std::max(0.0, lowest + tolerance - load(h))
+                         : load(h) == lowest ? 1.0
+                                             : 0.0;
         weights.push_back(w);
         total += w;
     }

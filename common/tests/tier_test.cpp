@@ -206,7 +206,8 @@ TEST_CASE("loads closer together than their age share the choice in proportion",
     // Late and unusable holders are passed over whatever their loads' age.
     CHECK(choose_holder(std::vector<HolderView>{{a, true, true, 0.0, 5000.0}, {b, true, false, 90.0, 5000.0}},
                         0) == b);
-    CHECK(choose_holder(std::vector<HolderView>{{a, false, false, 0.0, 5000.0}, {b, true, false, 90.0}}, 0) == b);
+    CHECK(choose_holder(std::vector<HolderView>{{a, false, false, 0.0, 5000.0}, {b, true, false, 90.0}}, 0) ==
+          b);
 }
 
 TEST_CASE("boxes holding the same seconds-old loads do not all move to the lower", "[common][tier]") {

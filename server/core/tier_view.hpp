@@ -57,8 +57,9 @@ class TierView {
     // the rest that are not backing off (toast::choose_holder: the loads heard weighed by their age at
     // `now`, drawn by `tie_break`, as a box chooses); if all of those are backing off, the one whose backoff
     // ends first. None when no other holder is left.
-    std::optional<std::size_t> choose(std::span<const std::size_t> holders, std::span<const std::size_t> tried,
-                                      Clock::time_point now, std::uint64_t tie_break = 0) const;
+    std::optional<std::size_t> choose(std::span<const std::size_t> holders,
+                                      std::span<const std::size_t> tried, Clock::time_point now,
+                                      std::uint64_t tie_break = 0) const;
     // Another node with room for a paced stream: the most room among fresh statuses, not backing off, none
     // of `exclude`; none when no node has room.
     std::optional<std::size_t> node_with_room(std::span<const std::size_t> exclude,

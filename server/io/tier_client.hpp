@@ -54,8 +54,8 @@ class TierClient {
     std::string url(std::size_t node);
     std::size_t self() const { return self_; }
     // TierView::choose and TierView::node_with_room at the current time.
-    std::optional<std::size_t> choose(std::span<const std::size_t> holders, std::span<const std::size_t> tried,
-                                      std::uint64_t tie_break);
+    std::optional<std::size_t> choose(std::span<const std::size_t> holders,
+                                      std::span<const std::size_t> tried, std::uint64_t tie_break);
     std::optional<std::size_t> node_with_room(std::span<const std::size_t> exclude);
 
     // Reads `request` from `node`; `done` runs once, on the client's thread. A failure (no answer within

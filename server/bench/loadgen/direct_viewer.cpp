@@ -101,10 +101,9 @@ class DirectViewer final : public TrialViewer, public std::enable_shared_from_th
         for (auto h : tier_.holders(title_, block_)) {
             if (tried_.contains(h.value())) continue;
             const auto& heard = loads_[h.value()];
-            const double age_ms =
-                heard && !shared_.spec.loads_fresh
-                    ? std::chrono::duration<double, std::milli>(now - heard->second).count()
-                    : 0.0;
+            const double age_ms = heard && !shared_.spec.loads_fresh
+                                      ? std::chrono::duration<double, std::milli>(now - heard->second).count()
+                                      : 0.0;
             views.push_back({h, true, false, heard ? std::optional(heard->first) : std::nullopt, age_ms});
         }
         const auto chosen =
@@ -284,7 +283,7 @@ class DirectViewer final : public TrialViewer, public std::enable_shared_from_th
     Shared& shared_;
     const TierLayout& tier_;
     std::vector<tcp::endpoint> nodes_;
-    std::vector<tcp::socket> sockets_;          // one keep-alive connection per node, opened when first asked
+    std::vector<tcp::socket> sockets_;  // one keep-alive connection per node, opened when first asked
     // Each node's Toast-Load in this viewer's last answer from it, and when that answer came.
     std::vector<std::optional<std::pair<double, Clock::time_point>>> loads_;
     std::string title_;

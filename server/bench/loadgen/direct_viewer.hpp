@@ -4,8 +4,9 @@
 // Toast-Load of its own last answers weighed by their age, drawn by the viewer's own `salt`; tie-break 0 with
 // TrialSpec::ties_to_first, every load as just heard with TrialSpec::loads_fresh), and of the other holder
 // when the first fails or refuses. Paced as the server paces /stream: blocks 0 and 1 at once, then block j
-// one time slice after block j - 1 was due, each asked when due or when the previous one arrived, whichever is
-// later; one keep-alive connection per node. Judged by the same Playback as a /stream viewer, over the title's bytes in order.
+// one time slice after block j - 1 was due, each asked when due or when the previous one arrived, whichever
+// is later; one keep-alive connection per node. Judged by the same Playback as a /stream viewer, over the
+// title's bytes in order.
 #pragma once
 
 #include <memory>
