@@ -47,6 +47,10 @@ class Viewer {
         std::uint64_t bytes = 0;
         double started = 0;
         int node = 0;  // server flows
+        // done_bytes() at simulated time `done_at`: a flow's progress at one instant is asked several times a
+        // tick (the rates, the sample, the pieces' blocks), and each ask is a query of SimGrid's model.
+        mutable double done_at = -1;
+        mutable std::uint64_t done = 0;
     };
     struct Fetch {
         std::uint64_t offset = 0;  // in the piece

@@ -7,9 +7,14 @@
 namespace toast::sim::viewer_detail {
 
 std::uint64_t Viewer::done_bytes(std::size_t i) const {
-    const double remaining = lanes_[i] ? Transfer{comms_[i], lanes_[i]}.remaining(flows_[i].bytes) : 0.0;
+    const auto& f = flows_[i];
+    const double t = now();
+    if (f.done_at == t) return f.done;
+    const double remaining = lanes_[i] ? Transfer{comms_[i], lanes_[i]}.remaining(f.bytes) : 0.0;
     const auto left = static_cast<std::uint64_t>(std::max(0.0, std::ceil(remaining)));
-    return flows_[i].bytes > left ? flows_[i].bytes - left : 0;
+    f.done = f.bytes > left ? f.bytes - left : 0;
+    f.done_at = t;
+    return f.done;
 }
 
 ReceivedBytes Viewer::received(int piece) const {
