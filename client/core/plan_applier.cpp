@@ -50,11 +50,15 @@ void PlanApplier::apply(const PiecePlan& plan, const PieceSet& had, std::int64_t
 
     // 2. Priorities, as one delta.
     std::vector<std::pair<PieceIndex, std::uint8_t>> changes;
+    auto next_deadline = wanted_deadlines.begin();  // walked beside p: both ascend
     for (int p = 0; p < n && p < static_cast<int>(plan.priority.size()); ++p) {
         auto& cur = applied_[static_cast<std::size_t>(p)];
         auto& pending = pending_flip_[static_cast<std::size_t>(p)];
         std::uint8_t want = plan.priority[static_cast<std::size_t>(p)];
-        if (wanted_deadlines.count(PieceIndex(p))) want = 7;  // keep what the deadline set
+        while (next_deadline != wanted_deadlines.end() && next_deadline->value() < p)
+            ++next_deadline;
+        if (next_deadline != wanted_deadlines.end() && next_deadline->value() == p)
+            want = 7;  // keep what the deadline set
         if (had.has(PieceIndex(p)) || want == cur) {
             pending = 0;
             continue;

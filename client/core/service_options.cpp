@@ -241,7 +241,7 @@ ServeOptions serve_options_from_config(const nlohmann::json& config) {
         o.upload_limit = reader.bitrate("upload_limit", std::nullopt, kMinRate, kMaxRate);
     if (reader.has("download_limit"))
         o.download_limit = reader.bitrate("download_limit", std::nullopt, kMinRate, kMaxRate);
-    o.max_connections = static_cast<int>(reader.uint("max_connections", 40, 2, 10'000));
+    o.max_connections = static_cast<int>(reader.uint("max_connections", 200, 2, 10'000));
     if (reader.has("disk_io")) set("disk_io", "--disk-io", reader.string("disk_io"));
     o.upnp = reader.boolean("upnp", false);
     o.natpmp = reader.boolean("natpmp", false);
@@ -296,7 +296,8 @@ service resumes its titles, their playback positions and its assignment from DIR
   --disk-quota SIZE       disk used by all titles together, e.g. 20GiB (default: unlimited)
   --upload-limit RATE     upload of all titles together, e.g. 8Mbps (default: unlimited)
   --download-limit RATE   download of all titles together (default: unlimited)
-  --max-connections N     peer connections of the session (default 40)
+  --max-connections N     peer connections of the box, all titles together (default 200;
+                          a title has 40 at most)
   --disk-io D             posix: pieces read and written with pread/pwrite on the network thread; mmap:
                           read from a memory map on disk threads, libtorrent's own default (default posix)
   --cache POLICY          what stays of a watched title once its play stops: none (nothing), lru (seed within

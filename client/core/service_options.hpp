@@ -31,7 +31,10 @@ struct ServeOptions {
     std::optional<Bytes> disk_quota;      // --disk-quota: all titles together; unlimited when absent
     std::optional<BitRate> upload_limit;  // --upload-limit: all titles together; unlimited when absent
     std::optional<BitRate> download_limit;
-    int max_connections = 40;  // peer connections of the session (SessionConfig::max_connections)
+    // Peer connections of the box, every title together (SessionConfig::max_connections); a title has at
+    // most the client's own cap (ClientOptions::max_connections, 40) of them. An idle box seeds several
+    // titles, and the title it plays must still find room.
+    int max_connections = 200;
     DiskIoKind disk_io = DiskIoKind::posix;       // --disk-io
     CachePolicy cache = CachePolicy::lru;         // --cache: what idle boxes keep of the titles they watched
     PickerKind picker = PickerKind::adaptive;     // --picker: every played title's (as the client's)

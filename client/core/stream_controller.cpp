@@ -217,10 +217,10 @@ void StreamController::on_stop(SteadyTime now) {
 }
 
 Bytes StreamController::stored_bytes() const {
-    Bytes total{0};
-    for (auto p : pieces_.stored.pieces())
-        total += geometry_.piece_size(p);
-    return total;
+    // Every piece is piece_length long but the last: counted, not walked (it is asked every tick).
+    const auto n = static_cast<std::uint64_t>(pieces_.stored.count().value());
+    if (!pieces_.stored.has(geometry_.last_piece())) return Bytes(n * geometry_.piece_length().value());
+    return Bytes((n - 1) * geometry_.piece_length().value() + geometry_.last_piece_size().value());
 }
 
 bool StreamController::should_leave() const {

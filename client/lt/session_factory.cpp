@@ -42,6 +42,10 @@ int tracker_num_want(int max_connections) {
     return std::max(max_connections * 3 / 8, 1);
 }
 
+int torrent_connections_of(const SessionConfig& config) {
+    return std::min(config.torrent_connections.value_or(config.max_connections), config.max_connections);
+}
+
 lt::session_params make_session_params(const SessionConfig& c) {
     lt::settings_pack s;
     s.set_str(lt::settings_pack::user_agent, c.user_agent);
@@ -129,7 +133,7 @@ lt::session_params make_session_params(const SessionConfig& c) {
     // its cap, a client connects to a random share of them (libtorrent picks by BEP 40 rank); asked for
     // about a third, it connects to all of them, about as many newcomers connect to it, and it stays below
     // its cap, where a newcomer would take the place of a random peer, perhaps a neighbour.
-    s.set_int(lt::settings_pack::num_want, tracker_num_want(c.max_connections));
+    s.set_int(lt::settings_pack::num_want, tracker_num_want(torrent_connections_of(c)));
     s.set_int(lt::settings_pack::aio_threads, c.disk_threads);
     // A HAVE goes to every connected peer for every piece, the most frequent message in a streaming swarm
     // (a piece a second per viewer at 2 Mbps and 256 KiB, more with smaller pieces). Peers ahead of us in

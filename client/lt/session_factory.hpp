@@ -44,6 +44,10 @@ struct SessionConfig {
     // to everyone the swarm's cost grows with the square of its size. Two and a half times the unchoke
     // slots leaves the choker peers to choose from; the thesis's client (mainline 4.4) initiated 40.
     int max_connections = 40;
+    // Peer connections of one torrent at most (what num_want is derived from); absent: max_connections. A
+    // box serving many titles needs more connections in all than one title may take, or the titles it
+    // seeds fill its table and the title it plays finds no room.
+    std::optional<int> torrent_connections;
     // libtorrent's disk threads (aio_threads), for DiskIoKind::mmap. A viewer writes a few hundred KiB a
     // second; the default 10 threads each wake for a share of the jobs, and the wake-ups cost more than the
     // jobs.
@@ -76,10 +80,13 @@ std::unique_ptr<libtorrent::session> make_session(libtorrent::session_params par
 // ranges in the "local" class, which ignores rate limits and unchoke slots.
 void map_all_peers_to_global_class(libtorrent::session& session);
 
+// The connections one torrent of `config` may have.
+int torrent_connections_of(const SessionConfig& config);
+
 // Torrents are added non-auto-managed and unpaused: the queueing logic would otherwise pause and resume
 // them, and upload_mode (used when the bounded buffer is full) requires non-auto-managed torrents. The
-// torrent's own connection limit is the session's (SessionConfig::max_connections): at it, an incoming peer
-// replaces the lowest-ranked one rather than being refused.
+// torrent's own connection limit (torrent_connections_of): at it, an incoming peer replaces the
+// lowest-ranked one rather than being refused.
 void prepare_add_torrent_params(libtorrent::add_torrent_params& params,
                                 int max_connections = SessionConfig{}.max_connections);
 

@@ -43,7 +43,7 @@ StreamSession::StreamSession(boost::asio::io_context& io, const SessionConfig& c
                              PeerCredentials credentials)
     : io_(io),
       registries_(std::make_shared<EjectionRegistries>()),
-      max_connections_(config.max_connections),
+      max_connections_(torrent_connections_of(config)),
       credentials_(std::move(credentials)) {
     control_ = std::make_shared<SwarmControl>(SwarmControl::Config{config.choker, config.unchoke_slots, 3});
     auto params = make_session_params(config);

@@ -61,6 +61,7 @@ TitleService::TitleService(asio::io_context& io, ServeOptions options, ClientTun
     sc.upload_limit = options_.upload_limit;
     sc.download_limit = options_.download_limit;
     sc.max_connections = options_.max_connections;
+    sc.torrent_connections = ClientOptions{}.max_connections;
     sc.disk_io = options_.disk_io;
     sc.ssl_listen_port = ssl_listen_port_of(options_);
     sc.enable_upnp = options_.upnp;
@@ -323,7 +324,6 @@ void TitleService::play(ServiceTitle& t, const ControlServer::Reply& reply) {
         o.behavior = Behavior::seed;  // a service title plays until stopped, then seeds
         o.picker = options_.picker;
         o.choker = options_.choker;
-        o.max_connections = options_.max_connections;
         // The box's upload cap (the session's) is where the adaptive picker starts: the operator's boxes
         // share one provisioning, so its share of the bitrate is what the box's peers can carry.
         o.upload_limit = options_.upload_limit;

@@ -127,6 +127,10 @@ TEST_CASE("serve takes the cache policy, the box id, the push quota and the push
     CHECK(defaults.options->cache == CachePolicy::lru);
     CHECK(defaults.options->box_id.empty());
     CHECK_FALSE(defaults.options->push_quota);
+    // A box seeds many titles: its connection cap is for all of them (a title has at most 40).
+    CHECK(defaults.options->max_connections == 200);
+    CHECK(parse_serve_args({"--save-dir", "d", "--max-connections", "60"}).options->max_connections == 60);
+    CHECK(serve_options_from_config(nlohmann::json{{"save_dir", "d"}}).max_connections == 200);
     CHECK(parse_serve_args({"--save-dir", "d", "--cache", "all"}).error ==
           "--cache: 'all' is not a cache policy (none, lru, popularity)");
     CHECK(parse_serve_args({"--save-dir", "d", "--box-id", "../x"}).error ==

@@ -85,6 +85,21 @@ TEST_CASE("session settings turn off everything that defeats streaming on a clos
     CHECK_FALSE(s.get_bool(lt::settings_pack::send_redundant_have));
 }
 
+TEST_CASE("a box's session caps connections for all titles and each title apart", "[client][session]") {
+    SessionConfig box;
+    box.max_connections = 200;
+    box.torrent_connections = 40;
+    CHECK(toast::client::torrent_connections_of(box) == 40);
+    auto params = toast::client::make_session_params(box);
+    CHECK(params.settings.get_int(lt::settings_pack::connections_limit) == 200);
+    // num_want follows what one title may connect to, not the box's total.
+    CHECK(params.settings.get_int(lt::settings_pack::num_want) == 15);
+    // A title never has more than the box.
+    box.max_connections = 10;
+    CHECK(toast::client::torrent_connections_of(box) == 10);
+    CHECK(toast::client::torrent_connections_of(SessionConfig{}) == 40);
+}
+
 TEST_CASE("a client holds no more peer connections than its limit", "[client][session][slow]") {
     toast::testing::TempDir dir;
     std::filesystem::create_directories(dir / "hub");

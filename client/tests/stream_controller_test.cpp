@@ -334,6 +334,27 @@ TEST_CASE("a full bounded buffer ejects watched pieces first and suspends when n
     CHECK(c.ejected() == 1);
 }
 
+TEST_CASE("the stored bytes count every piece whole and the last one at its own size",
+          "[client][controller]") {
+    ClientTuning tuning;
+    const auto g = *TitleGeometry::make(Bytes(250'000ULL * 39 + 100'000), Bytes(250'000), BitRate(2'000'000));
+    REQUIRE(g.piece_count() == PieceCount(40));
+    StreamController none(g, setup(), tuning, t0);
+    none.on_ready(pieces(40, {}), t0);
+    CHECK(none.stored_bytes() == Bytes(0));
+    StreamController some(g, setup(), tuning, t0);
+    some.on_ready(pieces(40, {0, 1, 7}), t0);
+    CHECK(some.stored_bytes() == Bytes(750'000));
+    StreamController last(g, setup(), tuning, t0);
+    last.on_ready(pieces(40, {0, 39}), t0);
+    CHECK(last.stored_bytes() == Bytes(350'000));
+    auto all = PieceSet(PieceCount(40));
+    all.set_all();
+    StreamController whole(g, setup(), tuning, t0);
+    whole.on_ready(all, t0);
+    CHECK(whole.stored_bytes() == Bytes(9'850'000));
+}
+
 TEST_CASE("the behaviour decides when to leave", "[client][controller]") {
     ClientTuning tuning;
     auto all = PieceSet(PieceCount(40));

@@ -96,6 +96,8 @@ std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std
         const BoxId other = cn.other(up.box);
         const auto& pipe = cn.towards(other);
         const auto id = static_cast<std::uint64_t>(c) + 1;
+        // The choker unchokes only interested peers: the others need no rank.
+        if (!pipe.interested && id != assume) continue;
         std::int64_t rank = 0;
         switch (up.setup.choker) {
             case ChokerKind::nearest:
@@ -116,7 +118,7 @@ std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std
                 rank = client::rotating_rank(id, epoch);
                 break;
         }
-        out.push_back({id, rank, pipe.interested || id == assume});
+        out.push_back({id, rank, true});
     }
     return out;
 }

@@ -357,7 +357,8 @@ PumpResult SwarmModel::pump(BoxId down, double now, const std::function<std::uin
     auto& d = at(down);
     if (!d.downloading) return r;
     woken_.clear();
-    for (int c : std::vector<int>(d.conns)) {
+    pumped_.assign(d.conns.begin(), d.conns.end());  // a copy: a connection that closed is detached below
+    for (int c : pumped_) {
         auto& cn = conns_[static_cast<std::size_t>(c)];
         auto& pipe = cn.towards(down);
         if (!cn.open) {

@@ -240,6 +240,7 @@ class SwarmModel {
     std::vector<int> free_conns_;
     std::uint64_t joins_ = 0;
     std::vector<BoxId> woken_;  // downloaders unchoked by a choker since the last pump
+    std::vector<int> pumped_;   // pump(): the connections it walks
 };
 
 }  // namespace toast::sim

@@ -193,7 +193,7 @@ RunRecords run_title(const TitleScenario& s, const RunOptions& options) {
         ms.max_connections = 200;
         auto& seed = swarm.join(world.seed_id(), ms);
         seed.have.set_all();
-        world.announce(0, world.seed_id(), 0, false, 0, 0.0);
+        world.announce(0, world.seed_id(), 0, World::Announcing::holding, 0, 0.0);
     }
     std::vector<client::ClientOptions> opts;
     for (int i = 0; i < s.clients; ++i)

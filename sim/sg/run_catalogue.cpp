@@ -54,7 +54,7 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
             auto& m = world.title(t).swarm->join(b, setup_for(b));
             m.have.set_all();
             caches[static_cast<std::size_t>(b)].add_warm(t, -1.0 - static_cast<double>(i));
-            world.announce(t, b, 0, false, 0, 0.0);
+            world.announce(t, b, 0, World::Announcing::holding, 0, 0.0);
         }
     }
     // The probe box: every title whole, never watching, its upload the server side's.
@@ -63,7 +63,7 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
         ms.seed = static_cast<std::uint64_t>(s.random_seed + s.boxes);
         for (int t = 0; t < s.titles; ++t) {
             world.title(t).swarm->join(world.seed_id(), ms).have.set_all();
-            world.announce(t, world.seed_id(), 0, false, 0, 0.0);
+            world.announce(t, world.seed_id(), 0, World::Announcing::holding, 0, 0.0);
         }
     }
     // The server's demand (its forecast, then every session's start, decayed), as the popularity cache and
@@ -94,12 +94,12 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
                 const auto left = static_cast<std::uint64_t>(
                     std::max(0.0, static_cast<double>(s.title_bytes()) -
                                       static_cast<double>(m.have.count()) * s.piece_size));
-                world.announce(h.title, b, left, false, 0, 0.0);
+                world.announce(h.title, b, left, World::Announcing::holding, 0, 0.0);
             }
         }
     }
     auto drop = [&](int box, int t) {
-        world.announce(t, box, 0, true, 0, sg4::Engine::get_clock());
+        world.announce(t, box, 0, World::Announcing::stopped, 0, sg4::Engine::get_clock());
         world.title(t).swarm->leave(box);
     };
     auto on_start = [&](int box, int title, double now) {
@@ -128,7 +128,7 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
             drop(vp.box, t);
         if (caches[static_cast<std::size_t>(vp.box)].holds(vp.title) && m) {
             const auto left = static_cast<std::uint64_t>((swarm.pieces() - m->have.count()) * s.piece_size);
-            world.announce(vp.title, vp.box, left, false, 0, now);
+            world.announce(vp.title, vp.box, left, World::Announcing::holding, 0, now);
         }
     };
     const auto wall_start = std::chrono::steady_clock::now();

@@ -170,8 +170,8 @@ void Viewer::announce(double t, bool completed) {
                   : geometry_.total_size().value() -
                         static_cast<std::uint64_t>(m.have.count()) * geometry_.piece_length().value();
     const int numwant = std::max(plan_.options.max_connections * 3 / 8, 1);
-    named_ = world_.announce(plan_.title, plan_.box, completed ? 0 : std::max<std::uint64_t>(left, 1), false,
-                             numwant, t);
+    named_ = world_.announce(plan_.title, plan_.box, completed ? 0 : std::max<std::uint64_t>(left, 1),
+                             World::Announcing::downloading, numwant, t);
     tracker_reply_at_ = t + world_.tuning().tracker_rtt_s;
 }
 
@@ -239,7 +239,7 @@ void Viewer::finish(double t) {
     swarm_.stop_download(plan_.box);
     if (plan_.on_end) plan_.on_end(plan_, rec_);
     if (plan_.leave_at_end) {
-        world_.announce(plan_.title, plan_.box, 0, true, 0, t);
+        world_.announce(plan_.title, plan_.box, 0, World::Announcing::stopped, 0, t);
         swarm_.leave(plan_.box);
     }
     world_.add_session(rec_);

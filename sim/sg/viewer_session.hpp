@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <simgrid/s4u.hpp>
@@ -46,6 +47,10 @@ class Viewer {
         std::uint64_t bytes = 0;
         double started = 0;
         int node = 0;  // server flows
+        // done_bytes() at simulated time `done_at`: a flow's progress at one instant is asked several times a
+        // tick (the rates, the sample, the pieces' blocks), and each ask is a query of SimGrid's model.
+        mutable double done_at = -1;
+        mutable std::uint64_t done = 0;
     };
     struct Fetch {
         std::uint64_t offset = 0;  // in the piece
@@ -59,7 +64,7 @@ class Viewer {
     Member& member() { return *swarm_.find(plan_.box); }
 
     void tick();
-    client::SwarmSample sample(double t);
+    const client::SwarmSample& sample(double t);  // sample_, refilled
     void apply(const client::ControllerPlan& plan, double t);
     void pump(double t);
     void announce(double t, bool completed);
@@ -108,7 +113,10 @@ class Viewer {
     std::optional<double> tracker_reply_at_;
     std::optional<double> deadline_at_;  // a wake-up at the server's last moment for the next missing piece
     std::vector<BoxId> named_;
-    std::map<int, std::uint64_t> rate_mark_;  // conn -> delivered at the last measurement
+    client::SwarmSample sample_;
+    std::vector<std::pair<int, std::pair<std::uint64_t, std::uint64_t>>> sending_;  // sample(): scratch
+    std::vector<int> pieces_scratch_;
+    std::vector<std::pair<int, std::uint64_t>> rate_mark_, marks_;  // conn, delivered at the last measurement
     double last_rate_ = 0;
     double next_tick_ = 0;
     bool ready_ = false;

@@ -7,9 +7,14 @@
 namespace toast::sim::viewer_detail {
 
 std::uint64_t Viewer::done_bytes(std::size_t i) const {
-    const double remaining = lanes_[i] ? Transfer{comms_[i], lanes_[i]}.remaining(flows_[i].bytes) : 0.0;
+    const auto& f = flows_[i];
+    const double t = now();
+    if (f.done_at == t) return f.done;
+    const double remaining = lanes_[i] ? Transfer{comms_[i], lanes_[i]}.remaining(f.bytes) : 0.0;
     const auto left = static_cast<std::uint64_t>(std::max(0.0, std::ceil(remaining)));
-    return flows_[i].bytes > left ? flows_[i].bytes - left : 0;
+    f.done = f.bytes > left ? f.bytes - left : 0;
+    f.done_at = t;
+    return f.done;
 }
 
 ReceivedBytes Viewer::received(int piece) const {
@@ -25,24 +30,32 @@ ReceivedBytes Viewer::received(int piece) const {
     return got;
 }
 
-client::SwarmSample Viewer::sample(double t) {
-    client::SwarmSample s;
+const client::SwarmSample& Viewer::sample(double t) {
+    // Refilled in place every tick: its vectors keep their room from one tick to the next.
+    auto& s = sample_;
     s.now = at(t);
     auto& m = member();
-    s.availability = m.availability;
+    s.availability.assign(m.availability.begin(), m.availability.end());
     const int blocks_per_piece = static_cast<int>((geometry_.piece_length().value() + kBlock - 1) / kBlock);
     std::uint64_t partial_bytes = 0;
-    std::vector<std::pair<int, std::pair<std::uint64_t, std::uint64_t>>> sending;  // piece, [delivered, to)
+    auto& sending = sending_;  // piece, [delivered, to)
+    sending.clear();
+    std::size_t peers = 0;
     for (int c : m.conns) {
         const auto& cn = swarm_.connection(c);
         if (!cn.open) continue;
         const auto* peer = &swarm_.peer_of(c, plan_.box);
         const auto& pipe = cn.towards(plan_.box);
-        client::PeerSample ps;
+        if (peers == s.peers.size()) s.peers.emplace_back();
+        auto& ps = s.peers[peers++];
         ps.seed = peer->have.all();
         ps.upload_only = !peer->downloading || peer->upload_mode;
         ps.operator_peer = peer->setup.operator_peer;
-        if (ps.operator_peer && !ps.seed) ps.pieces = peer->have.to_piece_set();
+        if (ps.operator_peer && !ps.seed) {
+            ps.pieces = peer->have.to_piece_set();
+        } else if (ps.pieces.size().value() != 0) {
+            ps.pieces = client::PieceSet();
+        }
         ps.download_rate = pipe.rate;
         ps.queue_length = static_cast<int>(pipe.queue.size()) * blocks_per_piece;
         if (pipe.active >= 0) {
@@ -54,24 +67,29 @@ client::SwarmSample Viewer::sample(double t) {
                 static_cast<int>((pipe.to - std::min(pipe.to, delivered) + kBlock - 1) / kBlock);
             sending.emplace_back(pipe.active, std::pair{delivered, pipe.to});
         }
-        s.peers.push_back(std::move(ps));
     }
+    s.peers.resize(peers);
     // Pieces peers are sending or have sent part of: which blocks are here, and the two blocks at the front
     // of each transfer (the one being sent and the next).
-    std::vector<int> pieces;
+    auto& pieces = pieces_scratch_;
+    pieces.clear();
     for (const auto& [piece, at] : sending)
         pieces.push_back(piece);
     for (const auto& [piece, got] : m.partial)
         pieces.push_back(piece);
     std::sort(pieces.begin(), pieces.end());
     pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
+    std::size_t progress = 0;
     for (int piece : pieces) {
         if (m.have.test(piece)) continue;
         const auto size = swarm_.piece_size(piece);
         const auto blocks = static_cast<std::size_t>((size + kBlock - 1) / kBlock);
         const auto got = received(piece);
-        client::PieceProgress pp{PieceIndex(piece), std::vector<bool>(blocks, false),
-                                 std::vector<int>(blocks, -1)};
+        if (progress == s.progress.size()) s.progress.emplace_back();
+        auto& pp = s.progress[progress++];
+        pp.piece = PieceIndex(piece);
+        pp.delivered.assign(blocks, false);
+        pp.queue_position.assign(blocks, -1);
         for (std::size_t b = 0; b < blocks; ++b)
             pp.delivered[b] = got.covers(b * kBlock, std::min<std::uint64_t>((b + 1) * kBlock, size));
         for (const auto& [p, range] : sending) {
@@ -82,8 +100,9 @@ client::SwarmSample Viewer::sample(double t) {
                 pp.queue_position[b] = static_cast<int>(place++);
             }
         }
-        s.progress.push_back(std::move(pp));
     }
+    s.progress.resize(progress);
+    s.in_flight.clear();
     m.requested.for_each([&](int p) { s.in_flight.push_back(PieceIndex(p)); });
     for (const auto& [piece, got] : m.partial)
         if (!m.requested.test(piece) && !m.have.test(piece)) s.in_flight.push_back(PieceIndex(piece));
@@ -97,7 +116,10 @@ void Viewer::measure_rates(double t) {
     const double dt = t - last_rate_;
     last_rate_ = t;
     if (dt <= 0) return;
-    std::map<int, std::uint64_t> marks;
+    // Each connection's delivered bytes against its mark of the last measurement (marks kept for the
+    // connections open then, in the member's order, which rarely changes between two measurements).
+    marks_.clear();
+    std::size_t hint = 0;
     for (int c : member().conns) {
         const auto& cn = swarm_.connection(c);
         if (!cn.open) continue;
@@ -105,12 +127,19 @@ void Viewer::measure_rates(double t) {
         std::uint64_t total = pipe.delivered;
         if (pipe.active >= 0)
             if (auto fi = peer_flow(c)) total += done_bytes(*fi);
-        const auto it = rate_mark_.find(c);
-        const std::uint64_t before = it == rate_mark_.end() ? 0 : it->second;
+        std::uint64_t before = 0;
+        if (hint < rate_mark_.size() && rate_mark_[hint].first == c) {
+            before = rate_mark_[hint++].second;
+        } else if (auto it = std::find_if(rate_mark_.begin(), rate_mark_.end(),
+                                          [c](const auto& m) { return m.first == c; });
+                   it != rate_mark_.end()) {
+            before = it->second;
+            hint = static_cast<std::size_t>(it - rate_mark_.begin()) + 1;
+        }
         swarm_.set_rate(c, plan_.box, total >= before ? static_cast<double>(total - before) / dt : 0.0);
-        marks[c] = total;
+        marks_.emplace_back(c, total);
     }
-    rate_mark_ = std::move(marks);
+    rate_mark_.swap(marks_);
 }
 
 void Viewer::restart(int conn, int piece, std::uint64_t until, double t) {

@@ -78,14 +78,16 @@ double World::uplink_bps(BoxId b) const {
     return box_uplink_bps_.at(static_cast<std::size_t>(b));
 }
 
-std::vector<BoxId> World::announce(int title, BoxId box, std::uint64_t left, bool stopped, int numwant,
+std::vector<BoxId> World::announce(int title, BoxId box, std::uint64_t left, Announcing as, int numwant,
                                    double now) {
     tracker::AnnounceRequest req;
     req.info_hash = titles_.at(static_cast<std::size_t>(title)).hash;
     req.peer_id = peer_id_of(box);
     req.port = 6881;
     req.left = left;
-    req.event = stopped ? tracker::AnnounceEvent::stopped : tracker::AnnounceEvent::none;
+    req.event = as == Announcing::stopped               ? tracker::AnnounceEvent::stopped
+                : as == Announcing::holding && left > 0 ? tracker::AnnounceEvent::paused
+                                                        : tracker::AnnounceEvent::none;
     req.numwant = static_cast<std::uint64_t>(numwant);
     const auto at = tracker::TimePoint(std::chrono::duration_cast<tracker::TimePoint::duration>(
         std::chrono::duration<double>(kEpochOffset + now)));

@@ -63,9 +63,13 @@ class World {
     bool is_seed(BoxId b) const { return b == seed_id(); }
     double uplink_bps(BoxId b) const;
 
+    // What an announce says of the box: it downloads (a viewer), it holds what it wants and downloads
+    // nothing more (a seed; with bytes left a partial seed, which libtorrent announces as event=paused, BEP
+    // 21: an idle box's pushed share or what it kept of an abandoned session), or it leaves.
+    enum class Announcing { downloading, holding, stopped };
     // Announces `box` in `title`'s swarm (left: bytes it still lacks; 0 announces a seed) and returns the
-    // members the tracker names (up to numwant). `stopped` removes it.
-    std::vector<BoxId> announce(int title, BoxId box, std::uint64_t left, bool stopped, int numwant,
+    // members the tracker names (up to numwant).
+    std::vector<BoxId> announce(int title, BoxId box, std::uint64_t left, Announcing as, int numwant,
                                 double now);
 
     // Server-side bytes (the VoD server's, or the seed's) carried from `from` to `to`, spread over those

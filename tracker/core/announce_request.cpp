@@ -37,7 +37,7 @@ std::string_view failure_reason(AnnounceError e) {
         case AnnounceError::bad_left:
             return "left must be a non-negative integer";
         case AnnounceError::bad_event:
-            return "event must be started, completed, stopped or empty";
+            return "event must be started, completed, stopped, paused or empty";
         case AnnounceError::bad_numwant:
             return "numwant must be a non-negative integer";
         case AnnounceError::bad_compact:
@@ -227,7 +227,9 @@ Result<AnnounceRequest, AnnounceError> parse_announce(std::string_view query) {
             r.event = AnnounceEvent::completed;
         } else if (*v == "stopped") {
             r.event = AnnounceEvent::stopped;
-        } else if (v->empty() || *v == "paused") {
+        } else if (*v == "paused") {
+            r.event = AnnounceEvent::paused;
+        } else if (v->empty()) {
             r.event = AnnounceEvent::none;
         } else {
             return AnnounceError::bad_event;

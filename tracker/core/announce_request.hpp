@@ -6,7 +6,7 @@
 //    0x2B, and BitTorrent clients percent-encode spaces anyway). A bad escape ("%4", "%zz") is an error.
 //  - info_hash and peer_id must decode to exactly 20 bytes; port must be 1..65535; uploaded, downloaded and
 //    left are required decimal integers in 0..2^63-1 (the range BEP 15 and libtorrent use).
-//  - event: started, completed, stopped, empty or absent; libtorrent's "paused" is a regular announce.
+//  - event: started, completed, stopped, paused (BEP 21: a partial seed), empty or absent.
 //  - compact absent means compact (what every current client asks for); compact=0 asks for the dictionary
 //    form. Unknown parameters (key, corrupt, supportcrypto, ipv4, ...) are ignored, but a known one given
 //    twice is an error rather than a guess.
@@ -25,7 +25,9 @@
 
 namespace toast::tracker {
 
-enum class AnnounceEvent { none, started, completed, stopped };
+// `paused`: a partial seed (BEP 21), one that holds what it wants of the torrent and downloads nothing more;
+// libtorrent sends it on every regular announce while it is one (HTTP event=paused, UDP event 4).
+enum class AnnounceEvent { none, started, completed, stopped, paused };
 
 struct AnnounceRequest {
     InfoHash info_hash;

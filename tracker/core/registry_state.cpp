@@ -44,6 +44,7 @@ void append_peers(std::string& out, std::string_view key, const std::vector<Peer
         append_int(out, p.endpoint.port);
         out += ",\"age_ms\":";
         append_int(out, p.age.count());
+        if (p.partial) out += ",\"partial\":true";
         out += '}';
     }
     out += ']';
@@ -131,6 +132,18 @@ class Fields {
         return *ip;
     }
 
+    // An optional boolean: absent is `absent`.
+    bool flag(std::string_view key, bool absent) {
+        if (failed()) return absent;
+        auto it = object_.find(key);
+        if (it == object_.end()) return absent;
+        if (!it->is_boolean()) {
+            fail(where(key) + ": expected true or false, got " + shown(*it));
+            return absent;
+        }
+        return it->get<bool>();
+    }
+
     const json::array_t* array(std::string_view key) {
         const json* v = find(key);
         if (!v) return nullptr;
@@ -162,6 +175,7 @@ void decode_peers(const json::array_t& list, const std::string& path, std::vecto
         p.endpoint.ip = f.ip("ip");
         p.endpoint.port = static_cast<std::uint16_t>(f.integer("port", 1, 65535));
         p.age = std::chrono::milliseconds(f.integer("age_ms", 0, kMaxStateAge.count()));
+        p.partial = f.flag("partial", false);
         out.push_back(p);
     }
 }
@@ -252,6 +266,12 @@ Result<DecodedState, std::string> decode_state(std::string_view text) {
         decode_peers(*seeders, f.where("seeders"), s.seeders, problem);
         decode_peers(*leechers, f.where("leechers"), s.leechers, problem);
         if (problem) return *problem;
+        for (std::size_t k = 0; k < s.leechers.size(); ++k) {
+            if (s.leechers[k].partial) {
+                return f.where("leechers") + "[" + std::to_string(k) +
+                       "].partial: a partial seed is listed among the seeders";
+            }
+        }
         out.state.swarms.push_back(std::move(s));
     }
     return out;

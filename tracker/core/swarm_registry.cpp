@@ -45,13 +45,19 @@ bool SwarmRegistry::allowed(const InfoHash& info_hash) const {
 }
 
 SwarmCounts SwarmRegistry::counts_of(const Swarm& s) {
-    return SwarmCounts{static_cast<std::uint32_t>(s.seeders.peers.size()),
-                       static_cast<std::uint32_t>(s.leechers.peers.size()), s.completed};
+    return SwarmCounts{.seeders = static_cast<std::uint32_t>(s.seeders.peers.size() - s.partials),
+                       .leechers = static_cast<std::uint32_t>(s.leechers.peers.size() + s.partials),
+                       .completed = s.completed,
+                       .partial_seeds = static_cast<std::uint32_t>(s.partials)};
 }
 
 void SwarmRegistry::add_peer(Swarm& swarm, PeerRecord record, bool seeder) {
     auto& list = seeder ? swarm.seeders : swarm.leechers;
     swarm.slots[record.key] = Slot{seeder, list.peers.size()};
+    if (record.partial) {
+        swarm.partials++;
+        total_partials_++;
+    }
     list.peers.push_back(std::move(record));
     (seeder ? total_seeders_ : total_leechers_)++;
 }
@@ -62,6 +68,10 @@ void SwarmRegistry::remove_peer(Swarm& swarm, const PeerKey& key) {
     Slot slot = it->second;
     swarm.slots.erase(it);
     auto& list = slot.seeder ? swarm.seeders : swarm.leechers;
+    if (list.peers[slot.index].partial) {
+        swarm.partials--;
+        total_partials_--;
+    }
     // Removal keeps the list in the order peers joined (take_neighbours relies on it); the records after
     // the removed one move up a place, and their slots with them.
     list.peers.erase(list.peers.begin() + static_cast<std::ptrdiff_t>(slot.index));
@@ -136,23 +146,24 @@ Result<AnnounceReply, AnnounceRefusal> SwarmRegistry::announce(const AnnounceReq
         return reply;
     }
 
-    const bool seeder = request.left == 0;
-    bool was_seeder = false;
+    const bool partial = request.left > 0 && request.event == AnnounceEvent::paused;
+    const bool seeder = request.left == 0 || partial;
+    bool was_complete = false;
     if (auto slot = swarm.slots.find(key); slot != swarm.slots.end()) {
-        was_seeder = slot->second.seeder;
-        if (was_seeder == seeder) {
-            auto& rec = (seeder ? swarm.seeders : swarm.leechers).peers[slot->second.index];
+        auto& rec = (slot->second.seeder ? swarm.seeders : swarm.leechers).peers[slot->second.index];
+        was_complete = slot->second.seeder && !rec.partial;
+        if (slot->second.seeder == seeder && rec.partial == partial) {
             rec.port = request.port;
             rec.last_seen = now;
             rec.owner = options.owner;
         } else {
             remove_peer(swarm, key);
-            add_peer(swarm, PeerRecord{key, request.port, now, options.owner}, seeder);
+            add_peer(swarm, PeerRecord{key, request.port, now, options.owner, partial}, seeder);
         }
     } else {
-        add_peer(swarm, PeerRecord{key, request.port, now, options.owner}, seeder);
+        add_peer(swarm, PeerRecord{key, request.port, now, options.owner, partial}, seeder);
     }
-    if (request.event == AnnounceEvent::completed && !was_seeder) {
+    if (request.event == AnnounceEvent::completed && !was_complete) {
         swarm.completed++;
         total_completed_++;
     }
@@ -222,7 +233,7 @@ RegistryState SwarmRegistry::export_state(TimePoint now) const {
         std::vector<PeerState> out;
         out.reserve(list.peers.size());
         for (const auto& p : list.peers)
-            out.push_back(PeerState{p.key.id, PeerEndpoint{p.key.ip, p.port}, age(p.last_seen)});
+            out.push_back(PeerState{p.key.id, PeerEndpoint{p.key.ip, p.port}, age(p.last_seen), p.partial});
         return out;
     };
     RegistryState out;
@@ -284,7 +295,8 @@ ImportCounts SwarmRegistry::import_state(const RegistryState& state, TimePoint n
                     counts.peers_duplicate++;
                     continue;
                 }
-                add_peer(swarm, PeerRecord{key, p.endpoint.port, heard(p.age)}, seeder);
+                add_peer(swarm, PeerRecord{key, p.endpoint.port, heard(p.age), 0, seeder && p.partial},
+                         seeder);
                 ++added;
             }
         }
@@ -319,8 +331,9 @@ std::vector<SwarmStats> SwarmRegistry::swarm_stats(const std::optional<InfoHash>
 
 RegistryTotals SwarmRegistry::totals() const {
     return RegistryTotals{.swarms = swarms_.size(),
-                          .seeders = total_seeders_,
-                          .leechers = total_leechers_,
+                          .seeders = total_seeders_ - total_partials_,
+                          .leechers = total_leechers_ + total_partials_,
+                          .partial_seeds = total_partials_,
                           .completed = total_completed_,
                           .announces = total_announces_};
 }

@@ -5,11 +5,17 @@
 //    by replaying its peer_id, and a client that changes address appears as a new peer while the old entry
 //    expires. A re-announce from the same key updates port, seed/leech state and last-seen time.
 //  - Each peer is in exactly one of its swarm's two lists (seeders: left == 0, leechers); the totals equal
-//    the sums over swarms.
+//    the sums over swarms. A partial seed (BEP 21: event=paused, left > 0: it holds what it wants and
+//    downloads nothing more, e.g. a set-top box holding its pushed share of a title) is listed among the
+//    seeders, as a source of pieces, but counted as BEP 21 asks: in "incomplete", not in "complete", and not
+//    among the "downloaders".
 //  - "stopped" removes the peer at once; a peer not heard from for `peer_expiry` is removed by expire().
 //    A swarm without peers for `peer_expiry` is forgotten, together with its completed count.
-//  - The announcing peer never receives itself, nor any entry at its own IP and port. A seeder is only
-//    given leechers (seeds have nothing to gain from each other); a leecher gets up to half seeders and the
+//  - The announcing peer never receives itself, nor any entry at its own IP and port. A seeder (partial
+//    seeds too) is only given leechers: seeds have nothing to gain from each other, and in a catalogue of
+//    many titles the idle boxes holding a title would otherwise fill each other's connection slots with
+//    connections nobody downloads on, and a viewer would find them full. A leecher gets up to half seeders
+//    (partial seeds among them) and the
 //    rest leechers. Seeders are handed out round-robin, so every one gets advertised in turn. A leecher
 //    gets the leechers that joined nearest before and after it, alternately: in a video swarm viewers
 //    who joined one after the other are one after the other in the title, each serving the next (the
@@ -73,10 +79,13 @@ struct PeerInfo {
     bool operator==(const PeerInfo&) const = default;
 };
 
+// The scrape's fields: seeders "complete", leechers "incomplete", partial seeds included as BEP 21 asks
+// (its "downloaders" are leechers - partial_seeds).
 struct SwarmCounts {
     std::uint32_t seeders = 0;
     std::uint32_t leechers = 0;
     std::uint64_t completed = 0;
+    std::uint32_t partial_seeds = 0;
     bool operator==(const SwarmCounts&) const = default;
 };
 
@@ -101,7 +110,8 @@ struct SwarmStats {
 struct RegistryTotals {
     std::size_t swarms = 0;
     std::size_t seeders = 0;
-    std::size_t leechers = 0;
+    std::size_t leechers = 0;  // partial seeds included, as in SwarmCounts
+    std::size_t partial_seeds = 0;
     std::uint64_t completed = 0;
     std::uint64_t announces = 0;
 };
@@ -182,6 +192,7 @@ class SwarmRegistry {
         std::uint16_t port = 0;
         TimePoint last_seen;
         std::uint64_t owner = 0;  // AnnounceOptions::owner of its last announce
+        bool partial = false;     // a partial seed, in the seeders list
     };
     struct Slot {
         bool seeder = false;
@@ -196,6 +207,7 @@ class SwarmRegistry {
         PeerList seeders;
         PeerList leechers;
         std::unordered_map<PeerKey, Slot, KeyHasher> slots;
+        std::size_t partials = 0;  // of seeders
         std::uint64_t completed = 0;
         std::uint64_t announces = 0;
         TimePoint last_active;
@@ -223,8 +235,9 @@ class SwarmRegistry {
     std::unordered_map<InfoHash, Swarm, KeyHasher> swarms_;
     std::set<InfoHash> order_;  // the keys of swarms_, for paged listings in info-hash order
     std::optional<Whitelist> whitelist_;
-    std::size_t total_seeders_ = 0;
+    std::size_t total_seeders_ = 0;  // the seeders lists, partial seeds included
     std::size_t total_leechers_ = 0;
+    std::size_t total_partials_ = 0;
     std::uint64_t total_completed_ = 0;
     std::uint64_t total_announces_ = 0;
 };
@@ -235,6 +248,10 @@ std::size_t SwarmRegistry::remove_if(Swarm& swarm, PeerList& list, bool seeder, 
     for (std::size_t i = 0; i < list.peers.size(); ++i) {
         if (drop(list.peers[i])) {
             swarm.slots.erase(list.peers[i].key);
+            if (list.peers[i].partial) {
+                swarm.partials--;
+                total_partials_--;
+            }
             continue;
         }
         if (kept != i) {

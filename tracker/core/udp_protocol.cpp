@@ -106,6 +106,9 @@ Result<Request, ParseError> parse_request(std::span<const std::uint8_t> packet) 
                 case 3:
                     q.event = AnnounceEvent::stopped;
                     break;
+                case 4:
+                    q.event = AnnounceEvent::paused;
+                    break;
                 default:
                     return ParseError::bad_event;
             }
@@ -220,6 +223,9 @@ std::vector<std::uint8_t> write_announce_request(std::uint64_t connection_id, st
             break;
         case AnnounceEvent::stopped:
             event = 3;
+            break;
+        case AnnounceEvent::paused:
+            event = 4;
             break;
     }
     w.u32(event);

@@ -60,6 +60,7 @@ std::string bencode_scrape(const std::vector<std::pair<InfoHash, SwarmCounts>>& 
         f["complete"] = lt::entry::integer_type(counts.seeders);
         f["incomplete"] = lt::entry::integer_type(counts.leechers);
         f["downloaded"] = lt::entry::integer_type(counts.completed);
+        f["downloaders"] = lt::entry::integer_type(counts.leechers - counts.partial_seeds);  // BEP 21
         dict[std::string(hash.view())] = std::move(f);
     }
     return encode(e);

@@ -481,6 +481,7 @@ std::string TrackerService::stats_json(const std::optional<InfoHash>& after, std
         swarms.push_back({{"info_hash", to_hex(s.info_hash.view())},
                           {"seeders", s.counts.seeders},
                           {"leechers", s.counts.leechers},
+                          {"partial_seeds", s.counts.partial_seeds},
                           {"completed", s.counts.completed},
                           {"announces", s.announces}});
     }
@@ -491,6 +492,7 @@ std::string TrackerService::stats_json(const std::optional<InfoHash>& after, std
          {{"swarms", t.swarms},
           {"seeders", t.seeders},
           {"leechers", t.leechers},
+          {"partial_seeds", t.partial_seeds},
           {"completed", t.completed},
           {"announces", t.announces}}},
         {"whitelist", {{"enabled", config_.whitelist.has_value()}, {"entries", whitelist_size_}}},

@@ -60,12 +60,12 @@ TEST_CASE("announce defaults: no event, compact, tracker's numwant", "[tracker][
     CHECK_FALSE(r->no_peer_id);
 }
 
-TEST_CASE("announce events completed, stopped, empty and libtorrent's paused are accepted",
+TEST_CASE("announce events completed, stopped, empty and paused (a BEP 21 partial seed) are accepted",
           "[tracker][announce]") {
     CHECK(parse_announce(valid_query("&event=completed"))->event == AnnounceEvent::completed);
     CHECK(parse_announce(valid_query("&event=stopped"))->event == AnnounceEvent::stopped);
     CHECK(parse_announce(valid_query("&event="))->event == AnnounceEvent::none);
-    CHECK(parse_announce(valid_query("&event=paused"))->event == AnnounceEvent::none);
+    CHECK(parse_announce(valid_query("&event=paused"))->event == AnnounceEvent::paused);
 }
 
 TEST_CASE("announce counters accept 0 and 2^63-1 and reject anything beyond", "[tracker][announce]") {

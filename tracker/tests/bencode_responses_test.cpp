@@ -91,7 +91,7 @@ TEST_CASE("no_peer_id leaves the peer id out of the dictionary form", "[tracker]
 
 TEST_CASE("a scrape answer keys files by the raw info-hash", "[tracker][bencode]") {
     auto h = *InfoHash::from_bytes(std::string("\x00\xff", 2) + std::string(18, 'x'));
-    const std::string body = bencode_scrape({{h, SwarmCounts{2, 7, 11}}});
+    const std::string body = bencode_scrape({{h, SwarmCounts{2, 7, 11, 3}}});
     auto e = decode(body);
     auto files = e.dict_find_dict("files");
     REQUIRE(files);
@@ -100,6 +100,7 @@ TEST_CASE("a scrape answer keys files by the raw info-hash", "[tracker][bencode]
     CHECK(f.dict_find_int_value("complete") == 2);
     CHECK(f.dict_find_int_value("incomplete") == 7);
     CHECK(f.dict_find_int_value("downloaded") == 11);
+    CHECK(f.dict_find_int_value("downloaders") == 4);  // BEP 21: incomplete less the 3 partial seeds
     CHECK(bencode_scrape({}) == "d5:filesdee");
 }
 

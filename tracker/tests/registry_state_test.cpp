@@ -304,6 +304,12 @@ TEST_CASE("decode_state refuses malformed files, saying what is wrong and where"
     // Long hostile values are quoted shortened.
     CHECK(error_of(with_swarm(R"({"info_hash": ")" + std::string(1000, 'f') + R"("})")) ==
           "swarms[0].info_hash: expected 40 hex digits, got \"" + std::string(56, 'f') + "...");
+    CHECK(error_of(with_peer(R"({"peer_id": "2d5454303030312d303030303030303030303032", "ip": "10.0.0.2",
+                                 "port": 2, "age_ms": 0, "partial": 1})")) ==
+          "swarms[0].leechers[1].partial: expected true or false, got 1");
+    CHECK(error_of(with_peer(R"({"peer_id": "2d5454303030312d303030303030303030303032", "ip": "10.0.0.2",
+                                 "port": 2, "age_ms": 0, "partial": true})")) ==
+          "swarms[0].leechers[1].partial: a partial seed is listed among the seeders");
     // The valid base of these cases decodes.
     CHECK(error_of(with_peer(R"({"peer_id": "2d5454303030312d303030303030303030303032", "ip": "::1",
                                  "port": 2, "age_ms": 0, "a later field": true})")) == "");
@@ -356,4 +362,30 @@ TEST_CASE("hostile bytes never crash decode_state", "[tracker][state]") {
         }
     }
     CHECK(refused > text.size() * 5);
+}
+
+TEST_CASE("a partial seed is saved as one and comes back as one", "[tracker][state]") {
+    auto before = make();
+    before.announce(req(hash('a'), 1, 1001, 0), ip("10.0.0.1"), t0);
+    before.announce(req(hash('a'), 2, 1002, 50, AnnounceEvent::paused), ip("10.0.0.2"), t0);
+    before.announce(req(hash('a'), 3, 1003, 50), ip("10.0.0.3"), t0);
+    const RegistryState state = before.export_state(t0 + 1s);
+    REQUIRE(state.swarms.size() == 1);
+    REQUIRE(state.swarms[0].seeders.size() == 2);
+    CHECK_FALSE(state.swarms[0].seeders[0].partial);
+    CHECK(state.swarms[0].seeders[1].partial);
+    const auto text = encode_state(state, 7);
+    CHECK(text.find(R"("port":1002,"age_ms":1000,"partial":true})") != std::string::npos);
+    CHECK(text.find(R"("port":1001,"age_ms":1000})") != std::string::npos);
+    auto decoded = decode_state(text);
+    REQUIRE(decoded.ok());
+    CHECK(decoded->state == state);
+
+    auto after = make();
+    after.import_state(decoded->state, t1, 0s);
+    CHECK(after.scrape(hash('a')) ==
+          SwarmCounts{.seeders = 1, .leechers = 2, .completed = 0, .partial_seeds = 1});
+    // Restored, the partial seed is still given only leechers.
+    auto p = after.announce(req(hash('a'), 2, 1002, 50, AnnounceEvent::paused), ip("10.0.0.2"), t1);
+    CHECK(ports(p.value()) == std::vector<std::uint16_t>{1003});
 }

@@ -382,3 +382,63 @@ TEST_CASE("a leecher is given the leechers that joined nearest before and after 
     CHECK(order(reg.announce(six, ip("10.0.0.1"), later).value()) ==
           std::vector<std::uint16_t>{7000, 6004, 6008, 6002, 6009});
 }
+
+TEST_CASE("a partial seed (event paused) is a source for leechers and is given only leechers",
+          "[tracker][registry]") {
+    auto reg = make();
+    reg.announce(req(hash('a'), 1, 1001, 0), ip("10.0.0.1"), t0);  // a seed
+    // Two boxes holding their pushed share of the title: partial seeds, announcing event=paused.
+    auto p2 = reg.announce(req(hash('a'), 2, 1002, 500, AnnounceEvent::paused), ip("10.0.0.2"), t0);
+    CHECK(p2->peers.empty());  // the seed is no use to it
+    auto p3 = reg.announce(req(hash('a'), 3, 1003, 500, AnnounceEvent::paused), ip("10.0.0.3"), t0);
+    CHECK(p3->peers.empty());  // nor the other partial seed
+    CHECK(p3->counts == SwarmCounts{.seeders = 1, .leechers = 2, .completed = 0, .partial_seeds = 2});
+
+    // A viewer is given the seed and both partial seeds; each of them is given the viewer, and only it.
+    auto v = reg.announce(req(hash('a'), 4, 1004, 900), ip("10.0.0.4"), t0);
+    CHECK(ports(v.value()) == std::set<std::uint16_t>{1001, 1002, 1003});
+    CHECK(v->counts == SwarmCounts{.seeders = 1, .leechers = 3, .completed = 0, .partial_seeds = 2});
+    auto again = reg.announce(req(hash('a'), 2, 1002, 500, AnnounceEvent::paused), ip("10.0.0.2"), t0 + 1s);
+    CHECK(ports(again.value()) == std::set<std::uint16_t>{1004});
+    auto seed = reg.announce(req(hash('a'), 1, 1001, 0), ip("10.0.0.1"), t0 + 1s);
+    CHECK(ports(seed.value()) == std::set<std::uint16_t>{1004});
+
+    CHECK(reg.totals().seeders == 1);
+    CHECK(reg.totals().leechers == 3);
+    CHECK(reg.totals().partial_seeds == 2);
+}
+
+TEST_CASE("a partial seed that downloads again is a leecher, and its completion counts",
+          "[tracker][registry]") {
+    auto reg = make();
+    reg.announce(req(hash('a'), 1, 1001, 500, AnnounceEvent::paused), ip("10.0.0.1"), t0);
+    // The box starts playing the title: a regular announce without paused, still left > 0.
+    reg.announce(req(hash('a'), 1, 1001, 400), ip("10.0.0.1"), t0 + 1s);
+    CHECK(reg.scrape(hash('a')) ==
+          SwarmCounts{.seeders = 0, .leechers = 1, .completed = 0, .partial_seeds = 0});
+    auto other = reg.announce(req(hash('a'), 2, 1002, 900), ip("10.0.0.2"), t0 + 1s);
+    CHECK(ports(other.value()) == std::set<std::uint16_t>{1001});  // a neighbour among the leechers
+    reg.announce(req(hash('a'), 1, 1001, 0, AnnounceEvent::completed), ip("10.0.0.1"), t0 + 2s);
+    CHECK(reg.scrape(hash('a')) ==
+          SwarmCounts{.seeders = 1, .leechers = 1, .completed = 1, .partial_seeds = 0});
+
+    // A partial seed completing straight away counts too: it was never a full seed.
+    reg.announce(req(hash('a'), 3, 1003, 500, AnnounceEvent::paused), ip("10.0.0.3"), t0);
+    reg.announce(req(hash('a'), 3, 1003, 0, AnnounceEvent::completed), ip("10.0.0.3"), t0 + 3s);
+    CHECK(reg.scrape(hash('a'))->completed == 2);
+    // paused with nothing left is a seed like any other.
+    reg.announce(req(hash('a'), 4, 1004, 0, AnnounceEvent::paused), ip("10.0.0.4"), t0 + 3s);
+    CHECK(reg.scrape(hash('a')) ==
+          SwarmCounts{.seeders = 3, .leechers = 1, .completed = 2, .partial_seeds = 0});
+}
+
+TEST_CASE("partial seeds leave the counts when they stop or expire", "[tracker][registry]") {
+    auto reg = make();
+    reg.announce(req(hash('a'), 1, 1001, 500, AnnounceEvent::paused), ip("10.0.0.1"), t0);
+    reg.announce(req(hash('a'), 2, 1002, 500, AnnounceEvent::paused), ip("10.0.0.2"), t0 + 600s);
+    reg.announce(req(hash('a'), 2, 1002, 500, AnnounceEvent::stopped), ip("10.0.0.2"), t0 + 600s);
+    CHECK(reg.totals().partial_seeds == 1);
+    CHECK(reg.expire(t0 + 661s) == 1);  // peer_expiry 660 s
+    CHECK(reg.totals().partial_seeds == 0);
+    CHECK(reg.totals().leechers == 0);
+}

@@ -123,7 +123,8 @@ TEST_CASE("the per-IP rate limit answers 429 with a bencoded failure", "[tracker
                    "toast_tracker_refused_total{transport=\"http\",reason=\"rate_limited\"} 1"));
 }
 
-TEST_CASE("scrape reports complete, incomplete and downloaded per info-hash", "[tracker][service]") {
+TEST_CASE("scrape reports complete, incomplete, downloaded and downloaders per info-hash",
+          "[tracker][service]") {
     Fixture f;
     f.get(announce('a', 1, 7001, 0));
     f.get(announce('a', 2, 7002, 10));
@@ -131,9 +132,10 @@ TEST_CASE("scrape reports complete, incomplete and downloaded per info-hash", "[
     f.get(announce('a', 3, 7003, 10));
     auto s = f.get("/scrape?info_hash=" + escaped('a') + "&info_hash=" + escaped('b'));
     REQUIRE(s.status == 200);
-    CHECK(s.body == "d5:filesd20:" + std::string(20, 'a') +
-                        "d8:completei2e10:downloadedi1e10:incompletei1ee20:" + std::string(20, 'b') +
-                        "d8:completei0e10:downloadedi0e10:incompletei0eeee");
+    CHECK(s.body ==
+          "d5:filesd20:" + std::string(20, 'a') +
+              "d8:completei2e10:downloadedi1e11:downloadersi1e10:incompletei1ee20:" + std::string(20, 'b') +
+              "d8:completei0e10:downloadedi0e11:downloadersi0e10:incompletei0eeee");
     auto bad = f.get("/scrape");
     CHECK(bad.status == 400);
     CHECK(failure_of(bad) == "scrape needs at least one info_hash");

@@ -84,8 +84,16 @@ TEST_CASE("an announce packet parses every field, ignoring BEP 41 options after 
 TEST_CASE("announce packets that are short, have a bad event or port 0 are malformed", "[tracker][udp]") {
     Bytes p = announce_packet();
     CHECK(udp::parse_request(Bytes(p.begin(), p.begin() + 97)).error() == udp::ParseError::too_short);
+    Bytes paused = p;  // event 4: libtorrent's partial seed (BEP 21), written as an HTTP tracker's "paused"
+    paused[83] = 4;
+    auto partial_seed = udp::parse_request(paused);
+    REQUIRE(partial_seed.ok());
+    CHECK(std::get<udp::AnnounceRequestPacket>(partial_seed.value()).request.event == AnnounceEvent::paused);
+    auto written = std::get<udp::AnnounceRequestPacket>(partial_seed.value());
+    CHECK(udp::write_announce_request(written.connection_id, written.transaction_id, written.request,
+                                      written.key, -1)[83] == 4);
     Bytes bad_event = p;
-    bad_event[83] = 4;
+    bad_event[83] = 5;
     CHECK(udp::parse_request(bad_event).error() == udp::ParseError::bad_event);
     Bytes zero_port = p;
     zero_port[96] = 0;
