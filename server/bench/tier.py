@@ -16,6 +16,9 @@ Parts (--parts):
   balance    one title of --balance-rounds blocks every viewer watches (arrivals spread over the title),
              K = 3: each node's share of the disk reads, with block placement and with title-level
              placement (every block of the title on the same 2 nodes).
+  loads      direct viewers at fixed counts (--at), K = --nodes: one trial each with loads weighed by their
+             age (toast-client's rule) and with every load taken as just heard, alternating; starved
+             viewers, each node's reads, and each second the most asked node's requests over the mean.
   admission  admission control on (the default config), every viewer asking node 0 first: refused streams
              are sent to the node with room (307); 1x and 2x the K = 3 capacity, refused viewers retrying
              after Retry-After; the most streaming at once against the capacity.
@@ -80,6 +83,7 @@ def main():
     ap.add_argument("--loads", choices=("aged", "fresh"), default="aged",
                     help="direct viewers weigh each load by its age, as toast-client does (aged), or take every "
                          "load as just heard (fresh)")
+    ap.add_argument("--at", default="", help="viewer counts for the loads part, e.g. 150,180,200")
     ap.add_argument("--rounds", type=int, default=16, help="title length in time slices")
     ap.add_argument("--balance-rounds", type=int, default=240, help="the hot title's length in time slices")
     ap.add_argument("--balance-time-scale", type=float, default=0.05,
@@ -149,6 +153,37 @@ def main():
             c = r["costs"][0]
             print(f"{r['nodes']:>3} {r['median']:>9g} {r['vs_one'] or 0:>7.2f}  {r['measured']}  "
                   f"({' '.join(f'{x * 100:.0f}%' for x in c['node_cpu'])}, {c['machine_busy'] * 100:.0f}%)")
+
+    if "loads" in parts:
+        rows = []
+        counts = [int(x) for x in args.at.split(",") if x]
+        for k in [int(x) for x in args.nodes.split(",") if x]:
+            store = tierlib.TierStore(server_bin, os.path.join(args.work_dir, f"L{k}"), spec, k, max(counts) + 2,
+                                      args.rounds)
+            store.create(block_size=BLOCK)
+            titles = [f"t{i:04d}" for i in range(store.count)]
+            busy = tierlib.MachineBusy()
+            for n in counts:
+                for loads in ("fresh", "aged"):
+                    with tierlib.Tier(store) as tier:
+                        trials, _ = benchlib.loadgen(loadgen_bin, tier, titles, r_c, t_b,
+                                                     ["--viewers", str(n), "--arrival", f"ramp:{args.ramp * t_b:.3f}s",
+                                                      "--seed", "1"] + viewer_args(tier, "direct", loads),
+                                                     args.work_dir)
+                    t = trials[-1]
+                    rows.append({"nodes": k, "viewers": n, "loads": loads,
+                                 **{key: t[key] for key in ("starved", "errors", "stalls", "node_reads",
+                                                            "ask_peak_median", "ask_peak_p90")}})
+                    log(f"  K={k} {n} viewers, loads {loads}: {json.dumps(rows[-1])}")
+            log(f"  K={k}: machine busy {busy.share() * 100:.0f}%, load average {benchlib.load_average():.1f}")
+            shutil_rm(store.root)
+        results["loads"] = rows
+        print("Direct viewers at fixed counts: loads weighed by their age against taken as just heard")
+        print(f"{'K':>3} {'viewers':>7} {'loads':<6} {'starved':>7} {'most asked / mean (median, p90)':>32}  "
+              f"node reads")
+        for r in rows:
+            print(f"{r['nodes']:>3} {r['viewers']:>7} {r['loads']:<6} {r['starved']:>7} "
+                  f"{r['ask_peak_median']:>20.2f} {r['ask_peak_p90']:>11.2f}  {r['node_reads']}")
 
     if ("balance" in parts or "admission" in parts) and not capacity3:
         capacity3 = int(node_model * 3)
