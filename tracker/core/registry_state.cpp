@@ -266,10 +266,10 @@ Result<DecodedState, std::string> decode_state(std::string_view text) {
         decode_peers(*seeders, f.where("seeders"), s.seeders, problem);
         decode_peers(*leechers, f.where("leechers"), s.leechers, problem);
         if (problem) return *problem;
-        for (std::size_t k = 0; k < s.leechers.size(); ++k) {
-            if (s.leechers[k].partial) {
-                return f.where("leechers") + "[" + std::to_string(k) +
-                       "].partial: a partial seed is listed among the seeders";
+        for (std::size_t k = 0; k < s.seeders.size(); ++k) {
+            if (s.seeders[k].partial) {
+                return f.where("seeders") + "[" + std::to_string(k) +
+                       "].partial: a partial seed is listed among the leechers";
             }
         }
         out.state.swarms.push_back(std::move(s));

@@ -5,11 +5,10 @@
 // The encoding (version 1), hashes and peer ids as lowercase hex, addresses as text:
 //   {"format": "toast-tracker-state", "version": 1, "saved_at_unix_ms": 1764000000000,
 //    "swarms": [{"info_hash": "<40 hex>", "completed": 3, "idle_ms": 1200,
-//                "seeders": [{"peer_id": "<40 hex>", "ip": "10.0.0.1", "port": 6881, "age_ms": 4000},
-//                            {..., "partial": true}],
-//                "leechers": [...]}]}
+//                "seeders": [{"peer_id": "<40 hex>", "ip": "10.0.0.1", "port": 6881, "age_ms": 4000}],
+//                "leechers": [{...}, {..., "partial": true}]}]}
 // Lists keep their order: leechers are listed in join order, which the neighbour introductions rely on.
-// A partial seed (BEP 21) is listed among the seeders with "partial": true; absent means false.
+// A partial seed (BEP 21) is listed among the leechers, at its place, with "partial": true; absent: false.
 // Keys the decoder does not know are ignored, so a later tracker may add fields within version 1.
 #pragma once
 
@@ -29,7 +28,7 @@ struct PeerState {
     PeerId id;
     PeerEndpoint endpoint;
     std::chrono::milliseconds age{0};  // since its last announce
-    bool partial = false;              // a partial seed (BEP 21), listed among the seeders
+    bool partial = false;              // a partial seed (BEP 21), listed among the leechers
     bool operator==(const PeerState&) const = default;
 };
 

@@ -45,8 +45,8 @@ bool SwarmRegistry::allowed(const InfoHash& info_hash) const {
 }
 
 SwarmCounts SwarmRegistry::counts_of(const Swarm& s) {
-    return SwarmCounts{.seeders = static_cast<std::uint32_t>(s.seeders.peers.size() - s.partials),
-                       .leechers = static_cast<std::uint32_t>(s.leechers.peers.size() + s.partials),
+    return SwarmCounts{.seeders = static_cast<std::uint32_t>(s.seeders.peers.size()),
+                       .leechers = static_cast<std::uint32_t>(s.leechers.peers.size()),
                        .completed = s.completed,
                        .partial_seeds = static_cast<std::uint32_t>(s.partials)};
 }
@@ -80,17 +80,22 @@ void SwarmRegistry::remove_peer(Swarm& swarm, const PeerKey& key) {
     (slot.seeder ? total_seeders_ : total_leechers_)--;
 }
 
-void SwarmRegistry::take(PeerList& list, std::size_t limit, const PeerKey& self, const PeerEndpoint& self_ep,
-                         Families families, std::vector<PeerInfo>& out) {
+std::size_t SwarmRegistry::take(PeerList& list, std::size_t& cursor, Pick pick, std::size_t limit,
+                                const PeerKey& self, const PeerEndpoint& self_ep, Families families,
+                                std::vector<PeerInfo>& out) {
     const std::size_t n = list.peers.size();
-    if (n == 0 || limit == 0) return;
-    std::size_t start = list.cursor % n;
+    if (n == 0 || limit == 0) return 0;
+    std::size_t start = cursor % n;
     std::size_t taken = 0;
     std::size_t steps = 0;
     for (; steps < n && taken < limit; ++steps) {
-        if (take_one(list.peers[(start + steps) % n], self, self_ep, families, out)) ++taken;
+        const PeerRecord& p = list.peers[(start + steps) % n];
+        if (pick == Pick::downloaders && p.partial) continue;
+        if (pick == Pick::partial_seeds && !p.partial) continue;
+        if (take_one(p, self, self_ep, families, out)) ++taken;
     }
-    list.cursor = (start + steps) % n;
+    cursor = (start + steps) % n;
+    return taken;
 }
 
 bool SwarmRegistry::take_one(const PeerRecord& p, const PeerKey& self, const PeerEndpoint& self_ep,
@@ -107,11 +112,19 @@ void SwarmRegistry::take_neighbours(const PeerList& list, std::size_t at, std::s
                                     const PeerKey& self, const PeerEndpoint& self_ep, Families families,
                                     std::vector<PeerInfo>& out) {
     const std::size_t n = list.peers.size();
+    const std::size_t sources = out.size();  // a partial seed among them is not named twice
+    auto named = [&](const PeerRecord& p) {
+        return p.partial && std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(sources),
+                                        [&](const PeerInfo& i) {
+                                            return i.id == p.key.id && i.endpoint.port == p.port &&
+                                                   i.endpoint.ip == p.key.ip;
+                                        });
+    };
+    auto one = [&](const PeerRecord& p) { return !named(p) && take_one(p, self, self_ep, families, out); };
     std::size_t taken = 0;
     for (std::size_t d = 1; taken < limit && (d <= at || at + d < n); ++d) {
-        if (d <= at && take_one(list.peers[at - d], self, self_ep, families, out)) ++taken;
-        if (taken < limit && at + d < n && take_one(list.peers[at + d], self, self_ep, families, out))
-            ++taken;
+        if (d <= at && one(list.peers[at - d])) ++taken;
+        if (taken < limit && at + d < n && one(list.peers[at + d])) ++taken;
     }
 }
 
@@ -146,16 +159,21 @@ Result<AnnounceReply, AnnounceRefusal> SwarmRegistry::announce(const AnnounceReq
         return reply;
     }
 
-    const bool partial = request.left > 0 && request.event == AnnounceEvent::paused;
-    const bool seeder = request.left == 0 || partial;
-    bool was_complete = false;
+    const bool seeder = request.left == 0;
+    const bool partial = !seeder && request.event == AnnounceEvent::paused;
+    bool was_seeder = false;
     if (auto slot = swarm.slots.find(key); slot != swarm.slots.end()) {
-        auto& rec = (slot->second.seeder ? swarm.seeders : swarm.leechers).peers[slot->second.index];
-        was_complete = slot->second.seeder && !rec.partial;
-        if (slot->second.seeder == seeder && rec.partial == partial) {
+        was_seeder = slot->second.seeder;
+        if (was_seeder == seeder) {
+            auto& rec = (seeder ? swarm.seeders : swarm.leechers).peers[slot->second.index];
             rec.port = request.port;
             rec.last_seen = now;
             rec.owner = options.owner;
+            if (rec.partial != partial) {  // in place: a viewer keeps its place in the join order
+                rec.partial = partial;
+                swarm.partials += partial ? 1 : -1;
+                total_partials_ += partial ? 1 : -1;
+            }
         } else {
             remove_peer(swarm, key);
             add_peer(swarm, PeerRecord{key, request.port, now, options.owner, partial}, seeder);
@@ -163,7 +181,7 @@ Result<AnnounceReply, AnnounceRefusal> SwarmRegistry::announce(const AnnounceReq
     } else {
         add_peer(swarm, PeerRecord{key, request.port, now, options.owner, partial}, seeder);
     }
-    if (request.event == AnnounceEvent::completed && !was_complete) {
+    if (request.event == AnnounceEvent::completed && !was_seeder) {
         swarm.completed++;
         total_completed_++;
     }
@@ -172,13 +190,20 @@ Result<AnnounceReply, AnnounceRefusal> SwarmRegistry::announce(const AnnounceReq
     want = std::min<std::uint64_t>({want, policy_.numwant_max, options.peer_cap});
     const PeerEndpoint self_ep{ip, request.port};
     if (want > 0) {
-        if (seeder) {
-            take(swarm.leechers, want, key, self_ep, options.families, reply.peers);
+        if (seeder || partial) {
+            take(swarm.leechers, swarm.leechers.cursor, Pick::downloaders, want, key, self_ep,
+                 options.families, reply.peers);
         } else {
-            const std::size_t other_leechers = swarm.leechers.peers.size() - 1;  // minus the announcer
+            // Sources (seeders, then partial seeds in turn) and the leechers that joined nearest.
+            const std::size_t other_leechers = swarm.leechers.peers.size() - swarm.partials - 1;
             std::size_t seed_quota = (want + 1) / 2;
             if (want > other_leechers) seed_quota = std::max<std::size_t>(seed_quota, want - other_leechers);
-            take(swarm.seeders, seed_quota, key, self_ep, options.families, reply.peers);
+            std::size_t sources = take(swarm.seeders, swarm.seeders.cursor, Pick::any, seed_quota, key,
+                                       self_ep, options.families, reply.peers);
+            if (sources < seed_quota && swarm.partials > 0) {
+                take(swarm.leechers, swarm.partial_cursor, Pick::partial_seeds, seed_quota - sources, key,
+                     self_ep, options.families, reply.peers);
+            }
             take_neighbours(swarm.leechers, swarm.slots.at(key).index, want - reply.peers.size(), key,
                             self_ep, options.families, reply.peers);
         }
@@ -295,7 +320,7 @@ ImportCounts SwarmRegistry::import_state(const RegistryState& state, TimePoint n
                     counts.peers_duplicate++;
                     continue;
                 }
-                add_peer(swarm, PeerRecord{key, p.endpoint.port, heard(p.age), 0, seeder && p.partial},
+                add_peer(swarm, PeerRecord{key, p.endpoint.port, heard(p.age), 0, !seeder && p.partial},
                          seeder);
                 ++added;
             }
@@ -331,8 +356,8 @@ std::vector<SwarmStats> SwarmRegistry::swarm_stats(const std::optional<InfoHash>
 
 RegistryTotals SwarmRegistry::totals() const {
     return RegistryTotals{.swarms = swarms_.size(),
-                          .seeders = total_seeders_ - total_partials_,
-                          .leechers = total_leechers_ + total_partials_,
+                          .seeders = total_seeders_,
+                          .leechers = total_leechers_,
                           .partial_seeds = total_partials_,
                           .completed = total_completed_,
                           .announces = total_announces_};

@@ -6,16 +6,16 @@
 //    expires. A re-announce from the same key updates port, seed/leech state and last-seen time.
 //  - Each peer is in exactly one of its swarm's two lists (seeders: left == 0, leechers); the totals equal
 //    the sums over swarms. A partial seed (BEP 21: event=paused, left > 0: it holds what it wants and
-//    downloads nothing more, e.g. a set-top box holding its pushed share of a title) is listed among the
-//    seeders, as a source of pieces, but counted as BEP 21 asks: in "incomplete", not in "complete", and not
-//    among the "downloaders".
+//    downloads nothing more, e.g. a set-top box holding its pushed share of a title) is a leecher marked
+//    as such, in place: a viewer whose whole lookahead is in also announces paused, and must keep its place
+//    in the join order. Counted as BEP 21 asks: in "incomplete", not among the "downloaders".
 //  - "stopped" removes the peer at once; a peer not heard from for `peer_expiry` is removed by expire().
 //    A swarm without peers for `peer_expiry` is forgotten, together with its completed count.
-//  - The announcing peer never receives itself, nor any entry at its own IP and port. A seeder (partial
-//    seeds too) is only given leechers: seeds have nothing to gain from each other, and in a catalogue of
-//    many titles the idle boxes holding a title would otherwise fill each other's connection slots with
-//    connections nobody downloads on, and a viewer would find them full. A leecher gets up to half seeders
-//    (partial seeds among them) and the
+//  - The announcing peer never receives itself, nor any entry at its own IP and port. A seeder and a
+//    partial seed are only given leechers that are not partial seeds: seeds have nothing to gain from
+//    each other, and in a catalogue of many titles the idle boxes holding a title would otherwise fill
+//    each other's connection slots with connections nobody downloads on, and a viewer would find them
+//    full. A leecher gets up to half sources (seeders, then partial seeds in turn) and the
 //    rest leechers. Seeders are handed out round-robin, so every one gets advertised in turn. A leecher
 //    gets the leechers that joined nearest before and after it, alternately: in a video swarm viewers
 //    who joined one after the other are one after the other in the title, each serving the next (the
@@ -192,7 +192,7 @@ class SwarmRegistry {
         std::uint16_t port = 0;
         TimePoint last_seen;
         std::uint64_t owner = 0;  // AnnounceOptions::owner of its last announce
-        bool partial = false;     // a partial seed, in the seeders list
+        bool partial = false;     // a partial seed, kept in the leechers list at its place
     };
     struct Slot {
         bool seeder = false;
@@ -207,7 +207,8 @@ class SwarmRegistry {
         PeerList seeders;
         PeerList leechers;
         std::unordered_map<PeerKey, Slot, KeyHasher> slots;
-        std::size_t partials = 0;  // of seeders
+        std::size_t partials = 0;        // of leechers
+        std::size_t partial_cursor = 0;  // where the next hand-out of partial seeds starts in leechers
         std::uint64_t completed = 0;
         std::uint64_t announces = 0;
         TimePoint last_active;
@@ -215,9 +216,14 @@ class SwarmRegistry {
 
     void remove_peer(Swarm& swarm, const PeerKey& key);
     void add_peer(Swarm& swarm, PeerRecord record, bool seeder);
-    static void take(PeerList& list, std::size_t limit, const PeerKey& self, const PeerEndpoint& self_ep,
-                     Families families, std::vector<PeerInfo>& out);
-    // Up to `limit` peers of `list` nearest to index `at` (the announcer's own place): at-1, at+1, at-2, ...
+    enum class Pick { any, downloaders, partial_seeds };
+    // Up to `limit` peers of `list` that `pick` takes, round-robin from `cursor` (moved past the last one
+    // looked at); returns how many.
+    static std::size_t take(PeerList& list, std::size_t& cursor, Pick pick, std::size_t limit,
+                            const PeerKey& self, const PeerEndpoint& self_ep, Families families,
+                            std::vector<PeerInfo>& out);
+    // Up to `limit` peers of `list` nearest to index `at` (the announcer's own place): at-1, at+1, at-2, ...;
+    // a partial seed already in `out` (named as a source) is passed over.
     static void take_neighbours(const PeerList& list, std::size_t at, std::size_t limit, const PeerKey& self,
                                 const PeerEndpoint& self_ep, Families families, std::vector<PeerInfo>& out);
     static bool take_one(const PeerRecord& p, const PeerKey& self, const PeerEndpoint& self_ep,
@@ -235,7 +241,7 @@ class SwarmRegistry {
     std::unordered_map<InfoHash, Swarm, KeyHasher> swarms_;
     std::set<InfoHash> order_;  // the keys of swarms_, for paged listings in info-hash order
     std::optional<Whitelist> whitelist_;
-    std::size_t total_seeders_ = 0;  // the seeders lists, partial seeds included
+    std::size_t total_seeders_ = 0;
     std::size_t total_leechers_ = 0;
     std::size_t total_partials_ = 0;
     std::uint64_t total_completed_ = 0;

@@ -308,8 +308,12 @@ TEST_CASE("decode_state refuses malformed files, saying what is wrong and where"
                                  "port": 2, "age_ms": 0, "partial": 1})")) ==
           "swarms[0].leechers[1].partial: expected true or false, got 1");
     CHECK(error_of(with_peer(R"({"peer_id": "2d5454303030312d303030303030303030303032", "ip": "10.0.0.2",
-                                 "port": 2, "age_ms": 0, "partial": true})")) ==
-          "swarms[0].leechers[1].partial: a partial seed is listed among the seeders");
+                                 "port": 2, "age_ms": 0, "partial": true})")) == "");
+    CHECK(error_of(with_swarm(R"({"info_hash": "6161616161616161616161616161616161616161", "completed": 0,
+                                  "idle_ms": 0, "leechers": [], "seeders": [{"peer_id":
+                                  "2d5454303030312d303030303030303030303032", "ip": "10.0.0.2", "port": 2,
+                                  "age_ms": 0, "partial": true}]})")) ==
+          "swarms[0].seeders[0].partial: a partial seed is listed among the leechers");
     // The valid base of these cases decodes.
     CHECK(error_of(with_peer(R"({"peer_id": "2d5454303030312d303030303030303030303032", "ip": "::1",
                                  "port": 2, "age_ms": 0, "a later field": true})")) == "");
@@ -371,9 +375,9 @@ TEST_CASE("a partial seed is saved as one and comes back as one", "[tracker][sta
     before.announce(req(hash('a'), 3, 1003, 50), ip("10.0.0.3"), t0);
     const RegistryState state = before.export_state(t0 + 1s);
     REQUIRE(state.swarms.size() == 1);
-    REQUIRE(state.swarms[0].seeders.size() == 2);
-    CHECK_FALSE(state.swarms[0].seeders[0].partial);
-    CHECK(state.swarms[0].seeders[1].partial);
+    REQUIRE(state.swarms[0].leechers.size() == 2);
+    CHECK(state.swarms[0].leechers[0].partial);
+    CHECK_FALSE(state.swarms[0].leechers[1].partial);
     const auto text = encode_state(state, 7);
     CHECK(text.find(R"("port":1002,"age_ms":1000,"partial":true})") != std::string::npos);
     CHECK(text.find(R"("port":1001,"age_ms":1000})") != std::string::npos);

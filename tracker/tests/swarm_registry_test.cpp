@@ -383,7 +383,7 @@ TEST_CASE("a leecher is given the leechers that joined nearest before and after 
           std::vector<std::uint16_t>{7000, 6004, 6008, 6002, 6009});
 }
 
-TEST_CASE("a partial seed (event paused) is a source for leechers and is given only leechers",
+TEST_CASE("a partial seed (event paused) is a source for leechers and is given only downloaders",
           "[tracker][registry]") {
     auto reg = make();
     reg.announce(req(hash('a'), 1, 1001, 0), ip("10.0.0.1"), t0);  // a seed
@@ -393,9 +393,12 @@ TEST_CASE("a partial seed (event paused) is a source for leechers and is given o
     auto p3 = reg.announce(req(hash('a'), 3, 1003, 500, AnnounceEvent::paused), ip("10.0.0.3"), t0);
     CHECK(p3->peers.empty());  // nor the other partial seed
     CHECK(p3->counts == SwarmCounts{.seeders = 1, .leechers = 2, .completed = 0, .partial_seeds = 2});
+    // The seed is not given them either.
+    CHECK(reg.announce(req(hash('a'), 1, 1001, 0), ip("10.0.0.1"), t0)->peers.empty());
 
-    // A viewer is given the seed and both partial seeds; each of them is given the viewer, and only it.
+    // A viewer is given the seed and both partial seeds, each once; each of them is given the viewer alone.
     auto v = reg.announce(req(hash('a'), 4, 1004, 900), ip("10.0.0.4"), t0);
+    CHECK(v->peers.size() == 3);
     CHECK(ports(v.value()) == std::set<std::uint16_t>{1001, 1002, 1003});
     CHECK(v->counts == SwarmCounts{.seeders = 1, .leechers = 3, .completed = 0, .partial_seeds = 2});
     auto again = reg.announce(req(hash('a'), 2, 1002, 500, AnnounceEvent::paused), ip("10.0.0.2"), t0 + 1s);
@@ -408,6 +411,43 @@ TEST_CASE("a partial seed (event paused) is a source for leechers and is given o
     CHECK(reg.totals().partial_seeds == 2);
 }
 
+TEST_CASE("partial seeds fill the sources in turn when seeders are few", "[tracker][registry]") {
+    auto reg = make();
+    for (int i = 0; i < 6; ++i) {
+        reg.announce(req(hash('a'), 10 + i, static_cast<std::uint16_t>(2000 + i), 500, AnnounceEvent::paused),
+                     ip("10.0.1." + std::to_string(i + 1)), t0);
+    }
+    auto v = req(hash('a'), 1, 1001, 900);
+    v.numwant = 4;
+    auto first = reg.announce(v, ip("10.0.0.1"), t0);
+    CHECK(ports(first.value()) == std::set<std::uint16_t>{2000, 2001, 2002, 2003});
+    auto second = reg.announce(v, ip("10.0.0.1"), t0 + 1s);  // the next ones in turn
+    CHECK(ports(second.value()) == std::set<std::uint16_t>{2004, 2005, 2000, 2001});
+}
+
+TEST_CASE("a viewer whose lookahead is complete announces paused and keeps its place in the join order",
+          "[tracker][registry]") {
+    auto reg = make();
+    for (int i = 1; i <= 5; ++i)
+        reg.announce(req(hash('a'), i, static_cast<std::uint16_t>(1000 + i), 900),
+                     ip("10.0.0." + std::to_string(i)), t0 + std::chrono::seconds(i));
+    // Viewer 3 has everything it asked for: paused, a partial seed for now.
+    reg.announce(req(hash('a'), 3, 1003, 700, AnnounceEvent::paused), ip("10.0.0.3"), t0 + 10s);
+    CHECK(reg.scrape(hash('a'))->partial_seeds == 1);
+    // It asks for more again: a downloader, still third in the join order.
+    reg.announce(req(hash('a'), 3, 1003, 600), ip("10.0.0.3"), t0 + 11s);
+    CHECK(reg.scrape(hash('a'))->partial_seeds == 0);
+    auto four = req(hash('a'), 4, 1004, 900);
+    four.numwant = 2;
+    CHECK(ports(reg.announce(four, ip("10.0.0.4"), t0 + 12s).value()) == std::set<std::uint16_t>{1003, 1005});
+    // Paused again, viewer 3 is named to viewer 4 once, as a source, and viewer 4's neighbours follow.
+    reg.announce(req(hash('a'), 3, 1003, 500, AnnounceEvent::paused), ip("10.0.0.3"), t0 + 13s);
+    four.numwant = 3;
+    auto r = reg.announce(four, ip("10.0.0.4"), t0 + 14s);
+    CHECK(r->peers.size() == 3);
+    CHECK(ports(r.value()) == std::set<std::uint16_t>{1003, 1005, 1002});
+}
+
 TEST_CASE("a partial seed that downloads again is a leecher, and its completion counts",
           "[tracker][registry]") {
     auto reg = make();
@@ -417,12 +457,12 @@ TEST_CASE("a partial seed that downloads again is a leecher, and its completion 
     CHECK(reg.scrape(hash('a')) ==
           SwarmCounts{.seeders = 0, .leechers = 1, .completed = 0, .partial_seeds = 0});
     auto other = reg.announce(req(hash('a'), 2, 1002, 900), ip("10.0.0.2"), t0 + 1s);
-    CHECK(ports(other.value()) == std::set<std::uint16_t>{1001});  // a neighbour among the leechers
+    CHECK(ports(other.value()) == std::set<std::uint16_t>{1001});
     reg.announce(req(hash('a'), 1, 1001, 0, AnnounceEvent::completed), ip("10.0.0.1"), t0 + 2s);
     CHECK(reg.scrape(hash('a')) ==
           SwarmCounts{.seeders = 1, .leechers = 1, .completed = 1, .partial_seeds = 0});
 
-    // A partial seed completing straight away counts too: it was never a full seed.
+    // A partial seed completing straight away counts too.
     reg.announce(req(hash('a'), 3, 1003, 500, AnnounceEvent::paused), ip("10.0.0.3"), t0);
     reg.announce(req(hash('a'), 3, 1003, 0, AnnounceEvent::completed), ip("10.0.0.3"), t0 + 3s);
     CHECK(reg.scrape(hash('a'))->completed == 2);
