@@ -54,9 +54,8 @@ std::optional<std::size_t> ServerPool::choose_holder(Clock::time_point now,
     for (auto h : holders) {
         if (h >= servers_.size() || (avoid && h == *avoid)) continue;
         const auto& s = servers_[h];
-        const double age_ms = std::chrono::duration<double, std::milli>(now - s.load_at).count();
         views.push_back({NodeIndex(static_cast<std::uint32_t>(h)), s.ready_at <= now, s.late_until > now,
-                         s.load, s.load ? std::max(0.0, age_ms) : 0.0});
+                         s.load, std::chrono::duration<double, std::milli>(now - s.load_at).count()});
     }
     const auto chosen = toast::choose_holder(views, tie_break);
     if (!chosen) return std::nullopt;

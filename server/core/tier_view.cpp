@@ -77,9 +77,8 @@ std::optional<std::size_t> TierView::choose(std::span<const std::size_t> holders
         if (h == self_ || h >= nodes_.size()) continue;
         if (std::find(tried.begin(), tried.end(), h) != tried.end()) continue;
         const auto& n = nodes_[h];
-        const double age_ms = std::chrono::duration<double, std::milli>(now - n.load_at).count();
         views.push_back({NodeIndex(static_cast<std::uint32_t>(h)), n.ready_at <= now, n.late_until > now,
-                         n.load, n.load ? std::max(0.0, age_ms) : 0.0});
+                         n.load, std::chrono::duration<double, std::milli>(now - n.load_at).count()});
         if (!soonest || n.ready_at < nodes_[*soonest].ready_at) soonest = h;
     }
     if (auto chosen = choose_holder(views, tie_break)) return chosen->value();

@@ -112,13 +112,12 @@ void SwarmRegistry::take_neighbours(const PeerList& list, std::size_t at, std::s
                                     const PeerKey& self, const PeerEndpoint& self_ep, Families families,
                                     std::vector<PeerInfo>& out) {
     const std::size_t n = list.peers.size();
-    const std::size_t sources = out.size();  // a partial seed among them is not named twice
+    // A partial seed already named as a source (out's first `sources` entries) is not named twice.
+    const auto sources = static_cast<std::ptrdiff_t>(out.size());
     auto named = [&](const PeerRecord& p) {
-        return p.partial && std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(sources),
-                                        [&](const PeerInfo& i) {
-                                            return i.id == p.key.id && i.endpoint.port == p.port &&
-                                                   i.endpoint.ip == p.key.ip;
-                                        });
+        if (!p.partial) return false;
+        const PeerInfo info{p.key.id, PeerEndpoint{p.key.ip, p.port}};
+        return std::find(out.begin(), out.begin() + sources, info) != out.begin() + sources;
     };
     auto one = [&](const PeerRecord& p) { return !named(p) && take_one(p, self, self_ep, families, out); };
     std::size_t taken = 0;

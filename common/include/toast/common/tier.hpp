@@ -97,7 +97,7 @@ struct HolderView {
     // Its last reported load (the node's Toast-Load: milliseconds of reads queued on its average disk);
     // none: never heard from, which counts as idle so every node gets tried.
     std::optional<double> load;
-    // How long ago `load` was reported, in milliseconds (0 for none).
+    // How long ago `load` was reported, in milliseconds; ignored without a load, below 0 taken as 0.
     double load_age_ms = 0;
 };
 
