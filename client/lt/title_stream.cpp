@@ -10,6 +10,7 @@
 #include <libtorrent/torrent_flags.hpp>
 #include <libtorrent/torrent_status.hpp>
 
+#include "client/core/choker.hpp"
 #include "client/core/status_line.hpp"
 #include "client/lt/plan_applier.hpp"
 #include "client/lt/server_fallback.hpp"
@@ -232,6 +233,20 @@ void TitleStream::kick() {
     });
 }
 
+SwarmControl::Position TitleStream::choker_position() const {
+    const auto& g = controller_->geometry();
+    SwarmControl::Position p{controller_->had().first_missing(), g.piece_duration(), g.piece_count(), {}, {}};
+    const auto& w = controller_->watcher();
+    const auto state = w.state();
+    if (state == PlaybackState::starting || state == PlaybackState::playing || state == PlaybackState::stalled) {
+        std::optional<std::int64_t> upload;
+        if (options_.upload_limit) upload = static_cast<std::int64_t>(options_.upload_limit->value());
+        p.min_gap = chain_min_gap(g.piece_length().value(), upload, g.piece_duration());
+        if (p.min_gap) p.playhead = g.media_time_at(w.playhead());
+    }
+    return p;
+}
+
 void TitleStream::tick() {
     auto now = Clock::now();
     session_.pump();
@@ -248,10 +263,7 @@ void TitleStream::tick() {
                                                 session_.control().operator_connections(key_),
                                                 session_.control().queue_fronts(key_)));
     apply(plan, now);
-    if (session_.control().ranks_by_position())
-        session_.control().set_position(
-            key_, {controller_->had().first_missing(), controller_->geometry().piece_duration(),
-                   controller_->geometry().piece_count()});
+    if (session_.control().ranks_by_position()) session_.control().set_position(key_, choker_position());
 
     if (now - last_stats_ >= tuning_.stats_interval) {
         last_stats_ = now;
