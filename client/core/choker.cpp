@@ -65,9 +65,10 @@ constexpr std::int64_t kSpacedTier = std::int64_t{1} << 56;
 }  // namespace
 
 std::int64_t spaced_behind_rank(std::chrono::nanoseconds peer_at, std::chrono::nanoseconds our_playhead,
-                                std::chrono::nanoseconds our_first_missing, std::chrono::nanoseconds min_gap) {
+                                std::chrono::nanoseconds our_first_missing,
+                                std::chrono::nanoseconds min_gap) {
     if (peer_at >= our_first_missing) return (our_first_missing - peer_at).count() - 1;  // level or ahead
-    if (our_playhead - peer_at >= min_gap) return 2 * kSpacedTier + peer_at.count();    // nearest first
+    if (our_playhead - peer_at >= min_gap) return 2 * kSpacedTier + peer_at.count();     // nearest first
     return kSpacedTier + (our_first_missing - peer_at).count();                          // farthest first
 }
 
@@ -90,7 +91,7 @@ std::optional<std::chrono::nanoseconds> chain_min_gap(std::int64_t piece_bytes,
         return std::nullopt;
     auto upload_ns = static_cast<std::int64_t>(static_cast<double>(piece_bytes) * 8.0 * 1e9 /
                                                static_cast<double>(*upload_bits_per_second));
-    return std::chrono::nanoseconds(upload_ns) + *piece_time / 4;
+    return std::chrono::nanoseconds(upload_ns) + *piece_time / 8;
 }
 
 ChokerSlots nearest_behind_slots(int slots) {

@@ -113,8 +113,8 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
                 const auto& seen = p.sighting(told, now);
                 if (kind == ChokerKind::nearest && ours.playhead && ours.min_gap && ours.piece_time) {
                     auto at = estimated_position(seen, told, now, *ours.piece_time, ours.pieces);
-                    rank = spaced_behind_rank(at, *ours.playhead, ours.first_missing.value() * *ours.piece_time,
-                                              *ours.min_gap);
+                    rank = spaced_behind_rank(at, *ours.playhead,
+                                              ours.first_missing.value() * *ours.piece_time, *ours.min_gap);
                 } else {
                     auto at = estimated_first_missing(seen, told, now, ours.piece_time, ours.pieces);
                     rank = kind == ChokerKind::leader ? leader_rank(at)
@@ -127,7 +127,8 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
                 PieceIndex told = first_missing_piece(info.pieces);
                 auto at = estimated_first_missing(p.sighting(told, now), told, now, ours.piece_time,
                                                   PieceCount(info.pieces.size()));
-                rank = kind == ChokerKind::leader ? leader_rank(at) : nearest_behind_rank(at, ours.first_missing);
+                rank = kind == ChokerKind::leader ? leader_rank(at)
+                                                  : nearest_behind_rank(at, ours.first_missing);
             }
             candidates.push_back({p.id(), rank, p.interested() || p.id() == assume_interested});
         });

@@ -246,14 +246,15 @@ TEST_CASE("a peer's estimated position keeps fractions of a piece-time", "[clien
     CHECK(estimated_position({PieceIndex(0), t0}, PieceIndex(0), t0 + 1h, pt, pieces) == 250s);
 }
 
-TEST_CASE("the chain's gap is a piece's upload time and a quarter piece-time", "[client][choker]") {
+TEST_CASE("the chain's gap is a piece's upload time and an eighth of a piece-time", "[client][choker]") {
     // 256 KiB at 2 Mbps: 1.048576 s to send, a piece-time of the same at upload = bitrate.
     auto pt = std::chrono::nanoseconds(1'048'576'000);
     auto gap = chain_min_gap(256 * 1024, 2'000'000, pt);
     REQUIRE(gap);
-    CHECK(*gap == std::chrono::nanoseconds(1'048'576'000 + 262'144'000));
+    CHECK(*gap == std::chrono::nanoseconds(1'048'576'000 + 131'072'000));
     // Half the upload: twice the time to send a piece.
-    CHECK(*chain_min_gap(256 * 1024, 1'000'000, pt) == std::chrono::nanoseconds(std::int64_t{2'097'152'000} + 262'144'000));
+    CHECK(*chain_min_gap(256 * 1024, 1'000'000, pt) ==
+          std::chrono::nanoseconds(std::int64_t{2'097'152'000} + 131'072'000));
     // Nothing bounds the upload, or no piece-time: none.
     CHECK_FALSE(chain_min_gap(256 * 1024, std::nullopt, pt));
     CHECK_FALSE(chain_min_gap(256 * 1024, 2'000'000, std::nullopt));
@@ -262,12 +263,17 @@ TEST_CASE("the chain's gap is a piece's upload time and a quarter piece-time", "
 
 TEST_CASE("with spacing the slot goes to the nearest peer at least the gap behind our playhead",
           "[client][choker]") {
-    // Viewers 0.5 s apart at a 1 s piece-time, a gap of 1.25 s: we play at 100 s and hold up to 130 s.
-    // Peers behind at 99.5, 99, 98.5, 98 s: the one at 98.5 s is the nearest at least 1.25 s behind.
-    std::chrono::nanoseconds playhead = 100s, first_missing = 130s, gap = 1250ms;
-    auto r = [&](std::chrono::nanoseconds at) { return spaced_behind_rank(at, playhead, first_missing, gap); };
-    std::vector<ChokeCandidate> peers{{1, r(99500ms), true}, {2, r(99s), true}, {3, r(98500ms), true},
-                                      {4, r(98s), true}, {5, r(140s), true}};
+    // Viewers 0.5 s apart at a 1 s piece-time, a gap of 1.125 s: we play at 100 s and hold up to 130 s.
+    // Peers behind at 99.5, 99, 98.5, 98 s: the one at 98.5 s is the nearest at least 1.125 s behind.
+    std::chrono::nanoseconds playhead = 100s, first_missing = 130s, gap = 1125ms;
+    auto r = [&](std::chrono::nanoseconds at) {
+        return spaced_behind_rank(at, playhead, first_missing, gap);
+    };
+    std::vector<ChokeCandidate> peers{{1, r(99500ms), true},
+                                      {2, r(99s), true},
+                                      {3, r(98500ms), true},
+                                      {4, r(98s), true},
+                                      {5, r(140s), true}};
     ChokerState state;
     CHECK(choker_unchoke_set(peers, 1, false, 3, state) == std::set<std::uint64_t>{3});
     // Spaced peers first, nearest first; then the nearer ones, farthest first; then those level or ahead.
