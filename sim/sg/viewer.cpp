@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "client/core/choker.hpp"
 #include "sim/sg/viewer_session.hpp"
 
 namespace toast::sim {
@@ -134,6 +135,7 @@ void Viewer::tick() {
     if (t - last_rate_ >= world_.tuning().rate_interval_s) measure_rates(t);
     auto plan = ctl_->tick(sample(t));
     apply(plan, t);
+    set_choker_position();
     pump(t);
     // A seeding viewer's process stays in the swarm; its session (what the report counts) ends with playback.
     bool leave =
@@ -144,6 +146,24 @@ void Viewer::tick() {
         if (played >= *plan_.watch_s - 1e-6) leave = true;
     }
     if (leave) finish(t);
+}
+
+// What the client's TitleStream::choker_position tells its choker after each tick: while playing at a known
+// upload rate, the playhead and the chain's gap (client::chain_min_gap), so the nearest-behind choker spaces
+// its chain.
+void Viewer::set_choker_position() {
+    auto& m = member();
+    m.playhead.reset();
+    m.chain_gap.reset();
+    const auto& w = ctl_->watcher();
+    const auto state = w.state();
+    if (state != client::PlaybackState::starting && state != client::PlaybackState::playing &&
+        state != client::PlaybackState::stalled)
+        return;
+    std::optional<std::int64_t> upload;
+    if (plan_.options.upload_limit) upload = static_cast<std::int64_t>(plan_.options.upload_limit->value());
+    m.chain_gap = client::chain_min_gap(geometry_.piece_length().value(), upload, geometry_.piece_duration());
+    if (m.chain_gap) m.playhead = geometry_.media_time_at(w.playhead());
 }
 
 void Viewer::apply(const client::ControllerPlan& plan, double t) {
