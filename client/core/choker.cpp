@@ -94,6 +94,21 @@ std::optional<std::chrono::nanoseconds> chain_min_gap(std::int64_t piece_bytes,
     return std::chrono::nanoseconds(upload_ns) + *piece_time / 8;
 }
 
+ChainPosition chain_position(const StreamWatcher& watcher, const TitleGeometry& geometry,
+                             std::optional<BitRate> upload_limit) {
+    const auto state = watcher.state();
+    if (state != PlaybackState::starting && state != PlaybackState::playing &&
+        state != PlaybackState::stalled)
+        return {};
+    std::optional<std::int64_t> upload;
+    if (upload_limit) upload = static_cast<std::int64_t>(upload_limit->value());
+    ChainPosition p;
+    p.min_gap = chain_min_gap(static_cast<std::int64_t>(geometry.piece_length().value()), upload,
+                              geometry.piece_duration());
+    if (p.min_gap) p.playhead = geometry.media_time_at(watcher.playhead());
+    return p;
+}
+
 ChokerSlots nearest_behind_slots(int slots) {
     if (slots <= 1) return {1, false};
     return {slots - 1, true};

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "client/core/piece_types.hpp"
+#include "client/core/stream_watcher.hpp"
+#include "client/core/title_geometry.hpp"
 
 namespace toast::client {
 
@@ -95,6 +97,17 @@ std::chrono::nanoseconds estimated_position(const PeerSighting& first, PieceInde
 std::optional<std::chrono::nanoseconds> chain_min_gap(std::int64_t piece_bytes,
                                                       std::optional<std::int64_t> upload_bits_per_second,
                                                       std::optional<std::chrono::nanoseconds> piece_time);
+
+// Where a viewer stands for spaced_behind_rank: while it plays (starting, playing or stalled) with an upload
+// limit, its playhead's media time and chain_min_gap; otherwise neither, and its choker ranks by
+// nearest_behind_rank (a seed, a download, an unlimited upload: nothing bounds how fast it passes a piece
+// on).
+struct ChainPosition {
+    std::optional<std::chrono::nanoseconds> playhead;
+    std::optional<std::chrono::nanoseconds> min_gap;
+};
+ChainPosition chain_position(const StreamWatcher& watcher, const TitleGeometry& geometry,
+                             std::optional<BitRate> upload_limit);
 
 // Slots of the nearest-behind choker: `slots` in all, one of them optimistic (as libtorrent's tit-for-tat,
 // so the two compare at equal slots), except that a single slot is a regular one.

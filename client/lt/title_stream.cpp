@@ -235,17 +235,9 @@ void TitleStream::kick() {
 
 SwarmControl::Position TitleStream::choker_position() const {
     const auto& g = controller_->geometry();
-    SwarmControl::Position p{controller_->had().first_missing(), g.piece_duration(), g.piece_count(), {}, {}};
-    const auto& w = controller_->watcher();
-    const auto state = w.state();
-    if (state == PlaybackState::starting || state == PlaybackState::playing ||
-        state == PlaybackState::stalled) {
-        std::optional<std::int64_t> upload;
-        if (options_.upload_limit) upload = static_cast<std::int64_t>(options_.upload_limit->value());
-        p.min_gap = chain_min_gap(g.piece_length().value(), upload, g.piece_duration());
-        if (p.min_gap) p.playhead = g.media_time_at(w.playhead());
-    }
-    return p;
+    const auto chain = chain_position(controller_->watcher(), g, options_.upload_limit);
+    return {controller_->had().first_missing(), g.piece_duration(), g.piece_count(), chain.playhead,
+            chain.min_gap};
 }
 
 void TitleStream::tick() {

@@ -6,6 +6,7 @@
 
 using namespace std::chrono_literals;
 using toast::client::chain_min_gap;
+using toast::client::chain_position;
 using toast::client::ChokeCandidate;
 using toast::client::choker_unchoke_set;
 using toast::client::ChokerState;
@@ -244,6 +245,43 @@ TEST_CASE("a peer's estimated position keeps fractions of a piece-time", "[clien
     // What it told us is a floor, the title's end a ceiling.
     CHECK(estimated_position({PieceIndex(0), t0}, PieceIndex(30), t0 + 10s, pt, pieces) == 30s);
     CHECK(estimated_position({PieceIndex(0), t0}, PieceIndex(0), t0 + 1h, pt, pieces) == 250s);
+}
+
+TEST_CASE("a viewer stands in a chain only while it plays with an upload limit", "[client][choker]") {
+    using toast::BitRate;
+    using toast::Bytes;
+    using toast::client::ByteOffset;
+    using toast::client::PlaybackState;
+    using toast::client::StreamWatcher;
+    using toast::client::TitleGeometry;
+    // 1000-byte pieces at 8000 bit/s: a piece-time of 1 s.
+    const auto g = *TitleGeometry::make(Bytes(9500), Bytes(1000), BitRate(8000));
+    const auto t0 = kSomeTime;
+    StreamWatcher w(g, {}, t0);
+    REQUIRE(w.state() == PlaybackState::starting);
+    // Starting counts as playing: its position is the start.
+    auto p = chain_position(w, g, BitRate(8000));
+    REQUIRE(p.min_gap);
+    CHECK(*p.min_gap == 1125ms);  // 1 s to send a piece, and an eighth of a piece-time
+    CHECK(p.playhead == 0ns);
+    w.on_piece_had(PieceIndex(0), t0);
+    w.on_piece_had(PieceIndex(1), t0);
+    w.tick(t0 + 1500ms);
+    REQUIRE(w.state() == PlaybackState::playing);
+    CHECK(w.playhead() == ByteOffset(1500));
+    p = chain_position(w, g, BitRate(4000));
+    CHECK(p.min_gap == 2125ms);
+    CHECK(p.playhead == 1500ms);
+    // No upload limit: nothing bounds how fast a piece is passed on.
+    p = chain_position(w, g, std::nullopt);
+    CHECK_FALSE(p.min_gap);
+    CHECK_FALSE(p.playhead);
+    // Not playing (paused): neither.
+    w.pause(t0 + 1500ms);
+    REQUIRE(w.state() == PlaybackState::paused);
+    p = chain_position(w, g, BitRate(8000));
+    CHECK_FALSE(p.min_gap);
+    CHECK_FALSE(p.playhead);
 }
 
 TEST_CASE("the chain's gap is a piece's upload time and an eighth of a piece-time", "[client][choker]") {

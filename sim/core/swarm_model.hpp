@@ -23,7 +23,6 @@
 #pragma once
 
 #include <chrono>
-
 #include <cstdint>
 #include <deque>
 #include <functional>

@@ -148,22 +148,12 @@ void Viewer::tick() {
     if (leave) finish(t);
 }
 
-// What the client's TitleStream::choker_position tells its choker after each tick: while playing at a known
-// upload rate, the playhead and the chain's gap (client::chain_min_gap), so the nearest-behind choker spaces
-// its chain.
+// Where the viewer stands for its choker after each tick, as the client's TitleStream::choker_position.
 void Viewer::set_choker_position() {
     auto& m = member();
-    m.playhead.reset();
-    m.chain_gap.reset();
-    const auto& w = ctl_->watcher();
-    const auto state = w.state();
-    if (state != client::PlaybackState::starting && state != client::PlaybackState::playing &&
-        state != client::PlaybackState::stalled)
-        return;
-    std::optional<std::int64_t> upload;
-    if (plan_.options.upload_limit) upload = static_cast<std::int64_t>(plan_.options.upload_limit->value());
-    m.chain_gap = client::chain_min_gap(geometry_.piece_length().value(), upload, geometry_.piece_duration());
-    if (m.chain_gap) m.playhead = geometry_.media_time_at(w.playhead());
+    const auto chain = client::chain_position(ctl_->watcher(), geometry_, plan_.options.upload_limit);
+    m.playhead = chain.playhead;
+    m.chain_gap = chain.min_gap;
 }
 
 void Viewer::apply(const client::ControllerPlan& plan, double t) {
