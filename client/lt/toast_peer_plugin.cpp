@@ -170,9 +170,31 @@ bool ToastPeerPlugin::on_dont_have(lt::piece_index_t piece) {
     return false;
 }
 
-const PeerSighting& ToastPeerPlugin::sighting(PieceIndex told, Clock::time_point now) {
-    if (!sighting_) sighting_ = PeerSighting{told, now};
-    return *sighting_;
+bool ToastPeerPlugin::on_bitfield(const lt::bitfield&) {
+    pieces_known_ = true;
+    return false;
+}
+
+bool ToastPeerPlugin::on_have_all() {
+    pieces_known_ = true;
+    return false;
+}
+
+bool ToastPeerPlugin::on_have_none() {
+    pieces_known_ = true;
+    return false;
+}
+
+bool ToastPeerPlugin::on_have(lt::piece_index_t) {
+    pieces_known_ = true;
+    return false;
+}
+
+PeerSighting ToastPeerPlugin::sighting(PieceIndex told, Clock::time_point now) {
+    if (sighting_) return *sighting_;
+    PeerSighting seen{told, now};
+    if (pieces_known_) sighting_ = seen;
+    return seen;
 }
 
 void ToastPeerPlugin::sent_request(const lt::peer_request& r) {

@@ -67,6 +67,10 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     bool on_piece(const libtorrent::peer_request& r, libtorrent::span<char const>) override;
     bool on_reject(const libtorrent::peer_request& r) override;
     bool on_dont_have(libtorrent::piece_index_t piece) override;
+    bool on_bitfield(const libtorrent::bitfield&) override;
+    bool on_have_all() override;
+    bool on_have_none() override;
+    bool on_have(libtorrent::piece_index_t) override;
     void tick() override;
 
     // The Toast choker keeps this peer unchoked.
@@ -77,8 +81,12 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     // The first piece the peer lacks, of a title of `pieces`: what its bitfield in get_peer_info says,
     // without copying every peer's bitfield (and a getsockname) each time the choker ranks them.
     PieceIndex first_missing(int pieces);
-    // Where the peer was when the choker first saw it (`told` and `now` then).
-    const PeerSighting& sighting(PieceIndex told, Clock::time_point now);
+    // Where the peer was when the choker first saw it with its pieces known (`told` and `now` then). Until
+    // its bitfield (or HAVE_ALL, HAVE_NONE, a HAVE) arrives, `told` and `now` without keeping them: a
+    // sighting taken from the empty bitfield of a peer just connected would place it at the title's start,
+    // and the estimate moving on from there would make a peer far ahead of us look level with us for as
+    // long as it sends us no HAVE (none for the pieces we hold).
+    PeerSighting sighting(PieceIndex told, Clock::time_point now);
     // The server delivered bytes [begin, end) of `piece` (the whole piece by default): cancel what we still
     // ask of this peer for blocks that start inside them.
     void cancel_piece(int piece, std::uint64_t begin = 0, std::uint64_t end = UINT64_MAX);
@@ -111,6 +119,7 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     bool rank_on_unchoke_ = false;                // the choker wants this peer that libtorrent unchokes
     bool told_interested_ = false;                // the last INTERESTED / NOT_INTERESTED the peer heard
     std::optional<PeerSighting> sighting_;        // network thread only
+    bool pieces_known_ = false;                   // its bitfield, HAVE_ALL, HAVE_NONE or a HAVE arrived
     int first_missing_ = 0;                       // a floor: every piece before it the peer has
     libtorrent::sha1_hash torrent_;
     std::uint64_t id_;

@@ -120,7 +120,7 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
                     told = first_missing_piece(info.pieces);
                     pieces = PieceCount(info.pieces.size());
                 }
-                const auto& seen = p.sighting(told, now);
+                const auto seen = p.sighting(told, now);
                 if (kind == ChokerKind::nearest && ours.playhead && ours.min_gap && ours.piece_time) {
                     auto at = estimated_position(seen, told, now, *ours.piece_time, pieces);
                     rank = spaced_behind_rank(at, *ours.playhead,
