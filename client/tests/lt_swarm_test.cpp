@@ -279,8 +279,9 @@ struct ChokerBed {
     ChokerBed(int pieces, int seed, bool told_size, const std::vector<int>& held,
               toast::client::ChokerKind kind = toast::client::ChokerKind::nearest, bool connect = true)
         : ti(hub_title(dir.path(), pieces, seed)), hub(position_hub(ti, dir.path(), kind)) {
-        hub->control->set_position(hub->key,
-                                   {PieceIndex(pieces), std::nullopt, PieceCount(told_size ? pieces : 0)});
+        hub->control->set_position(
+            hub->key, {PieceIndex(pieces), std::nullopt, PieceCount(told_size ? pieces : 0), std::nullopt,
+                       std::nullopt});
         viewers = viewers_of(*hub, ti, dir.path(), held, connect);
     }
     int pieces(int i) const { return viewers[static_cast<std::size_t>(i)]->handle.status().num_pieces; }
@@ -362,7 +363,8 @@ TEST_CASE("a position choker unchokes a newly interested viewer at once, not at 
         toast::testing::TempDir dir;
         auto ti = hub_title(dir.path(), 8, 41 + round);
         auto hub = position_hub(ti, dir.path(), toast::client::ChokerKind::nearest);
-        hub->control->set_position(hub->key, {PieceIndex(8), std::nullopt, PieceCount(0)});
+        hub->control->set_position(hub->key,
+                                   {PieceIndex(8), std::nullopt, PieceCount(0), std::nullopt, std::nullopt});
         std::this_thread::sleep_for(round * 150ms);
         std::filesystem::create_directories(dir.path() / "v");
         Client viewer(ti, dir.path() / "v");
