@@ -143,6 +143,16 @@ ordered_json make_report(const RunRecords& r, std::optional<double> ceiling_pct)
     j["peak_reduction_pct"] = peak_server && peak_unicast && *peak_unicast > 0
                                   ? ordered_json(100.0 * (1.0 - *peak_server / *peak_unicast))
                                   : ordered_json(nullptr);
+    if (catalogue) {
+        // The testbed's bound on the bill: every box's uplink over the peak's demand, at most 100% (the most
+        // watching and idle boxes can take off the peak by uploading).
+        double uplinks = 0;
+        for (const auto& b : r.boxes)
+            uplinks += b.uplink_bps;
+        const double peak_demand = peak_unicast ? *peak_unicast * 8 / r.bin_seconds : 0.0;
+        j["peak_bound_pct"] = peak_demand > 0 ? ordered_json(std::min(100.0, 100.0 * uplinks / peak_demand))
+                                              : ordered_json(nullptr);
+    }
     j["upload_capacity_bytes"] = static_cast<std::uint64_t>(capacity);
     j["upload_used_pct"] =
         capacity > 0 ? ordered_json(100.0 * static_cast<double>(uploaded) / capacity) : ordered_json(nullptr);
@@ -248,7 +258,12 @@ std::string render_markdown(const ordered_json& r) {
         out += "| server peak (95th percentile of " + fmt("%.0f", r["peak_bin_seconds"].get<double>()) +
                " s bins) | " + fmt("%.2f Mbps", r["server_peak_bps"].get<double>() / 1e6) +
                " against unicast " + fmt("%.2f Mbps", r["unicast_peak_bps"].get<double>() / 1e6) + ": **" +
-               fmt("%.1f%%", r["peak_reduction_pct"].get<double>()) + "** lower |\n";
+               fmt("%.1f%%", r["peak_reduction_pct"].get<double>()) + "** lower" +
+               (r.contains("peak_bound_pct") && !r["peak_bound_pct"].is_null()
+                    ? fmt(" (peak bound %.1f%%: every box's upload over the peak's demand)",
+                          r["peak_bound_pct"].get<double>())
+                    : std::string()) +
+               " |\n";
     if (!r["upload_used_pct"].is_null())
         out += "| viewers' upload used (of cap x time present) | " +
                fmt("%.1f%%", r["upload_used_pct"].get<double>()) + " |\n";

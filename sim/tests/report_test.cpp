@@ -90,6 +90,44 @@ TEST_CASE("a catalogue report counts what each session played as unicast, per ti
     CHECK(j["ceiling_pct"].is_null());
 }
 
+TEST_CASE("a catalogue report bounds its peak by every box's uplink over the peak's demand, at most 100%",
+          "[sim][report]") {
+    RunRecords r;
+    r.kind = "catalogue";
+    r.scenario = "c";
+    r.title_names = {"t001"};
+    r.title_bytes = {40'000'000};
+    r.bitrate_bps = 8e6;
+    r.bin_seconds = 10;
+    r.server_bins = std::vector<double>(4, 0.0);
+    // Four sessions watching the whole 40 s at once: unicast's peak is 4 x 8 Mbps = 32 Mbps.
+    for (int i = 0; i < 4; ++i) {
+        SessionRecord s;
+        s.box = i;
+        s.start_s = 0;
+        s.end_s = 40;
+        s.watch_s = 40;
+        r.sessions.push_back(s);
+    }
+    // Six boxes (two idle) at 2 Mbps up, one at 4: 16 Mbps, half the peak's demand.
+    for (int b = 0; b < 7; ++b)
+        r.boxes.push_back({b, b == 6 ? 4e6 : 2e6, b < 4 ? 1 : 0, 0, 0, 0});
+    auto j = make_report(r, std::nullopt);
+    CHECK(j["unicast_peak_bps"].get<double>() == Approx(32e6));
+    CHECK(j["peak_bound_pct"].get<double>() == Approx(50.0));
+    CHECK(j["upload_bound_pct"].is_null());  // a single title's bound, not a catalogue's
+    CHECK(render_markdown(j).find("(peak bound 50.0%: every box's upload over the peak's demand)") !=
+          std::string::npos);
+    // Uplinks past the peak's demand: capped at 100%.
+    r.boxes.push_back({7, 40e6, 0, 0, 0, 0});
+    j = make_report(r, std::nullopt);
+    CHECK(j["peak_bound_pct"].get<double>() == 100.0);
+    // No demand (nobody watched): no bound.
+    r.sessions.clear();
+    j = make_report(r, std::nullopt);
+    CHECK(j["peak_bound_pct"].is_null());
+}
+
 TEST_CASE("a catalogue's peak is billed by nearest rank", "[sim][report]") {
     std::vector<double> v;
     for (int i = 1; i <= 30; ++i)
