@@ -22,10 +22,12 @@ ReceivedBytes Viewer::received(int piece) const {
     const auto* m = swarm_.find(plan_.box);
     if (!m) return got;
     if (auto it = m->partial.find(piece); it != m->partial.end()) got = it->second;
-    for (int c : m->conns) {
-        const auto& pipe = swarm_.connection(c).towards(plan_.box);
-        if (pipe.active != piece) continue;
-        if (auto fi = peer_flow(c)) got.add(pipe.from, pipe.from + done_bytes(*fi));
+    // The pipes sending the piece are those of this viewer's flows (one a connection), fewer than its
+    // connections.
+    for (std::size_t i = 0; i < flows_.size(); ++i) {
+        if (flows_[i].server || flows_[i].bell) continue;
+        const auto& pipe = swarm_.connection(flows_[i].conn).towards(plan_.box);
+        if (pipe.active == piece) got.add(pipe.from, pipe.from + done_bytes(i));
     }
     return got;
 }
