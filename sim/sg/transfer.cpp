@@ -12,11 +12,27 @@ constexpr unsigned kCourierStack = 64 * 1024;
 int payload = 0;  // the courier's message carries no data: only its simulated size counts
 }  // namespace
 
+// A timed wait on a semaphore, its timeout a kernel timer: what Comm::wait_any's timeout is. The semaphore's
+// own timeout is a sleep action of the host's CPU model (a variable of its sharing system, created and freed at
+// every wait), several times dearer, and orders the actors it wakes at an instant otherwise. The timer is set
+// and removed from the actor's side: SimGrid runs one actor at a time, and the engine reads its timers between
+// rounds.
 void Inbox::wait(double timeout) {
     if (!arrived.empty() || timeout <= 0) return;
+    timer_ = simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + timeout, [this] {
+        timer_ = nullptr;  // the engine deletes it
+        if (waiting) {
+            waiting = false;
+            bell->release();
+        }
+    });
     waiting = true;
-    bell->acquire_timeout(timeout);
+    bell->acquire();
     waiting = false;
+    if (timer_) {
+        timer_->remove();
+        timer_ = nullptr;
+    }
 }
 
 std::shared_ptr<TransferLane> Couriers::start(sg4::Host* from, std::uint64_t bytes,
@@ -47,6 +63,14 @@ std::shared_ptr<TransferLane> Couriers::start(sg4::Host* from, std::uint64_t byt
     ++created_;
     sg4::Actor::init("courier", from)->set_stacksize(kCourierStack)->start([this, c]() {
         sg4::Actor::self()->daemonize();
+        // A daemon is killed when the last actor that is not one ends: its idle timer goes with it (a timer
+        // left behind would keep the engine's clock running to its date).
+        sg4::this_actor::on_exit([c](bool) {
+            if (c->timer) {
+                c->timer->remove();
+                c->timer = nullptr;
+            }
+        });
         run(c);
     });
     return lane;
@@ -91,9 +115,23 @@ void Couriers::run(const std::shared_ptr<Courier>& c) {
             continue;
         }
         c->waiting = true;
-        const bool timed_out = c->bell->acquire_timeout(idle_s_);
+        c->expired = false;
+        Courier* self = c.get();
+        c->timer = simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + idle_s_, [self] {
+            self->timer = nullptr;  // the engine deletes it
+            if (self->waiting) {
+                self->waiting = false;
+                self->expired = true;
+                self->bell->release();
+            }
+        });
+        c->bell->acquire();
         c->waiting = false;
-        if (!timed_out || c->job) continue;
+        if (c->timer) {
+            c->timer->remove();
+            c->timer = nullptr;
+        }
+        if (!c->expired || c->job) continue;
         auto& idle = idle_[c->host];
         idle.erase(std::find(idle.begin(), idle.end(), c));
         break;

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 
 #include "sim/sg/lane_pool.hpp"
@@ -36,12 +37,15 @@ struct Inbox {
         : actor(std::move(receiver)), bell(simgrid::s4u::Semaphore::create(0)) {}
     simgrid::s4u::ActorPtr actor;  // the receiving actor: its host is where the bytes go
     simgrid::s4u::SemaphorePtr bell;
-    bool waiting = false;  // asleep on the bell: an arrival rings it
+    bool waiting = false;  // asleep on the bell: an arrival (or the wait's timer) rings it
     bool closed = false;   // the receiver is gone: arrivals are dropped
     std::vector<std::shared_ptr<TransferLane>> arrived;  // in the order they arrived, not yet taken
 
     // Waits until something arrives or `timeout` seconds pass; returns at once if something is here.
     void wait(double timeout);
+
+  private:
+    simgrid::kernel::timer::Timer* timer_ = nullptr;  // the running wait's timeout
 };
 
 // What the receiver and the courier of one transfer share.
@@ -87,7 +91,9 @@ class Couriers {
     struct Courier {
         simgrid::s4u::Host* host = nullptr;
         simgrid::s4u::SemaphorePtr bell;
-        bool waiting = false;                // asleep on the bell: a new transfer rings it
+        bool waiting = false;  // asleep on the bell: a new transfer (or its idle timer) rings it
+        bool expired = false;  // woken by its idle timer
+        simgrid::kernel::timer::Timer* timer = nullptr;
         std::shared_ptr<TransferLane> job;  // handed to it, not yet done
         std::vector<simgrid::s4u::ActivityPtr> waiting_on = {nullptr};  // its put, when it waits
     };
