@@ -20,6 +20,12 @@ bool toast_choker(ChokerKind k) {
     return k == ChokerKind::nearest || k == ChokerKind::leader || k == ChokerKind::seed_style;
 }
 
+// Whether downloader d asks uploader u for pieces at all: an operator's peer only while d's operator tier
+// wants it.
+bool asks(const Member& d, const Member& u) {
+    return !u.setup.operator_peer || d.operator_wanted;
+}
+
 }  // namespace
 
 SwarmModel::SwarmModel(int pieces, std::uint64_t piece_length, std::uint64_t total_bytes,
@@ -346,7 +352,8 @@ std::vector<BoxId> SwarmModel::would_request(BoxId up, int piece) const {
         const auto& pipe = cn.towards(down);
         if (!pipe.unchoked || pipe.active >= 0 || !pipe.queue.empty()) continue;
         const auto* d = &peer(cn, up);
-        if (d && d->downloading && !d->upload_mode && d->wanted.test(piece) && !d->requested.test(piece))
+        if (d && d->downloading && !d->upload_mode && asks(*d, *u) && d->wanted.test(piece) &&
+            !d->requested.test(piece))
             out.push_back(down);
     }
     return out;
@@ -381,7 +388,7 @@ PumpResult SwarmModel::pump(BoxId down, double now, const std::function<std::uin
                 ++it;
             }
         }
-        const bool want = !d.upload_mode && u->have.any_and_not(d.wanted, PieceBits());
+        const bool want = !d.upload_mode && asks(d, *u) && u->have.any_and_not(d.wanted, PieceBits());
         if (want != pipe.interested) {
             pipe.interested = want;
             if (want) on_interested(*u, c, now);

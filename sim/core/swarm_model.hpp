@@ -98,6 +98,9 @@ struct Member {
     // server's part): libtorrent keeps their blocks, and a later request asks only for what is missing.
     std::map<int, ReceivedBytes> partial;
     bool upload_mode = false;  // downloading suspended (the bounded buffer is full): no requests
+    // The client's operator tier wants the operator's peers (ControllerPlan::ask_operator): without it the
+    // box is not interested in them, as the client's plugin tells them NOT_INTERESTED.
+    bool operator_wanted = true;
     std::vector<std::uint32_t> order;
     std::vector<int> conns;
     client::ChokerState choker;

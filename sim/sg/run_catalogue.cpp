@@ -61,6 +61,7 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
     if (s.probe_box) {
         auto ms = setup_for(0);
         ms.seed = static_cast<std::uint64_t>(s.random_seed + s.boxes);
+        ms.operator_peer = true;
         for (int t = 0; t < s.titles; ++t) {
             world.title(t).swarm->join(world.seed_id(), ms).have.set_all();
             world.announce(t, world.seed_id(), 0, World::Announcing::holding, 0, 0.0);

@@ -148,6 +148,7 @@ void Viewer::apply(const client::ControllerPlan& plan, double t) {
     for (auto p : plan.eject)
         swarm_.on_lost(plan_.box, p.value());
     if (plan.upload_mode) member().upload_mode = *plan.upload_mode;
+    member().operator_wanted = plan.ask_operator;
     for (auto p : plan.release)
         piece_finished(p.value(), true, t);
     for (const auto& f : plan.fetches)

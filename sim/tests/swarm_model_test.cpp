@@ -124,6 +124,33 @@ TEST_CASE("a downloader asks only an uploader that unchokes it, one piece in tra
     CHECK(next.start[0].piece != first);
 }
 
+TEST_CASE("a downloader asks the operator's peer only while its operator tier wants it, other peers always",
+          "[sim][swarm]") {
+    auto s = swarm_of(4);
+    s.join(1, MemberSetup{});
+    s.start_download(1);
+    seed_in(s, 9);  // the operator's
+    s.connect(1, 9);
+    s.find(1)->operator_wanted = false;
+    auto r = s.pump(1, 0.0);
+    CHECK(r.start.empty());
+    CHECK_FALSE(s.connection(s.find(1)->conns.at(0)).towards(1).interested);
+    // A viewer seed is asked although the operator's is not.
+    MemberSetup viewer;
+    viewer.choker = ChokerKind::leader;
+    s.join(5, viewer).have.set_all();
+    s.connect(1, 5);
+    r = s.pump(1, 0.1);
+    REQUIRE(r.start.size() == 1);
+    CHECK(r.start[0].up == 5);
+    // Wanted again: the operator's peer hears interest, unchokes and sends.
+    s.find(1)->operator_wanted = true;
+    r = s.pump(1, 0.2);
+    REQUIRE(r.start.size() == 1);
+    CHECK(r.start[0].up == 9);
+    CHECK(s.connection(s.find(1)->conns.at(0)).towards(1).interested);
+}
+
 TEST_CASE("the nearest-behind choker gives its one slot to the interested peer just behind", "[sim][swarm]") {
     auto s = swarm_of(10);
     auto& up = s.join(1, MemberSetup{});  // nearest, 1 slot

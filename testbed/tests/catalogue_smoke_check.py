@@ -94,6 +94,11 @@ def main() -> int:
             problems.append(f"testbed/run exited with {rc}")
         if left:
             problems.append("processes left behind: " + "; ".join(left[:5]))
+        torrents = sorted((Path(out) / "catalogue" / "torrents").glob("*.torrent"))
+        # The probe box is on the operator's side of the bill: every torrent names it as the operator's peer.
+        unnamed = [t.name for t in torrents if b"14:operator_peersl" not in t.read_bytes()]
+        if len(torrents) != 6 or unnamed:
+            problems.append(f"{len(torrents)} torrents, not naming the probe box as the operator's peer: {unnamed}")
         if not (Path(out) / "report.md").exists() or not (Path(out) / "rate.png").exists():
             problems.append("report.md or its rate plot was not written")
         if problems:

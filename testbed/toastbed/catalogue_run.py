@@ -23,7 +23,7 @@ from .catalogue_scenario import CatalogueScenario, shape
 from .catalogue_stack import (Box, CatalogueStack, api_call, client_problem, server_extra, start_boxes,
                               wait_warm)
 from .catalogue_workload import Workload
-from .run import Processes, RunError
+from .run import Processes, RunError, free_port
 
 # Each box's /api/status (its upload, by title) every 5 s: a status costs the box about 0.1 ms a title (3 ms
 # for 30 titles, measured), so polling every second would add a quarter of a core's percent to a 30-title box.
@@ -290,10 +290,16 @@ def run_catalogue(s: CatalogueScenario, bins: dict, out: Path, progress=print,
     (work / "sessions.json").write_text(json.dumps(w.to_json(), indent=1))
     sampler = resources.Sampler()
     procs = Processes(work / "logs", sampler)
-    stack = CatalogueStack(s, bins, work, procs)
     boxes = [Box(i, f"box{i:03d}", work / f"box{i:03d}", w.uplinks_bps[i], w.warm[i]) for i in range(s.boxes)]
+    operator_peers = []
     if s.probe_box:
-        boxes.append(Box(s.boxes, "probe", work / "probe", s.uplink, list(range(1, s.titles + 1)), probe=True))
+        # Its upload is on the operator's side of the bill, so the boxes treat it as the operator's peer: the
+        # torrents name it, and a box asks it only for what the other boxes cannot deliver in time.
+        probe = Box(s.boxes, "probe", work / "probe", s.uplink, list(range(1, s.titles + 1)), probe=True,
+                    listen_port=free_port())
+        boxes.append(probe)
+        operator_peers.append(f"127.0.0.1:{probe.listen_port}")
+    stack = CatalogueStack(s, bins, work, procs, operator_peers=operator_peers)
     evening = Evening(s, w, [b for b in boxes if not b.probe], stack)
     poller = Poller(stack, boxes)
     notes, interrupted, timings = [], False, {}

@@ -82,8 +82,10 @@ class CatalogueStack:
     """Tracker + VoD server (4-disk RDA store) with every title of the catalogue ingested."""
 
     def __init__(self, s: CatalogueScenario, bins: dict, work: Path, procs: Processes,
-                 server_config: dict | None = None):
+                 server_config: dict | None = None, operator_peers: list[str] | None = None):
         self.s, self.bins, self.work, self.procs = s, bins, work, procs
+        # Written into every title's torrent: the boxes ask these peers only when the others cannot deliver.
+        self.operator_peers = list(operator_peers or [])
         self.host = "127.0.0.1"
         self.tracker_port = free_port()
         self.server_port = free_port()
@@ -158,7 +160,8 @@ class CatalogueStack:
         s = self.s
         ingest = subprocess.run([str(self.bins["server"]), "--config", str(self.work / "server.json"), "ingest",
                                  t.name, str(t.media), "--torrent", str(t.torrent), "--bitrate", str(s.bitrate),
-                                 "--piece-size", str(s.piece_size), "--announce", self.tracker_url + "/announce"],
+                                 "--piece-size", str(s.piece_size), "--announce", self.tracker_url + "/announce",
+                                 *[a for p in self.operator_peers for a in ("--operator-peer", p)]],
                                 capture_output=True, text=True, timeout=600)
         if ingest.returncode != 0:
             raise RunError(f"ingest of {t.name} failed: " + ingest.stderr.strip())
@@ -369,7 +372,7 @@ def start_boxes(s: CatalogueScenario, bins: dict, procs: Processes, stack: Catal
     now_ms = int(time.time() * 1000)
     by_rank = {t.rank: t for t in stack.titles}
     for b in boxes:
-        b.api_port, b.listen_port = free_port(), free_port()
+        b.api_port, b.listen_port = free_port(), b.listen_port or free_port()
         b.dir.mkdir(parents=True)
         place_warm(b, [by_rank[r] for r in b.warm], now_ms)
         b.proc = procs.start(b.name, box_argv(s, bins["client"], b, stack), role="probe" if b.probe else "client")

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import errno
 import json
 import os
 import random
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -36,39 +34,10 @@ from pathlib import Path
 
 from . import netshape, report, run, scenario as scen
 from .drill_checks import bytes_lost, latest_record, received, tail, torrent_info_hash, tracker_whole
+from .drill_faults import (DRILLS, SERVER_DRILLS, TRACKER_DRILLS, VIEWER_DRILLS, DrillError, end_fault, manifest,
+                           start_fault)
 from .drill_report import table, write_report
 
-DRILLS = {
-    "baseline": "no fault: the reference for stalls and timing",
-    "server-kill": "SIGKILL the VoD server mid-stream, start it again when the fault ends",
-    "disk-offline": "take disk 0 of the server's 4 offline (admin API) for the fault",
-    "disks-offline": "take 2 of the server's 4 disks offline for the fault, both holding a block the viewers "
-                     "stream then: the blocks with no replica left are refused (503), the others served, so "
-                     "each viewer's server answers and refuses in turn",
-    "disk-stutter": "disk 0 stutters (admin fault injection: 5000% extra bytes per read, 250 ms before each read)",
-    "block-corrupt": "overwrite 4 KiB in the middle of one replica of the title's last block (the first "
-                     "replica the manifest lists): the server must catch it by checksum and read the other",
-    "block-rot": "1.5 s after the first viewer started, have the server read (and check) the middle of the "
-                 "title's first block from its first-listed replica, then overwrite 4 KiB there and put the file's "
-                 "mtime back: silent bit rot, while the other viewers still have to arrive",
-    "tracker-kill": "SIGKILL the tracker 1 s before the last viewer arrives, start it "
-                    "again when the fault ends: the last viewer must find its peers",
-    "tracker-kill-one": "two trackers in the announce-list; SIGKILL the first 1 s before the last viewer "
-                        "arrives, start it again when the fault ends: the last viewer must find its peers through "
-                        "the other (viewer back: from its arrival to its first peer), and the restarted tracker "
-                        "must know every running viewer again (service back: from its restart)",
-    "node-kill": "the VoD server is a tier of 3 nodes; SIGKILL node 1 mid-stream, start it again when the fault "
-                 "ends: each viewer asks a piece's other holder",
-    "client-kill": "SIGKILL the last viewer, start it again on the same save dir when the fault ends: it must "
-                   "resume and finish",
-    "client-enospc": "fill the last viewer's disk (its save dir is a tmpfs) for the fault, then free it",
-    "net-drop": "drop every packet to and from the last viewer for the fault (pfifo limit 0 on both ends of "
-                "its veth)",
-}
-SERVER_DRILLS = ("server-kill", "node-kill", "disk-offline", "disks-offline", "disk-stutter", "block-corrupt",
-                 "block-rot")
-TRACKER_DRILLS = ("tracker-kill", "tracker-kill-one")
-VIEWER_DRILLS = ("client-kill", "client-enospc", "net-drop")
 
 # Small and short: 8 viewers 2 s apart, a 40 s title in 39 pieces, no seed beside the server (a seed would
 # hide the server's faults), every viewer in its own namespace (the network drill needs its own link).
@@ -82,10 +51,6 @@ SUBNET_PREFIX = "10.214"
 # The tracker-kill-one drill's announce interval (the trackers' `interval`): short, so that the drill can watch
 # for one whole interval after the restart, by which every running viewer must have announced to it again.
 TRACKER_INTERVAL_S = 15
-
-
-class DrillError(RuntimeError):
-    pass
 
 
 @dataclass
@@ -179,110 +144,6 @@ class Drill:
         except OSError:
             return float("nan")
 
-    # -- faults ---------------------------------------------------------------------------------------------
-    def manifest(self) -> dict:
-        path = self.work / "disks" / "d0" / "manifests" / f"{self.stack.title}.json"
-        try:
-            return json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise DrillError(f"cannot read the server's manifest {path}: {e}") from None
-
-    def replica(self, block: int) -> Path:
-        """The first listed replica of the title's block `block` (-1: the last)."""
-        first = self.manifest()["blocks"][block]["replicas"][0]
-        return self.work / "disks" / f"d{first['disk']}" / first["file"]
-
-    def corrupt(self, replica: Path, keep_mtime: bool) -> None:
-        st = replica.stat()
-        with open(replica, "r+b") as f:
-            f.seek(st.st_size // 2)
-            f.write(os.urandom(4096))
-        if keep_mtime:
-            os.utime(replica, ns=(st.st_atime_ns, st.st_mtime_ns))
-        self.notes.append(f"corrupted {replica.relative_to(self.work)} ({st.st_size} bytes) at {st.st_size // 2}"
-                          + (", mtime put back" if keep_mtime else ""))
-
-    def start_fault(self) -> None:
-        n = self.name
-        if n == "server-kill":
-            os.killpg(self.stack.server_proc.pid, signal.SIGKILL)
-            self.stack.server_proc.wait(5)
-        elif n in TRACKER_DRILLS:
-            os.killpg(self.stack.tracker_proc.pid, signal.SIGKILL)
-            self.stack.tracker_proc.wait(5)
-        elif n == "node-kill":
-            os.killpg(self.stack.server_procs[1].pid, signal.SIGKILL)
-            self.stack.server_procs[1].wait(5)
-        elif n == "disk-offline":
-            self.admin(0, {"offline": True})
-        elif n == "disks-offline":
-            # The two disks holding a block the viewers stream during the fault (a quarter into the title),
-            # so at least that block is lost while they are offline.
-            blocks = self.manifest()["blocks"]
-            self.offline = sorted({r["disk"] for r in blocks[len(blocks) // 4]["replicas"]})
-            for d in self.offline:
-                self.admin(d, {"offline": True})
-            lost = [i for i, b in enumerate(blocks) if {r["disk"] for r in b["replicas"]} <= set(self.offline)]
-            self.notes.append(f"disks {self.offline} offline: blocks {lost} of {len(blocks)} have no replica left")
-        elif n == "disk-stutter":
-            self.admin(0, {"stutter_pct": 5000, "added_latency": "250ms"})
-        elif n == "block-corrupt":
-            self.corrupt(self.replica(-1), keep_mtime=False)
-        elif n == "block-rot":
-            # The server reads (and checks) the range from this replica first: with its twin's disk offline
-            # for one read, it has no other.
-            twin = self.manifest()["blocks"][0]["replicas"][1]["disk"]
-            self.admin(twin, {"offline": True})
-            checked = self.probe_server(self.probed_block)
-            self.admin(twin, {"offline": False})
-            if not checked:
-                raise DrillError("block-rot: the server did not serve the first block's middle before the damage")
-            self.corrupt(self.replica(0), keep_mtime=True)
-        elif n == "client-kill":
-            v = self.viewers[self.target]
-            self.before_kill = latest_record(v.stats)
-            os.killpg(v.proc.pid, signal.SIGKILL)
-            v.exit_codes.append(v.proc.wait(5))
-        elif n == "client-enospc":
-            self.filler = self.mounted / ".filler"
-            fd = os.open(self.filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                for chunk in (1 << 20, 4096, 1):
-                    try:
-                        while os.write(fd, b"\0" * chunk):
-                            pass
-                    except OSError as e:
-                        if e.errno != errno.ENOSPC:
-                            raise
-            finally:
-                os.close(fd)
-            self.notes.append(f"filled {self.mounted.relative_to(self.work)}: "
-                              f"{shutil.disk_usage(self.mounted).free} bytes free")
-        elif n == "net-drop":
-            self.network.blackhole(self.target, True)
-
-    def end_fault(self) -> None:
-        n = self.name
-        if n == "server-kill":
-            self.stack.start_server("server-restarted")
-        elif n in TRACKER_DRILLS:
-            self.stack.start_tracker("tracker-restarted")
-        elif n == "node-kill":
-            self.stack.start_node(1, "server-n1-restarted")
-        elif n == "disk-offline":
-            self.admin(0, {"offline": False})
-        elif n == "disks-offline":
-            for d in self.offline:
-                self.admin(d, {"offline": False})
-        elif n == "disk-stutter":
-            self.admin(0, {"stutter_pct": 0, "added_latency": "0ms"})
-        elif n == "client-kill":
-            self.restart(self.viewers[self.target])
-        elif n == "client-enospc":
-            self.filler.unlink()
-        elif n == "net-drop":
-            self.network.blackhole(self.target, False)
-
     def restart(self, v: Viewer) -> None:
         stats = v.cdir / f"stats.{len(v.stats_files) + 1}.jsonl"
         argv = list(v.argv)
@@ -344,7 +205,7 @@ class Drill:
                         self.start_viewer(i)
                 if not fault_started and now >= self.fault_at:
                     fault_started = True
-                    self.start_fault()
+                    start_fault(self)
                     self.progress(f"[{self.name}] t={now:5.1f}s fault on")
                 if fault_started and not fault_ended and self.name in SERVER_DRILLS and now - last_probe >= 0.5:
                     last_probe = now
@@ -352,7 +213,7 @@ class Drill:
                     probes_in_fault[0] += self.probe_server(self.probed_block)
                 if fault_started and not fault_ended and now >= fault_end_at:
                     fault_ended = True
-                    self.end_fault()
+                    end_fault(self)
                     t_fault_end = time.monotonic()
                     self.progress(f"[{self.name}] t={now:5.1f}s fault off")
                     pending = {i: b for i, b in self.affected().items() if i not in back}
@@ -461,7 +322,7 @@ class Drill:
         return out
 
     def block_size(self) -> int:
-        return int(self.manifest()["block_size"])
+        return int(manifest(self)["block_size"])
 
     def results(self) -> dict:
         stalls = stall_s = 0.0
