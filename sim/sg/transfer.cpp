@@ -13,10 +13,10 @@ int payload = 0;  // the courier's message carries no data: only its simulated s
 }  // namespace
 
 // A timed wait on a semaphore, its timeout a kernel timer: what Comm::wait_any's timeout is. The semaphore's
-// own timeout is a sleep action of the host's CPU model (a variable of its sharing system, created and freed at
-// every wait), several times dearer, and orders the actors it wakes at an instant otherwise. The timer is set
-// and removed from the actor's side: SimGrid runs one actor at a time, and the engine reads its timers between
-// rounds.
+// own timeout is a sleep action of the host's CPU model (a variable of its sharing system, created and freed
+// at every wait), several times dearer, and orders the actors it wakes at an instant otherwise. The timer is
+// set and removed from the actor's side: SimGrid runs one actor at a time, and the engine reads its timers
+// between rounds.
 void Inbox::wait(double timeout) {
     if (!arrived.empty() || timeout <= 0) return;
     timer_ = simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + timeout, [this] {

@@ -8,12 +8,13 @@
 // passively; the server is no actor), so transfers are put by couriers: long-lived actors on the sending
 // hosts, each putting one transfer at a time and waiting on that one communication alone.
 //
-// The receiver waits on one object, its Inbox, not on its transfers: the courier of a transfer hands it to the
-// receiver's inbox when its bytes have arrived and wakes the receiver if it sleeps. A receiving actor waiting
-// on all its transfers at once (Comm::wait_any) registers on and unregisters from each of them at every wait,
-// and SimGrid removes each finished one from the actor's list of communications by a linear search. The
-// receiver posts no receive: the transfer's mailbox names it as its permanent receiver, so the courier's put
-// starts at once towards the receiver's host, as a matched rendez-vous would. Internal to sim/sg.
+// The receiver waits on one object, its Inbox, not on its transfers: the courier of a transfer hands it to
+// the receiver's inbox when its bytes have arrived and wakes the receiver if it sleeps. A receiving actor
+// waiting on all its transfers at once (Comm::wait_any) registers on and unregisters from each of them at
+// every wait, and SimGrid removes each finished one from the actor's list of communications by a linear
+// search. The receiver posts no receive: the transfer's mailbox names it as its permanent receiver, so the
+// courier's put starts at once towards the receiver's host, as a matched rendez-vous would. Internal to
+// sim/sg.
 #pragma once
 
 #include <cstddef>
@@ -94,7 +95,7 @@ class Couriers {
         bool waiting = false;  // asleep on the bell: a new transfer (or its idle timer) rings it
         bool expired = false;  // woken by its idle timer
         simgrid::kernel::timer::Timer* timer = nullptr;
-        std::shared_ptr<TransferLane> job;  // handed to it, not yet done
+        std::shared_ptr<TransferLane> job;                              // handed to it, not yet done
         std::vector<simgrid::s4u::ActivityPtr> waiting_on = {nullptr};  // its put, when it waits
     };
     void run(const std::shared_ptr<Courier>& c);

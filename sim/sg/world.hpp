@@ -81,9 +81,9 @@ class World {
     std::uint64_t uploaded(BoxId box) const;
 
     // A viewer's doorbell: poke() rings it (a message of no size from the poking actor's host, crossing the
-    // network's latency like the HAVE or UNCHOKE it stands for, carried by a courier to the viewer's inbox) so
-    // the viewer asks its peers at once rather than at its next tick. Rung at most once until it is answered.
-    // A box listens while a viewer runs on it (`inbox`; nullptr: none).
+    // network's latency like the HAVE or UNCHOKE it stands for, carried by a courier to the viewer's inbox)
+    // so the viewer asks its peers at once rather than at its next tick. Rung at most once until it is
+    // answered. A box listens while a viewer runs on it (`inbox`; nullptr: none).
     void listen(BoxId box, std::shared_ptr<Inbox> inbox);
     void answered(BoxId box) { rung_.at(static_cast<std::size_t>(box)) = false; }
     void poke(BoxId box);
