@@ -108,8 +108,12 @@ void Couriers::run(const std::shared_ptr<Courier>& c) {
             c->job = nullptr;
             carry(*c, lane);
             // The put's finished communication stays in its mailbox's list of received messages (the
-            // mailbox has a permanent receiver) until cleared.
-            if (lane->put) lane->mailbox->clear();
+            // mailbox has a permanent receiver) until cleared. The lane lets go of it too: a communication
+            // holds its sender, and SimGrid frees an ended actor's stack only with the last reference to it.
+            if (lane->put) {
+                lane->mailbox->clear();
+                lane->put = nullptr;
+            }
             lanes_.give(lane->mailbox);
             idle_[c->host].push_back(c);
             continue;

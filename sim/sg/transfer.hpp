@@ -63,8 +63,8 @@ struct TransferLane {
 
     // Bytes still to come (all of them until the courier's put runs).
     double remaining() const {
-        if (arrived) return 0;
-        return sending ? put->get_remaining() : static_cast<double>(bytes);
+        if (!sending) return static_cast<double>(bytes);
+        return put && !arrived ? put->get_remaining() : 0.0;  // let go of by its courier: ended
     }
 };
 

@@ -227,21 +227,24 @@ std::optional<std::size_t> Viewer::take_arrival(bool first_come) {
             if (lane.doorbell ? flows_[i].bell : lanes_[i].get() == &lane) return i;
         return std::nullopt;
     };
+    // Arrivals without a flow (dropped after their bytes were in) are let go as they are met: each holds its
+    // transfer's communication, and that its courier.
     std::optional<std::size_t> best;
     std::size_t best_at = 0;
-    for (std::size_t a = 0; a < arrived.size(); ++a) {
+    for (std::size_t a = 0; a < arrived.size();) {
         const auto i = flow_of(*arrived[a]);
-        if (!i) continue;
+        if (!i) {
+            arrived.erase(arrived.begin() + static_cast<std::ptrdiff_t>(a));
+            continue;
+        }
         if (!best || *i < *best) {
             best = i;
             best_at = a;
         }
         if (first_come) break;
+        ++a;
     }
-    if (!best) {
-        arrived.clear();
-        return std::nullopt;
-    }
+    if (!best) return std::nullopt;
     arrived.erase(arrived.begin() + static_cast<std::ptrdiff_t>(best_at));
     return best;
 }
