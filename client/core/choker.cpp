@@ -59,6 +59,56 @@ PieceIndex estimated_first_missing(const PeerSighting& first, PieceIndex told,
     return PieceIndex(static_cast<std::int32_t>(std::min<std::int64_t>(at, pieces.value())));
 }
 
+namespace {
+// Tiers of spaced_behind_rank, above any media time (about 2.3 years in nanoseconds).
+constexpr std::int64_t kSpacedTier = std::int64_t{1} << 56;
+}  // namespace
+
+std::int64_t spaced_behind_rank(std::chrono::nanoseconds peer_at, std::chrono::nanoseconds our_playhead,
+                                std::chrono::nanoseconds our_first_missing,
+                                std::chrono::nanoseconds min_gap) {
+    if (peer_at >= our_first_missing) return (our_first_missing - peer_at).count() - 1;  // level or ahead
+    if (our_playhead - peer_at >= min_gap) return 2 * kSpacedTier + peer_at.count();     // nearest first
+    return kSpacedTier + (our_first_missing - peer_at).count();                          // farthest first
+}
+
+std::chrono::nanoseconds estimated_position(const PeerSighting& first, PieceIndex told,
+                                            std::chrono::steady_clock::time_point now,
+                                            std::chrono::nanoseconds piece_time, PieceCount pieces) {
+    auto at = told.value() * piece_time;
+    if (now > first.at) {
+        auto moved = std::chrono::duration_cast<std::chrono::nanoseconds>(now - first.at);
+        at = std::max(at, first.first_missing.value() * piece_time + moved);
+    }
+    return std::min(at, pieces.value() * piece_time);
+}
+
+std::optional<std::chrono::nanoseconds> chain_min_gap(std::int64_t piece_bytes,
+                                                      std::optional<std::int64_t> upload_bits_per_second,
+                                                      std::optional<std::chrono::nanoseconds> piece_time) {
+    if (!upload_bits_per_second || *upload_bits_per_second <= 0 || !piece_time || piece_time->count() <= 0 ||
+        piece_bytes <= 0)
+        return std::nullopt;
+    auto upload_ns = static_cast<std::int64_t>(static_cast<double>(piece_bytes) * 8.0 * 1e9 /
+                                               static_cast<double>(*upload_bits_per_second));
+    return std::chrono::nanoseconds(upload_ns) + *piece_time / 8;
+}
+
+ChainPosition chain_position(const StreamWatcher& watcher, const TitleGeometry& geometry,
+                             std::optional<BitRate> upload_limit) {
+    const auto state = watcher.state();
+    if (state != PlaybackState::starting && state != PlaybackState::playing &&
+        state != PlaybackState::stalled)
+        return {};
+    std::optional<std::int64_t> upload;
+    if (upload_limit) upload = static_cast<std::int64_t>(upload_limit->value());
+    ChainPosition p;
+    p.min_gap = chain_min_gap(static_cast<std::int64_t>(geometry.piece_length().value()), upload,
+                              geometry.piece_duration());
+    if (p.min_gap) p.playhead = geometry.media_time_at(watcher.playhead());
+    return p;
+}
+
 ChokerSlots nearest_behind_slots(int slots) {
     if (slots <= 1) return {1, false};
     return {slots - 1, true};

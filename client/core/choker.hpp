@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "client/core/piece_types.hpp"
+#include "client/core/stream_watcher.hpp"
+#include "client/core/title_geometry.hpp"
 
 namespace toast::client {
 
@@ -66,6 +68,46 @@ struct PeerSighting {
 PieceIndex estimated_first_missing(const PeerSighting& first, PieceIndex told,
                                    std::chrono::steady_clock::time_point now,
                                    std::optional<std::chrono::nanoseconds> piece_time, PieceCount pieces);
+
+// Nearest-behind with spacing, for a viewer that plays and uploads at a known rate. A viewer can pass a
+// piece on only once it holds it whole, so along a chain each link gets a piece one piece upload later than
+// the link before it (a piece-time at upload = bitrate). Viewers closer together than that in the title each
+// pass on a shorter buffer than they got: half a piece-time apart a link loses half a piece-time, and a chain
+// headed by the server's fetch-ahead runs dry within a few dozen links, after which the server sends what
+// is due. So a viewer's slot goes first to the nearest peer at least `min_gap` of media behind its own
+// playhead: with viewers half a piece-time apart every third one is a link of the same chain, the chains
+// interleave, and each link gains buffer instead of losing it. Peers behind us but nearer than that come
+// next, the farthest first; peers level or ahead last, the nearest first (as nearest_behind_rank).
+// Positions are media time: a peer's as estimated_position says, ours the playhead's, `our_first_missing`
+// the media time where our first missing piece starts.
+std::int64_t spaced_behind_rank(std::chrono::nanoseconds peer_at, std::chrono::nanoseconds our_playhead,
+                                std::chrono::nanoseconds our_first_missing, std::chrono::nanoseconds min_gap);
+
+// The media time a peer has reached, as estimated_first_missing estimates it but not rounded down to a
+// piece: viewers a fraction of a piece-time apart stay apart. Needs the piece-time.
+std::chrono::nanoseconds estimated_position(const PeerSighting& first, PieceIndex told,
+                                            std::chrono::steady_clock::time_point now,
+                                            std::chrono::nanoseconds piece_time, PieceCount pieces);
+
+// How far behind our playhead a peer must be for spaced_behind_rank: the time our upload takes to send a
+// piece, and an eighth of a piece-time for the HAVE, the request and the first block to cross (viewers 1.2 s
+// apart at a 1.05 s piece-time, 1.14 piece-times, keep a chain of next neighbours without a stall). None
+// without an upload limit or a piece-time (nothing bounds how fast a piece is passed on:
+// nearest_behind_rank).
+std::optional<std::chrono::nanoseconds> chain_min_gap(std::int64_t piece_bytes,
+                                                      std::optional<std::int64_t> upload_bits_per_second,
+                                                      std::optional<std::chrono::nanoseconds> piece_time);
+
+// Where a viewer stands for spaced_behind_rank: while it plays (starting, playing or stalled) with an upload
+// limit, its playhead's media time and chain_min_gap; otherwise neither, and its choker ranks by
+// nearest_behind_rank (a seed, a download, an unlimited upload: nothing bounds how fast it passes a piece
+// on).
+struct ChainPosition {
+    std::optional<std::chrono::nanoseconds> playhead;
+    std::optional<std::chrono::nanoseconds> min_gap;
+};
+ChainPosition chain_position(const StreamWatcher& watcher, const TitleGeometry& geometry,
+                             std::optional<BitRate> upload_limit);
 
 // Slots of the nearest-behind choker: `slots` in all, one of them optimistic (as libtorrent's tit-for-tat,
 // so the two compare at equal slots), except that a single slot is a regular one.

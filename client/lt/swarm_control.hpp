@@ -87,6 +87,10 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
         PieceIndex first_missing;
         std::optional<std::chrono::nanoseconds> piece_time;
         PieceCount pieces;  // the title's; first_missing == pieces: we hold it all (core/choker.hpp)
+        // While we play at a known upload rate: the playhead's media time and chain_min_gap, for
+        // spaced_behind_rank. Unset: nearest_behind_rank.
+        std::optional<std::chrono::nanoseconds> playhead;
+        std::optional<std::chrono::nanoseconds> min_gap;
     };
     void set_position(const libtorrent::sha1_hash& torrent, Position position);
     // Title thread: the blocks at the front of every peer's queue of our requests (set_queue_front), each

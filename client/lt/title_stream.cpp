@@ -10,6 +10,7 @@
 #include <libtorrent/torrent_flags.hpp>
 #include <libtorrent/torrent_status.hpp>
 
+#include "client/core/choker.hpp"
 #include "client/core/status_line.hpp"
 #include "client/lt/plan_applier.hpp"
 #include "client/lt/server_fallback.hpp"
@@ -232,6 +233,13 @@ void TitleStream::kick() {
     });
 }
 
+SwarmControl::Position TitleStream::choker_position() const {
+    const auto& g = controller_->geometry();
+    const auto chain = chain_position(controller_->watcher(), g, options_.upload_limit);
+    return {controller_->had().first_missing(), g.piece_duration(), g.piece_count(), chain.playhead,
+            chain.min_gap};
+}
+
 void TitleStream::tick() {
     auto now = Clock::now();
     session_.pump();
@@ -248,10 +256,7 @@ void TitleStream::tick() {
                                                 session_.control().operator_connections(key_),
                                                 session_.control().queue_fronts(key_)));
     apply(plan, now);
-    if (session_.control().ranks_by_position())
-        session_.control().set_position(
-            key_, {controller_->had().first_missing(), controller_->geometry().piece_duration(),
-                   controller_->geometry().piece_count()});
+    if (session_.control().ranks_by_position()) session_.control().set_position(key_, choker_position());
 
     if (now - last_stats_ >= tuning_.stats_interval) {
         last_stats_ = now;

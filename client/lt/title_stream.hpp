@@ -97,6 +97,8 @@ class TitleStream final : public TitleEvents {
   private:
     void schedule_tick(bool first);
     void tick();
+    // Where we are, for the position chokers (SwarmControl::set_position).
+    SwarmControl::Position choker_position() const;
     void kick();
     void apply(const ControllerPlan& plan, SteadyTime now);
     void on_piece_finished(PieceIndex p, SteadyTime now);

@@ -159,6 +159,17 @@ void ToastPeerPlugin::tell_operator_interest() {
     control_->count_operator_interest();
 }
 
+PieceIndex ToastPeerPlugin::first_missing(int pieces) {
+    while (first_missing_ < pieces && pc_.has_piece(lt::piece_index_t(first_missing_)))
+        ++first_missing_;
+    return PieceIndex(first_missing_);
+}
+
+bool ToastPeerPlugin::on_dont_have(lt::piece_index_t piece) {
+    first_missing_ = std::min(first_missing_, static_cast<int>(piece));
+    return false;
+}
+
 const PeerSighting& ToastPeerPlugin::sighting(PieceIndex told, Clock::time_point now) {
     if (!sighting_) sighting_ = PeerSighting{told, now};
     return *sighting_;

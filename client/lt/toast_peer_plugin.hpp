@@ -66,6 +66,7 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     void sent_cancel(const libtorrent::peer_request& r) override;
     bool on_piece(const libtorrent::peer_request& r, libtorrent::span<char const>) override;
     bool on_reject(const libtorrent::peer_request& r) override;
+    bool on_dont_have(libtorrent::piece_index_t piece) override;
     void tick() override;
 
     // The Toast choker keeps this peer unchoked.
@@ -73,6 +74,9 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     // The peer said it is interested, whether libtorrent was told (it was not while the choker had no slot
     // for the peer).
     bool interested() const { return interest_held_ || pc_.is_peer_interested(); }
+    // The first piece the peer lacks, of a title of `pieces`: what its bitfield in get_peer_info says,
+    // without copying every peer's bitfield (and a getsockname) each time the choker ranks them.
+    PieceIndex first_missing(int pieces);
     // Where the peer was when the choker first saw it (`told` and `now` then).
     const PeerSighting& sighting(PieceIndex told, Clock::time_point now);
     // The server delivered bytes [begin, end) of `piece` (the whole piece by default): cancel what we still
@@ -107,6 +111,7 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     bool rank_on_unchoke_ = false;                // the choker wants this peer that libtorrent unchokes
     bool told_interested_ = false;                // the last INTERESTED / NOT_INTERESTED the peer heard
     std::optional<PeerSighting> sighting_;        // network thread only
+    int first_missing_ = 0;                       // a floor: every piece before it the peer has
     libtorrent::sha1_hash torrent_;
     std::uint64_t id_;
     libtorrent::tcp::endpoint remote_;

@@ -101,19 +101,35 @@ class ToastTorrentPlugin final : public lt::torrent_plugin,
         for_each_peer([&](ToastPeerPlugin& p) {
             auto& pc = p.handle();
             if (pc.is_disconnecting() || pc.is_connecting() || pc.in_handshake()) return;
-            lt::peer_info info;
-            pc.get_peer_info(info);
             std::int64_t rank = 0;
             if (kind == ChokerKind::seed) {
+                lt::peer_info info;
+                pc.get_peer_info(info);
                 rank = seed_rank(info.payload_up_speed);
             } else if (complete) {
                 rank = rotating_rank(p.id(), epoch);
             } else {
-                PieceIndex told = first_missing_piece(info.pieces);
-                auto at = estimated_first_missing(p.sighting(told, now), told, now, ours.piece_time,
-                                                  PieceCount(info.pieces.size()));
-                rank = kind == ChokerKind::leader ? leader_rank(at)
-                                                  : nearest_behind_rank(at, ours.first_missing);
+                PieceIndex told;
+                PieceCount pieces = ours.pieces;
+                if (pieces.value() > 0) {
+                    told = p.first_missing(pieces.value());
+                } else {
+                    // Before our first tick says where we are: the peer's bitfield as libtorrent has it.
+                    lt::peer_info info;
+                    pc.get_peer_info(info);
+                    told = first_missing_piece(info.pieces);
+                    pieces = PieceCount(info.pieces.size());
+                }
+                const auto& seen = p.sighting(told, now);
+                if (kind == ChokerKind::nearest && ours.playhead && ours.min_gap && ours.piece_time) {
+                    auto at = estimated_position(seen, told, now, *ours.piece_time, pieces);
+                    rank = spaced_behind_rank(at, *ours.playhead,
+                                              ours.first_missing.value() * *ours.piece_time, *ours.min_gap);
+                } else {
+                    auto at = estimated_first_missing(seen, told, now, ours.piece_time, pieces);
+                    rank = kind == ChokerKind::leader ? leader_rank(at)
+                                                      : nearest_behind_rank(at, ours.first_missing);
+                }
             }
             candidates.push_back({p.id(), rank, p.interested() || p.id() == assume_interested});
         });

@@ -221,7 +221,10 @@ void TitleService::start_seeding(ServiceTitle& t) {
     // Every piece had: the choker spreads the upload over the peers (core/choker.hpp, complete_slots).
     session_->control().set_position(t.torrent.params.ti->info_hashes().get_best(),
                                      {PieceIndex(t.geometry.piece_count().value()),
-                                      t.geometry.piece_duration(), t.geometry.piece_count()});
+                                      t.geometry.piece_duration(),
+                                      t.geometry.piece_count(),
+                                      {},
+                                      {}});
     t.seed = session_->add(std::move(atp), *t.seed_events).handle;
 }
 

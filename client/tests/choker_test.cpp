@@ -5,10 +5,13 @@
 #include "client/core/choker.hpp"
 
 using namespace std::chrono_literals;
+using toast::client::chain_min_gap;
+using toast::client::chain_position;
 using toast::client::ChokeCandidate;
 using toast::client::choker_unchoke_set;
 using toast::client::ChokerState;
 using toast::client::estimated_first_missing;
+using toast::client::estimated_position;
 using toast::client::leader_rank;
 using toast::client::leader_slots;
 using toast::client::nearest_behind_rank;
@@ -17,6 +20,7 @@ using toast::client::PeerSighting;
 using toast::client::PieceCount;
 using toast::client::PieceIndex;
 using toast::client::PieceSet;
+using toast::client::spaced_behind_rank;
 
 namespace {
 const auto kSomeTime = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
@@ -227,4 +231,98 @@ TEST_CASE("the leader choker gives every slot to the viewers furthest along, non
     for (int tick = 0; tick < 10; ++tick)
         CHECK(choker_unchoke_set(peers, split.regular, split.optimistic, 3, state) ==
               std::set<std::uint64_t>{2, 3});
+}
+
+TEST_CASE("a peer's estimated position keeps fractions of a piece-time", "[client][choker]") {
+    auto t0 = kSomeTime;
+    PieceCount pieces(250);
+    auto pt = 1000ms;
+    // Two newcomers seen with nothing 0.5 s apart are half a piece-time apart, not level.
+    auto a = estimated_position({PieceIndex(0), t0}, PieceIndex(0), t0 + 10s, pt, pieces);
+    auto b = estimated_position({PieceIndex(0), t0 + 500ms}, PieceIndex(0), t0 + 10s, pt, pieces);
+    CHECK(a == 10s);
+    CHECK(b == 9500ms);
+    // What it told us is a floor, the title's end a ceiling.
+    CHECK(estimated_position({PieceIndex(0), t0}, PieceIndex(30), t0 + 10s, pt, pieces) == 30s);
+    CHECK(estimated_position({PieceIndex(0), t0}, PieceIndex(0), t0 + 1h, pt, pieces) == 250s);
+}
+
+TEST_CASE("a viewer stands in a chain only while it plays with an upload limit", "[client][choker]") {
+    using toast::BitRate;
+    using toast::Bytes;
+    using toast::client::ByteOffset;
+    using toast::client::PlaybackState;
+    using toast::client::StreamWatcher;
+    using toast::client::TitleGeometry;
+    // 1000-byte pieces at 8000 bit/s: a piece-time of 1 s.
+    const auto g = *TitleGeometry::make(Bytes(9500), Bytes(1000), BitRate(8000));
+    const auto t0 = kSomeTime;
+    StreamWatcher w(g, {}, t0);
+    REQUIRE(w.state() == PlaybackState::starting);
+    // Starting counts as playing: its position is the start.
+    auto p = chain_position(w, g, BitRate(8000));
+    REQUIRE(p.min_gap);
+    CHECK(*p.min_gap == 1125ms);  // 1 s to send a piece, and an eighth of a piece-time
+    CHECK(p.playhead == 0ns);
+    w.on_piece_had(PieceIndex(0), t0);
+    w.on_piece_had(PieceIndex(1), t0);
+    w.tick(t0 + 1500ms);
+    REQUIRE(w.state() == PlaybackState::playing);
+    CHECK(w.playhead() == ByteOffset(1500));
+    p = chain_position(w, g, BitRate(4000));
+    CHECK(p.min_gap == 2125ms);
+    CHECK(p.playhead == 1500ms);
+    // No upload limit: nothing bounds how fast a piece is passed on.
+    p = chain_position(w, g, std::nullopt);
+    CHECK_FALSE(p.min_gap);
+    CHECK_FALSE(p.playhead);
+    // Not playing (paused): neither.
+    w.pause(t0 + 1500ms);
+    REQUIRE(w.state() == PlaybackState::paused);
+    p = chain_position(w, g, BitRate(8000));
+    CHECK_FALSE(p.min_gap);
+    CHECK_FALSE(p.playhead);
+}
+
+TEST_CASE("the chain's gap is a piece's upload time and an eighth of a piece-time", "[client][choker]") {
+    // 256 KiB at 2 Mbps: 1.048576 s to send, a piece-time of the same at upload = bitrate.
+    auto pt = std::chrono::nanoseconds(1'048'576'000);
+    auto gap = chain_min_gap(256 * 1024, 2'000'000, pt);
+    REQUIRE(gap);
+    CHECK(*gap == std::chrono::nanoseconds(1'048'576'000 + 131'072'000));
+    // Half the upload: twice the time to send a piece.
+    CHECK(*chain_min_gap(256 * 1024, 1'000'000, pt) ==
+          std::chrono::nanoseconds(std::int64_t{2'097'152'000} + 131'072'000));
+    // Nothing bounds the upload, or no piece-time: none.
+    CHECK_FALSE(chain_min_gap(256 * 1024, std::nullopt, pt));
+    CHECK_FALSE(chain_min_gap(256 * 1024, 2'000'000, std::nullopt));
+    CHECK_FALSE(chain_min_gap(256 * 1024, 0, pt));
+}
+
+TEST_CASE("with spacing the slot goes to the nearest peer at least the gap behind our playhead",
+          "[client][choker]") {
+    // Viewers 0.5 s apart at a 1 s piece-time, a gap of 1.125 s: we play at 100 s and hold up to 130 s.
+    // Peers behind at 99.5, 99, 98.5, 98 s: the one at 98.5 s is the nearest at least 1.125 s behind.
+    std::chrono::nanoseconds playhead = 100s, first_missing = 130s, gap = 1125ms;
+    auto r = [&](std::chrono::nanoseconds at) {
+        return spaced_behind_rank(at, playhead, first_missing, gap);
+    };
+    std::vector<ChokeCandidate> peers{{1, r(99500ms), true},
+                                      {2, r(99s), true},
+                                      {3, r(98500ms), true},
+                                      {4, r(98s), true},
+                                      {5, r(140s), true}};
+    ChokerState state;
+    CHECK(choker_unchoke_set(peers, 1, false, 3, state) == std::set<std::uint64_t>{3});
+    // Spaced peers first, nearest first; then the nearer ones, farthest first; then those level or ahead.
+    CHECK(r(98500ms) > r(98s));
+    CHECK(r(10s) > r(99s));
+    CHECK(r(99s) > r(99500ms));
+    CHECK(r(99500ms) > r(120s));  // between our playhead and our first missing piece: still behind us
+    CHECK(r(120s) > r(130s));
+    CHECK(r(130s) > r(140s));
+    // Without a spaced peer interested, the farthest of the nearer ones.
+    peers[2].interested = false;
+    peers[3].interested = false;
+    CHECK(choker_unchoke_set(peers, 1, false, 3, state) == std::set<std::uint64_t>{2});
 }

@@ -89,7 +89,10 @@ JOURNAL_STREAM=$(stat -c '%d:%i' /tmp/server.log) setpriv --reuid=toast-server -
 server=$!
 if wait_http http://127.0.0.1:8080/healthz; then
     expect_eq "title bytes" "$(curl -sf http://127.0.0.1:8080/titles/demo | sha256sum)" "$(sha256sum </tmp/title.bin)"
-    curl -sf http://127.0.0.1:8080/metrics | grep -q '^toast_http_requests_total' || problem "server /metrics"
+    # Read the whole page before matching: under pipefail, grep -q quitting at its first match fails curl's
+    # write (exit 23) whenever the page outgrows the pipe's buffer.
+    metrics=$(curl -sf http://127.0.0.1:8080/metrics) || metrics=""
+    grep -q '^toast_http_requests_total' <<<"$metrics" || problem "server /metrics: $(head -c 300 <<<"$metrics")"
 else
     problem "toast-server serve did not answer: $(cat /tmp/server.log)"
 fi
@@ -103,7 +106,8 @@ setpriv --reuid=toast-tracker --regid=toast-tracker --init-groups -- \
     toast-tracker $TOAST_TRACKER_OPTS >/dev/null 2>/tmp/tracker.log &
 tracker=$!
 if wait_http http://127.0.0.1:6969/metrics; then
-    curl -sf http://127.0.0.1:6969/metrics | grep -q '^toast_tracker_swarms' || problem "tracker /metrics"
+    metrics=$(curl -sf http://127.0.0.1:6969/metrics) || metrics=""
+    grep -q '^toast_tracker_swarms' <<<"$metrics" || problem "tracker /metrics: $(head -c 300 <<<"$metrics")"
 else
     problem "toast-tracker did not answer: $(cat /tmp/tracker.log)"
 fi

@@ -62,26 +62,46 @@ client::ChokerSlots SwarmModel::slots_of(const Member& up) const {
     return {slots, true};
 }
 
+namespace {
+
+std::chrono::steady_clock::time_point time_at(double s) {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s)));
+}
+
+}  // namespace
+
+int SwarmModel::told_first_missing(const Member& up, const Connection& cn) const {
+    const int truth = peer(cn, up.box).have.first_missing();
+    const auto& seen = up.box == cn.a ? cn.a_sees_b : cn.b_sees_a;
+    // A peer ahead of us tells us of its pieces (we lack them); one behind us told us only its bitfield.
+    return truth >= up.have.first_missing() ? truth : std::min(truth, seen.first_missing);
+}
+
 int SwarmModel::estimated_position(const Member& up, int conn, double now) const {
     const auto& cn = conns_[static_cast<std::size_t>(conn)];
     if (!cn.open) return 0;
-    const auto* d = &peer(cn, up.box);
-    const int truth = d->have.first_missing();
     const auto& seen = up.box == cn.a ? cn.a_sees_b : cn.b_sees_a;
-    // A peer ahead of us tells us of its pieces (we lack them); one behind us told us only its bitfield.
-    const int told = truth >= up.have.first_missing() ? truth : std::min(truth, seen.first_missing);
     std::optional<std::chrono::nanoseconds> piece_time;
-    if (piece_seconds_ > 0)
-        piece_time = std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::duration<double>(piece_seconds_));
-    auto tp = [](double s) {
-        return std::chrono::steady_clock::time_point(
-            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                std::chrono::duration<double>(s)));
-    };
-    return client::estimated_first_missing({PieceIndex(seen.first_missing), tp(seen.at)}, PieceIndex(told),
-                                           tp(now), piece_time, client::PieceCount(pieces_))
+    if (piece_seconds_ > 0) piece_time = piece_time_ns();
+    return client::estimated_first_missing({PieceIndex(seen.first_missing), time_at(seen.at)},
+                                           PieceIndex(told_first_missing(up, cn)), time_at(now), piece_time,
+                                           client::PieceCount(pieces_))
         .value();
+}
+
+std::chrono::nanoseconds SwarmModel::estimated_media_position(const Member& up, int conn, double now) const {
+    const auto& cn = conns_[static_cast<std::size_t>(conn)];
+    if (!cn.open) return std::chrono::nanoseconds(0);
+    const auto& seen = up.box == cn.a ? cn.a_sees_b : cn.b_sees_a;
+    return client::estimated_position({PieceIndex(seen.first_missing), time_at(seen.at)},
+                                      PieceIndex(told_first_missing(up, cn)), time_at(now), piece_time_ns(),
+                                      client::PieceCount(pieces_));
+}
+
+std::chrono::nanoseconds SwarmModel::piece_time_ns() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(piece_seconds_));
 }
 
 std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std::uint64_t assume,
@@ -101,9 +121,14 @@ std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std
         std::int64_t rank = 0;
         switch (up.setup.choker) {
             case ChokerKind::nearest:
-                rank = up.have.all()
-                           ? client::rotating_rank(id, epoch)
-                           : client::nearest_behind_rank(PieceIndex(estimated_position(up, c, now)), ours);
+                if (up.have.all()) {
+                    rank = client::rotating_rank(id, epoch);
+                } else if (up.playhead && up.chain_gap && piece_seconds_ > 0) {
+                    rank = client::spaced_behind_rank(estimated_media_position(up, c, now), *up.playhead,
+                                                      ours.value() * piece_time_ns(), *up.chain_gap);
+                } else {
+                    rank = client::nearest_behind_rank(PieceIndex(estimated_position(up, c, now)), ours);
+                }
                 break;
             case ChokerKind::leader:
                 rank = client::leader_rank(PieceIndex(estimated_position(up, c, now)));

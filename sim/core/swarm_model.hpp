@@ -22,6 +22,7 @@
 //    (libtorrent).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -101,6 +102,11 @@ struct Member {
     // The client's operator tier wants the operator's peers (ControllerPlan::ask_operator): without it the
     // box is not interested in them, as the client's plugin tells them NOT_INTERESTED.
     bool operator_wanted = true;
+    // While it plays at a known upload rate (the client's TitleStream::choker_position): its playhead's media
+    // time and client::chain_min_gap, for the nearest-behind choker's spaced_behind_rank. Unset: it ranks by
+    // nearest_behind_rank.
+    std::optional<std::chrono::nanoseconds> playhead;
+    std::optional<std::chrono::nanoseconds> chain_gap;
     std::vector<std::uint32_t> order;
     std::vector<int> conns;
     client::ChokerState choker;
@@ -203,6 +209,10 @@ class SwarmModel {
     void choke_round(Member& up, bool tick, double now);
     // Where `up` believes the peer at the other end of `conn` is (its first missing piece).
     int estimated_position(const Member& up, int conn, double now) const;
+    // The media time the peer on `conn` has reached, as `up` estimates it (client::estimated_position).
+    std::chrono::nanoseconds estimated_media_position(const Member& up, int conn, double now) const;
+    int told_first_missing(const Member& up, const Connection& cn) const;
+    std::chrono::nanoseconds piece_time_ns() const;
 
     static double round_period(ChokerKind k);
 

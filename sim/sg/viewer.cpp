@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "client/core/choker.hpp"
 #include "sim/sg/viewer_session.hpp"
 
 namespace toast::sim {
@@ -132,6 +133,7 @@ void Viewer::tick() {
     if (t - last_rate_ >= world_.tuning().rate_interval_s) measure_rates(t);
     auto plan = ctl_->tick(sample(t));
     apply(plan, t);
+    set_choker_position();
     pump(t);
     // A seeding viewer's process stays in the swarm; its session (what the report counts) ends with playback.
     bool leave =
@@ -142,6 +144,14 @@ void Viewer::tick() {
         if (played >= *plan_.watch_s - 1e-6) leave = true;
     }
     if (leave) finish(t);
+}
+
+// Where the viewer stands for its choker after each tick, as the client's TitleStream::choker_position.
+void Viewer::set_choker_position() {
+    auto& m = member();
+    const auto chain = client::chain_position(ctl_->watcher(), geometry_, plan_.options.upload_limit);
+    m.playhead = chain.playhead;
+    m.chain_gap = chain.min_gap;
 }
 
 void Viewer::apply(const client::ControllerPlan& plan, double t) {

@@ -66,6 +66,7 @@ class Viewer {
     void tick();
     const client::SwarmSample& sample(double t);  // sample_, refilled
     void apply(const client::ControllerPlan& plan, double t);
+    void set_choker_position();
     void pump(double t);
     void announce(double t, bool completed);
     void measure_rates(double t);

@@ -178,6 +178,45 @@ TEST_CASE("the nearest-behind choker gives its one slot to the interested peer j
     CHECK(!unchoked(2));
 }
 
+TEST_CASE("a playing viewer with a chain gap gives its slot to the nearest peer that far behind its playhead",
+          "[sim][swarm]") {
+    using namespace std::chrono_literals;
+    // One-second pieces; the uploader plays at 5.5 s and holds pieces 0-5.
+    SwarmModel s(10, kPiece, kPiece * 10, 1.0);
+    auto& up = s.join(1, MemberSetup{});  // nearest, 1 slot
+    s.start_download(1);
+    for (int p = 0; p < 6; ++p)
+        up.have.set(p);
+    auto join_at = [&](BoxId id, int had) {
+        auto& m = s.join(id, MemberSetup{});
+        s.start_download(id);
+        for (int p = 0; p < had; ++p)
+            m.have.set(p);
+    };
+    join_at(2, 5);  // at 5 s: half a second behind the playhead
+    join_at(3, 4);  // at 4 s: 1.5 s behind
+    join_at(4, 1);  // at 1 s
+    for (BoxId d : {2, 3, 4}) {
+        s.connect(1, d);
+        s.pump(d, 0.0);  // interested
+    }
+    auto unchoked = [&](BoxId d) {
+        for (int c : s.find(1)->conns)
+            if (s.connection(c).other(1) == d) return s.connection(c).towards(d).unchoked;
+        return false;
+    };
+    // Without a playhead: the nearest behind.
+    s.choke_round(*s.find(1), true, 0.0);
+    CHECK(unchoked(2));
+    // Playing, the chain's gap 1.125 s: the nearest at least that far behind the playhead.
+    s.find(1)->playhead = 5500ms;
+    s.find(1)->chain_gap = 1125ms;
+    s.choke_round(*s.find(1), true, 0.0);
+    CHECK(unchoked(3));
+    CHECK(!unchoked(2));
+    CHECK(!unchoked(4));
+}
+
 TEST_CASE("a stopped transfer keeps the bytes delivered, and the rest is asked for later", "[sim][swarm]") {
     auto s = swarm_of(2);
     s.join(1, MemberSetup{});

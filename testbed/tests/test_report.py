@@ -420,6 +420,11 @@ class RunAllPlanTest(unittest.TestCase):
         self.assertEqual({r["scenario"].upload_limit for r in stream}, {1_000_000, 2_000_000})
         self.assertTrue(all(abs(r["shape"]["span_over_title"] - 3.15) < 0.1 for r in plans["seed"]))
         self.assertEqual(plans["present_200"][0]["shape"]["present_at_once"], 200)
+        quarter = plans["present_500_quarter"][0]
+        self.assertEqual(quarter["shape"]["present_at_once"], 500)
+        self.assertEqual((quarter["scenario"].bitrate, quarter["scenario"].upload_limit), (500_000, 500_000))
+        self.assertAlmostEqual(quarter["scenario"].piece_size * 8 / quarter["scenario"].bitrate,
+                               plans["present_500"][0]["scenario"].piece_size * 8 / 2_000_000)
         named = {k for _, exp in exps for k in exp.get("targets", {})}
         self.assertEqual(named, {key for key, *_ in run_all.TARGETS})
 
