@@ -1,14 +1,15 @@
 #include "sim/sg/transfer.hpp"
 
-#include <algorithm>
-
 namespace toast::sim {
 
 namespace sg4 = simgrid::s4u;
 
 namespace {
-// The courier's stack: it only puts, waits and sleeps (the viewers' is contexts/stack-size, 256 KiB).
-constexpr unsigned kCourierStack = 64 * 1024;
+// The courier's stack in KiB (Actor::set_stacksize takes KiB): a courier only puts, waits and sleeps. Without
+// guard pages SimGrid callocs each stack; at the C library's mmap threshold (make_sim_engine: 128 KiB) a
+// stack is a mapping of its own, where only the pages the courier touches are resident (calloc zeroes a
+// block it reuses from the heap whole).
+constexpr unsigned kCourierStackKiB = 128;
 int payload = 0;  // the courier's message carries no data: only its simulated size counts
 }  // namespace
 
@@ -44,10 +45,10 @@ std::shared_ptr<TransferLane> Couriers::start(sg4::Host* from, std::uint64_t byt
     lane->to = to;
     // The mailbox's permanent receiver: the courier's put starts at once towards the receiver's host.
     lane->mailbox->set_receiver(to->actor);
-    auto& idle = idle_[from];
-    if (!idle.empty()) {
-        auto c = std::move(idle.back());
-        idle.pop_back();
+    if (!idle_.empty()) {
+        auto c = std::move(idle_.back());
+        idle_.pop_back();
+        c->from = from;
         c->job = lane;
         if (c->waiting) {
             c->waiting = false;
@@ -56,21 +57,13 @@ std::shared_ptr<TransferLane> Couriers::start(sg4::Host* from, std::uint64_t byt
         return lane;
     }
     auto c = std::make_shared<Courier>();
-    c->host = from;
     c->bell = sg4::Semaphore::create(0);
+    c->from = from;
     c->job = lane;
-    ++alive_;
     ++created_;
-    sg4::Actor::init("courier", from)->set_stacksize(kCourierStack)->start([this, c]() {
+    sg4::Actor::init("courier", from)->set_stacksize(kCourierStackKiB)->start([this, c]() {
+        // A daemon: killed when the last actor that is not one ends.
         sg4::Actor::self()->daemonize();
-        // A daemon is killed when the last actor that is not one ends: its idle timer goes with it (a timer
-        // left behind would keep the engine's clock running to its date).
-        sg4::this_actor::on_exit([c](bool) {
-            if (c->timer) {
-                c->timer->remove();
-                c->timer = nullptr;
-            }
-        });
         run(c);
     });
     return lane;
@@ -106,41 +99,24 @@ void Couriers::run(const std::shared_ptr<Courier>& c) {
     while (true) {
         if (auto lane = std::move(c->job)) {
             c->job = nullptr;
+            // The put leaves from the actor's host; a courier moves while it has no activity.
+            if (sg4::this_actor::get_host() != c->from) sg4::this_actor::set_host(c->from);
             carry(*c, lane);
             // The put's finished communication stays in its mailbox's list of received messages (the
             // mailbox has a permanent receiver) until cleared. The lane lets go of it too: a communication
-            // holds its sender, and SimGrid frees an ended actor's stack only with the last reference to it.
+            // holds its sender.
             if (lane->put) {
                 lane->mailbox->clear();
                 lane->put = nullptr;
             }
             lanes_.give(lane->mailbox);
-            idle_[c->host].push_back(c);
+            idle_.push_back(c);
             continue;
         }
         c->waiting = true;
-        c->expired = false;
-        Courier* self = c.get();
-        c->timer = simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + idle_s_, [self] {
-            self->timer = nullptr;  // the engine deletes it
-            if (self->waiting) {
-                self->waiting = false;
-                self->expired = true;
-                self->bell->release();
-            }
-        });
         c->bell->acquire();
         c->waiting = false;
-        if (c->timer) {
-            c->timer->remove();
-            c->timer = nullptr;
-        }
-        if (!c->expired || c->job) continue;
-        auto& idle = idle_[c->host];
-        idle.erase(std::find(idle.begin(), idle.end(), c));
-        break;
     }
-    --alive_;
 }
 
 void drop_transfer(TransferLane& lane) {

@@ -5,8 +5,8 @@
 // each finished one from that list by a linear search, so the cost of every finished transfer grew with the
 // number of transfers in flight in the whole simulation. A mailbox communication is only on the lists of the
 // actors that posted it. The uploading side of a transfer has no actor of its own (an idle box seeds
-// passively; the server is no actor), so transfers are put by couriers: long-lived actors on the sending
-// hosts, each putting one transfer at a time and waiting on that one communication alone.
+// passively; the server is no actor), so transfers are put by couriers: long-lived actors that move to the
+// sending host, each putting one transfer at a time and waiting on that one communication alone.
 //
 // The receiver waits on one object, its Inbox, not on its transfers: the courier of a transfer hands it to
 // the receiver's inbox when its bytes have arrived and wakes the receiver if it sleeps. A receiving actor
@@ -20,7 +20,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include <simgrid/kernel/Timer.hpp>
@@ -68,14 +67,15 @@ struct TransferLane {
     }
 };
 
-// The couriers of a simulation: on each sending host, actors that live across transfers (creating an actor
-// per transfer cost about 25 us of CPU each). A courier carries one transfer at a time: it puts its bytes,
-// waits on that one communication, hands it to the receiver's inbox, then sleeps until the next one; a host
-// has as many couriers as transfers leave it at once. A courier ends after `idle_s` simulated seconds with
-// nothing to do (the next transfer from its host takes another courier, or starts a new one).
+// The couriers of a simulation: one pool of actors that live as long as the simulation and carry transfers
+// from any host (creating an actor per transfer cost about 25 us of CPU each). A courier carries one
+// transfer at a time: it moves to the transfer's sending host (Actor::set_host; it has no activity then),
+// puts the bytes, waits on that one communication, hands it to the receiver's inbox, and goes back to the
+// pool; the pool grows to the most transfers in flight at once. A pool over all hosts needs fewer couriers
+// than couriers of each host, and none is created or freed once the pool has grown.
 class Couriers {
   public:
-    explicit Couriers(double idle_s = 60.0) : idle_s_(idle_s) {}
+    Couriers() = default;
     Couriers(const Couriers&) = delete;
     Couriers& operator=(const Couriers&) = delete;
 
@@ -85,16 +85,14 @@ class Couriers {
                                         const std::shared_ptr<Inbox>& to, bool doorbell = false);
 
     std::size_t mailboxes() const { return lanes_.named(); }
-    std::size_t alive() const { return alive_; }
-    std::uint64_t created() const { return created_; }
+    std::size_t created() const { return created_; }
+    std::size_t idle() const { return idle_.size(); }
 
   private:
     struct Courier {
-        simgrid::s4u::Host* host = nullptr;
         simgrid::s4u::SemaphorePtr bell;
-        bool waiting = false;  // asleep on the bell: a new transfer (or its idle timer) rings it
-        bool expired = false;  // woken by its idle timer
-        simgrid::kernel::timer::Timer* timer = nullptr;
+        bool waiting = false;                                           // asleep on the bell
+        simgrid::s4u::Host* from = nullptr;                             // where its job's bytes leave
         std::shared_ptr<TransferLane> job;                              // handed to it, not yet done
         std::vector<simgrid::s4u::ActivityPtr> waiting_on = {nullptr};  // its put, when it waits
     };
@@ -102,10 +100,8 @@ class Couriers {
     void carry(Courier& c, const std::shared_ptr<TransferLane>& lane);
 
     LanePool lanes_;
-    std::unordered_map<simgrid::s4u::Host*, std::vector<std::shared_ptr<Courier>>> idle_;  // by host
-    double idle_s_;
-    std::size_t alive_ = 0;
-    std::uint64_t created_ = 0;
+    std::vector<std::shared_ptr<Courier>> idle_;  // the last to finish first
+    std::size_t created_ = 0;
 };
 
 // Drops a transfer: a running one is cancelled through its courier's side, one not yet put is never put. The

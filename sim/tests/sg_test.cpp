@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -97,7 +98,8 @@ nlohmann::json run_sim(const std::string& scenario, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped one leaves nothing behind",
+TEST_CASE("a courier's transfer takes as long as a one-sided one, a dropped one leaves nothing behind, and "
+          "couriers move to the sending host",
           "[sim][sg]") {
     PlatformConfig c;
     c.access_latency_s = 0.001;
@@ -105,7 +107,7 @@ TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped o
     const auto out = run_child([&] {
         auto engine = make_sim_engine(default_simgrid_args());
         auto built = build_platform(spec);
-        Couriers couriers(5.0);
+        Couriers couriers;
         nlohmann::json j;
         sg4::Actor::create("t", built.boxes[1], [&] {
             auto inbox = std::make_shared<Inbox>(sg4::Actor::self());
@@ -116,6 +118,10 @@ TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped o
                 auto lane = inbox->arrived.front();
                 inbox->arrived.erase(inbox->arrived.begin());
                 return lane;
+            };
+            const auto heap = [] {
+                const auto m = mallinfo2();
+                return static_cast<double>(m.uordblks + m.hblkhd);
             };
             // 125,000 bytes at 1 Mbps: 1 s plus the latency, as the one-sided transfer in the next test case.
             auto whole = couriers.start(built.boxes[0], 125'000, inbox);
@@ -139,7 +145,7 @@ TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped o
             j["actors"] = sg4::Engine::get_instance()->get_actor_count();
             j["couriers"] = couriers.created();
             // Two at once from the same host share its uplink, carried by the two idle couriers; a third from
-            // another host gets a courier of its own and arrives first.
+            // another host (4 Mbps) takes a new courier and arrives first.
             const double t0 = sg4::Engine::get_clock();
             auto a = couriers.start(built.boxes[0], 125'000, inbox);
             auto b = couriers.start(built.boxes[0], 125'000, inbox);
@@ -152,14 +158,15 @@ TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped o
             j["shared_s"] = sg4::Engine::get_clock() - t0;
             j["couriers_after"] = couriers.created();
             j["mailboxes"] = couriers.mailboxes();
-            // Idle past 5 s with nothing in flight, the couriers end.
+            // Idle, the couriers stay, waiting for the next transfer from any host.
             sg4::this_actor::sleep_for(6);
-            j["alive_idle"] = couriers.alive();
+            j["idle"] = couriers.idle();
             j["actors_idle"] = sg4::Engine::get_instance()->get_actor_count();
-            // The next transfer from the host starts a new courier and runs as the first.
+            // The next idle courier (the last to finish: one of the first host's) moves to the third host:
+            // the bytes leave at its 4 Mbps.
             const double t1 = sg4::Engine::get_clock();
-            auto again = couriers.start(built.boxes[0], 125'000, inbox);
-            next();
+            auto again = couriers.start(built.boxes[2], 125'000, inbox);
+            j["again_arrived"] = next() == again;
             j["again_s"] = sg4::Engine::get_clock() - t1;
             j["couriers_again"] = couriers.created();
             j["mailboxes_again"] = couriers.mailboxes();
@@ -168,6 +175,15 @@ TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped o
             couriers.start(built.boxes[0], 125'000, inbox);
             sg4::this_actor::sleep_for(2);
             j["arrived_closed"] = inbox->arrived.size();
+            // What a new courier costs with its transfer and mailbox: its stack is 128 KiB (mapped: only the
+            // pages it touches are resident).
+            const double heap_before = heap();
+            const auto created_before = couriers.created();
+            for (int i = 0; i < 16; ++i)
+                couriers.start(built.boxes[2], 125'000, inbox);
+            sg4::this_actor::sleep_for(0.001);
+            j["courier_bytes"] =
+                (heap() - heap_before) / static_cast<double>(couriers.created() - created_before);
         });
         engine->run();
         j["end_s"] = sg4::Engine::get_clock();
@@ -190,15 +206,18 @@ TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped o
     CHECK(j["shared_s"].get<double>() == Approx(2.001).epsilon(1e-6));
     CHECK(j["couriers_after"].get<int>() == 3);
     CHECK(j["mailboxes"].get<int>() == 3);
-    CHECK(j["alive_idle"].get<int>() == 0);
-    CHECK(j["actors_idle"].get<int>() == 1);
-    CHECK(j["again_s"].get<double>() == Approx(1.001).epsilon(1e-6));
-    CHECK(j["couriers_again"].get<int>() == 4);
+    CHECK(j["idle"].get<int>() == 3);
+    CHECK(j["actors_idle"].get<int>() == 4);
+    CHECK(j["again_arrived"].get<bool>());
+    CHECK(j["again_s"].get<double>() == Approx(0.251).epsilon(1e-6));
+    CHECK(j["couriers_again"].get<int>() == 3);
     CHECK(j["mailboxes_again"].get<int>() == 3);
     CHECK(j["arrived_closed"].get<int>() == 0);
+    CHECK(j["courier_bytes"].get<double>() > 128 * 1024);
+    CHECK(j["courier_bytes"].get<double>() < 256 * 1024);
     // The couriers are daemons: the run ends with the receiver.
     CHECK(j["end_s"].get<double>() ==
-          Approx(j["whole_s"].get<double>() + 0.501 + 0.1 + 2.001 + 6 + 1.001 + 2).epsilon(1e-6));
+          Approx(j["whole_s"].get<double>() + 0.501 + 0.1 + 2.001 + 6 + 0.251 + 2 + 0.001).epsilon(1e-6));
 }
 
 TEST_CASE("an inbox's wait ends at its timeout or at the first arrival, and a doorbell carries no bytes",
@@ -209,7 +228,7 @@ TEST_CASE("an inbox's wait ends at its timeout or at the first arrival, and a do
     const auto out = run_child([&] {
         auto engine = make_sim_engine(default_simgrid_args());
         auto built = build_platform(spec);
-        Couriers couriers(5.0);
+        Couriers couriers;
         nlohmann::json j;
         auto inbox = std::make_shared<Inbox>(nullptr);
         sg4::Actor::create("receiver", built.boxes[1], [&] {
