@@ -92,8 +92,13 @@ const client::SwarmSample& Viewer::sample(double t) {
         pp.piece = PieceIndex(piece);
         pp.delivered.assign(blocks, false);
         pp.queue_position.assign(blocks, -1);
-        for (std::size_t b = 0; b < blocks; ++b)
-            pp.delivered[b] = got.covers(b * kBlock, std::min<std::uint64_t>((b + 1) * kBlock, size));
+        // A block is here when one span holds it whole (the spans are disjoint and not touching): from the
+        // first block starting in a span to the last ending in it.
+        for (const auto& [from, to] : got.spans()) {
+            const auto last = to >= size ? blocks : static_cast<std::size_t>(to / kBlock);
+            for (auto b = static_cast<std::size_t>((from + kBlock - 1) / kBlock); b < last; ++b)
+                pp.delivered[b] = true;
+        }
         for (const auto& [p, range] : sending) {
             if (p != piece) continue;
             for (auto b = static_cast<std::size_t>(range.first / kBlock), place = std::size_t{0};
