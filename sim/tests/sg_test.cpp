@@ -2,8 +2,8 @@
 // in a child (run_child), and the end-to-end ones run toast-sim.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
 #include <malloc.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -98,9 +98,10 @@ nlohmann::json run_sim(const std::string& scenario, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("a courier's transfer takes as long as a one-sided one, a dropped one leaves nothing behind, and "
-          "couriers move to the sending host",
-          "[sim][sg]") {
+TEST_CASE(
+    "a courier's transfer takes as long as a one-sided one, a dropped one leaves nothing behind, and "
+    "couriers move to the sending host",
+    "[sim][sg]") {
     PlatformConfig c;
     c.access_latency_s = 0.001;
     const auto spec = make_platform({1e6, 1e6, 4e6}, c);
