@@ -45,7 +45,7 @@ PROGRAMS = {
     "toast-client": ("docs/client.md", [["{bin}/client/toast-client", "--help"],
                                         ["{bin}/client/toast-client", "stream", "--help"],
                                         ["{bin}/client/toast-client", "play", "--help"]]),
-    "toast-client serve": ("docs/client.md", [["{bin}/client/toast-client", "serve", "--help"]]),
+    "toast-client serve": ("docs/box.md", [["{bin}/client/toast-client", "serve", "--help"]]),
     "testbed/run": ("testbed/README.md", [["{repo}/testbed/run", "--help"]]),
     "testbed/run-all": ("testbed/README.md", [["{repo}/testbed/run-all", "--help"]]),
     "testbed/drills": ("testbed/README.md", [["{repo}/testbed/drills", "--help"]]),

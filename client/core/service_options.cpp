@@ -276,7 +276,7 @@ std::string serve_help_text() {
        toast-client serve --config FILE [options]
 
 The set-top-box service: one long-running process with one BitTorrent session and one listen port for every
-title, driven by a JSON control API on a loopback address (docs/client.md lists the routes). Titles watched
+title, driven by a JSON control API on a loopback address (docs/box.md lists the routes). Titles watched
 earlier keep seeding within the disk quota (--cache decides which leave first); with --push-quota the box
 also holds what the operator's server assigns it, fetched while idle and off-peak. After a restart the
 service resumes its titles, their playback positions and its assignment from DIR.

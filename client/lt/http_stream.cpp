@@ -80,7 +80,10 @@ void HttpStream::connect(std::chrono::milliseconds timeout, Handler done) {
                 // a server with several names picks this one.
                 beast::error_code not_ip;
                 asio::ip::make_address(url_.host, not_ip);
-                if (not_ip && !SSL_set_tlsext_host_name(tls_->native_handle(), url_.host.c_str())) {
+                // SSL_set_tlsext_host_name is a macro casting with C casts; this is its expansion, typed.
+                if (not_ip &&
+                    SSL_ctrl(tls_->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+                             const_cast<char*>(url_.host.c_str())) == 0) {
                     return done(beast::error_code(static_cast<int>(::ERR_get_error()),
                                                   asio::error::get_ssl_category()));
                 }

@@ -68,7 +68,7 @@ std::string title_id(const libtorrent::sha1_hash& hash);
 // what its file occupies if that is more (libtorrent counts nothing while it checks the file).
 Bytes disk_bytes(ServiceTitle& t);
 
-// The title's status document (docs/client.md lists its fields).
+// The title's status document (docs/box.md lists its fields).
 nlohmann::ordered_json title_status_json(ServiceTitle& t);
 
 }  // namespace toast::client

@@ -21,7 +21,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import checks  # noqa: E402
-from toastbed import netlab, run  # noqa: E402
+from toastbed import host, netlab  # noqa: E402
 
 SKIP = 77
 OP, BOX1, BOX2 = "10.215.0.2", "10.215.0.3", "10.215.0.4"
@@ -36,7 +36,7 @@ def summary(stats: Path) -> dict:
 
 
 def main() -> int:
-    bins = run.binaries(Path(checks.bin_dir(__doc__)))
+    bins = host.binaries(Path(checks.bin_dir(__doc__)))
     why = netlab.why_not_available()
     if why:
         print("skipped: " + why)
@@ -61,7 +61,7 @@ def main() -> int:
 
             for d in ("d0", "d1", "d2", "d3", "box1", "box2"):
                 (w / d).mkdir()
-            run.make_title(w / "movie.bin", TITLE, 5)
+            host.make_title(w / "movie.bin", TITLE, 5)
             (w / "server.json").write_text(json.dumps({
                 "listen": f"{OP}:8080", "disks": [str(w / f"d{i}") for i in range(4)], "policy": "rda",
                 "public_url": f"http://{OP}:8080"}))

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from toastbed import catalogue_scenario as cs  # noqa: E402
 from toastbed import catalogue_stack as st  # noqa: E402
-from toastbed import run  # noqa: E402
+from toastbed import host  # noqa: E402
 
 
 class WarmPlacementTest(unittest.TestCase):
@@ -74,7 +74,7 @@ class CommandLineTest(unittest.TestCase):
         path = d / "toast-client"
         path.write_text("#!/bin/sh\ncat <<'EOF'\n" + help_text + "\nEOF\n")
         path.chmod(path.stat().st_mode | stat.S_IXUSR)
-        run._help_cache.clear()
+        host._help_cache.clear()
         return path
 
     def test_options_the_build_lacks_are_named(self):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from toastbed import report, resources, run, run_all, scenario  # noqa: E402
+from toastbed import host, report, resources, run, run_all, scenario  # noqa: E402
 
 
 class ScenarioTest(unittest.TestCase):
@@ -505,7 +505,7 @@ class DiskTest(unittest.TestCase):
         self.assertEqual(run.disk_needed(s), int(99 * 112_000_000 * 1.05))
         huge = scenario.from_dict({"clients": 500, "title_seconds": "100h"})  # 500 x 90 GB
         with tempfile.TemporaryDirectory() as d:
-            with self.assertRaisesRegex(run.RunError, r"needs about \d+\.\d GB on .* GB are free"):
+            with self.assertRaisesRegex(host.RunError, r"needs about \d+\.\d GB on .* GB are free"):
                 run.check_disk(huge, Path(d))
             run.check_disk(scenario.from_dict({"clients": 1, "title_seconds": "4s"}), Path(d))
 
@@ -522,28 +522,28 @@ class DiskTest(unittest.TestCase):
 
 class PortTest(unittest.TestCase):
     def test_free_ports_are_never_handed_out_twice(self):
-        ports = [run.free_port() for _ in range(200)]
+        ports = [host.free_port() for _ in range(200)]
         self.assertEqual(len(set(ports)), 200)
 
     def test_free_ports_lie_outside_the_ephemeral_range(self):
-        low, high = run.ephemeral_range()
-        for port in (run.free_port() for _ in range(200)):
+        low, high = host.ephemeral_range()
+        for port in (host.free_port() for _ in range(200)):
             self.assertFalse(low <= port <= high, port)
             self.assertGreaterEqual(port, 1024)
 
     def test_listen_range_is_below_the_ephemeral_range_when_there_is_room(self):
-        self.assertEqual(run.listen_range((32768, 60999)), (10000, 32767))
-        self.assertEqual(run.listen_range((13000, 60000)), (60001, 65535))
-        self.assertEqual(run.listen_range((11000, 63000)), (1024, 65535))
+        self.assertEqual(host.listen_range((32768, 60999)), (10000, 32767))
+        self.assertEqual(host.listen_range((13000, 60000)), (60001, 65535))
+        self.assertEqual(host.listen_range((11000, 63000)), (1024, 65535))
 
     def test_an_unreadable_port_range_falls_back_to_linux_default(self):
-        self.assertEqual(run.ephemeral_range("/nonexistent/ip_local_port_range"), (32768, 60999))
+        self.assertEqual(host.ephemeral_range("/nonexistent/ip_local_port_range"), (32768, 60999))
 
     def test_a_port_someone_listens_on_is_never_handed_out(self):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             s.listen()
-            self.assertFalse(run._bindable(s.getsockname()[1]))
+            self.assertFalse(host._bindable(s.getsockname()[1]))
 
 
 if __name__ == "__main__":

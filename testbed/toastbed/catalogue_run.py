@@ -23,7 +23,7 @@ from .catalogue_scenario import CatalogueScenario, shape
 from .catalogue_stack import (Box, CatalogueStack, api_call, client_problem, server_extra, start_boxes,
                               wait_warm)
 from .catalogue_workload import Workload
-from .run import Processes, RunError, free_port
+from .host import Processes, RunError, binaries, free_port
 
 # Each box's /api/status (its upload, by title) every 5 s: a status costs the box about 0.1 ms a title (3 ms
 # for 30 titles, measured), so polling every second would add a quarter of a core's percent to a 30-title box.
@@ -410,7 +410,6 @@ def describe(s: CatalogueScenario) -> str:
 def main(s: CatalogueScenario, args) -> int:
     """testbed/run for a catalogue scenario (run.main's arguments)."""
     import sys
-    from .run import binaries
     if args.print_sessions:
         print(json.dumps(s.workload().to_json(), indent=1))
         return 0

@@ -22,7 +22,7 @@ from pathlib import Path
 from . import report
 from .catalogue_scenario import CatalogueScenario
 from .catalogue_workload import title_name, zipf_cdf
-from .run import Processes, RunError, free_port, http_get, supports_option, wait_port
+from .host import Processes, RunError, free_port, help_text, http_get, wait_port
 
 MIB = 1 << 20
 SHM = Path("/dev/shm")
@@ -315,17 +315,9 @@ def client_problem(s: CatalogueScenario, client: Path) -> str:
 
 
 def serve_supports(client: Path, option: str) -> bool:
-    """Whether `toast-client serve --help` lists `option` (asked once)."""
-    key = (str(client) + " serve", option)
-    from .run import _help_cache
-    if key not in _help_cache:
-        try:
-            out = subprocess.run([str(client), "serve", "--help"], capture_output=True, text=True,
-                                 timeout=10).stdout
-        except (OSError, subprocess.SubprocessError):
-            out = ""
-        _help_cache[key] = option + " " in out or option + "=" in out
-    return _help_cache[key]
+    """Whether `toast-client serve --help` lists `option` as a whole word."""
+    text = help_text(client, "serve")
+    return option + " " in text or option + "=" in text
 
 
 def box_argv(s: CatalogueScenario, client: Path, box: Box, stack: CatalogueStack) -> list[str]:

@@ -32,7 +32,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import netshape, report, run, scenario as scen
+from . import host, netshape, report, run, scenario as scen
 from .drill_checks import bytes_lost, latest_record, received, tail, torrent_info_hash, tracker_whole
 from .drill_faults import (DRILLS, SERVER_DRILLS, TRACKER_DRILLS, VIEWER_DRILLS, DrillError, end_fault, manifest,
                            start_fault)
@@ -123,7 +123,7 @@ class Drill:
     def tracker_whole(self) -> bool:
         """The first tracker's swarm holds every viewer still running."""
         try:
-            stats = json.loads(run.http_get(f"http://{self.stack.host}:{self.stack.tracker_port}/stats"))
+            stats = json.loads(host.http_get(f"http://{self.stack.host}:{self.stack.tracker_port}/stats"))
         except (OSError, ValueError):
             return False
         known = stats["totals"]["seeders"] + stats["totals"]["leechers"]
@@ -140,7 +140,7 @@ class Drill:
 
     def metric(self, name: str) -> float:
         try:
-            return report.prometheus_sum(run.http_get(f"http://127.0.0.1:{self.admin_port}/metrics"), name)
+            return report.prometheus_sum(host.http_get(f"http://127.0.0.1:{self.admin_port}/metrics"), name)
         except OSError:
             return float("nan")
 
@@ -158,9 +158,9 @@ class Drill:
         if work.exists():
             shutil.rmtree(work)
         (work / "logs").mkdir(parents=True)
-        self.procs = run.Processes(work / "logs")
+        self.procs = host.Processes(work / "logs")
         self.network = netshape.Network(s.clients, prefix=SUBNET_PREFIX, names="td")
-        self.admin_port = run.free_port()
+        self.admin_port = host.free_port()
         # The tracker keeps its swarms in a state file, saved at its default interval, as an operator's would.
         tracker_config = {"state_file": str(work / "tracker.state")}
         if self.name == "tracker-kill-one":
@@ -426,8 +426,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if os.geteuid() != 0:
             raise DrillError("needs root: the viewers run in network namespaces, the disk drill mounts a tmpfs")
-        bins = run.binaries(Path(args.bin_dir))
-    except (DrillError, run.RunError) as e:
+        bins = host.binaries(Path(args.bin_dir))
+    except (DrillError, host.RunError) as e:
         print(f"testbed/drills: {e}", file=sys.stderr)
         return 1
     out = Path(args.out)
@@ -447,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
                         d.cleanup()
                 print(table([runs[n][-1]]).splitlines()[-1], *runs[n][-1]["notes"], sep="\n    ")
                 write_report(out, s, fault_at, args.fault_seconds, runs)  # what is done so far survives a stop
-    except (DrillError, run.RunError, netshape.ShapingError) as e:
+    except (DrillError, host.RunError, netshape.ShapingError) as e:
         print(f"testbed/drills: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

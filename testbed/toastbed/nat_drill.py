@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import netlab, run
+from . import host, netlab, run
 
 SKIP = 77
 BITRATE = 2_000_000
@@ -95,7 +95,7 @@ class Drill:
         self.ns["home2"] = lab.host_behind("home2", self.routers["home2"], HOME2)
         for d in ("d0", "d1", "d2", "d3"):
             (w / d).mkdir()
-        run.make_title(w / "movie.bin", TITLE, 9)
+        host.make_title(w / "movie.bin", TITLE, 9)
         (w / "server.json").write_text(json.dumps({
             "listen": f"{OP}:8080", "disks": [str(w / f"d{i}") for i in range(4)], "policy": "rda",
             "public_url": f"http://{OP}:8080", "log_level": "warn"}))
@@ -152,8 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="write report.json here (default: only print the table)")
     args = ap.parse_args(argv)
     try:
-        bins = run.binaries(Path(args.bin_dir))
-    except run.RunError as e:
+        bins = host.binaries(Path(args.bin_dir))
+    except host.RunError as e:
         print(f"testbed/nat-drill: {e}", file=sys.stderr)
         return 2
     why = netlab.why_not_available()

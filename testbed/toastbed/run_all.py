@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
-from . import catalogue_experiments as cat, run, scenario as scen
+from . import catalogue_experiments as cat, host, netshape, run, scenario as scen
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 BASE_FILE = "_base.json"
@@ -426,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="build the report from the runs already in OUT/runs (as --resume); run none of the rest")
     args = ap.parse_args(argv)
     run.stop_on_signals()
-    netem = run.netshape.has_netem()
+    netem = netshape.has_netem()
     try:
         base, exps = load(args.only, Path(args.experiments))
         planned = {stem: expand(base, stem, exp, netem) for stem, exp in exps}
@@ -464,8 +464,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"upload/bitrate {sh['upload_over_bitrate']:g}: {sh['label']}")
         return 0
     try:
-        bins = run.binaries(Path(args.bin_dir))
-    except run.RunError as e:
+        bins = host.binaries(Path(args.bin_dir))
+    except host.RunError as e:
         print(f"testbed/run-all: {e}", file=sys.stderr)
         return 2
     out = Path(args.out)
@@ -506,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
                     r = run.run_once(kind, s, bins, rdir, progress=lambda m: None, stop=stop)
             else:
                 r = run.run_once(kind, s, bins, rdir, progress=lambda m: None, stop=stop)
-        except (run.RunError, run.netshape.ShapingError) as e:
+        except (host.RunError, netshape.ShapingError) as e:
             say(f"FAILED {kind} {s.name}: {e}")
             return None
         r["scenario_config"] = s.to_json()
