@@ -38,6 +38,9 @@ SessionConfig session_config(const ClientOptions& o) {
 
 // The final QoE report gets this long to reach the operator before the client exits.
 constexpr auto kTelemetryFlush = std::chrono::seconds(2);
+// libtorrent gets this long to say goodbye (trackers, peers) once the title is done: its trackers get a
+// second (stop_tracker_timeout).
+constexpr auto kSessionClose = std::chrono::milliseconds(1500);
 
 }  // namespace
 
@@ -92,11 +95,35 @@ std::optional<ServerUrl> telemetry_endpoint(const ClientOptions& o, const std::v
 
 class Engine::Impl {
   public:
+    // libtorrent runs on io_, the title's own loop (LtThread::shared): one thread for a title, and none of
+    // the wake-ups that handing every alert, plan and read from one thread to another costs.
     Impl(ClientOptions options, TitleTorrent torrent, ClientTuning tuning)
         : launched_(std::chrono::steady_clock::now()), tuning_(std::move(tuning)), signals_(io_) {
         session_ = std::make_unique<StreamSession>(
             io_, session_config(options),
-            load_peer_credentials(options.passkey, options.ssl_cert, options.ssl_key));
+            load_peer_credentials(options.passkey, options.ssl_cert, options.ssl_key), LtThread::shared);
+        try {
+            // Adding the torrent is a synchronous libtorrent call: made from inside io_'s handlers.
+            std::exception_ptr failed;
+            bool done = false;
+            asio::post(io_, [&] {
+                try {
+                    set_up(std::move(options), std::move(torrent));
+                } catch (...) {
+                    failed = std::current_exception();
+                }
+                done = true;
+            });
+            while (!done)
+                io_.run_one();
+            if (failed) std::rethrow_exception(failed);
+        } catch (...) {
+            session_->close(kSessionClose);
+            throw;
+        }
+    }
+
+    void set_up(ClientOptions options, TitleTorrent torrent) {
         const bool every_interface = options.listen_host.empty();
         const bool ssl = ssl_listen_port_of(options).has_value();
         session_->on_session_event([this, every_interface, ssl](const LtEvent& e) {
@@ -127,6 +154,7 @@ class Engine::Impl {
     }
 
     ~Impl() {
+        session_->close(kSessionClose);  // done already when run() returned
         title_.reset();
         renewer_.reset();
         telemetry_.reset();
@@ -163,6 +191,7 @@ class Engine::Impl {
         if (renewer_) renewer_->start();
         title_->start();
         io_.run();
+        session_->close(kSessionClose);
         return title_->result();
     }
 

@@ -48,7 +48,13 @@ class HttpFetcher::Impl : public std::enable_shared_from_this<HttpFetcher::Impl>
     struct Connection {
         Connection(asio::io_context& io, const ServerUrl& url, std::shared_ptr<asio::ssl::context> tls,
                    std::size_t s)
-            : stream(io, url, std::move(tls)), server(s) {}
+            : stream(io, url, std::move(tls)), server(s) {
+            // Beast reads as much as the buffer has room for, at least 512 bytes, and a flat_buffer grows
+            // only to what it is asked for: without room made here a piece would come in 512-byte reads,
+            // each a system call (and a pass through the event loop). A read takes up to 64 KiB.
+            buffer.reserve(read_chunk);
+        }
+        static constexpr std::size_t read_chunk = 64 * 1024;
         HttpStream stream;
         beast::flat_buffer buffer;
         std::size_t server;

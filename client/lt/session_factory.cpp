@@ -163,9 +163,11 @@ void map_all_peers_to_global_class(lt::session& session) {
     session.set_peer_class_filter(filter);
 }
 
-std::unique_ptr<lt::session> make_session(lt::session_params params, std::shared_ptr<SwarmControl> control) {
+std::unique_ptr<lt::session> make_session(lt::session_params params, std::shared_ptr<SwarmControl> control,
+                                          lt::io_context* io) {
     if (control) params.extensions.push_back(control->make_plugin());
-    auto session = std::make_unique<lt::session>(std::move(params));
+    auto session = io != nullptr ? std::make_unique<lt::session>(std::move(params), *io)
+                                 : std::make_unique<lt::session>(std::move(params));
     session->add_extension(&lt::create_ut_metadata_plugin);
     session->add_extension(&lt::create_smart_ban_plugin);
     map_all_peers_to_global_class(*session);

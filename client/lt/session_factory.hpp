@@ -72,9 +72,11 @@ libtorrent::session_params make_session_params(const SessionConfig& config);
 
 // A running session with the testbed settings, every address mapped to the global peer class (so upload and
 // download limits also hold between peers on 127.0.0.1) and, when `control` is given, the Toast plugin
-// (CANCEL on add_piece, lt_donthave on ejection, the seed and nearest chokers) installed.
+// (CANCEL on add_piece, lt_donthave on ejection, the seed and nearest chokers) installed. With `io` the
+// session runs on that io_context (whoever runs it runs libtorrent) instead of a thread of its own.
 std::unique_ptr<libtorrent::session> make_session(libtorrent::session_params params,
-                                                  std::shared_ptr<SwarmControl> control);
+                                                  std::shared_ptr<SwarmControl> control,
+                                                  libtorrent::io_context* io = nullptr);
 
 // Maps every IPv4 and IPv6 address to the global peer class only. libtorrent puts private and loopback
 // ranges in the "local" class, which ignores rate limits and unchoke slots.

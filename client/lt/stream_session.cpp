@@ -40,17 +40,18 @@ class StreamSession::Notifier : public std::enable_shared_from_this<StreamSessio
 };
 
 StreamSession::StreamSession(boost::asio::io_context& io, const SessionConfig& config,
-                             PeerCredentials credentials)
+                             PeerCredentials credentials, LtThread thread)
     : io_(io),
       registries_(std::make_shared<EjectionRegistries>()),
       max_connections_(torrent_connections_of(config)),
-      credentials_(std::move(credentials)) {
+      credentials_(std::move(credentials)),
+      thread_(thread) {
     control_ = std::make_shared<SwarmControl>(SwarmControl::Config{config.choker, config.unchoke_slots, 3});
     auto params = make_session_params(config);
     // A client that leaves says so to the tracker, but does not wait for it.
     params.settings.set_int(lt::settings_pack::stop_tracker_timeout, 1);
     params.disk_io_constructor = make_ejecting_disk_io(registries_, config.disk_io);
-    session_ = make_session(std::move(params), control_);
+    session_ = make_session(std::move(params), control_, thread_ == LtThread::shared ? &io_ : nullptr);
 }
 
 StreamSession::~StreamSession() {
@@ -60,6 +61,20 @@ StreamSession::~StreamSession() {
     control_->detach();
     auto proxy = session_->abort();
     session_.reset();
+}
+
+void StreamSession::close(std::chrono::milliseconds bound) {
+    if (thread_ != LtThread::shared || !session_) return;
+    if (notifier_) notifier_->detach();
+    session_->set_alert_notify([] {});
+    control_->detach();
+    // libtorrent's order for a session on an outside io_context: abort, destroy the session, run the
+    // io_context until the abort is done, then drop the proxy.
+    closing_.emplace(session_->abort());
+    session_.reset();
+    io_.restart();
+    io_.run_for(bound);
+    closing_.reset();
 }
 
 StreamSession::Added StreamSession::add(lt::add_torrent_params params, TitleEvents& title) {
@@ -83,7 +98,7 @@ StreamSession::Added StreamSession::add(lt::add_torrent_params params, TitleEven
 
 void StreamSession::remove(const lt::torrent_handle& handle, bool remove_torrent) {
     titles_.erase(handle);
-    if (!remove_torrent || !handle.is_valid()) return;
+    if (!remove_torrent || !session_ || !handle.is_valid()) return;
     registries_->remove(handle.info_hashes().get_best());
     session_->remove_torrent(handle);
 }

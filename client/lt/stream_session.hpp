@@ -5,10 +5,12 @@
 // libtorrent runs on its own threads and is reached through its handles and the SwarmControl plugin.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -31,12 +33,21 @@ class TitleEvents {
     virtual void on_event(const LtEvent& event) = 0;
 };
 
+// Where libtorrent runs. `own`: on a thread of its own; every synchronous torrent_handle call is a round trip
+// to it, and every alert or request from the title's thread wakes the other. `shared`: on the session's
+// io_context, so the title and libtorrent take turns on one thread and nothing wakes anything but sockets and
+// timers; a synchronous libtorrent call is then possible only from inside that io_context's handlers (it
+// would wait for itself otherwise), and libtorrent stops only while the io_context runs (close()).
+enum class LtThread { own, shared };
+
 class StreamSession {
   public:
     // Throws std::runtime_error when libtorrent cannot be set up. `credentials` go with every torrent added
     // (peer_credentials.hpp).
-    StreamSession(boost::asio::io_context& io, const SessionConfig& config, PeerCredentials credentials = {});
-    // Aborts the session without waiting for trackers (stop_tracker_timeout is short).
+    StreamSession(boost::asio::io_context& io, const SessionConfig& config, PeerCredentials credentials = {},
+                  LtThread thread = LtThread::own);
+    // Aborts the session without waiting for trackers (stop_tracker_timeout is short). LtThread::shared:
+    // call close() first (without it libtorrent's last handlers are dropped with the io_context).
     ~StreamSession();
     StreamSession(const StreamSession&) = delete;
     StreamSession& operator=(const StreamSession&) = delete;
@@ -63,6 +74,11 @@ class StreamSession {
         session_handler_ = std::move(handler);
     }
 
+    // LtThread::shared, outside the io_context's handlers, once the titles are done: aborts libtorrent (the
+    // trackers hear that the box leaves, peers are disconnected) and runs the io_context until it is done,
+    // at most `bound`. Idempotent; afterwards only remove() and control() may be used.
+    void close(std::chrono::milliseconds bound);
+
     boost::asio::io_context& io() { return io_; }
     libtorrent::session& session() { return *session_; }
     SwarmControl& control() { return *control_; }
@@ -75,7 +91,9 @@ class StreamSession {
     int max_connections_;  // per torrent, as for the session
     PeerCredentials credentials_;
     std::shared_ptr<SwarmControl> control_;
+    LtThread thread_;
     std::unique_ptr<libtorrent::session> session_;
+    std::optional<libtorrent::session_proxy> closing_;  // LtThread::shared: libtorrent aborting
     std::map<libtorrent::torrent_handle, TitleEvents*> titles_;
     std::function<void(const LtEvent&)> session_handler_;
     std::shared_ptr<Notifier> notifier_;

@@ -1,5 +1,9 @@
 #include "client/lt/swarm_control.hpp"
 
+#include <exception>
+#include <future>
+
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
 #include "client/lt/toast_plugin.hpp"
@@ -158,6 +162,29 @@ void SwarmControl::post(std::function<void()> work) {
     std::lock_guard lock(mutex_);
     if (network_ == nullptr) return;
     boost::asio::post(*network_, std::move(work));
+}
+
+void SwarmControl::run_on_network(const std::function<void()>& work) {
+    lt::io_context* network = nullptr;
+    {
+        std::lock_guard lock(mutex_);
+        network = network_;
+    }
+    if (network == nullptr || network->get_executor().running_in_this_thread()) {
+        work();
+        return;
+    }
+    std::promise<void> done;
+    auto ran = done.get_future();
+    boost::asio::dispatch(*network, [&work, &done] {
+        try {
+            work();
+            done.set_value();
+        } catch (...) {
+            done.set_exception(std::current_exception());
+        }
+    });
+    ran.get();
 }
 
 void SwarmControl::cancel_requests(const lt::sha1_hash& torrent, PieceIndex piece, Bytes offset,

@@ -127,6 +127,10 @@ class SwarmControl : public std::enable_shared_from_this<SwarmControl> {
     void add_torrent_plugin(std::weak_ptr<ToastTorrentPlugin> plugin);
     // Runs `work` on the network thread after the current callback (dropped once detached).
     void post(std::function<void()> work);
+    // Title thread: runs `work` on the network thread and returns once it has run (rethrowing what it threw);
+    // runs it here when detached. libtorrent's synchronous torrent_handle calls made inside `work` run there
+    // directly, so a batch of them costs one wake-up of each thread instead of one of each per call.
+    void run_on_network(const std::function<void()>& work);
     void count_cancel() { ++cancels_sent_; }
     void count_cancel_ignorer() { ++cancel_ignorers_; }
     void count_request_again() { ++requests_again_; }

@@ -7,8 +7,13 @@ namespace lt = libtorrent;
 namespace toast::client {
 
 SwarmReader::SwarmReader(lt::torrent_handle handle, TitleGeometry geometry,
-                         std::chrono::milliseconds peer_interval)
-    : handle_(std::move(handle)), geometry_(geometry), peer_interval_(peer_interval) {}
+                         std::chrono::milliseconds peer_interval, Batch batch)
+    : handle_(std::move(handle)),
+      geometry_(geometry),
+      batch_(std::move(batch)),
+      peer_interval_(peer_interval) {
+    if (!batch_) batch_ = [](const std::function<void()>& work) { work(); };
+}
 
 bool SwarmReader::checking() const {
     auto st = handle_.status({});
@@ -34,29 +39,47 @@ SwarmSample SwarmReader::read(SteadyTime now, bool server_up, const std::set<lt:
     SwarmSample s;
     s.now = now;
     s.server_up = server_up;
-    refresh_status();
+    // libtorrent updates peer rates and request queues once a second, and get_peer_info copies every peer's
+    // piece bitfield: a tick in between reuses the last read unless peers came or went.
+    bool peers_read = false;
+    batch_([&] {
+        status_ = handle_.status({});
+        handle_.piece_availability(s.availability);
+        handle_.get_download_queue(queue_);
+        // The blocks' states live in a buffer of the session's that its next download-queue read overwrites:
+        // copied out here, on its thread.
+        delivered_.resize(queue_.size());
+        for (std::size_t i = 0; i < queue_.size(); ++i) {
+            const auto& q = queue_[i];
+            auto& d = delivered_[i];
+            d.assign(static_cast<std::size_t>(std::max(q.blocks_in_piece, 0)), false);
+            for (std::size_t b = 0; b < d.size(); ++b) {
+                const auto state = q.blocks[b].state;
+                d[b] = state == lt::block_info::writing || state == lt::block_info::finished;
+            }
+        }
+        if (!peers_read_at_ || now - *peers_read_at_ >= peer_interval_ || status_.num_peers != peers_seen_) {
+            handle_.get_peer_info(peers_);
+            peers_read = true;
+        }
+    });
     s.known_peers = status_.list_peers;
     s.from_peers =
         Bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(status_.total_payload_download, 0)));
 
     const auto n = geometry_.piece_count().value();
-    handle_.piece_availability(s.availability);
     s.availability.resize(static_cast<std::size_t>(n), 0);
 
-    handle_.get_download_queue(queue_);
     s.in_flight.reserve(queue_.size());
-    for (const auto& q : queue_) {
-        PieceIndex piece(static_cast<int>(q.piece_index));
+    for (std::size_t i = 0; i < queue_.size(); ++i) {
+        PieceIndex piece(static_cast<int>(queue_[i].piece_index));
         if (!geometry_.valid(piece)) continue;
         s.in_flight.push_back(piece);
-        const auto blocks = static_cast<std::size_t>(q.blocks_in_piece);
-        PieceProgress progress{piece, std::vector<bool>(blocks, false), std::vector<int>(blocks, -1)};
-        bool any = false;  // most in-flight pieces: nothing of them here yet, nor next from a peer
-        for (std::size_t b = 0; b < blocks; ++b) {
-            const auto state = q.blocks[b].state;
-            progress.delivered[b] = state == lt::block_info::writing || state == lt::block_info::finished;
-            any = any || progress.delivered[b];
-        }
+        const auto blocks = delivered_[i].size();
+        PieceProgress progress{piece, delivered_[i], std::vector<int>(blocks, -1)};
+        // most in-flight pieces: nothing of them here yet, nor next from a peer
+        bool any =
+            std::find(progress.delivered.begin(), progress.delivered.end(), true) != progress.delivered.end();
         for (const auto& [block, place] : fronts) {
             if (block.piece != piece.value() || block.start < 0) continue;
             const auto b =
@@ -69,10 +92,8 @@ SwarmSample SwarmReader::read(SteadyTime now, bool server_up, const std::set<lt:
         if (any) s.progress.push_back(std::move(progress));
     }
 
-    // libtorrent updates peer rates and request queues once a second, and get_peer_info copies every peer's
-    // piece bitfield: a tick in between reuses the last read unless peers came or went.
-    if (!peers_read_at_ || now - *peers_read_at_ >= peer_interval_ || status_.num_peers != peers_seen_) {
-        read_peers(operators);
+    if (peers_read) {
+        sample_peers(operators);
         peers_read_at_ = now;
         peers_seen_ = status_.num_peers;
     }
@@ -80,9 +101,8 @@ SwarmSample SwarmReader::read(SteadyTime now, bool server_up, const std::set<lt:
     return s;
 }
 
-void SwarmReader::read_peers(const std::set<lt::tcp::endpoint>& operators) {
+void SwarmReader::sample_peers(const std::set<lt::tcp::endpoint>& operators) {
     const auto n = geometry_.piece_count().value();
-    handle_.get_peer_info(peers_);
     peer_samples_.clear();
     peer_samples_.reserve(peers_.size());
     for (const auto& p : peers_) {

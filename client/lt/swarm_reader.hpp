@@ -1,10 +1,13 @@
 // Reads one torrent's state from libtorrent into the controller's plain SwarmSample: piece availability,
 // the connected BitTorrent peers (seed or not, the operator's or not, rate, request queue), the pieces peers
 // are sending with the bytes they still owe, and how many peers the tracker named. The vectors libtorrent
-// fills are kept between reads so a tick allocates little.
+// fills are kept between reads so a tick allocates little. A read asks libtorrent for everything in one
+// batch on its network thread (each torrent_handle getter would otherwise be a round trip to it, a wake-up of
+// both threads) and turns the answers into the sample on the caller's thread.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <set>
 #include <vector>
@@ -21,9 +24,14 @@ namespace toast::client {
 
 class SwarmReader {
   public:
-    // Peers are read at most once per `peer_interval`, and whenever peers come or go.
+    // Runs a batch of libtorrent calls where they are cheapest (SwarmControl::run_on_network) and returns
+    // once it has run.
+    using Batch = std::function<void(const std::function<void()>&)>;
+
+    // Peers are read at most once per `peer_interval`, and whenever peers come or go. Without `batch` the
+    // calls are made on the caller's thread.
     SwarmReader(libtorrent::torrent_handle handle, TitleGeometry geometry,
-                std::chrono::milliseconds peer_interval);
+                std::chrono::milliseconds peer_interval, Batch batch = {});
 
     // The torrent is still checking its files (or resume data): there is nothing to decide yet.
     bool checking() const;
@@ -42,14 +50,16 @@ class SwarmReader {
   private:
     libtorrent::torrent_handle handle_;
     TitleGeometry geometry_;
+    Batch batch_;
     libtorrent::torrent_status status_;
-    std::vector<libtorrent::partial_piece_info> queue_;
+    std::vector<libtorrent::partial_piece_info> queue_;  // its `blocks` are not ours: see delivered_
+    std::vector<std::vector<bool>> delivered_;           // per queue_ entry: each block here or being written
     std::vector<libtorrent::peer_info> peers_;
     std::chrono::milliseconds peer_interval_;
     std::vector<PeerSample> peer_samples_;  // the last peers read, reused until the next read
     std::optional<SteadyTime> peers_read_at_;
     int peers_seen_ = -1;  // status().num_peers when they were read
-    void read_peers(const std::set<libtorrent::tcp::endpoint>& operators);
+    void sample_peers(const std::set<libtorrent::tcp::endpoint>& operators);
 };
 
 }  // namespace toast::client

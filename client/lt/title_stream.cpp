@@ -135,7 +135,9 @@ TitleStream::TitleStream(StreamSession& session, const ClientOptions& options, T
             fallback_->set_routes(std::move(*routes));
     }
     piece_control_ = std::make_unique<LtPieceControl>(handle_);
-    reader_ = std::make_unique<SwarmReader>(handle_, geometry, tuning_.peer_read_interval);
+    reader_ = std::make_unique<SwarmReader>(
+        handle_, geometry, tuning_.peer_read_interval,
+        [&control = session_.control()](const std::function<void()>& work) { control.run_on_network(work); });
     if (play) {
         try {
             playback_ = std::make_unique<TitlePlayback>(

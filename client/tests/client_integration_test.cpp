@@ -13,6 +13,7 @@
 #include <libtorrent/bencode.hpp>
 #include <libtorrent/entry.hpp>
 #include <libtorrent/torrent_info.hpp>
+#include <nlohmann/json.hpp>
 
 #include "client/core/stats.hpp"
 #include "lt_range_server.hpp"
@@ -194,7 +195,7 @@ TEST_CASE("the --max-connections option bounds a client's peers while the others
     REQUIRE(seed->stop(SIGTERM, 10s) == 0);
 }
 
-TEST_CASE("a client that has every piece tells the tracker at once that it is a seed",
+TEST_CASE("a client that has every piece tells the tracker at once that it is a seed, and that it leaves",
           "[client][integration]") {
     Testbed bed;
     // Every piece comes from the server (add_piece): libtorrent itself announces nothing then.
@@ -210,6 +211,16 @@ TEST_CASE("a client that has every piece tells the tracker at once that it is a 
     // The tracker's next regular announce is minutes away; the completed event is sent now.
     CHECK(bed.wait_for_seeders(1, 5s));
     CHECK(c->stop(SIGTERM, 10s) == 0);
+    // libtorrent runs on the client's own loop, which runs on after the title stops until libtorrent has
+    // said goodbye: the tracker hears event=stopped and forgets the box before it would expire.
+    int seeders = -1;
+    const auto leave_by = std::chrono::steady_clock::now() + 3s;
+    while (seeders != 0 && std::chrono::steady_clock::now() < leave_by) {
+        auto res = toast::testing::http_request(bed.tracker_port(), "GET", "/stats");
+        if (res.status == 200) seeders = nlohmann::json::parse(res.body)["totals"]["seeders"].get<int>();
+        if (seeders != 0) std::this_thread::sleep_for(100ms);
+    }
+    CHECK(seeders == 0);
 }
 
 TEST_CASE(

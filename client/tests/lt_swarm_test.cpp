@@ -14,6 +14,7 @@
 #include "client/lt/lt_events.hpp"
 #include "client/lt/session_factory.hpp"
 #include "client/lt/swarm_control.hpp"
+#include "client/lt/swarm_reader.hpp"
 #include "lt_test_support.hpp"
 #include "test_support.hpp"
 
@@ -28,6 +29,7 @@ using toast::client::PieceCount;
 using toast::client::PieceIndex;
 using toast::client::SessionConfig;
 using toast::client::SwarmControl;
+using toast::client::SwarmReader;
 namespace tt = toast::client::testing;
 
 namespace {
@@ -277,8 +279,9 @@ struct ChokerBed {
     ChokerBed(int pieces, int seed, bool told_size, const std::vector<int>& held,
               toast::client::ChokerKind kind = toast::client::ChokerKind::nearest, bool connect = true)
         : ti(hub_title(dir.path(), pieces, seed)), hub(position_hub(ti, dir.path(), kind)) {
-        hub->control->set_position(hub->key,
-                                   {PieceIndex(pieces), std::nullopt, PieceCount(told_size ? pieces : 0)});
+        hub->control->set_position(
+            hub->key, {PieceIndex(pieces), std::nullopt, PieceCount(told_size ? pieces : 0), std::nullopt,
+                       std::nullopt});
         viewers = viewers_of(*hub, ti, dir.path(), held, connect);
     }
     int pieces(int i) const { return viewers[static_cast<std::size_t>(i)]->handle.status().num_pieces; }
@@ -360,7 +363,8 @@ TEST_CASE("a position choker unchokes a newly interested viewer at once, not at 
         toast::testing::TempDir dir;
         auto ti = hub_title(dir.path(), 8, 41 + round);
         auto hub = position_hub(ti, dir.path(), toast::client::ChokerKind::nearest);
-        hub->control->set_position(hub->key, {PieceIndex(8), std::nullopt, PieceCount(0)});
+        hub->control->set_position(hub->key,
+                                   {PieceIndex(8), std::nullopt, PieceCount(0), std::nullopt, std::nullopt});
         std::this_thread::sleep_for(round * 150ms);
         std::filesystem::create_directories(dir.path() / "v");
         Client viewer(ti, dir.path() / "v");
@@ -399,4 +403,63 @@ TEST_CASE("a viewer the position choker has no slot for is not unchoked when it 
     CHECK(status.total_payload_download == 0);
     // Then it is unchoked, and its first request tells libtorrent of its interest.
     CHECK(tt::wait_until([&] { return bed.pieces(1) == kPieces; }, 15s));
+}
+
+TEST_CASE("a swarm read runs libtorrent's calls in one batch on its network thread and reads what they read",
+          "[client][swarm][reader]") {
+    toast::testing::TempDir dir;
+    std::filesystem::create_directories(dir / "seed");
+    std::filesystem::create_directories(dir / "leech");
+    toast::testing::write_random_file(dir / "seed" / "t.bin", 16 * kPieceSize, 17);
+    auto ti = tt::make_torrent(dir / "seed" / "t.bin", kPieceSize);
+    Client seed(ti, dir / "seed");
+    REQUIRE(tt::wait_until([&] { return seed.handle.status().is_seeding; }, 10s));
+    Client leech(ti, dir / "leech");
+    // Half the title wanted: the leech stays a downloader (a seed has no availability to read).
+    std::vector<lt::download_priority_t> wanted(16, lt::default_priority);
+    std::fill(wanted.begin() + 8, wanted.end(), lt::dont_download);
+    leech.handle.prioritize_pieces(wanted);
+    leech.connect_to(seed);
+    REQUIRE(tt::wait_until([&] { return leech.handle.status().num_pieces == 8; }, 20s));
+
+    // Where the batch runs, and that a synchronous handle call made there does not wait for itself.
+    bool on_network = false;
+    int pieces = 0;
+    leech.control->run_on_network([&] {
+        on_network = leech.session->get_context().get_executor().running_in_this_thread();
+        pieces = leech.handle.status(lt::torrent_handle::query_pieces).pieces.count();
+    });
+    CHECK(on_network);
+    CHECK(pieces == 8);
+    CHECK_THROWS_WITH(leech.control->run_on_network([] { throw std::runtime_error("refused"); }), "refused");
+
+    auto geometry = toast::client::TitleGeometry::make(toast::Bytes(16 * kPieceSize),
+                                                       toast::Bytes(kPieceSize), toast::BitRate(2'000'000));
+    REQUIRE(geometry);
+    int batches = 0;
+    SwarmReader batched(leech.handle, *geometry, 1000ms, [&](const std::function<void()>& work) {
+        ++batches;
+        leech.control->run_on_network(work);
+    });
+    SwarmReader direct(leech.handle, *geometry, 1000ms);
+    const auto now = std::chrono::steady_clock::now();
+    auto a = batched.read(now, true, {});
+    auto b = direct.read(now, true, {});
+    CHECK(batches == 1);  // status, availability, download queue and peers: one trip
+    CHECK(a.availability == b.availability);
+    CHECK(a.availability == std::vector<int>(16, 1));  // the seed has every piece
+    REQUIRE(a.peers.size() == 1);
+    CHECK(a.peers.size() == b.peers.size());
+    CHECK(a.peers[0].seed);
+    CHECK(a.in_flight.empty());
+    CHECK(a.from_peers == b.from_peers);
+    CHECK(a.from_peers.value() == 8u * kPieceSize);
+    CHECK(batched.status().total_payload_download == direct.status().total_payload_download);
+
+    // Once the session is going away the batch runs on the caller's thread.
+    leech.control->detach();
+    bool here = false;
+    leech.control->run_on_network(
+        [&] { here = !leech.session->get_context().get_executor().running_in_this_thread(); });
+    CHECK(here);
 }
