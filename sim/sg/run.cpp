@@ -51,11 +51,13 @@ std::unique_ptr<sg4::Engine> make_sim_engine(const std::vector<std::string>& arg
     for (auto& s : storage)
         argv.push_back(s.data());
     int argc = static_cast<int>(argv.size());
-    // Every transfer's courier allocates and frees a small stack: the allocator keeps freed memory for the
-    // next ones rather than giving it back to the kernel and taking fresh zeroed pages. The viewers' larger
-    // stacks stay mapped on their own (calloc then leaves their untouched pages unallocated).
+    // The actors' stacks (the viewers' 256 KiB, the couriers' 128 KiB) are mapped on their own, where calloc
+    // leaves their untouched pages unallocated, and as many as there are actors: glibc's default of 65,536
+    // mapped blocks would send the rest to the heap, zeroed whole (at 10^5 boxes, gigabytes). The heap keeps
+    // freed memory for the next allocations rather than giving it back to the kernel.
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     mallopt(M_MMAP_THRESHOLD, 128 << 10);
+    mallopt(M_MMAP_MAX, 1 << 24);
     return std::make_unique<sg4::Engine>(&argc, argv.data());
 }
 

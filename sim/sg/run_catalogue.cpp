@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <memory>
 
+#include <sys/resource.h>
+
 #include "server/core/title_demand.hpp"
 #include "sim/core/box_cache.hpp"
 #include "sim/core/catalogue_push.hpp"
@@ -137,13 +139,17 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
     auto report_progress = [&](double t) {
         if (tuning.progress_s <= 0 || t < next_progress) return;
         next_progress = t + tuning.progress_s;
-        std::fprintf(stderr,
-                     "toast-sim: %.0f s simulated, %zu sessions ended, %zu actors, %.0f s wall, %llu events, "
-                     "%llu transfers\n",
-                     t, world.sessions().size(), sg4::Engine::get_instance()->get_actor_count(),
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(),
-                     static_cast<unsigned long long>(world.events),
-                     static_cast<unsigned long long>(world.transfers));
+        rusage u{};
+        getrusage(RUSAGE_SELF, &u);
+        std::fprintf(
+            stderr,
+            "toast-sim: %.0f s simulated, %zu sessions ended, %zu actors (%zu couriers), %.0f s wall, "
+            "%llu events, %llu transfers, %ld MB peak resident\n",
+            t, world.sessions().size(), sg4::Engine::get_instance()->get_actor_count(),
+            world.couriers().created(),
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(),
+            static_cast<unsigned long long>(world.events), static_cast<unsigned long long>(world.transfers),
+            u.ru_maxrss / 1024);
     };
     sg4::Actor::create("launcher", world.server_host(0), [&]() {
         for (const auto& x : plan.sessions) {

@@ -1,114 +1,129 @@
 #include "sim/sg/transfer.hpp"
 
-#include <algorithm>
-
 namespace toast::sim {
 
 namespace sg4 = simgrid::s4u;
 
 namespace {
-// The courier's stack: it only puts, waits and sleeps (the viewers' is contexts/stack-size, 256 KiB).
-constexpr unsigned kCourierStack = 64 * 1024;
-int payload = 0;           // the courier's message carries no data: only its simulated size counts
-void* received = nullptr;  // where receivers' gets write the (unused) payload pointer
+// The courier's stack in KiB (Actor::set_stacksize takes KiB): a courier only puts, waits and sleeps. Without
+// guard pages SimGrid callocs each stack; at the C library's mmap threshold (make_sim_engine: 128 KiB) a
+// stack is a mapping of its own, where only the pages the courier touches are resident (calloc zeroes a
+// block it reuses from the heap whole).
+constexpr unsigned kCourierStackKiB = 128;
+int payload = 0;  // the courier's message carries no data: only its simulated size counts
 }  // namespace
 
-Transfer Couriers::start(sg4::Host* from, std::uint64_t bytes) {
-    Transfer t;
-    t.lane = std::make_shared<TransferLane>();
-    t.lane->mailbox = lanes_.take();
-    t.lane->bytes = bytes;
-    t.comm = t.lane->mailbox->get_async<void>(&received);
-    auto& c = courier_for(from);
-    c.jobs.push_back(t.lane);
-    if (c.waiting) {
-        c.waiting = false;
-        c.bell->release();
+// A timed wait on a semaphore, its timeout a kernel timer: what Comm::wait_any's timeout is. The semaphore's
+// own timeout is a sleep action of the host's CPU model (a variable of its sharing system, created and freed
+// at every wait), several times dearer, and orders the actors it wakes at an instant otherwise. The timer is
+// set and removed from the actor's side: SimGrid runs one actor at a time, and the engine reads its timers
+// between rounds.
+void Inbox::wait(double timeout) {
+    if (!arrived.empty() || timeout <= 0) return;
+    timer_ = simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + timeout, [this] {
+        timer_ = nullptr;  // the engine deletes it
+        if (waiting) {
+            waiting = false;
+            bell->release();
+        }
+    });
+    waiting = true;
+    bell->acquire();
+    waiting = false;
+    if (timer_) {
+        timer_->remove();
+        timer_ = nullptr;
     }
-    return t;
 }
 
-Couriers::Courier& Couriers::courier_for(sg4::Host* from) {
-    auto& here = by_host_[from];
-    for (auto& c : here)
-        if (c->load() < max_load_) return *c;
+std::shared_ptr<TransferLane> Couriers::start(sg4::Host* from, std::uint64_t bytes,
+                                              const std::shared_ptr<Inbox>& to, bool doorbell) {
+    auto lane = std::make_shared<TransferLane>();
+    lane->doorbell = doorbell;
+    lane->mailbox = lanes_.take();
+    lane->bytes = bytes;
+    lane->to = to;
+    // The mailbox's permanent receiver: the courier's put starts at once towards the receiver's host.
+    lane->mailbox->set_receiver(to->actor);
+    if (!idle_.empty()) {
+        auto c = std::move(idle_.back());
+        idle_.pop_back();
+        c->from = from;
+        c->job = lane;
+        if (c->waiting) {
+            c->waiting = false;
+            c->bell->release();
+        }
+        return lane;
+    }
     auto c = std::make_shared<Courier>();
-    c->host = from;
     c->bell = sg4::Semaphore::create(0);
-    here.push_back(c);
-    ++alive_;
+    c->from = from;
+    c->job = lane;
     ++created_;
-    sg4::Actor::init("courier", from)->set_stacksize(kCourierStack)->start([this, c]() {
+    sg4::Actor::init("courier", from)->set_stacksize(kCourierStackKiB)->start([this, c]() {
+        // A daemon: killed when the last actor that is not one ends.
         sg4::Actor::self()->daemonize();
         run(c);
     });
-    return *c;
+    return lane;
 }
 
-void Couriers::put_jobs(Courier& c) {
-    auto jobs = std::move(c.jobs);
-    c.jobs.clear();
-    for (auto& lane : jobs) {
-        if (lane->cancelled) {
-            lanes_.give(lane->mailbox);
-            continue;
-        }
-        lane->put = lane->mailbox->put_async(&payload, lane->bytes);
-        lane->sending = true;
-        c.out.push_back(std::move(lane));
+void Couriers::carry(Courier& c, const std::shared_ptr<TransferLane>& lane) {
+    if (lane->cancelled) return;  // dropped before its courier ran: nothing is put
+    lane->put = lane->mailbox->put_async(&payload, lane->bytes);
+    lane->sending = true;
+    // Dropped while the put was being posted (other actors run meanwhile): it stops at once.
+    if (lane->cancelled) lane->put->cancel();
+    // Waited on through wait_any, which reaches the communication even once cancelled (wait() would throw
+    // at once and leave it on this actor's list) and needs no timeout.
+    c.waiting_on[0] = lane->put;
+    try {
+        sg4::Activity::wait_any(c.waiting_on);
+    } catch (const simgrid::Exception&) {
+        c.waiting_on[0] = nullptr;
+        return;  // cancelled
     }
-}
-
-void Couriers::collect(Courier& c) {
-    // Waiting on a put whose receiver is done returns at once (ended, or cancelled: an exception) and takes
-    // it off this actor's list. Other actors may run meanwhile and hand this courier new jobs.
-    std::vector<std::shared_ptr<TransferLane>> done;
-    auto split =
-        std::stable_partition(c.out.begin(), c.out.end(), [](const auto& l) { return !l->received; });
-    done.assign(std::make_move_iterator(split), std::make_move_iterator(c.out.end()));
-    c.out.erase(split, c.out.end());
-    for (auto& lane : done) {
-        try {
-            lane->put->wait();
-        } catch (const simgrid::Exception&) {
-            // the receiver cancelled it
-        }
-        lane->put = nullptr;
-        lanes_.give(lane->mailbox);
+    c.waiting_on[0] = nullptr;
+    lane->arrived = true;
+    auto& in = *lane->to;
+    if (lane->cancelled || in.closed) return;
+    in.arrived.push_back(lane);
+    if (in.waiting) {
+        in.waiting = false;
+        in.bell->release();
     }
 }
 
 void Couriers::run(const std::shared_ptr<Courier>& c) {
     while (true) {
-        put_jobs(*c);
-        collect(*c);
-        if (!c->jobs.empty()) continue;
+        if (auto lane = std::move(c->job)) {
+            c->job = nullptr;
+            // The put leaves from the actor's host; a courier moves while it has no activity.
+            if (sg4::this_actor::get_host() != c->from) sg4::this_actor::set_host(c->from);
+            carry(*c, lane);
+            // The put's finished communication stays in its mailbox's list of received messages (the
+            // mailbox has a permanent receiver) until cleared. The lane lets go of it too: a communication
+            // holds its sender.
+            if (lane->put) {
+                lane->mailbox->clear();
+                lane->put = nullptr;
+            }
+            lanes_.give(lane->mailbox);
+            idle_.push_back(c);
+            continue;
+        }
         c->waiting = true;
-        const bool timed_out = c->bell->acquire_timeout(idle_s_);
-        if (!timed_out) continue;  // rung: `waiting` was cleared by the ringer
+        c->bell->acquire();
         c->waiting = false;
-        if (!c->jobs.empty()) continue;
-        collect(*c);
-        if (c->jobs.empty() && c->out.empty()) break;
     }
-    auto& here = by_host_[c->host];
-    here.erase(std::find(here.begin(), here.end(), c));
-    --alive_;
 }
 
-void drop_transfer(Transfer& t) {
-    t.lane->cancelled = true;
+void drop_transfer(TransferLane& lane) {
+    lane.cancelled = true;
     // Through the courier's side only while the bytes still run: a put that has just ended (its courier not
-    // yet run again to see it) has no implementation left to cancel.
-    if (t.lane->put && t.comm->get_remaining() > 0)
-        t.lane->put->cancel();
-    else
-        t.comm->cancel();
-    try {
-        t.comm->wait_for(0);
-    } catch (const simgrid::Exception&) {
-        // cancelled: expected
-    }
+    // yet run again to see it) has nothing left to cancel.
+    if (lane.put && !lane.arrived && lane.put->get_remaining() > 0) lane.put->cancel();
 }
 
 }  // namespace toast::sim

@@ -42,7 +42,8 @@ void Viewer::run() {
     rec_.start_s = t0;
     rec_.watch_s = plan_.watch_s.value_or(std::chrono::duration<double>(geometry_.title_duration()).count());
     rec_.upload_cap_bps = plan_.upload_cap_bps;
-    world_.listen(plan_.box, true);
+    inbox_ = std::make_shared<Inbox>(sg4::Actor::self());
+    world_.listen(plan_.box, inbox_);
     arm_bell();
     announce(t0, false);
     next_tick_ = t0;
@@ -51,15 +52,12 @@ void Viewer::run() {
         const double t = now();
         const double wake = next_wake(t);
         if (wake > t) {
-            if (comms_.empty()) {
-                sg4::this_actor::sleep_until(wake);
-            } else {
-                const auto i = sg4::Comm::wait_any_for(comms_, wake - t);
-                if (i >= 0) {
-                    ++world_.events;
-                    on_flow_done(static_cast<std::size_t>(i), now());
-                    continue;
-                }
+            const bool none_yet = inbox_->arrived.empty();
+            inbox_->wait(wake - t);
+            if (auto i = take_arrival(none_yet)) {
+                ++world_.events;
+                on_flow_done(*i, now());
+                continue;
             }
         }
         ++world_.events;
@@ -207,7 +205,7 @@ void Viewer::piece_finished(int piece, bool from_server, double t) {
 void Viewer::finish(double t) {
     if (done_) return;
     done_ = true;
-    world_.listen(plan_.box, false);
+    world_.listen(plan_.box, nullptr);
     for (std::size_t i = flows_.size(); i-- > 0;) {
         const Flow f = flows_[i];
         if (f.bell) {
@@ -228,6 +226,8 @@ void Viewer::finish(double t) {
             from_peers_ += carried.bytes;
         }
     }
+    inbox_->closed = true;
+    inbox_->arrived.clear();
     ctl_->on_stop(at(t));
     client::StatsRecord r;
     ctl_->fill_record(r, at(t));

@@ -81,10 +81,13 @@ class Viewer {
     void cede_to_server(int piece, std::uint64_t server_from, std::uint64_t server_to, double t);
     void restart(int conn, int piece, std::uint64_t until, double t);
 
-    std::size_t add_flow(Transfer tr, Flow f);
+    std::size_t add_flow(std::shared_ptr<TransferLane> lane, Flow f);
     std::size_t add_transfer(sg4::Host* from, Flow f);
     void remove_flow(std::size_t i);
-    void drop_flow(std::size_t i);  // cancels it and collects it (still listed: remove_flow after)
+    void drop_flow(std::size_t i);  // cancels it (still listed: remove_flow after)
+    // The next arrival to handle: after a wait that found none, the first to arrive; otherwise the one
+    // listed first (the order in which waiting on all of them at once would return them).
+    std::optional<std::size_t> take_arrival(bool first_come);
     std::optional<std::size_t> peer_flow(int conn) const;
     std::optional<std::size_t> server_flow(int piece) const;
     std::uint64_t done_bytes(std::size_t i) const;
@@ -103,9 +106,8 @@ class Viewer {
     client::PlanApplier applier_;
     ModelPieceControl control_;
 
-    int* bell_data_ = nullptr;
-    std::vector<sg4::CommPtr> comms_;
-    std::vector<std::shared_ptr<TransferLane>> lanes_;  // the bell has none
+    std::shared_ptr<Inbox> inbox_;  // where this viewer's transfers and doorbell arrive: what it waits on
+    std::vector<std::shared_ptr<TransferLane>> lanes_;  // beside flows_; the bell has none
     std::vector<Flow> flows_;
     std::map<int, Fetch> fetches_;
     // The server's bytes of pieces the controller holds (ServerFallback keeps them until the piece is whole).

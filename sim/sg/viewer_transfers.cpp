@@ -10,7 +10,7 @@ std::uint64_t Viewer::done_bytes(std::size_t i) const {
     const auto& f = flows_[i];
     const double t = now();
     if (f.done_at == t) return f.done;
-    const double remaining = lanes_[i] ? Transfer{comms_[i], lanes_[i]}.remaining(f.bytes) : 0.0;
+    const double remaining = lanes_[i] ? lanes_[i]->remaining() : 0.0;
     const auto left = static_cast<std::uint64_t>(std::max(0.0, std::ceil(remaining)));
     f.done = f.bytes > left ? f.bytes - left : 0;
     f.done_at = t;
@@ -92,8 +92,13 @@ const client::SwarmSample& Viewer::sample(double t) {
         pp.piece = PieceIndex(piece);
         pp.delivered.assign(blocks, false);
         pp.queue_position.assign(blocks, -1);
-        for (std::size_t b = 0; b < blocks; ++b)
-            pp.delivered[b] = got.covers(b * kBlock, std::min<std::uint64_t>((b + 1) * kBlock, size));
+        // A block is here when one span holds it whole (the spans are disjoint and not touching): from the
+        // first block starting in a span to the last ending in it.
+        for (const auto& [from, to] : got.spans()) {
+            const auto last = to >= size ? blocks : static_cast<std::size_t>(to / kBlock);
+            for (auto b = static_cast<std::size_t>((from + kBlock - 1) / kBlock); b < last; ++b)
+                pp.delivered[b] = true;
+        }
         for (const auto& [p, range] : sending) {
             if (p != piece) continue;
             for (auto b = static_cast<std::size_t>(range.first / kBlock), place = std::size_t{0};
@@ -191,44 +196,62 @@ void Viewer::pump(double t) {
 }
 
 void Viewer::arm_bell() {
+    // The doorbell's place among the flows: what arrives on it is handled in that order.
     Flow f;
     f.bell = true;
-    add_flow(Transfer{world_.bell(plan_.box)->get_async<int>(&bell_data_), nullptr}, f);
+    add_flow(nullptr, f);
 }
 
 std::size_t Viewer::add_transfer(sg4::Host* from, Flow f) {
-    return add_flow(world_.couriers().start(from, f.bytes), f);
+    return add_flow(world_.couriers().start(from, f.bytes, inbox_), f);
 }
 
-std::size_t Viewer::add_flow(Transfer tr, Flow f) {
-    comms_.push_back(std::move(tr.comm));
-    lanes_.push_back(std::move(tr.lane));
+std::size_t Viewer::add_flow(std::shared_ptr<TransferLane> lane, Flow f) {
+    lanes_.push_back(std::move(lane));
     flows_.push_back(f);
-    return comms_.size() - 1;
+    return flows_.size() - 1;
 }
 
 void Viewer::drop_flow(std::size_t i) {
-    if (lanes_[i]) {
-        Transfer tr{comms_[i], lanes_[i]};
-        drop_transfer(tr);
-        return;
-    }
-    comms_[i]->cancel();
-    try {
-        comms_[i]->wait_for(0);
-    } catch (const simgrid::Exception&) {
-        // cancelled: expected
-    }
+    if (lanes_[i]) drop_transfer(*lanes_[i]);
 }
 
 void Viewer::remove_flow(std::size_t i) {
-    if (lanes_[i]) lanes_[i]->received = true;  // its courier may collect it
-    comms_[i] = comms_.back();
-    comms_.pop_back();
-    lanes_[i] = lanes_.back();
+    lanes_[i] = std::move(lanes_.back());
     lanes_.pop_back();
     flows_[i] = flows_.back();
     flows_.pop_back();
+}
+
+std::optional<std::size_t> Viewer::take_arrival(bool first_come) {
+    auto& arrived = inbox_->arrived;
+    // Each arrival's flow (a dropped one has none left: it is skipped).
+    auto flow_of = [this](const TransferLane& lane) -> std::optional<std::size_t> {
+        if (lane.cancelled) return std::nullopt;
+        for (std::size_t i = 0; i < flows_.size(); ++i)
+            if (lane.doorbell ? flows_[i].bell : lanes_[i].get() == &lane) return i;
+        return std::nullopt;
+    };
+    // Arrivals without a flow (dropped after their bytes were in) are let go as they are met: each holds its
+    // transfer's communication, and that its courier.
+    std::optional<std::size_t> best;
+    std::size_t best_at = 0;
+    for (std::size_t a = 0; a < arrived.size();) {
+        const auto i = flow_of(*arrived[a]);
+        if (!i) {
+            arrived.erase(arrived.begin() + static_cast<std::ptrdiff_t>(a));
+            continue;
+        }
+        if (!best || *i < *best) {
+            best = i;
+            best_at = a;
+        }
+        if (first_come) break;
+        ++a;
+    }
+    if (!best) return std::nullopt;
+    arrived.erase(arrived.begin() + static_cast<std::ptrdiff_t>(best_at));
+    return best;
 }
 
 std::optional<std::size_t> Viewer::peer_flow(int conn) const {

@@ -60,8 +60,7 @@ World::World(const PlatformSpec& platform, std::vector<TitleState> titles, Serve
       box_uplink_bps_(std::move(box_uplink_bps)),
       tracker_(registry_policy(), tracker::SipKey{1, 2}),
       uploaded_(box_uplink_bps_.size() + 1, 0),
-      bells_(box_uplink_bps_.size(), nullptr),
-      listening_(box_uplink_bps_.size(), false),
+      listening_(box_uplink_bps_.size()),
       rung_(box_uplink_bps_.size(), false) {
     // The controller's rules that count on the next tick (how long a held server part may wait for the peers'
     // blocks) must know the tick they get.
@@ -122,14 +121,8 @@ void World::add_upload(BoxId up, std::uint64_t bytes, double from, double to) {
     if (is_seed(up)) add_server_bytes(bytes, from, to, true);
 }
 
-simgrid::s4u::Mailbox* World::bell(BoxId box) {
-    auto& b = bells_.at(static_cast<std::size_t>(box));
-    if (!b) b = simgrid::s4u::Mailbox::by_name("bell" + std::to_string(box));
-    return b;
-}
-
-void World::listen(BoxId box, bool on) {
-    listening_.at(static_cast<std::size_t>(box)) = on;
+void World::listen(BoxId box, std::shared_ptr<Inbox> inbox) {
+    listening_.at(static_cast<std::size_t>(box)) = std::move(inbox);
     rung_.at(static_cast<std::size_t>(box)) = false;
 }
 
@@ -138,7 +131,7 @@ void World::poke(BoxId box) {
     const auto i = static_cast<std::size_t>(box);
     if (!listening_.at(i) || rung_[i]) return;
     rung_[i] = true;
-    bell(box)->put_init(&token_, 0)->detach();
+    couriers_.start(simgrid::s4u::this_actor::get_host(), 0, listening_[i], true);
 }
 
 std::uint64_t World::uploaded(BoxId box) const {

@@ -80,11 +80,11 @@ class World {
     void add_upload(BoxId up, std::uint64_t bytes, double from, double to);
     std::uint64_t uploaded(BoxId box) const;
 
-    // A viewer's doorbell: a running viewer waits on its box's mailbox beside its transfers; poke() rings it
-    // (a message of no size, crossing the network's latency like the HAVE or UNCHOKE it stands for) so the
-    // viewer asks its peers at once rather than at its next tick. Rung at most once until it is answered.
-    simgrid::s4u::Mailbox* bell(BoxId box);
-    void listen(BoxId box, bool on);
+    // A viewer's doorbell: poke() rings it (a message of no size from the poking actor's host, crossing the
+    // network's latency like the HAVE or UNCHOKE it stands for, carried by a courier to the viewer's inbox)
+    // so the viewer asks its peers at once rather than at its next tick. Rung at most once until it is
+    // answered. A box listens while a viewer runs on it (`inbox`; nullptr: none).
+    void listen(BoxId box, std::shared_ptr<Inbox> inbox);
     void answered(BoxId box) { rung_.at(static_cast<std::size_t>(box)) = false; }
     void poke(BoxId box);
 
@@ -114,9 +114,8 @@ class World {
     std::vector<double> box_uplink_bps_;
     tracker::SwarmRegistry tracker_;
     std::vector<std::uint64_t> uploaded_;
-    std::vector<simgrid::s4u::Mailbox*> bells_;
-    std::vector<bool> listening_, rung_;
-    int token_ = 0;
+    std::vector<std::shared_ptr<Inbox>> listening_;
+    std::vector<bool> rung_;
     Couriers couriers_;
     std::vector<SessionRecord> sessions_;
     std::uint64_t vod_ = 0, seed_bytes_ = 0, unreceived_ = 0;

@@ -2,6 +2,7 @@
 // in a child (run_child), and the end-to-end ones run toast-sim.
 #include <catch2/catch.hpp>
 
+#include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,66 +98,93 @@ nlohmann::json run_sim(const std::string& scenario, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped one leaves nothing behind",
-          "[sim][sg]") {
+TEST_CASE(
+    "a courier's transfer takes as long as a one-sided one, a dropped one leaves nothing behind, and "
+    "couriers move to the sending host",
+    "[sim][sg]") {
     PlatformConfig c;
     c.access_latency_s = 0.001;
     const auto spec = make_platform({1e6, 1e6, 4e6}, c);
     const auto out = run_child([&] {
         auto engine = make_sim_engine(default_simgrid_args());
         auto built = build_platform(spec);
-        Couriers couriers(5.0);
+        Couriers couriers;
         nlohmann::json j;
         sg4::Actor::create("t", built.boxes[1], [&] {
-            auto finish = [](Transfer& t) { t.lane->received = true; };
+            auto inbox = std::make_shared<Inbox>(sg4::Actor::self());
+            // Waits for the next arrival and returns it.
+            auto next = [&]() {
+                while (inbox->arrived.empty())
+                    inbox->wait(1e6);
+                auto lane = inbox->arrived.front();
+                inbox->arrived.erase(inbox->arrived.begin());
+                return lane;
+            };
+            const auto heap = [] {
+                const auto m = mallinfo2();
+                return static_cast<double>(m.uordblks + m.hblkhd);
+            };
             // 125,000 bytes at 1 Mbps: 1 s plus the latency, as the one-sided transfer in the next test case.
-            auto whole = couriers.start(built.boxes[0], 125'000);
-            j["remaining_at_start"] = whole.remaining(125'000);
-            whole.comm->wait();
-            finish(whole);
+            auto whole = couriers.start(built.boxes[0], 125'000, inbox);
+            j["remaining_at_start"] = whole->remaining();
+            j["whole_arrived"] = next() == whole;
             j["whole_s"] = sg4::Engine::get_clock();
-            // Dropped half-way: half the bytes still to come.
-            auto half = couriers.start(built.boxes[0], 125'000);
+            j["whole_remaining"] = whole->remaining();
+            // Dropped half-way: half the bytes still to come, and it never arrives.
+            auto half = couriers.start(built.boxes[0], 125'000, inbox);
             sg4::this_actor::sleep_for(0.501);
-            j["remaining_half"] = half.remaining(125'000);
-            drop_transfer(half);
-            finish(half);
+            j["remaining_half"] = half->remaining();
+            drop_transfer(*half);
             // Dropped before its courier ran: the courier puts nothing.
-            auto early = couriers.start(built.boxes[0], 125'000);
-            drop_transfer(early);
-            finish(early);
+            auto early = couriers.start(built.boxes[0], 125'000, inbox);
+            drop_transfer(*early);
             sg4::this_actor::sleep_for(0.1);
-            // One courier carried the three: still alive, waiting for the next.
+            j["arrived_after_drops"] = inbox->arrived.size();
+            j["early_put"] = early->put != nullptr;
+            // One courier carried the first two; the third, handed out while that courier was still stopping
+            // the second, took another. Both stay alive, waiting for the next.
             j["actors"] = sg4::Engine::get_instance()->get_actor_count();
             j["couriers"] = couriers.created();
-            // Two at once from the same host share its uplink and its courier; a third from another host
-            // gets a courier of its own.
+            // Two at once from the same host share its uplink, carried by the two idle couriers; a third from
+            // another host (4 Mbps) takes a new courier and arrives first.
             const double t0 = sg4::Engine::get_clock();
-            auto a = couriers.start(built.boxes[0], 125'000);
-            auto b = couriers.start(built.boxes[0], 125'000);
-            auto other = couriers.start(built.boxes[2], 125'000);
-            other.comm->wait();
+            auto a = couriers.start(built.boxes[0], 125'000, inbox);
+            auto b = couriers.start(built.boxes[0], 125'000, inbox);
+            auto other = couriers.start(built.boxes[2], 125'000, inbox);
+            j["other_first"] = next() == other;
             j["other_s"] = sg4::Engine::get_clock() - t0;
-            a.comm->wait();
-            b.comm->wait();
+            auto first = next();
+            auto second = next();
+            j["both"] = (first == a && second == b) || (first == b && second == a);
             j["shared_s"] = sg4::Engine::get_clock() - t0;
-            finish(a);
-            finish(b);
-            finish(other);
             j["couriers_after"] = couriers.created();
             j["mailboxes"] = couriers.mailboxes();
-            // Idle past 5 s with nothing in flight, both couriers end (collecting what they put).
+            // Idle, the couriers stay, waiting for the next transfer from any host.
             sg4::this_actor::sleep_for(6);
-            j["alive_idle"] = couriers.alive();
+            j["idle"] = couriers.idle();
             j["actors_idle"] = sg4::Engine::get_instance()->get_actor_count();
-            // The next transfer from the host starts a new courier and runs as the first.
+            // The next idle courier (the last to finish: one of the first host's) moves to the third host:
+            // the bytes leave at its 4 Mbps.
             const double t1 = sg4::Engine::get_clock();
-            auto again = couriers.start(built.boxes[0], 125'000);
-            again.comm->wait();
-            finish(again);
+            auto again = couriers.start(built.boxes[2], 125'000, inbox);
+            j["again_arrived"] = next() == again;
             j["again_s"] = sg4::Engine::get_clock() - t1;
             j["couriers_again"] = couriers.created();
             j["mailboxes_again"] = couriers.mailboxes();
+            // A closed inbox takes nothing more.
+            inbox->closed = true;
+            couriers.start(built.boxes[0], 125'000, inbox);
+            sg4::this_actor::sleep_for(2);
+            j["arrived_closed"] = inbox->arrived.size();
+            // What a new courier costs with its transfer and mailbox: its stack is 128 KiB (mapped: only the
+            // pages it touches are resident).
+            const double heap_before = heap();
+            const auto created_before = couriers.created();
+            for (int i = 0; i < 16; ++i)
+                couriers.start(built.boxes[2], 125'000, inbox);
+            sg4::this_actor::sleep_for(0.001);
+            j["courier_bytes"] =
+                (heap() - heap_before) / static_cast<double>(couriers.created() - created_before);
         });
         engine->run();
         j["end_s"] = sg4::Engine::get_clock();
@@ -165,49 +193,68 @@ TEST_CASE("a courier's transfer takes as long as a one-sided one and a dropped o
     INFO(out);
     const auto j = nlohmann::json::parse(out);
     CHECK(j["remaining_at_start"].get<double>() == 125'000);
+    CHECK(j["whole_arrived"].get<bool>());
     CHECK(j["whole_s"].get<double>() == Approx(1.001).epsilon(1e-6));
+    CHECK(j["whole_remaining"].get<double>() == 0);
     CHECK(j["remaining_half"].get<double>() == Approx(62'500).margin(1));
-    CHECK(j["actors"].get<int>() == 2);
-    CHECK(j["couriers"].get<int>() == 1);
+    CHECK(j["arrived_after_drops"].get<int>() == 0);
+    CHECK_FALSE(j["early_put"].get<bool>());
+    CHECK(j["actors"].get<int>() == 3);
+    CHECK(j["couriers"].get<int>() == 2);
+    CHECK(j["other_first"].get<bool>());
     CHECK(j["other_s"].get<double>() == Approx(0.251).epsilon(1e-6));  // 4 Mbps
+    CHECK(j["both"].get<bool>());
     CHECK(j["shared_s"].get<double>() == Approx(2.001).epsilon(1e-6));
-    CHECK(j["couriers_after"].get<int>() == 2);
+    CHECK(j["couriers_after"].get<int>() == 3);
     CHECK(j["mailboxes"].get<int>() == 3);
-    CHECK(j["alive_idle"].get<int>() == 0);
-    CHECK(j["actors_idle"].get<int>() == 1);
-    CHECK(j["again_s"].get<double>() == Approx(1.001).epsilon(1e-6));
+    CHECK(j["idle"].get<int>() == 3);
+    CHECK(j["actors_idle"].get<int>() == 4);
+    CHECK(j["again_arrived"].get<bool>());
+    CHECK(j["again_s"].get<double>() == Approx(0.251).epsilon(1e-6));
     CHECK(j["couriers_again"].get<int>() == 3);
     CHECK(j["mailboxes_again"].get<int>() == 3);
-    // The couriers are daemons: the run ends with its last transfer's receiver.
+    CHECK(j["arrived_closed"].get<int>() == 0);
+    CHECK(j["courier_bytes"].get<double>() > 128 * 1024);
+    CHECK(j["courier_bytes"].get<double>() < 256 * 1024);
+    // The couriers are daemons: the run ends with the receiver.
     CHECK(j["end_s"].get<double>() ==
-          Approx(j["whole_s"].get<double>() + 0.501 + 0.1 + 2.001 + 6 + 1.001).epsilon(1e-6));
+          Approx(j["whole_s"].get<double>() + 0.501 + 0.1 + 2.001 + 6 + 0.251 + 2 + 0.001).epsilon(1e-6));
 }
 
-TEST_CASE("a host's courier takes at most its load and then another courier carries the next", "[sim][sg]") {
+TEST_CASE("an inbox's wait ends at its timeout or at the first arrival, and a doorbell carries no bytes",
+          "[sim][sg]") {
     PlatformConfig c;
     c.access_latency_s = 0.001;
     const auto spec = make_platform({1e6, 1e6}, c);
     const auto out = run_child([&] {
         auto engine = make_sim_engine(default_simgrid_args());
         auto built = build_platform(spec);
-        Couriers couriers(5.0, 2);
+        Couriers couriers;
         nlohmann::json j;
-        sg4::Actor::create("t", built.boxes[1], [&] {
-            std::vector<Transfer> ts;
-            for (int i = 0; i < 5; ++i)
-                ts.push_back(couriers.start(built.boxes[0], 125'000));
-            for (auto& t : ts)
-                t.comm->wait();
-            j["all_s"] = sg4::Engine::get_clock();
-            j["couriers"] = couriers.created();
+        auto inbox = std::make_shared<Inbox>(nullptr);
+        sg4::Actor::create("receiver", built.boxes[1], [&] {
+            inbox->actor = sg4::Actor::self();
+            inbox->wait(0.25);  // nothing comes: the timeout
+            j["timeout_s"] = sg4::Engine::get_clock();
+            inbox->wait(10);  // the ring sent at 0.5 s arrives after the route's latency, as the bytes above
+            j["ring_s"] = sg4::Engine::get_clock();
+            j["ring_doorbell"] = !inbox->arrived.empty() && inbox->arrived.front()->doorbell;
+            inbox->wait(10);  // returns at once: something is here
+            j["again_s"] = sg4::Engine::get_clock();
+        });
+        sg4::Actor::create("poker", built.boxes[0], [&] {
+            sg4::this_actor::sleep_for(0.5);
+            couriers.start(built.boxes[0], 0, inbox, true);
         });
         engine->run();
         return j.dump();
     });
     INFO(out);
     const auto j = nlohmann::json::parse(out);
-    CHECK(j["couriers"].get<int>() == 3);                            // 2 + 2 + 1
-    CHECK(j["all_s"].get<double>() == Approx(5.001).epsilon(1e-6));  // five share the 1 Mbps uplink
+    CHECK(j["timeout_s"].get<double>() == Approx(0.25).epsilon(1e-9));
+    CHECK(j["ring_s"].get<double>() == Approx(0.501).epsilon(1e-9));
+    CHECK(j["ring_doorbell"].get<bool>());
+    CHECK(j["again_s"].get<double>() == Approx(0.501).epsilon(1e-9));
 }
 
 TEST_CASE("a transfer between two boxes runs at the uploader's uplink", "[sim][sg]") {
