@@ -48,6 +48,13 @@ std::int64_t nearest_behind_rank(PieceIndex peer_first_missing, PieceIndex our_f
     return ours - peer - 1;
 }
 
+PeerSighting PeerSightings::sighting(PieceIndex told, std::chrono::steady_clock::time_point now) {
+    if (first_) return *first_;
+    const PeerSighting seen{told, now};
+    if (known_) first_ = seen;
+    return seen;
+}
+
 PieceIndex estimated_first_missing(const PeerSighting& first, PieceIndex told,
                                    std::chrono::steady_clock::time_point now,
                                    std::optional<std::chrono::nanoseconds> piece_time, PieceCount pieces) {

@@ -65,6 +65,20 @@ struct PeerSighting {
     PieceIndex first_missing;  // the peer's first missing piece when first seen
     std::chrono::steady_clock::time_point at;
 };
+// A peer's sighting is kept only once its pieces are known (its bitfield, HAVE_ALL, HAVE_NONE or a HAVE
+// arrived). Right after the handshake its bitfield is empty: a sighting taken then would place a peer far
+// ahead of us at the title's start, and estimated on from there it would look level with us for as long as
+// it sends no HAVE (it sends none for the pieces we hold), taking the slot of the peer really behind us.
+class PeerSightings {
+  public:
+    void pieces_known() { known_ = true; }
+    // The kept sighting; until the pieces are known, `told` and `now` without keeping them.
+    PeerSighting sighting(PieceIndex told, std::chrono::steady_clock::time_point now);
+
+  private:
+    bool known_ = false;
+    std::optional<PeerSighting> first_;
+};
 PieceIndex estimated_first_missing(const PeerSighting& first, PieceIndex told,
                                    std::chrono::steady_clock::time_point now,
                                    std::optional<std::chrono::nanoseconds> piece_time, PieceCount pieces);

@@ -171,30 +171,27 @@ bool ToastPeerPlugin::on_dont_have(lt::piece_index_t piece) {
 }
 
 bool ToastPeerPlugin::on_bitfield(const lt::bitfield&) {
-    pieces_known_ = true;
+    sightings_.pieces_known();
     return false;
 }
 
 bool ToastPeerPlugin::on_have_all() {
-    pieces_known_ = true;
+    sightings_.pieces_known();
     return false;
 }
 
 bool ToastPeerPlugin::on_have_none() {
-    pieces_known_ = true;
+    sightings_.pieces_known();
     return false;
 }
 
 bool ToastPeerPlugin::on_have(lt::piece_index_t) {
-    pieces_known_ = true;
+    sightings_.pieces_known();
     return false;
 }
 
 PeerSighting ToastPeerPlugin::sighting(PieceIndex told, Clock::time_point now) {
-    if (sighting_) return *sighting_;
-    PeerSighting seen{told, now};
-    if (pieces_known_) sighting_ = seen;
-    return seen;
+    return sightings_.sighting(told, now);
 }
 
 void ToastPeerPlugin::sent_request(const lt::peer_request& r) {

@@ -81,11 +81,7 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     // The first piece the peer lacks, of a title of `pieces`: what its bitfield in get_peer_info says,
     // without copying every peer's bitfield (and a getsockname) each time the choker ranks them.
     PieceIndex first_missing(int pieces);
-    // Where the peer was when the choker first saw it with its pieces known (`told` and `now` then). Until
-    // its bitfield (or HAVE_ALL, HAVE_NONE, a HAVE) arrives, `told` and `now` without keeping them: a
-    // sighting taken from the empty bitfield of a peer just connected would place it at the title's start,
-    // and the estimate moving on from there would make a peer far ahead of us look level with us for as
-    // long as it sends us no HAVE (none for the pieces we hold).
+    // Where the peer was when the choker first saw it with its pieces known (PeerSightings).
     PeerSighting sighting(PieceIndex told, Clock::time_point now);
     // The server delivered bytes [begin, end) of `piece` (the whole piece by default): cancel what we still
     // ask of this peer for blocks that start inside them.
@@ -118,8 +114,7 @@ class ToastPeerPlugin final : public libtorrent::peer_plugin,
     bool interest_held_ = false;                  // interested, libtorrent not told
     bool rank_on_unchoke_ = false;                // the choker wants this peer that libtorrent unchokes
     bool told_interested_ = false;                // the last INTERESTED / NOT_INTERESTED the peer heard
-    std::optional<PeerSighting> sighting_;        // network thread only
-    bool pieces_known_ = false;                   // its bitfield, HAVE_ALL, HAVE_NONE or a HAVE arrived
+    PeerSightings sightings_;                     // network thread only
     int first_missing_ = 0;                       // a floor: every piece before it the peer has
     libtorrent::sha1_hash torrent_;
     std::uint64_t id_;

@@ -17,6 +17,7 @@ using toast::client::leader_slots;
 using toast::client::nearest_behind_rank;
 using toast::client::nearest_behind_slots;
 using toast::client::PeerSighting;
+using toast::client::PeerSightings;
 using toast::client::PieceCount;
 using toast::client::PieceIndex;
 using toast::client::PieceSet;
@@ -325,4 +326,28 @@ TEST_CASE("with spacing the slot goes to the nearest peer at least the gap behin
     peers[2].interested = false;
     peers[3].interested = false;
     CHECK(choker_unchoke_set(peers, 1, false, 3, state) == std::set<std::uint64_t>{2});
+}
+
+TEST_CASE("a peer is sighted once its pieces are known, not from the empty bitfield of its handshake",
+          "[client][choker]") {
+    const auto t0 = std::chrono::steady_clock::time_point{} + 100s;
+    const PieceCount pieces(400);
+    PeerSightings ahead;
+    // Just connected: nothing told yet, the peer looks to be at the title's start, and nothing is kept.
+    const auto early = ahead.sighting(PieceIndex(0), t0);
+    CHECK(early.first_missing == PieceIndex(0));
+    CHECK(early.at == t0);
+    // Its bitfield arrives: it is 90 pieces in. That is the sighting kept, whatever it tells later.
+    ahead.pieces_known();
+    const auto kept = ahead.sighting(PieceIndex(90), t0 + 1s);
+    CHECK(kept.first_missing == PieceIndex(90));
+    CHECK(kept.at == t0 + 1s);
+    const auto later = ahead.sighting(PieceIndex(95), t0 + 20s);
+    CHECK(later.first_missing == PieceIndex(90));
+    CHECK(later.at == t0 + 1s);
+    // 10 s of 128 ms pieces later it is estimated 78 pieces on from where its bitfield put it. From the
+    // handshake's sighting the estimate (85 pieces from 0) would stay at what it told, 90, with no HAVE to
+    // move it: level with a viewer at piece 90 that it is in fact far ahead of.
+    CHECK(estimated_first_missing(later, PieceIndex(90), t0 + 11s, 128ms, pieces) == PieceIndex(168));
+    CHECK(estimated_first_missing(early, PieceIndex(90), t0 + 11s, 128ms, pieces) == PieceIndex(90));
 }
