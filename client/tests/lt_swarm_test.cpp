@@ -123,12 +123,20 @@ TEST_CASE("an ejected piece is freed on disk and never served, so peers never se
     CHECK(seed.registry->reads_refused() > 0);
 }
 
-TEST_CASE("lt_donthave tells connected peers a piece is gone", "[client][swarm][eject]") {
-    toast::testing::TempDir dir;
+namespace {
+// A 16-piece title of random bytes (from `seed_value`) in dir/seed, and an empty dir/leech beside it.
+std::shared_ptr<lt::torrent_info> sixteen_piece_title(const toast::testing::TempDir& dir,
+                                                      std::uint64_t seed_value) {
     std::filesystem::create_directories(dir / "seed");
     std::filesystem::create_directories(dir / "leech");
-    toast::testing::write_random_file(dir / "seed" / "t.bin", 16 * kPieceSize, 12);
-    auto ti = tt::make_torrent(dir / "seed" / "t.bin", kPieceSize);
+    toast::testing::write_random_file(dir / "seed" / "t.bin", 16 * kPieceSize, seed_value);
+    return tt::make_torrent(dir / "seed" / "t.bin", kPieceSize);
+}
+}  // namespace
+
+TEST_CASE("lt_donthave tells connected peers a piece is gone", "[client][swarm][eject]") {
+    toast::testing::TempDir dir;
+    auto ti = sixteen_piece_title(dir, 12);
     Client seed(ti, dir / "seed");
     REQUIRE(tt::wait_until([&] { return seed.handle.status().is_seeding; }, 10s));
     // Keep the leecher from downloading anything, so it stays connected and interested in the seed's pieces.
@@ -408,10 +416,7 @@ TEST_CASE("a viewer the position choker has no slot for is not unchoked when it 
 TEST_CASE("a swarm read runs libtorrent's calls in one batch on its network thread and reads what they read",
           "[client][swarm][reader]") {
     toast::testing::TempDir dir;
-    std::filesystem::create_directories(dir / "seed");
-    std::filesystem::create_directories(dir / "leech");
-    toast::testing::write_random_file(dir / "seed" / "t.bin", 16 * kPieceSize, 17);
-    auto ti = tt::make_torrent(dir / "seed" / "t.bin", kPieceSize);
+    auto ti = sixteen_piece_title(dir, 17);
     Client seed(ti, dir / "seed");
     REQUIRE(tt::wait_until([&] { return seed.handle.status().is_seeding; }, 10s));
     Client leech(ti, dir / "leech");
