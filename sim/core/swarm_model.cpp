@@ -388,8 +388,12 @@ PumpResult SwarmModel::pump(BoxId down, double now, const std::function<std::uin
                 ++it;
             }
         }
-        const bool want = !d.upload_mode && asks(d, *u) && u->have.any_and_not(d.wanted, PieceBits());
+        const bool asked = !d.upload_mode && asks(d, *u);
+        const bool want = asked && u->have.any_and_not(d.wanted, PieceBits());
         if (want != pipe.interested) {
+            // libtorrent's NOT_INTERESTED ends its slow start; the operator tier's is the plugin's own
+            // message, which libtorrent does not hear of.
+            if (!want && asked) pipe.pipeline.on_not_interested();
             pipe.interested = want;
             if (want) on_interested(*u, c, now);
         }
@@ -515,8 +519,10 @@ std::optional<TransferSplit> SwarmModel::split_for(Member& d, const Member& u, i
     return best;
 }
 
-void SwarmModel::set_rate(int conn, BoxId down, double bytes_per_second) {
-    conns_[static_cast<std::size_t>(conn)].towards(down).rate = bytes_per_second;
+void SwarmModel::set_rate(int conn, BoxId down, double bytes_per_second, double seconds) {
+    auto& pipe = conns_[static_cast<std::size_t>(conn)].towards(down);
+    pipe.rate = bytes_per_second;
+    pipe.pipeline.on_rate(bytes_per_second, seconds, pipe.unchoked);
 }
 
 }  // namespace toast::sim

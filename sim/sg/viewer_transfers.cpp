@@ -59,16 +59,17 @@ const client::SwarmSample& Viewer::sample(double t) {
             ps.pieces = client::PieceSet();
         }
         ps.download_rate = pipe.rate;
-        ps.queue_length = static_cast<int>(pipe.queue.size()) * blocks_per_piece;
+        int asked = static_cast<int>(pipe.queue.size()) * blocks_per_piece;
+        std::uint64_t done = 0;
         if (pipe.active >= 0) {
             const auto fi = peer_flow(c);
-            const std::uint64_t done = fi ? done_bytes(*fi) : 0;
+            done = fi ? done_bytes(*fi) : 0;
             partial_bytes += done;
             const std::uint64_t delivered = pipe.from + done;
-            ps.queue_length +=
-                static_cast<int>((pipe.to - std::min(pipe.to, delivered) + kBlock - 1) / kBlock);
+            asked += static_cast<int>((pipe.to - std::min(pipe.to, delivered) + kBlock - 1) / kBlock);
             sending.emplace_back(pipe.active, std::pair{delivered, pipe.to});
         }
+        ps.queue_length = reported_queue(asked, pipe.pipeline.depth(pipe.rate, pipe.delivered + done));
     }
     s.peers.resize(peers);
     // Pieces peers are sending or have sent part of: which blocks are here, and the two blocks at the front
@@ -143,7 +144,7 @@ void Viewer::measure_rates(double t) {
             before = it->second;
             hint = static_cast<std::size_t>(it - rate_mark_.begin()) + 1;
         }
-        swarm_.set_rate(c, plan_.box, total >= before ? static_cast<double>(total - before) / dt : 0.0);
+        swarm_.set_rate(c, plan_.box, total >= before ? static_cast<double>(total - before) / dt : 0.0, dt);
         marks_.emplace_back(c, total);
     }
     rate_mark_.swap(marks_);
