@@ -12,9 +12,10 @@ using client::PieceIndex;
 
 namespace {
 
-constexpr double kQueueSeconds = 3.0;                      // libtorrent's request_queue_time
-constexpr std::uint64_t kMaxQueueBytes = 500 * 16 * 1024;  // max_out_request_queue blocks
-constexpr std::uint8_t kInitialPriority = 4;               // a new torrent's pieces
+// What the model asks a peer for, in pieces: libtorrent's request pipeline (RequestPipeline) in bytes.
+constexpr double kQueueSeconds = RequestPipeline::kQueueSeconds;
+constexpr std::uint64_t kMaxQueueBytes = RequestPipeline::kMax * RequestPipeline::kBlock;
+constexpr std::uint8_t kInitialPriority = 4;  // a new torrent's pieces
 
 bool toast_choker(ChokerKind k) {
     return k == ChokerKind::nearest || k == ChokerKind::leader || k == ChokerKind::seed_style;
@@ -416,7 +417,16 @@ PumpResult SwarmModel::pump(BoxId down, double now, const std::function<std::uin
             if (auto sp = split_for(d, *u, c, delivered)) {
                 auto& other = conns_[static_cast<std::size_t>(sp->conn)].towards(down);
                 const auto to = other.to;
-                r.split.push_back(*sp);
+                // A transfer started in this same pump has sent nothing yet: it starts shorter instead
+                // (the adapter has no flow of it to cut, and both would carry the second half).
+                auto fresh = std::find_if(r.start.begin(), r.start.end(),
+                                          [&](const TransferStart& x) { return x.conn == sp->conn; });
+                if (fresh != r.start.end()) {
+                    fresh->to = sp->at;
+                    other.to = sp->at;
+                } else {
+                    r.split.push_back(*sp);
+                }
                 ask(d, sp->piece);
                 pipe.active = sp->piece;
                 pipe.from = sp->at;

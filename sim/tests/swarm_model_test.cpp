@@ -369,3 +369,27 @@ TEST_CASE("libtorrent's NOT_INTERESTED ends slow start, the operator tier's does
     CHECK_FALSE(to_viewer.interested);
     CHECK_FALSE(to_viewer.pipeline.slow_start());
 }
+
+TEST_CASE("an uploader splitting a transfer started in the same pump shortens it, no byte sent twice",
+          "[sim][swarm]") {
+    auto s = swarm_of(1);
+    s.join(1, MemberSetup{});
+    s.start_download(1);
+    seed_in(s, 8, ChokerKind::stock_seed, 8);
+    seed_in(s, 9, ChokerKind::stock_seed, 8);
+    s.connect(1, 8);
+    s.connect(1, 9);
+    // Both unchoke at once: seed 8 starts the only piece, seed 9 takes the second half of it.
+    auto r = s.pump(1, 0.0, [](int) -> std::uint64_t { return 0; });
+    CHECK(r.split.empty());
+    REQUIRE(r.start.size() == 2);
+    CHECK(r.start[0].up == 8);
+    CHECK(r.start[0].from == 0);
+    CHECK(r.start[0].to == kPiece / 2);
+    CHECK(r.start[1].up == 9);
+    CHECK(r.start[1].from == kPiece / 2);
+    CHECK(r.start[1].to == kPiece);
+    CHECK(s.connection(r.start[0].conn).towards(1).to == kPiece / 2);
+    CHECK(!s.finish_transfer(r.start[1].conn, 1).whole);
+    CHECK(s.finish_transfer(r.start[0].conn, 1).whole);
+}
