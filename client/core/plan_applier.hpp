@@ -65,6 +65,9 @@ class PlanApplier {
     std::vector<int> pending_flip_;                 // consecutive plans asking for a 0 <-> non-0 flip
     std::map<PieceIndex, std::int64_t> deadlines_;  // piece -> absolute deadline (ms)
     ApplyStats stats_;
+    // apply(): scratch kept from one call to the next.
+    std::vector<PieceIndex> wanted_deadlines_;
+    std::vector<std::pair<PieceIndex, std::uint8_t>> changes_;
 };
 
 }  // namespace toast::client
