@@ -388,7 +388,9 @@ PumpResult SwarmModel::pump(BoxId down, double now, const std::function<std::uin
                 ++it;
             }
         }
-        const bool want = !d.upload_mode && asks(d, *u) && u->have.any_and_not(d.wanted, PieceBits());
+        // A seed has every piece wanted (no walk over its pieces, by far the most of this loop's time).
+        const bool want = !d.upload_mode && asks(d, *u) &&
+                          (u->have.all() ? !d.wanted.none() : u->have.any_and_not(d.wanted, PieceBits()));
         if (want != pipe.interested) {
             pipe.interested = want;
             if (want) on_interested(*u, c, now);

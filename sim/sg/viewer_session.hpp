@@ -91,7 +91,7 @@ class Viewer {
     std::optional<std::size_t> peer_flow(int conn) const;
     std::optional<std::size_t> server_flow(int piece) const;
     std::uint64_t done_bytes(std::size_t i) const;
-    ReceivedBytes received(int piece) const;  // what peers have delivered of the piece so far
+    void received(int piece, ReceivedBytes& got) const;  // what peers have delivered of the piece so far
     void finish(double t);
     void arm_bell();
     double next_wake(double t);
@@ -119,6 +119,7 @@ class Viewer {
     client::SwarmSample sample_;
     std::vector<std::pair<int, std::pair<std::uint64_t, std::uint64_t>>> sending_;  // sample(): scratch
     std::vector<int> pieces_scratch_;
+    ReceivedBytes received_scratch_;
     std::vector<std::pair<int, std::uint64_t>> rate_mark_, marks_;  // conn, delivered at the last measurement
     double last_rate_ = 0;
     double next_tick_ = 0;

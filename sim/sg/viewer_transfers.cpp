@@ -17,10 +17,10 @@ std::uint64_t Viewer::done_bytes(std::size_t i) const {
     return f.done;
 }
 
-ReceivedBytes Viewer::received(int piece) const {
-    ReceivedBytes got;
+void Viewer::received(int piece, ReceivedBytes& got) const {
+    got.clear();
     const auto* m = swarm_.find(plan_.box);
-    if (!m) return got;
+    if (!m) return;
     if (auto it = m->partial.find(piece); it != m->partial.end()) got = it->second;
     // The pipes sending the piece are those of this viewer's flows (one a connection), fewer than its
     // connections.
@@ -29,7 +29,6 @@ ReceivedBytes Viewer::received(int piece) const {
         const auto& pipe = swarm_.connection(flows_[i].conn).towards(plan_.box);
         if (pipe.active == piece) got.add(pipe.from, pipe.from + done_bytes(i));
     }
-    return got;
 }
 
 const client::SwarmSample& Viewer::sample(double t) {
@@ -86,7 +85,8 @@ const client::SwarmSample& Viewer::sample(double t) {
         if (m.have.test(piece)) continue;
         const auto size = swarm_.piece_size(piece);
         const auto blocks = static_cast<std::size_t>((size + kBlock - 1) / kBlock);
-        const auto got = received(piece);
+        auto& got = received_scratch_;
+        received(piece, got);
         if (progress == s.progress.size()) s.progress.emplace_back();
         auto& pp = s.progress[progress++];
         pp.piece = PieceIndex(piece);
@@ -391,7 +391,8 @@ void Viewer::on_server_bytes(const Flow& f, double t) {
     auto& server = from_server_bytes_[f.piece];
     server.add(fetch.offset, fetch.offset + fetch.length);
     if (ctl_->holding(p)) return;
-    auto got = received(f.piece);
+    ReceivedBytes got;
+    received(f.piece, got);
     for (const auto& [a, b] : server.spans())
         got.add(a, b);
     from_server_bytes_.erase(f.piece);
