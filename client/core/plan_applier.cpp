@@ -79,16 +79,21 @@ void PlanApplier::apply(const PiecePlan& plan, const PieceSet& had, std::int64_t
         auto& cur = applied_[p];
         auto& pending = pending_flip_[p];
         if (had.has(PieceIndex(static_cast<std::int32_t>(p))) || want == cur) {
+            if (pending != 0) --pending_count_;
             pending = 0;
             return;
         }
         // Drops to 0 are immediate (a given-up piece, or one beyond the buffer's request_end, must stop being
         // requested now); only raises from 0 wait for the plans to agree.
         bool immediate = !(cur == 0 && want != 0);
-        if (!immediate && ++pending < config_.settle_plans) {
-            ++stats_.flips_deferred;
-            return;
+        if (!immediate) {
+            if (pending == 0) ++pending_count_;
+            if (++pending < config_.settle_plans) {
+                ++stats_.flips_deferred;
+                return;
+            }
         }
+        if (pending != 0) --pending_count_;
         pending = 0;
         cur = want;
         changes.emplace_back(PieceIndex(static_cast<std::int32_t>(p)), want);
@@ -105,8 +110,10 @@ void PlanApplier::apply(const PiecePlan& plan, const PieceSet& had, std::int64_t
                                     ? std::min(m, static_cast<std::size_t>(next_deadline->value()))
                                     : m;
         const std::size_t q = first_difference(plan.priority.data(), applied_.data(), p, end);
-        std::fill(pending_flip_.begin() + static_cast<std::ptrdiff_t>(p),
-                  pending_flip_.begin() + static_cast<std::ptrdiff_t>(q), 0);
+        for (std::size_t i = p; pending_count_ > 0 && i < q; ++i) {
+            if (pending_flip_[i] != 0) --pending_count_;
+            pending_flip_[i] = 0;
+        }
         if (q < end) {
             diff(q, plan.priority[q]);
         } else if (end < m) {

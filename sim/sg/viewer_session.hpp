@@ -61,10 +61,12 @@ class Viewer {
 
     double now() const { return sg4::Engine::get_clock(); }
     client::SteadyTime at(double s) const { return steady_at(s); }
-    Member& member() { return *swarm_.find(plan_.box); }
+    // The viewer's box is a member of its title's swarm from run() to finish(), in one place (the swarm's
+    // members do not move).
+    Member& member() { return *self_; }
 
     void tick();
-    const client::SwarmSample& sample(double t);  // sample_, refilled
+    client::SwarmSample& sample(double t);  // sample_, refilled (its availability: see tick())
     void apply(const client::ControllerPlan& plan, double t);
     void set_choker_position();
     void pump(double t);
@@ -105,6 +107,7 @@ class Viewer {
     std::unique_ptr<client::StreamController> ctl_;
     client::PlanApplier applier_;
     ModelPieceControl control_;
+    Member* self_ = nullptr;
 
     std::shared_ptr<Inbox> inbox_;  // where this viewer's transfers and doorbell arrive: what it waits on
     std::vector<std::shared_ptr<TransferLane>> lanes_;  // beside flows_; the bell has none

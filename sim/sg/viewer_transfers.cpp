@@ -19,8 +19,7 @@ std::uint64_t Viewer::done_bytes(std::size_t i) const {
 
 void Viewer::received(int piece, ReceivedBytes& got) const {
     got.clear();
-    const auto* m = swarm_.find(plan_.box);
-    if (!m) return;
+    const auto* m = self_;
     if (auto it = m->partial.find(piece); it != m->partial.end()) got = it->second;
     // The pipes sending the piece are those of this viewer's flows (one a connection), fewer than its
     // connections.
@@ -31,12 +30,12 @@ void Viewer::received(int piece, ReceivedBytes& got) const {
     }
 }
 
-const client::SwarmSample& Viewer::sample(double t) {
+client::SwarmSample& Viewer::sample(double t) {
     // Refilled in place every tick: its vectors keep their room from one tick to the next.
     auto& s = sample_;
     s.now = at(t);
     auto& m = member();
-    s.availability.assign(m.availability.begin(), m.availability.end());
+    // availability: the member's, lent by tick() for the controller's tick.
     const int blocks_per_piece = static_cast<int>((geometry_.piece_length().value() + kBlock - 1) / kBlock);
     std::uint64_t partial_bytes = 0;
     auto& sending = sending_;  // piece, [delivered, to)
