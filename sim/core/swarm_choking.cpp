@@ -104,10 +104,10 @@ std::chrono::nanoseconds SwarmModel::piece_time_ns() const {
         std::chrono::duration<double>(piece_seconds_));
 }
 
-std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std::uint64_t assume,
-                                                           double now) const {
-    std::vector<client::ChokeCandidate> out;
-    out.reserve(up.conns.size());
+const std::vector<client::ChokeCandidate>& SwarmModel::candidates(const Member& up, std::uint64_t assume,
+                                                                  double now) const {
+    auto& out = candidates_;
+    out.clear();
     const auto epoch = up.rounds / static_cast<std::uint64_t>(rotate_every(up.setup.choker));
     int ours = -1;  // the uploader's first missing piece, found when a rank needs it
     auto our_place = [&] {

@@ -314,13 +314,8 @@ std::vector<int> SwarmModel::pick(const Member& d, const Member& u, int n) const
             out.push_back(p);
         }
     }
-    struct Ranked {
-        std::int64_t key;
-        std::uint32_t order;
-        int piece;
-        bool operator<(const Ranked& o) const { return key != o.key ? key < o.key : order < o.order; }
-    };
-    std::vector<Ranked> ranked;
+    auto& ranked = ranked_;
+    ranked.clear();
     d.wanted.for_each_and_not(u.have, d.requested, [&](int p) {
         if (d.deadline.count(p)) return;
         const auto i = static_cast<std::size_t>(p);

@@ -95,8 +95,10 @@ client::SwarmSample& Viewer::sample(double t) {
         // first block starting in a span to the last ending in it.
         for (const auto& [from, to] : got.spans()) {
             const auto last = to >= size ? blocks : static_cast<std::size_t>(to / kBlock);
-            for (auto b = static_cast<std::size_t>((from + kBlock - 1) / kBlock); b < last; ++b)
-                pp.delivered[b] = true;
+            const auto first = static_cast<std::size_t>((from + kBlock - 1) / kBlock);
+            if (first < last)
+                std::fill(pp.delivered.begin() + static_cast<std::ptrdiff_t>(first),
+                          pp.delivered.begin() + static_cast<std::ptrdiff_t>(last), true);
         }
         for (const auto& [p, range] : sending) {
             if (p != piece) continue;
