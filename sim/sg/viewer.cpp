@@ -131,6 +131,7 @@ void Viewer::tick() {
         for (auto p : ctl_->had().pieces())
             applier_.on_piece_had(p);
     }
+    prefetch_flows();
     if (t - last_rate_ >= world_.tuning().rate_interval_s) measure_rates(t);
     // The sample lends the member's availability to the controller for its tick (no copy of a count per
     // piece): nothing else runs meanwhile.

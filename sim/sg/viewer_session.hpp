@@ -93,6 +93,7 @@ class Viewer {
     std::optional<std::size_t> peer_flow(int conn) const;
     std::optional<std::size_t> server_flow(int piece) const;
     std::uint64_t done_bytes(std::size_t i) const;
+    void prefetch_flows() const;  // brings what done_bytes() reads of every flow towards the cache
     void received(int piece, ReceivedBytes& got) const;  // what peers have delivered of the piece so far
     void finish(double t);
     void arm_bell();
