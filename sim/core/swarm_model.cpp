@@ -12,9 +12,10 @@ using client::PieceIndex;
 
 namespace {
 
-constexpr double kQueueSeconds = 3.0;                      // libtorrent's request_queue_time
-constexpr std::uint64_t kMaxQueueBytes = 500 * 16 * 1024;  // max_out_request_queue blocks
-constexpr std::uint8_t kInitialPriority = 4;               // a new torrent's pieces
+// What the model asks a peer for, in pieces: libtorrent's request pipeline (RequestPipeline) in bytes.
+constexpr double kQueueSeconds = RequestPipeline::kQueueSeconds;
+constexpr std::uint64_t kMaxQueueBytes = RequestPipeline::kMax * RequestPipeline::kBlock;
+constexpr std::uint8_t kInitialPriority = 4;  // a new torrent's pieces
 
 bool toast_choker(ChokerKind k) {
     return k == ChokerKind::nearest || k == ChokerKind::leader || k == ChokerKind::seed_style;
@@ -383,10 +384,14 @@ PumpResult SwarmModel::pump(BoxId down, double now, const std::function<std::uin
                 ++it;
             }
         }
+        const bool asked = !d.upload_mode && asks(d, *u);
         // A seed has every piece wanted (no walk over its pieces, by far the most of this loop's time).
-        const bool want = !d.upload_mode && asks(d, *u) &&
-                          (u->have.all() ? !d.wanted.none() : u->have.any_and_not(d.wanted, PieceBits()));
+        const bool want =
+            asked && (u->have.all() ? !d.wanted.none() : u->have.any_and_not(d.wanted, PieceBits()));
         if (want != pipe.interested) {
+            // libtorrent's NOT_INTERESTED ends its slow start; the operator tier's is the plugin's own
+            // message, which libtorrent does not hear of.
+            if (!want && asked) pipe.pipeline.on_not_interested();
             pipe.interested = want;
             if (want) on_interested(*u, c, now);
         }
@@ -409,7 +414,16 @@ PumpResult SwarmModel::pump(BoxId down, double now, const std::function<std::uin
             if (auto sp = split_for(d, *u, c, delivered)) {
                 auto& other = conns_[static_cast<std::size_t>(sp->conn)].towards(down);
                 const auto to = other.to;
-                r.split.push_back(*sp);
+                // A transfer started in this same pump has sent nothing yet: it starts shorter instead
+                // (the adapter has no flow of it to cut, and both would carry the second half).
+                auto fresh = std::find_if(r.start.begin(), r.start.end(),
+                                          [&](const TransferStart& x) { return x.conn == sp->conn; });
+                if (fresh != r.start.end()) {
+                    fresh->to = sp->at;
+                    other.to = sp->at;
+                } else {
+                    r.split.push_back(*sp);
+                }
                 ask(d, sp->piece);
                 pipe.active = sp->piece;
                 pipe.from = sp->at;
@@ -512,8 +526,10 @@ std::optional<TransferSplit> SwarmModel::split_for(Member& d, const Member& u, i
     return best;
 }
 
-void SwarmModel::set_rate(int conn, BoxId down, double bytes_per_second) {
-    conns_[static_cast<std::size_t>(conn)].towards(down).rate = bytes_per_second;
+void SwarmModel::set_rate(int conn, BoxId down, double bytes_per_second, double seconds) {
+    auto& pipe = conns_[static_cast<std::size_t>(conn)].towards(down);
+    pipe.rate = bytes_per_second;
+    pipe.pipeline.on_rate(bytes_per_second, seconds, pipe.unchoked);
 }
 
 }  // namespace toast::sim

@@ -35,6 +35,7 @@
 #include "client/core/client_options.hpp"
 #include "sim/core/piece_bits.hpp"
 #include "sim/core/received_bytes.hpp"
+#include "sim/core/request_pipeline.hpp"
 
 namespace toast::sim {
 
@@ -62,6 +63,7 @@ struct Pipe {
     bool interested = false;         // the downloader has told the uploader it wants something
     std::uint64_t delivered = 0;     // payload bytes of finished transfers
     double rate = 0;                 // bytes per second, as last measured (set_rate)
+    RequestPipeline pipeline;        // the block requests libtorrent keeps outstanding on it
 };
 
 // Where one end first saw the other: its first missing piece then, and when. The Toast chokers rank a peer by
@@ -193,8 +195,8 @@ class SwarmModel {
     Carried cancel_transfer(int conn, BoxId down, std::uint64_t delivered);
     // The uploader goes on with bytes [from, to) of `piece` to `down` (the rest of a stopped transfer).
     TransferStart resume_transfer(int conn, BoxId down, int piece, std::uint64_t from, std::uint64_t to);
-    // Measured payload rate of the pipe towards `down` on `conn`.
-    void set_rate(int conn, BoxId down, double bytes_per_second);
+    // Measured payload rate of the pipe towards `down` on `conn`, over the last `seconds`.
+    void set_rate(int conn, BoxId down, double bytes_per_second, double seconds);
 
     // The downloaders `up` just made able to ask for `piece` (it has it now): connected, unchoked by `up`,
     // asking it for nothing right now, wanting the piece and not asking anyone for it. libtorrent's HAVE

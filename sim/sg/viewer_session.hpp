@@ -47,6 +47,9 @@ class Viewer {
         std::uint64_t bytes = 0;
         double started = 0;
         int node = 0;  // server flows
+        // A peer's send buffer going out after the server's bytes of its piece arrived (cede_to_server):
+        // redundant bytes that still take the uploader's uplink.
+        bool draining = false;
         // done_bytes() at simulated time `done_at`: a flow's progress at one instant is asked several times a
         // tick (the rates, the sample, the pieces' blocks), and each ask is a query of SimGrid's model.
         mutable double done_at = -1;

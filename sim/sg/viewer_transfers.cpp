@@ -69,16 +69,17 @@ client::SwarmSample& Viewer::sample(double t) {
             ps.pieces = client::PieceSet();
         }
         ps.download_rate = pipe.rate;
-        ps.queue_length = static_cast<int>(pipe.queue.size()) * blocks_per_piece;
+        int asked = static_cast<int>(pipe.queue.size()) * blocks_per_piece;
+        std::uint64_t done = 0;
         if (pipe.active >= 0) {
             const auto fi = peer_flow(c);
-            const std::uint64_t done = fi ? done_bytes(*fi) : 0;
+            done = fi ? done_bytes(*fi) : 0;
             partial_bytes += done;
             const std::uint64_t delivered = pipe.from + done;
-            ps.queue_length +=
-                static_cast<int>((pipe.to - std::min(pipe.to, delivered) + kBlock - 1) / kBlock);
+            asked += static_cast<int>((pipe.to - std::min(pipe.to, delivered) + kBlock - 1) / kBlock);
             sending.emplace_back(pipe.active, std::pair{delivered, pipe.to});
         }
+        ps.queue_length = reported_queue(asked, pipe.pipeline.depth(pipe.rate, pipe.delivered + done));
     }
     s.peers.resize(peers);
     // Pieces peers are sending or have sent part of: which blocks are here, and the two blocks at the front
@@ -156,7 +157,7 @@ void Viewer::measure_rates(double t) {
             before = it->second;
             hint = static_cast<std::size_t>(it - rate_mark_.begin()) + 1;
         }
-        swarm_.set_rate(c, plan_.box, total >= before ? static_cast<double>(total - before) / dt : 0.0);
+        swarm_.set_rate(c, plan_.box, total >= before ? static_cast<double>(total - before) / dt : 0.0, dt);
         marks_.emplace_back(c, total);
     }
     rate_mark_.swap(marks_);
@@ -346,10 +347,11 @@ void Viewer::on_peer_bytes(const Flow& f, double t) {
     world_.add_upload(carried.up, carried.bytes, f.started, t);
     from_peers_ += carried.bytes;
     const PieceIndex p(carried.piece);
-    if (ctl_->had().has(p)) {
+    const bool had = ctl_->had().has(p);
+    if (had || f.draining) {
         redundant_ += carried.bytes;
-        if (from_server_.has(p)) raced_ += carried.bytes;
-        return;
+        if (f.draining || from_server_.has(p)) raced_ += carried.bytes;
+        if (had) return;
     }
     if (carried.whole) {
         piece_finished(carried.piece, false, t);
@@ -369,27 +371,35 @@ void Viewer::cede_to_server(int piece, std::uint64_t server_from, std::uint64_t 
         const auto& pipe = swarm_.connection(c).towards(plan_.box);
         if (pipe.active != piece) continue;
         auto fi = peer_flow(c);
-        if (!fi) continue;
+        if (!fi || flows_[*fi].draining) continue;
         const auto done = done_bytes(*fi);
         const auto from = pipe.from;
         const auto delivered = from + done;
         const auto to = pipe.to;
         if (to <= server_from || delivered >= server_to) continue;  // its blocks are outside the server's
-        if (delivered < server_from && swarm_.connection(c).open) {
+        const bool open = swarm_.connection(c).open;
+        if (delivered < server_from && open) {
             restart(c, piece, server_from, t);
+            continue;
+        }
+        const auto overlap =
+            delivered > std::max(from, server_from) ? delivered - std::max(from, server_from) : 0;
+        redundant_ += overlap;
+        raced_ += overlap;
+        const auto extra = std::min(kSendBuffer, to - std::min(to, delivered));
+        if (extra > 0 && open) {
+            // The block being sent and the next still go out through the uploader's uplink, then count as
+            // redundant when they arrive (on_peer_bytes).
+            restart(c, piece, delivered + extra, t);
+            if (auto rest = peer_flow(c)) flows_[*rest].draining = true;
             continue;
         }
         const double started = flows_[*fi].started;
         drop_flow(*fi);
         remove_flow(*fi);
-        const auto extra = std::min(kSendBuffer, to - std::min(to, delivered));
-        auto carried = swarm_.cancel_transfer(c, plan_.box, done + extra);
+        auto carried = swarm_.cancel_transfer(c, plan_.box, done);
         world_.add_upload(carried.up, carried.bytes, started, t);
         from_peers_ += carried.bytes;
-        const auto overlap =
-            delivered > std::max(from, server_from) ? delivered - std::max(from, server_from) : 0;
-        redundant_ += overlap + extra;
-        raced_ += overlap + extra;
     }
 }
 

@@ -340,6 +340,23 @@ TEST_CASE("the catalogue smoke simulates within 3 points of the testbed's bytes"
     CHECK(r["probe_box_bytes"].get<double>() > 0);
 }
 
+TEST_CASE("a busy operator's peer uploads no more than its uplink carries, cancelled blocks included",
+          "[sim][sg][e2e]") {
+    // The catalogue base without a cache: the probe box (1 Mbps, the base uplink) serves every viewer the
+    // other boxes cannot, and the server takes many of its pieces at their last moment; what its send
+    // buffers still send after a CANCEL goes out through its uplink too.
+    std::ifstream in(std::string(TOAST_SOURCE_DIR) + "/testbed/experiments/catalogue/_base.json");
+    auto scenario = nlohmann::json::parse(in)["scenario"];
+    scenario["cache"] = "none";
+    scenario["peak_viewers_pct"] = 10;
+    scenario["random_seed"] = 1;
+    const auto r = run_sim(scenario.dump(), "probe-uplink");
+    const double seconds = r["simulator"]["simulated_seconds"].get<double>();
+    CHECK(r["probe_box_bytes"].get<double>() > 0.8 * 1e6 / 8 * seconds);  // busy most of the evening
+    CHECK(r["probe_box_bytes"].get<double>() <= 1e6 / 8 * seconds);
+    CHECK(r["stalls"]["count"] == 0);
+}
+
 TEST_CASE("a small catalogue evening plays every planned session", "[sim][sg][e2e]") {
     const auto r = run_sim(R"({"type": "catalogue", "boxes": 40, "titles": 8, "evening": {"seconds": 240},
                                "peak_viewers_pct": 30, "title_seconds": "60s", "random_seed": 2})",

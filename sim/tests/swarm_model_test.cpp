@@ -324,3 +324,72 @@ TEST_CASE("a new piece wakes the unchoked peers idle on us that want it", "[sim]
     s.set_priority(2, 1, 0);  // not wanted any more
     CHECK(s.would_request(1, 1).empty());
 }
+
+TEST_CASE("a pipe's request queue follows its measured rate once slow start ends", "[sim][swarm]") {
+    auto s = swarm_of(4);
+    s.join(1, MemberSetup{});
+    s.start_download(1);
+    seed_in(s, 9);
+    s.connect(1, 9);
+    auto r = s.pump(1, 0.0);
+    REQUIRE(r.start.size() == 1);
+    const int conn = r.start[0].conn;
+    const auto& pipe = s.connection(conn).towards(1);
+    CHECK(pipe.pipeline.slow_start());
+    CHECK(pipe.pipeline.depth(pipe.rate, pipe.delivered) == 4);
+    // An operator's peer shared by many viewers: 10 kB/s to this one, a second like the one before.
+    s.set_rate(conn, 1, 10'000, 1.0);
+    s.set_rate(conn, 1, 10'000, 1.0);
+    CHECK(pipe.rate == 10'000);
+    CHECK_FALSE(pipe.pipeline.slow_start());
+    CHECK(pipe.pipeline.depth(pipe.rate, pipe.delivered) == 2);
+}
+
+TEST_CASE("libtorrent's NOT_INTERESTED ends slow start, the operator tier's does not", "[sim][swarm]") {
+    auto s = swarm_of(4);
+    s.join(1, MemberSetup{});
+    s.start_download(1);
+    seed_in(s, 9);  // the operator's
+    s.connect(1, 9);
+    MemberSetup viewer;
+    viewer.choker = ChokerKind::leader;
+    s.join(5, viewer).have.set(0);  // a viewer holding piece 0 only
+    s.connect(1, 5);
+    s.pump(1, 0.0);
+    const auto& m = *s.find(1);
+    const auto& to_op = s.connection(m.conns.at(0)).towards(1);
+    const auto& to_viewer = s.connection(m.conns.at(1)).towards(1);
+    REQUIRE(to_op.interested);
+    REQUIRE(to_viewer.interested);
+    s.find(1)->operator_wanted = false;
+    s.on_have(1, 0);  // piece 0 came: nothing of the viewer's is wanted
+    s.pump(1, 0.1);
+    CHECK_FALSE(to_op.interested);
+    CHECK(to_op.pipeline.slow_start());
+    CHECK_FALSE(to_viewer.interested);
+    CHECK_FALSE(to_viewer.pipeline.slow_start());
+}
+
+TEST_CASE("an uploader splitting a transfer started in the same pump shortens it, no byte sent twice",
+          "[sim][swarm]") {
+    auto s = swarm_of(1);
+    s.join(1, MemberSetup{});
+    s.start_download(1);
+    seed_in(s, 8, ChokerKind::stock_seed, 8);
+    seed_in(s, 9, ChokerKind::stock_seed, 8);
+    s.connect(1, 8);
+    s.connect(1, 9);
+    // Both unchoke at once: seed 8 starts the only piece, seed 9 takes the second half of it.
+    auto r = s.pump(1, 0.0, [](int) -> std::uint64_t { return 0; });
+    CHECK(r.split.empty());
+    REQUIRE(r.start.size() == 2);
+    CHECK(r.start[0].up == 8);
+    CHECK(r.start[0].from == 0);
+    CHECK(r.start[0].to == kPiece / 2);
+    CHECK(r.start[1].up == 9);
+    CHECK(r.start[1].from == kPiece / 2);
+    CHECK(r.start[1].to == kPiece);
+    CHECK(s.connection(r.start[0].conn).towards(1).to == kPiece / 2);
+    CHECK(!s.finish_transfer(r.start[1].conn, 1).whole);
+    CHECK(s.finish_transfer(r.start[0].conn, 1).whole);
+}

@@ -126,6 +126,21 @@ def _spread(values: list) -> dict:
     return {"median": statistics.median(v), "p95": percentile(v, 95), "max": max(v), "count": len(v)}
 
 
+def players_behind(records: list[dict]) -> str | None:
+    """A run whose players stalled where the boxes did not measures the machine, not the boxes: a player
+    that falls behind (the machine too busy to run it) reads its box later, so that session stays in the
+    swarm longer and takes more from its peers and less from the server than it would have."""
+    player = sum(r["player_stalls"] for r in records)
+    box = sum(r["box_stalls"] for r in records)
+    player_s = sum(r["player_stall_s"] for r in records)
+    box_s = sum(r["box_stall_s"] for r in records)
+    if player_s <= max(2.0 * box_s, 1.0):
+        return None
+    return (f"the players stalled {player} times ({player_s:.0f} s) where the boxes stalled {box} times "
+            f"({box_s:.1f} s): the players fell behind their boxes, so this run's figures are the machine's, "
+            f"not the system's; run it with fewer runs beside it")
+
+
 def compute(s, w, *, records: list[dict], t0: float, end_s: float, metrics: list, boxes: list[dict],
             res: dict, cpu_samples: dict) -> dict:
     """The report. `metrics`: (monotonic time, VoD bytes by title, tracker bytes), every second;
@@ -200,6 +215,9 @@ def compute(s, w, *, records: list[dict], t0: float, end_s: float, metrics: list
         notes.append(f"{len(errors)} of {len(records)} sessions did not end as planned; first: "
                      f"session {errors[0]['index']} ({errors[0]['error']})")
     late = [r["started_s"] - r["planned_start_s"] for r in records if r["started_s"] is not None]
+    note = players_behind(records)
+    if note:
+        notes.append(note)
     out = {
         "scenario": s.name,
         "boxes": s.boxes,

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import catalogue_report, player, report, resources
+from . import catalogue_report, host, player, report, resources
 from .catalogue_scenario import CatalogueScenario, shape
 from .catalogue_stack import (Box, CatalogueStack, api_call, client_problem, server_extra, start_boxes,
                               wait_warm)
@@ -67,7 +67,9 @@ class Evening:
         self.t0 = 0.0
         self.loop: asyncio.AbstractEventLoop | None = None
         self.thread: threading.Thread | None = None
-        self.pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="box-api")
+        self.pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="box-api",
+                                       initializer=host.raise_this_thread)
+        self.priority_note: str | None = None
         self.done = threading.Event()
         self.active = 0
 
@@ -91,6 +93,7 @@ class Evening:
             task.cancel()
 
     def _main(self) -> None:
+        self.priority_note = host.raise_this_thread()
         self.loop = asyncio.new_event_loop()
         try:
             self.loop.run_until_complete(self._all())
@@ -200,6 +203,7 @@ class Poller:
             self.metrics.append((time.monotonic(), m[0], m[1]))
 
     def _metrics_loop(self) -> None:
+        host.raise_this_thread()
         next_at = time.monotonic()
         while not self._stop.is_set():
             self.sample_metrics()
@@ -207,6 +211,7 @@ class Poller:
             self._stop.wait(max(0.0, next_at - time.monotonic()))
 
     def _box_loop(self) -> None:
+        host.raise_this_thread()
         boxes = self.boxes
         gap = BOX_POLL_SECONDS / max(1, len(boxes))
         while not self._stop.is_set():
@@ -380,6 +385,8 @@ def run_catalogue(s: CatalogueScenario, bins: dict, out: Path, progress=print,
                 "upload_samples": b.upload_samples, "push_bytes": b.push_bytes, "titles_held": b.titles_held}
                for b in boxes],
         res=sampler.report(), cpu_samples={t.name: t.cpu_samples for t in sampler.tracked})
+    if evening.priority_note:
+        notes.append(evening.priority_note)
     r["notes"] = notes + r["notes"]
     r["timings"] = timings
     r["boxes_left_running"] = left

@@ -87,6 +87,22 @@ def http_get(url: str, timeout: float = 5.0) -> str:
         return r.read().decode()
 
 
+MEASURING_NICE = -10
+
+
+def raise_this_thread(niceness: int = MEASURING_NICE) -> str | None:
+    """Runs the calling thread ahead of the run's processes (on Linux each thread has its own nice value).
+    The threads that measure (the players that stand for the TV sets, the control calls that stand for the
+    box's app, the samplers) are then not the ones that fall behind on a saturated machine: what they report
+    is the boxes' delivery, not the testbed's own lag. They never start processes, which would inherit it.
+    Returns why it could not (raising a priority needs root or CAP_SYS_NICE), else None."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+    except OSError as e:
+        return f"the measuring threads run at the run's own priority ({e.strerror} raising it to nice {niceness})"
+    return None
+
+
 class Processes:
     """Every process the run starts, each in its own process group, all stopped by stop_all()."""
 
