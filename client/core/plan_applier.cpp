@@ -1,7 +1,8 @@
 #include "client/core/plan_applier.hpp"
 
+#include <algorithm>
 #include <cstdlib>
-#include <set>
+#include <cstring>
 
 namespace toast::client {
 
@@ -19,16 +20,36 @@ void PlanApplier::assume_applied(const std::vector<std::uint8_t>& priorities) {
         applied_[p] = priorities[p];
 }
 
+namespace {
+
+// The first place in [from, to) where the two byte arrays differ; `to` when none. Eight bytes at a time:
+// a plan mostly repeats what was applied, and the diff runs every tick over every piece.
+std::size_t first_difference(const std::uint8_t* a, const std::uint8_t* b, std::size_t from, std::size_t to) {
+    std::size_t i = from;
+    for (; i + 8 <= to; i += 8) {
+        std::uint64_t x, y;
+        std::memcpy(&x, a + i, 8);
+        std::memcpy(&y, b + i, 8);
+        if (x != y) break;
+    }
+    for (; i < to; ++i)
+        if (a[i] != b[i]) return i;
+    return to;
+}
+
+}  // namespace
+
 void PlanApplier::apply(const PiecePlan& plan, const PieceSet& had, std::int64_t now_ms,
                         PieceControl& control) {
     const int n = static_cast<int>(applied_.size());
 
     // 1. Deadlines: add and move first, so the list never passes through empty.
-    std::set<PieceIndex> wanted_deadlines;
+    auto& wanted_deadlines = wanted_deadlines_;  // ascending, once each
+    wanted_deadlines.clear();
     for (const auto& d : plan.deadlines) {
         int p = d.piece.value();
         if (p < 0 || p >= n || had.has(d.piece)) continue;
-        wanted_deadlines.insert(d.piece);
+        wanted_deadlines.push_back(d.piece);
         std::int64_t at = now_ms + d.deadline.count();
         auto it = deadlines_.find(d.piece);
         if (it != deadlines_.end() && std::llabs(it->second - at) <= config_.deadline_slack.count()) continue;
@@ -37,8 +58,11 @@ void PlanApplier::apply(const PiecePlan& plan, const PieceSet& had, std::int64_t
         applied_[static_cast<std::size_t>(p)] = 7;  // set_piece_deadline raises the piece to 7
         ++stats_.deadlines_set;
     }
+    std::sort(wanted_deadlines.begin(), wanted_deadlines.end());
+    wanted_deadlines.erase(std::unique(wanted_deadlines.begin(), wanted_deadlines.end()), wanted_deadlines.end());
     for (auto it = deadlines_.begin(); it != deadlines_.end();) {
-        if (wanted_deadlines.count(it->first) || had.has(it->first)) {
+        if (std::binary_search(wanted_deadlines.begin(), wanted_deadlines.end(), it->first) ||
+            had.has(it->first)) {
             ++it;
             continue;
         }
@@ -49,30 +73,53 @@ void PlanApplier::apply(const PiecePlan& plan, const PieceSet& had, std::int64_t
     }
 
     // 2. Priorities, as one delta.
-    std::vector<std::pair<PieceIndex, std::uint8_t>> changes;
-    auto next_deadline = wanted_deadlines.begin();  // walked beside p: both ascend
-    for (int p = 0; p < n && p < static_cast<int>(plan.priority.size()); ++p) {
-        auto& cur = applied_[static_cast<std::size_t>(p)];
-        auto& pending = pending_flip_[static_cast<std::size_t>(p)];
-        std::uint8_t want = plan.priority[static_cast<std::size_t>(p)];
-        while (next_deadline != wanted_deadlines.end() && next_deadline->value() < p)
-            ++next_deadline;
-        if (next_deadline != wanted_deadlines.end() && next_deadline->value() == p)
-            want = 7;  // keep what the deadline set
-        if (had.has(PieceIndex(p)) || want == cur) {
+    auto& changes = changes_;
+    changes.clear();
+    auto diff = [&](std::size_t p, std::uint8_t want) {
+        auto& cur = applied_[p];
+        auto& pending = pending_flip_[p];
+        if (had.has(PieceIndex(static_cast<std::int32_t>(p))) || want == cur) {
+            if (pending != 0) --pending_count_;
             pending = 0;
-            continue;
+            return;
         }
         // Drops to 0 are immediate (a given-up piece, or one beyond the buffer's request_end, must stop being
         // requested now); only raises from 0 wait for the plans to agree.
         bool immediate = !(cur == 0 && want != 0);
-        if (!immediate && ++pending < config_.settle_plans) {
-            ++stats_.flips_deferred;
-            continue;
+        if (!immediate) {
+            if (pending == 0) ++pending_count_;
+            if (++pending < config_.settle_plans) {
+                ++stats_.flips_deferred;
+                return;
+            }
         }
+        if (pending != 0) --pending_count_;
         pending = 0;
         cur = want;
-        changes.emplace_back(PieceIndex(p), want);
+        changes.emplace_back(PieceIndex(static_cast<std::int32_t>(p)), want);
+    };
+    // Where the plan asks what was applied (and the piece has no deadline) nothing changes and no flip is
+    // pending: those stretches are skipped whole. A deadline's piece keeps what the deadline set (7).
+    const std::size_t m = std::min(static_cast<std::size_t>(n), plan.priority.size());
+    std::size_t p = 0;
+    auto next_deadline = wanted_deadlines.begin();
+    while (p < m) {
+        while (next_deadline != wanted_deadlines.end() && static_cast<std::size_t>(next_deadline->value()) < p)
+            ++next_deadline;
+        const std::size_t end = next_deadline != wanted_deadlines.end()
+                                    ? std::min(m, static_cast<std::size_t>(next_deadline->value()))
+                                    : m;
+        const std::size_t q = first_difference(plan.priority.data(), applied_.data(), p, end);
+        for (std::size_t i = p; pending_count_ > 0 && i < q; ++i) {
+            if (pending_flip_[i] != 0) --pending_count_;
+            pending_flip_[i] = 0;
+        }
+        if (q < end) {
+            diff(q, plan.priority[q]);
+        } else if (end < m) {
+            diff(end, 7);
+        }
+        p = (q < end ? q : end) + 1;
     }
     if (!changes.empty()) {
         control.prioritize(changes);

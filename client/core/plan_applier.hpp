@@ -63,8 +63,12 @@ class PlanApplier {
     PlanApplierConfig config_;
     std::vector<std::uint8_t> applied_;
     std::vector<int> pending_flip_;                 // consecutive plans asking for a 0 <-> non-0 flip
+    std::size_t pending_count_ = 0;                 // pieces with a flip pending (most plans have none)
     std::map<PieceIndex, std::int64_t> deadlines_;  // piece -> absolute deadline (ms)
     ApplyStats stats_;
+    // apply(): scratch kept from one call to the next.
+    std::vector<PieceIndex> wanted_deadlines_;
+    std::vector<std::pair<PieceIndex, std::uint8_t>> changes_;
 };
 
 }  // namespace toast::client

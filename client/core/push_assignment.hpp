@@ -1,10 +1,10 @@
-// A box's push assignment as the operator's server sends it (GET /push/assignment, docs/server.md), read and
-// checked purely. Nothing in it is trusted: every field is checked for type and range, unknown fields are
-// refused, a title's name may not look like a path, its torrent must be the server's /torrents/NAME.torrent,
-// its ranges must lie inside the title and its bytes add up; the box's own id and push quota bound it; and
-// once the box has the title's torrent, the info-hash, name, piece size, piece count and bytes must be the
-// torrent's. A refused assignment changes nothing on the box. The box never uses a name or URL from it as a
-// local path: titles live under their info-hash.
+// A box's push assignment as the operator's server sends it (GET /push/assignment,
+// docs/server-catalogue.md), read and checked purely. Nothing in it is trusted: every field is checked for
+// type and range, unknown fields are refused, a title's name may not look like a path, its torrent must be
+// the server's /torrents/NAME.torrent, its ranges must lie inside the title and its bytes add up; the box's
+// own id and push quota bound it; and once the box has the title's torrent, the info-hash, name, piece size,
+// piece count and bytes must be the torrent's. A refused assignment changes nothing on the box. The box never
+// uses a name or URL from it as a local path: titles live under their info-hash.
 #pragma once
 
 #include <chrono>

@@ -51,6 +51,8 @@ PACKAGES = {
             "/etc/toast/server.json": 0o644,
             "/usr/share/doc/toast-server/operations.md": 0o644,
             "/usr/share/doc/toast-server/server.md": 0o644,
+            "/usr/share/doc/toast-server/server-storage.md": 0o644,
+            "/usr/share/doc/toast-server/server-catalogue.md": 0o644,
             "/usr/share/toast-server/grafana/dashboards/toast.json": 0o644,
             "/usr/share/toast-server/grafana/provisioning/toast.yaml": 0o644,
             "/usr/share/toast-server/prometheus/toast-alerts.yml": 0o644,

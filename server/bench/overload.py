@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """toast-server asked for more paced streams than its disks carry, with and without admission control
-(seed 001; docs/server.md "Admission control").
+(seed 001; docs/server-storage.md "Admission control").
 
 The capacity benchmark's setup (emulated disks with the RDA paper's t_a and r_d, naive placement, 6 Mbps
 streams in 5 s slices, all scaled as benchlib.Scale says). First the capacity search finds C, the most viewers of

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""A tier of toast-server nodes on emulated disks (docs/server.md "Tier"; seed 003 over seed 000's RDA).
+"""A tier of toast-server nodes on emulated disks (docs/server-storage.md "A tier of nodes"; seed 003 over
+seed 000's RDA).
 
 Every node has --disks emulated disks with the RDA paper's t_a and r_d and RDA inside the node; titles are
 ingested on every node (each writes its share: every block on 2 nodes by rendezvous placement). The viewers

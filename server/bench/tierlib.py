@@ -1,6 +1,7 @@
-"""A tier of toast-server nodes for the benchmarks (docs/server.md "Tier"): K nodes on 127.0.0.1, each with its
-own emulated disks, every title ingested on every node (each writes its share), all started and stopped
-together. Built on benchlib's StoreSpec (one node's disks) and its Server/loadgen conventions."""
+"""A tier of toast-server nodes for the benchmarks (docs/server-storage.md "A tier of nodes"): K nodes on
+127.0.0.1, each with its own emulated disks, every title ingested on every node (each writes its share), all
+started and stopped together. Built on benchlib's StoreSpec (one node's disks) and its Server/loadgen
+conventions."""
 
 import json
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Variable-bit-rate titles under admission control: reserving each round by the title's demand trace against
 reserving its peak rate in every round, with each start-scheduling policy (seeds 004 and 001;
-docs/server.md "Admission control").
+docs/server-storage.md "Admission control").
 
 ffmpeg encodes a real H.264 title at constant quality (CRF), its scenes alternating between easy and hard
 every --scene seconds, so its rate varies as a film's does; toast-server ingests it (recording its demand

@@ -1,5 +1,5 @@
 // The server's configuration of catalogue demand and pre-placement (config sections "demand" and "push";
-// docs/server.md describes every field), and the off-peak window's times. Pure.
+// docs/server-catalogue.md describes every field), and the off-peak window's times. Pure.
 #pragma once
 
 #include <chrono>

@@ -1,5 +1,6 @@
 // toast-server's one typed configuration, loaded from JSON and validated once at start-up.
-// docs/server.md describes every field; the defaults are the ones written here.
+// docs/server.md describes every field (tier: docs/server-storage.md; demand and push:
+// docs/server-catalogue.md); the defaults are the ones written here.
 #pragma once
 
 #include <chrono>

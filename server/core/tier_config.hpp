@@ -1,7 +1,7 @@
 // The server's place in a tier of nodes (config `tier`): every node of the tier is configured with the same
 // node list and its own `self`. Blocks of each title live on `replicas` nodes by rendezvous placement
 // (toast/common/tier.hpp); a node serves the blocks it holds from its disks and relays the others from a
-// node that holds them. docs/server.md, "Tier", describes every field.
+// node that holds them. docs/server-storage.md "A tier of nodes" describes every field.
 #pragma once
 
 #include <chrono>

@@ -51,7 +51,7 @@ struct TitleInfo {
     std::shared_ptr<const DemandTrace> trace;
     // Null for a title this server holds whole; on a tier, the holders of each block (block_disks then lists
     // every disk for a block held elsewhere: admission charges a stream as if this node read all of it, see
-    // docs/server.md "Tier").
+    // docs/server-storage.md "A tier of nodes").
     std::shared_ptr<const TitleTier> tier;
 };
 

@@ -1,11 +1,11 @@
 // The store a node of a tier serves from: its own BlockStore for the blocks it holds, and relayed reads from
 // the other holders (TierClient) for the rest, so any node answers any range of any title (a stock BitTorrent
 // client uses every node in the url-list as a web seed, and libtorrent gives up a web seed that redirects;
-// docs/server.md "Tier"). A read is split at block boundaries: consecutive held blocks go to the local store
-// in one read, every other block to one of its holders, chosen as a box chooses (TierView::choose), then the
-// other when the first fails or refuses. A block no holder can serve makes the read `unavailable` with that
-// block's bytes, as a local block with no readable replica does. Titles without a tier go to the local store
-// unchanged.
+// docs/server-storage.md "A tier of nodes"). A read is split at block boundaries: consecutive held blocks
+// go to the local store in one read, every other block to one of its holders, chosen as a box chooses
+// (TierView::choose), then the other when the first fails or refuses. A block no holder can serve makes the
+// read `unavailable` with that block's bytes, as a local block with no readable replica does. Titles without
+// a tier go to the local store unchanged.
 #pragma once
 
 #include <atomic>

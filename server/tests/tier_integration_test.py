@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""A tier of three toast-server nodes on 127.0.0.1 (docs/server.md "Tier"), end to end with real programs:
+"""A tier of three toast-server nodes on 127.0.0.1 (docs/server-storage.md "A tier of nodes"), end to end
+with real programs:
 
   - every node answers every byte of the title (the blocks it does not hold relayed), and a stock BitTorrent
     client (aria2, using the torrent's url-list: every node a web seed) and a toast-client both get the

@@ -43,6 +43,7 @@ class PieceBits {
     bool none() const { return count_ == 0; }
     // The lowest piece not set; size() when all are.
     int first_missing() const {
+        if (count_ == n_) return n_;  // a seed's: asked at every choker round, no walk over its words
         for (std::size_t w = 0; w < words_.size(); ++w) {
             if (~words_[w] != 0) {
                 int p = static_cast<int>(w * 64) + std::countr_zero(~words_[w]);

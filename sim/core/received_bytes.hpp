@@ -15,24 +15,23 @@ class ReceivedBytes {
   public:
     void add(std::uint64_t begin, std::uint64_t end) {
         if (end <= begin) return;
-        std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
-        bool placed = false;
-        for (const auto& [a, b] : spans_) {
-            if (b < begin || a > end) {
-                if (!placed && a > end) {
-                    out.emplace_back(begin, end);
-                    placed = true;
-                }
-                out.emplace_back(a, b);
-            } else {
-                begin = std::min(begin, a);
-                end = std::max(end, b);
-            }
+        // The spans it overlaps or touches are consecutive: from the first ending at or after `begin` to the
+        // last starting at or before `end`. They become one, in place.
+        auto first = std::lower_bound(spans_.begin(), spans_.end(), begin,
+                                      [](const auto& s, std::uint64_t at) { return s.second < at; });
+        auto last = first;
+        for (; last != spans_.end() && last->first <= end; ++last) {
+            begin = std::min(begin, last->first);
+            end = std::max(end, last->second);
         }
-        if (!placed) out.emplace_back(begin, end);
-        std::sort(out.begin(), out.end());
-        spans_ = std::move(out);
+        if (first == last) {
+            spans_.insert(first, {begin, end});
+            return;
+        }
+        *first = {begin, end};
+        spans_.erase(first + 1, last);
     }
+    void clear() { spans_.clear(); }
     // Every byte of [begin, end) is here.
     bool covers(std::uint64_t begin, std::uint64_t end) const {
         if (end <= begin) return true;

@@ -104,12 +104,16 @@ std::chrono::nanoseconds SwarmModel::piece_time_ns() const {
         std::chrono::duration<double>(piece_seconds_));
 }
 
-std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std::uint64_t assume,
-                                                           double now) const {
-    std::vector<client::ChokeCandidate> out;
-    out.reserve(up.conns.size());
+const std::vector<client::ChokeCandidate>& SwarmModel::candidates(const Member& up, std::uint64_t assume,
+                                                                  double now) const {
+    auto& out = candidates_;
+    out.clear();
     const auto epoch = up.rounds / static_cast<std::uint64_t>(rotate_every(up.setup.choker));
-    const PieceIndex ours(up.have.first_missing());
+    int ours = -1;  // the uploader's first missing piece, found when a rank needs it
+    auto our_place = [&] {
+        if (ours < 0) ours = up.have.first_missing();
+        return ours;
+    };
     for (int c : up.conns) {
         const auto& cn = conns_[static_cast<std::size_t>(c)];
         if (!cn.open) continue;
@@ -125,9 +129,10 @@ std::vector<client::ChokeCandidate> SwarmModel::candidates(const Member& up, std
                     rank = client::rotating_rank(id, epoch);
                 } else if (up.playhead && up.chain_gap && piece_seconds_ > 0) {
                     rank = client::spaced_behind_rank(estimated_media_position(up, c, now), *up.playhead,
-                                                      ours.value() * piece_time_ns(), *up.chain_gap);
+                                                      our_place() * piece_time_ns(), *up.chain_gap);
                 } else {
-                    rank = client::nearest_behind_rank(PieceIndex(estimated_position(up, c, now)), ours);
+                    rank = client::nearest_behind_rank(PieceIndex(estimated_position(up, c, now)),
+                                                       PieceIndex(our_place()));
                 }
                 break;
             case ChokerKind::leader:

@@ -315,13 +315,8 @@ std::vector<int> SwarmModel::pick(const Member& d, const Member& u, int n) const
             out.push_back(p);
         }
     }
-    struct Ranked {
-        std::int64_t key;
-        std::uint32_t order;
-        int piece;
-        bool operator<(const Ranked& o) const { return key != o.key ? key < o.key : order < o.order; }
-    };
-    std::vector<Ranked> ranked;
+    auto& ranked = ranked_;
+    ranked.clear();
     d.wanted.for_each_and_not(u.have, d.requested, [&](int p) {
         if (d.deadline.count(p)) return;
         const auto i = static_cast<std::size_t>(p);
@@ -390,7 +385,9 @@ PumpResult SwarmModel::pump(BoxId down, double now, const std::function<std::uin
             }
         }
         const bool asked = !d.upload_mode && asks(d, *u);
-        const bool want = asked && u->have.any_and_not(d.wanted, PieceBits());
+        // A seed has every piece wanted (no walk over its pieces, by far the most of this loop's time).
+        const bool want =
+            asked && (u->have.all() ? !d.wanted.none() : u->have.any_and_not(d.wanted, PieceBits()));
         if (want != pipe.interested) {
             // libtorrent's NOT_INTERESTED ends its slow start; the operator tier's is the plugin's own
             // message, which libtorrent does not hear of.

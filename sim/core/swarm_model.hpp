@@ -236,7 +236,9 @@ class SwarmModel {
     void detach(int conn, Member& m);
     void close(int conn);
     void on_interested(Member& up, int conn, double now);
-    std::vector<client::ChokeCandidate> candidates(const Member& up, std::uint64_t assume, double now) const;
+    // The ranked interested peers of `up` (and `assume`), in a buffer reused by the next call.
+    const std::vector<client::ChokeCandidate>& candidates(const Member& up, std::uint64_t assume,
+                                                          double now) const;
     client::ChokerSlots slots_of(const Member& up) const;
     int desired_queue(const Pipe& p) const;
     void ask(Member& d, int piece);
@@ -256,6 +258,15 @@ class SwarmModel {
     std::uint64_t joins_ = 0;
     std::vector<BoxId> woken_;  // downloaders unchoked by a choker since the last pump
     std::vector<int> pumped_;   // pump(): the connections it walks
+    mutable std::vector<client::ChokeCandidate> candidates_;  // candidates(): refilled at each call
+    // pick(): the candidates by libtorrent's rank, refilled at each call.
+    struct Ranked {
+        std::int64_t key;
+        std::uint32_t order;
+        int piece;
+        bool operator<(const Ranked& o) const { return key != o.key ? key < o.key : order < o.order; }
+    };
+    mutable std::vector<Ranked> ranked_;
 };
 
 }  // namespace toast::sim

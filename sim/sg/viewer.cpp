@@ -29,7 +29,7 @@ void Viewer::run() {
         plan_.options, limit, true, true,
         client::watcher_config_for(plan_.options, geometry_, tuning, client::ByteOffset(0)));
     ctl_ = std::make_unique<client::StreamController>(geometry_, setup, tuning, at(t0));
-    swarm_.join(plan_.box, member_setup_for(plan_.options));
+    self_ = &swarm_.join(plan_.box, member_setup_for(plan_.options));
     swarm_.start_download(plan_.box);
     uploaded_at_start_ = world_.uploaded(plan_.box);
     // The torrent is added with the first plan's priorities.
@@ -102,8 +102,9 @@ double Viewer::next_wake(double t) {
             const double lead = std::chrono::duration<double>(fb.lead()).count();
             const auto& had = ctl_->had();
             int looked = 0;
-            for (auto p = w.playhead_piece(); p.value() < geometry_.piece_count().value() && looked < 4;
-                 ++p) {
+            // A title held whole (a warm cache's) has no missing piece: no walk to its end at every wake-up.
+            for (auto p = w.playhead_piece();
+                 !had.all() && p.value() < geometry_.piece_count().value() && looked < 4; ++p) {
                 if (had.has(p) || fb.in_flight(p)) continue;
                 ++looked;
                 const double until = std::chrono::duration<double>(w.time_until_needed(p)).count();
@@ -130,8 +131,14 @@ void Viewer::tick() {
         for (auto p : ctl_->had().pieces())
             applier_.on_piece_had(p);
     }
+    prefetch_flows();
     if (t - last_rate_ >= world_.tuning().rate_interval_s) measure_rates(t);
-    auto plan = ctl_->tick(sample(t));
+    // The sample lends the member's availability to the controller for its tick (no copy of a count per
+    // piece): nothing else runs meanwhile.
+    auto& s = sample(t);
+    s.availability.swap(member().availability);
+    auto plan = ctl_->tick(s);
+    s.availability.swap(member().availability);
     apply(plan, t);
     set_choker_position();
     pump(t);

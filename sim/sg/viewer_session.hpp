@@ -64,10 +64,12 @@ class Viewer {
 
     double now() const { return sg4::Engine::get_clock(); }
     client::SteadyTime at(double s) const { return steady_at(s); }
-    Member& member() { return *swarm_.find(plan_.box); }
+    // The viewer's box is a member of its title's swarm from run() to finish(), in one place (the swarm's
+    // members do not move).
+    Member& member() { return *self_; }
 
     void tick();
-    const client::SwarmSample& sample(double t);  // sample_, refilled
+    client::SwarmSample& sample(double t);  // sample_, refilled (its availability: see tick())
     void apply(const client::ControllerPlan& plan, double t);
     void set_choker_position();
     void pump(double t);
@@ -94,7 +96,8 @@ class Viewer {
     std::optional<std::size_t> peer_flow(int conn) const;
     std::optional<std::size_t> server_flow(int piece) const;
     std::uint64_t done_bytes(std::size_t i) const;
-    ReceivedBytes received(int piece) const;  // what peers have delivered of the piece so far
+    void prefetch_flows() const;  // brings what done_bytes() reads of every flow towards the cache
+    void received(int piece, ReceivedBytes& got) const;  // what peers have delivered of the piece so far
     void finish(double t);
     void arm_bell();
     double next_wake(double t);
@@ -108,6 +111,7 @@ class Viewer {
     std::unique_ptr<client::StreamController> ctl_;
     client::PlanApplier applier_;
     ModelPieceControl control_;
+    Member* self_ = nullptr;
 
     std::shared_ptr<Inbox> inbox_;  // where this viewer's transfers and doorbell arrive: what it waits on
     std::vector<std::shared_ptr<TransferLane>> lanes_;  // beside flows_; the bell has none
@@ -122,6 +126,7 @@ class Viewer {
     client::SwarmSample sample_;
     std::vector<std::pair<int, std::pair<std::uint64_t, std::uint64_t>>> sending_;  // sample(): scratch
     std::vector<int> pieces_scratch_;
+    ReceivedBytes received_scratch_;
     std::vector<std::pair<int, std::uint64_t>> rate_mark_, marks_;  // conn, delivered at the last measurement
     double last_rate_ = 0;
     double next_tick_ = 0;

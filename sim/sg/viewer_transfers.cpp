@@ -17,10 +17,21 @@ std::uint64_t Viewer::done_bytes(std::size_t i) const {
     return f.done;
 }
 
-ReceivedBytes Viewer::received(int piece) const {
-    ReceivedBytes got;
-    const auto* m = swarm_.find(plan_.box);
-    if (!m) return got;
+void Viewer::prefetch_flows() const {
+    // A flow's delivered bytes are a chain of objects no tick has touched since the last (the lane, its
+    // put, SimGrid's communication and action): each tick asks every flow, one chain after another, each
+    // link a cache miss. Fetching each link of every flow at once overlaps the misses.
+    for (const auto& lane : lanes_)
+        if (lane) __builtin_prefetch(lane.get());
+    for (const auto& lane : lanes_)
+        if (lane && lane->put) __builtin_prefetch(lane->put.get());
+    for (const auto& lane : lanes_)
+        if (lane && lane->put) __builtin_prefetch(lane->put->get_impl());
+}
+
+void Viewer::received(int piece, ReceivedBytes& got) const {
+    got.clear();
+    const auto* m = self_;
     if (auto it = m->partial.find(piece); it != m->partial.end()) got = it->second;
     // The pipes sending the piece are those of this viewer's flows (one a connection), fewer than its
     // connections.
@@ -29,15 +40,14 @@ ReceivedBytes Viewer::received(int piece) const {
         const auto& pipe = swarm_.connection(flows_[i].conn).towards(plan_.box);
         if (pipe.active == piece) got.add(pipe.from, pipe.from + done_bytes(i));
     }
-    return got;
 }
 
-const client::SwarmSample& Viewer::sample(double t) {
+client::SwarmSample& Viewer::sample(double t) {
     // Refilled in place every tick: its vectors keep their room from one tick to the next.
     auto& s = sample_;
     s.now = at(t);
     auto& m = member();
-    s.availability.assign(m.availability.begin(), m.availability.end());
+    // availability: the member's, lent by tick() for the controller's tick.
     const int blocks_per_piece = static_cast<int>((geometry_.piece_length().value() + kBlock - 1) / kBlock);
     std::uint64_t partial_bytes = 0;
     auto& sending = sending_;  // piece, [delivered, to)
@@ -87,7 +97,8 @@ const client::SwarmSample& Viewer::sample(double t) {
         if (m.have.test(piece)) continue;
         const auto size = swarm_.piece_size(piece);
         const auto blocks = static_cast<std::size_t>((size + kBlock - 1) / kBlock);
-        const auto got = received(piece);
+        auto& got = received_scratch_;
+        received(piece, got);
         if (progress == s.progress.size()) s.progress.emplace_back();
         auto& pp = s.progress[progress++];
         pp.piece = PieceIndex(piece);
@@ -97,8 +108,10 @@ const client::SwarmSample& Viewer::sample(double t) {
         // first block starting in a span to the last ending in it.
         for (const auto& [from, to] : got.spans()) {
             const auto last = to >= size ? blocks : static_cast<std::size_t>(to / kBlock);
-            for (auto b = static_cast<std::size_t>((from + kBlock - 1) / kBlock); b < last; ++b)
-                pp.delivered[b] = true;
+            const auto first = static_cast<std::size_t>((from + kBlock - 1) / kBlock);
+            if (first < last)
+                std::fill(pp.delivered.begin() + static_cast<std::ptrdiff_t>(first),
+                          pp.delivered.begin() + static_cast<std::ptrdiff_t>(last), true);
         }
         for (const auto& [p, range] : sending) {
             if (p != piece) continue;
@@ -401,7 +414,8 @@ void Viewer::on_server_bytes(const Flow& f, double t) {
     auto& server = from_server_bytes_[f.piece];
     server.add(fetch.offset, fetch.offset + fetch.length);
     if (ctl_->holding(p)) return;
-    auto got = received(f.piece);
+    ReceivedBytes got;
+    received(f.piece, got);
     for (const auto& [a, b] : server.spans())
         got.add(a, b);
     from_server_bytes_.erase(f.piece);

@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from toastbed import host, report, resources, run, run_all, scenario  # noqa: E402
+from toastbed import host, report, resources, run, run_all, scenario, thesis_report  # noqa: E402
 
 
 class ScenarioTest(unittest.TestCase):
@@ -360,7 +360,7 @@ class RunAllPlanTest(unittest.TestCase):
                                        row({"behavior": "seed", "picker": "hybrid"}, 70)],
             "arrivals": [row({"arrival": "uniform"}, 50), row({"arrival": "all-at-once"}, 40)],
         }
-        lines = {claim: (thesis, ours) for claim, thesis, ours in run_all.headline(results)}
+        lines = {claim: (thesis, ours) for claim, thesis, ours in thesis_report.headline(results)}
         self.assertEqual(lines["2 Mbps upload, download and stream, Toast's pickers"], (">= 70%", "71-75%"))
         self.assertEqual(lines["2 Mbps upload, seed, hybrid"], ("up to 90%", "88%"))
         self.assertEqual(lines["1 Mbps upload, stream, best picker (ceiling 50%)"][1], "40%")
@@ -377,7 +377,7 @@ class RunAllPlanTest(unittest.TestCase):
         f53 += [row("2Mbps", "hybrid", 55.0, 0), row("2Mbps", "adaptive", 54.0, 0)]
         for r, used in zip(f53, [90.0, 95.0, 93.0, 91.0]):
             r["report"]["upload_used_pct"] = used
-        lines = {claim: ours for claim, _, ours in run_all.headline({"fig5_3_pickers_upload": f53})}
+        lines = {claim: ours for claim, _, ours in thesis_report.headline({"fig5_3_pickers_upload": f53})}
         # hybrid's best single run (30%) does not make it the best: medians are compared.
         self.assertEqual(lines["1 Mbps upload, stream: adaptive vs the best fixed picker"],
                          "adaptive 30.0% vs beta 28.0% (+2.0 points, median of 3); "
@@ -398,7 +398,7 @@ class RunAllPlanTest(unittest.TestCase):
         results = {"stream": [row({"upload_limit": "2Mbps"}, 86.0), row({"upload_limit": "1Mbps"}, 41.5, stalls=2,
                                                                         wasted=3.0, startup=300.0)],
                    "present_200": [row({"clients": 200}, 80.0, clients=200, present=200)]}
-        rows = {r["key"]: r for r in run_all.issue_targets(exps, results)}
+        rows = {r["key"]: r for r in thesis_report.issue_targets(exps, results)}
         self.assertEqual((rows["stream_full_upload"]["ours"], rows["stream_full_upload"]["met"]), ("86.0%", True))
         self.assertEqual(rows["stream_half_upload"]["ours"], "41.5% (3.5 points short), 2 stalls")
         self.assertFalse(rows["stream_half_upload"]["met"])
@@ -408,7 +408,7 @@ class RunAllPlanTest(unittest.TestCase):
         self.assertEqual(rows["stalls"]["ours"], "2 in 1 of 3 runs")
         self.assertFalse(rows["wasted"]["met"])
         self.assertEqual(rows["startup"]["ours"], "median of runs 200 ms, worst 300 ms (50 ms over)")
-        md = "\n".join(run_all.render_targets(list(rows.values())))
+        md = "\n".join(thesis_report.render_targets(list(rows.values())))
         self.assertIn("| upload = bitrate / 2, stream (ceiling 50%) | at most 45% | >= 45% | 41.5% (3.5 points "
                       "short), 2 stalls | **no** | thesis shape |", md)
 
@@ -426,7 +426,7 @@ class RunAllPlanTest(unittest.TestCase):
         self.assertAlmostEqual(quarter["scenario"].piece_size * 8 / quarter["scenario"].bitrate,
                                plans["present_500"][0]["scenario"].piece_size * 8 / 2_000_000)
         named = {k for _, exp in exps for k in exp.get("targets", {})}
-        self.assertEqual(named, {key for key, *_ in run_all.TARGETS})
+        self.assertEqual(named, {key for key, *_ in thesis_report.TARGETS})
 
     def test_dry_run_plans_without_running(self):
         import contextlib

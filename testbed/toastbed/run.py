@@ -37,8 +37,9 @@ class Stack:
                  trackers: int = 1):
         """`server_config` and `tracker_config` add fields to the VoD server's and the tracker's configs (e.g. an
         `admin_listen` on loopback, a `state_file`). With `nodes` > 1 the VoD server is a tier of that many
-        nodes (docs/server.md "Tier"), each with 2 disks, the title ingested on every one, and `server_config`
-        goes to node 0 only; with `trackers` > 1 the torrent's announce-list names that many trackers."""
+        nodes (docs/server-storage.md "A tier of nodes"), each with 2 disks, the title ingested on every one,
+        and `server_config` goes to node 0 only; with `trackers` > 1 the torrent's announce-list names that
+        many trackers."""
         self.s, self.bins, self.work, self.procs, self.host = s, bins, work, procs, host
         self.server_config = dict(server_config or {})
         self.tracker_config = dict(tracker_config or {})
