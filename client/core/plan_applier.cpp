@@ -59,7 +59,8 @@ void PlanApplier::apply(const PiecePlan& plan, const PieceSet& had, std::int64_t
         ++stats_.deadlines_set;
     }
     std::sort(wanted_deadlines.begin(), wanted_deadlines.end());
-    wanted_deadlines.erase(std::unique(wanted_deadlines.begin(), wanted_deadlines.end()), wanted_deadlines.end());
+    wanted_deadlines.erase(std::unique(wanted_deadlines.begin(), wanted_deadlines.end()),
+                           wanted_deadlines.end());
     for (auto it = deadlines_.begin(); it != deadlines_.end();) {
         if (std::binary_search(wanted_deadlines.begin(), wanted_deadlines.end(), it->first) ||
             had.has(it->first)) {
@@ -104,7 +105,8 @@ void PlanApplier::apply(const PiecePlan& plan, const PieceSet& had, std::int64_t
     std::size_t p = 0;
     auto next_deadline = wanted_deadlines.begin();
     while (p < m) {
-        while (next_deadline != wanted_deadlines.end() && static_cast<std::size_t>(next_deadline->value()) < p)
+        while (next_deadline != wanted_deadlines.end() &&
+               static_cast<std::size_t>(next_deadline->value()) < p)
             ++next_deadline;
         const std::size_t end = next_deadline != wanted_deadlines.end()
                                     ? std::min(m, static_cast<std::size_t>(next_deadline->value()))

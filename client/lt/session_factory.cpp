@@ -100,11 +100,11 @@ lt::session_params make_session_params(const SessionConfig& c) {
     // The rate limiter hands out quota once per tick, and until a peer class has a second's worth saved up
     // every send waits for the next tick, protocol messages included. A newcomer starts with none: with the
     // 500 ms default its handshake, its interest and its first requests would each wait a tick, its peers
-    // would send nothing for 1.5 s, and the server would take the pieces due meanwhile. The same wait falls on
-    // every HAVE, request and block along a chain of uploading viewers (an uploader never has a second's
-    // quota saved up). Between ticks libtorrent only refills quotas, but each tick wakes the client: at 500
-    // kbps a 100 or 200 ms tick takes a dense swarm's clients 13 or 20% less CPU and loses 2.2 or 3.6 points
-    // of reduction (docs/results.md), so the tick stays short.
+    // would send nothing for 1.5 s, and the server would take the pieces due meanwhile. The same wait falls
+    // on every HAVE, request and block along a chain of uploading viewers (an uploader never has a second's
+    // quota saved up). Between ticks libtorrent only refills quotas, but each tick wakes the client: a longer
+    // tick saves a dense swarm's clients some CPU and breaks links of its chains, which then fetch from the
+    // server (measured in docs/results.md, *Scale runs*), so the tick stays short.
     s.set_int(lt::settings_pack::tick_interval, 50);
     // A block in an uploader's send buffer goes out whatever CANCEL follows it: when the server takes a piece
     // at its last moment, the blocks of it that peers have buffered still arrive, and their upload is lost.

@@ -198,8 +198,8 @@ TEST_CASE("the applier makes the calls its rules make, plan after plan", "[clien
             plan.priority = prio;
             if (next(10) == 0) plan.priority.resize(next(n));
             for (int k = static_cast<int>(next(5)); k-- > 0;)
-                plan.deadlines.push_back({PieceIndex(static_cast<int>(next(n + 5))),
-                                          std::chrono::milliseconds(next(3000))});
+                plan.deadlines.push_back(
+                    {PieceIndex(static_cast<int>(next(n + 5))), std::chrono::milliseconds(next(3000))});
             if (next(3) == 0) {
                 const auto p = PieceIndex(static_cast<int>(next(n)));
                 had.set(p);
