@@ -51,20 +51,21 @@ class BillingTest(unittest.TestCase):
 class PlayersBehindTest(unittest.TestCase):
     @staticmethod
     def _records(*stalls):
-        return [{"player_stalls": p, "player_stall_s": ps, "box_stalls": b, "box_stall_s": bs}
-                for p, ps, b, bs in stalls]
+        return [{"player_stalls": p, "player_stall_s": ps, "box_stalls": b, "box_stall_s": bs, "played_s": played}
+                for p, ps, b, bs, played in stalls]
 
     def test_players_stalling_where_the_boxes_did_not_flag_the_run(self):
-        note = cr.players_behind(self._records((5750, 9000.0, 3, 0.5), (0, 562.2, 2, 0.4)))
-        self.assertEqual(note, "the players stalled 5750 times (9562 s) where the boxes stalled 5 times (0.9 s): "
-                               "the players fell behind their boxes, so this run's figures are the machine's, "
-                               "not the system's; run it with fewer runs beside it")
+        note = cr.players_behind(self._records((5750, 9000.0, 3, 0.5, 6000.0), (0, 562.2, 2, 0.4, 4000.0)))
+        self.assertEqual(note, "the players stalled 5750 times (9562 s) where the boxes stalled 5 times (0.9 s), "
+                               "of 10000 s played: the players fell behind their boxes, so this run's figures "
+                               "are the machine's, not the system's; run it with fewer runs beside it")
 
-    def test_players_that_saw_what_the_boxes_saw_are_not_flagged(self):
-        self.assertIsNone(cr.players_behind(self._records((0, 0.0, 0, 0.0), (0, 0.0, 0, 0.0))))
-        self.assertIsNone(cr.players_behind(self._records((2, 0.9, 1, 0.5))))       # under a second
-        self.assertIsNone(cr.players_behind(self._records((4, 3.9, 4, 2.0))))       # within twice the boxes'
-        self.assertIsNotNone(cr.players_behind(self._records((4, 4.1, 4, 2.0))))
+    def test_a_few_seconds_over_an_evening_are_not_flagged(self):
+        self.assertIsNone(cr.players_behind(self._records((0, 0.0, 0, 0.0, 90.0), (0, 0.0, 0, 0.0, 90.0))))
+        self.assertIsNone(cr.players_behind(self._records((2, 0.9, 0, 0.0, 10.0))))        # under a second
+        self.assertIsNone(cr.players_behind(self._records((7, 3.3, 0, 0.0, 12000.0))))     # under 1% played
+        self.assertIsNone(cr.players_behind(self._records((9, 122.0, 4, 2.0, 12000.0))))   # 120 s: exactly 1%
+        self.assertIsNotNone(cr.players_behind(self._records((9, 122.1, 4, 2.0, 12000.0))))
 
 
 class IdleTest(unittest.TestCase):
