@@ -25,6 +25,16 @@ Member& seed_in(SwarmModel& s, BoxId id, ChokerKind kind = ChokerKind::leader, i
     return m;
 }
 
+// Viewer 1 downloading `pieces`, connected to one operator's seed, 9.
+SwarmModel viewer_and_seed(int pieces) {
+    auto s = swarm_of(pieces);
+    s.join(1, MemberSetup{});
+    s.start_download(1);
+    seed_in(s, 9);
+    s.connect(1, 9);
+    return s;
+}
+
 }  // namespace
 
 TEST_CASE("a client's options make its member: every choker, its slots and connections", "[sim][swarm]") {
@@ -102,11 +112,7 @@ TEST_CASE("the picker takes deadline pieces first, then libtorrent's rarest-by-p
 
 TEST_CASE("a downloader asks only an uploader that unchokes it, one piece in transfer at a time",
           "[sim][swarm]") {
-    auto s = swarm_of(4);
-    s.join(1, MemberSetup{});
-    s.start_download(1);
-    seed_in(s, 9);
-    s.connect(1, 9);
+    auto s = viewer_and_seed(4);
     auto r = s.pump(1, 0.0);
     // The leader choker unchokes the only interested peer at once.
     REQUIRE(r.start.size() == 1);
@@ -126,11 +132,7 @@ TEST_CASE("a downloader asks only an uploader that unchokes it, one piece in tra
 
 TEST_CASE("a downloader asks the operator's peer only while its operator tier wants it, other peers always",
           "[sim][swarm]") {
-    auto s = swarm_of(4);
-    s.join(1, MemberSetup{});
-    s.start_download(1);
-    seed_in(s, 9);  // the operator's
-    s.connect(1, 9);
+    auto s = viewer_and_seed(4);
     s.find(1)->operator_wanted = false;
     auto r = s.pump(1, 0.0);
     CHECK(r.start.empty());
@@ -218,11 +220,7 @@ TEST_CASE("a playing viewer with a chain gap gives its slot to the nearest peer 
 }
 
 TEST_CASE("a stopped transfer keeps the bytes delivered, and the rest is asked for later", "[sim][swarm]") {
-    auto s = swarm_of(2);
-    s.join(1, MemberSetup{});
-    s.start_download(1);
-    seed_in(s, 9);
-    s.connect(1, 9);
+    auto s = viewer_and_seed(2);
     auto r = s.pump(1, 0.0);
     REQUIRE(r.start.size() == 1);
     const int p = r.start[0].piece;
@@ -242,11 +240,7 @@ TEST_CASE("a stopped transfer keeps the bytes delivered, and the rest is asked f
 }
 
 TEST_CASE("a leaving uploader's transfer is reported for cancelling", "[sim][swarm]") {
-    auto s = swarm_of(4);
-    s.join(1, MemberSetup{});
-    s.start_download(1);
-    seed_in(s, 9);
-    s.connect(1, 9);
+    auto s = viewer_and_seed(4);
     auto r = s.pump(1, 0.0);
     REQUIRE(r.start.size() == 1);
     s.leave(9);
@@ -326,11 +320,7 @@ TEST_CASE("a new piece wakes the unchoked peers idle on us that want it", "[sim]
 }
 
 TEST_CASE("a pipe's request queue follows its measured rate once slow start ends", "[sim][swarm]") {
-    auto s = swarm_of(4);
-    s.join(1, MemberSetup{});
-    s.start_download(1);
-    seed_in(s, 9);
-    s.connect(1, 9);
+    auto s = viewer_and_seed(4);
     auto r = s.pump(1, 0.0);
     REQUIRE(r.start.size() == 1);
     const int conn = r.start[0].conn;
@@ -346,11 +336,7 @@ TEST_CASE("a pipe's request queue follows its measured rate once slow start ends
 }
 
 TEST_CASE("libtorrent's NOT_INTERESTED ends slow start, the operator tier's does not", "[sim][swarm]") {
-    auto s = swarm_of(4);
-    s.join(1, MemberSetup{});
-    s.start_download(1);
-    seed_in(s, 9);  // the operator's
-    s.connect(1, 9);
+    auto s = viewer_and_seed(4);
     MemberSetup viewer;
     viewer.choker = ChokerKind::leader;
     s.join(5, viewer).have.set(0);  // a viewer holding piece 0 only
