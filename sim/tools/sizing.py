@@ -111,6 +111,7 @@ def _bytes(b: float) -> str:
 
 def _phrases(s: dict) -> dict:
     """Each field of a shape as the words a table row uses for it."""
+    s = {**DEFAULTS, **s}
     q = quota_titles(s)
     ratio = bitrate(s["uplink"]) / bitrate(s["bitrate"])
     push = s["push"]
