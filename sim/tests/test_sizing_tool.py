@@ -24,6 +24,7 @@ BASE = {"type": "catalogue", "boxes": 500, "titles": 50, "zipf_alpha": 0.9, "tit
         "peak_viewers_pct": 20, "disk_quota": "4 titles", "warm_titles": 3, "cache": "lru", "random_seed": 1,
         "probe_box": False}
 PUSH = {"quota": "2GB", "rate": "4Mbps", "window": [-3600, 0]}
+PUSHED = "push: a 2 GB quota a box fetched at 4 Mbps in the 1 h before"  # PUSH in words
 ONE_HOUR = {"evening": {"seconds": "1h"}}
 # name: (the experiment's base, [params of each row, in the file's order])
 EXPERIMENTS = {
@@ -43,7 +44,8 @@ EXPERIMENTS = {
 def report(boxes, peak_bps, unicast_bps=None, night=0, stalls=1, clients=178):
     unicast_bps = unicast_bps or boxes * 714_000.0
     return {"server_peak_bps": peak_bps, "unicast_peak_bps": unicast_bps,
-            "peak_reduction_pct": 100 * (1 - peak_bps / unicast_bps), "stalls": {"count": stalls, "seconds": 0.1},
+            "peak_reduction_pct": 100 * (1 - peak_bps / unicast_bps),
+            "stalls": {"count": stalls, "seconds": 0.1},
             "clients": clients, "night_server_bytes": night, "per_box": [{}] * boxes, "scenario_config": {}}
 
 
@@ -60,7 +62,8 @@ def make_runs(root: Path):
             peak = shape["boxes"] * 9000.0 * (1 + shape["titles"] / 100)
             night = 167e9 * shape["boxes"] / 500 if shape.get("push") else 0
             label = ",".join(f"{k}={v}" for k, v in params.items())
-            results.append({"label": label, "params": params, "report": report(shape["boxes"], peak, night=night)})
+            results.append({"label": label, "params": params,
+                            "report": report(shape["boxes"], peak, night=night)})
         (runs / name).mkdir(parents=True)
         (runs / name / "results.json").write_text(json.dumps(results))
     evening = runs / "e10k"
@@ -109,28 +112,29 @@ class SizingToolTest(unittest.TestCase):
         experiments, _ = sizing.load_experiments(self.runs, self.scen, False)
         last = experiments["push_1h"][1].shape
         self.assertEqual((last["boxes"], last["cache"], last["push"]), (10000, "popularity", PUSH))
-        self.assertEqual(sizing.describe(last, BASE), "10,000 boxes, 1,000 titles, popularity cache, push: a 2 "
-                         "GB quota a box fetched at 4 Mbps in the 1 h before, 1 h evening")
+        self.assertEqual(sizing.describe(last, BASE),
+                         f"10,000 boxes, 1,000 titles, popularity cache, {PUSHED}, 1 h evening")
 
     def test_the_tables_rows_in_order(self):
         rc, out, err = run_tool(self.runs, "--scenarios", self.scen, "--evening", f"10k={self.runs / 'e10k'}")
         self.assertEqual(rc, 0, err)
-        self.assertIn("The base (`_base.json`): 500 boxes, 50 titles, titles of 1 h, a bitrate of 4 Mbps, Zipf 0.9, "
-                      "uplink 1 Mbps (0.25 of the bitrate), cache of 4 titles, 3 warm, LRU cache, no push, "
-                      "2 h evening, peaking at 20% watching, seed 1.", out)
-        self.assertEqual(table_scenarios(out, "One dimension at a time (boxes, titles, zipf, uplink, storage, push)"), [
-            "100 boxes, 10 titles", "the base", "1,000 boxes, 100 titles", "15 titles", "500 titles", "Zipf 0.6",
-            "Zipf 1.2", "uplink 2 Mbps (0.5 of the bitrate)", "uplink 4 Mbps (the bitrate)", "cache of 1 title",
-            "cache of 10 titles",
-            "popularity cache, push: a 2 GB quota a box fetched at 4 Mbps in the 1 h before",
-            "500 titles, popularity cache, push: a 2 GB quota a box fetched at 4 Mbps in the 1 h before"])
-        push = "popularity cache, push: a 2 GB quota a box fetched at 4 Mbps in the 1 h before, 1 h evening"
+        self.assertIn("The base (`_base.json`): 500 boxes, 50 titles, titles of 1 h, a bitrate of 4 Mbps, "
+                      "Zipf 0.9, uplink 1 Mbps (0.25 of the bitrate), cache of 4 titles, 3 warm, LRU cache, "
+                      "no push, 2 h evening, peaking at 20% watching, seed 1.", out)
+        one_at_a_time = "One dimension at a time (boxes, titles, zipf, uplink, storage, push)"
+        self.assertEqual(table_scenarios(out, one_at_a_time), [
+            "100 boxes, 10 titles", "the base", "1,000 boxes, 100 titles", "15 titles", "500 titles",
+            "Zipf 0.6", "Zipf 1.2", "uplink 2 Mbps (0.5 of the bitrate)", "uplink 4 Mbps (the bitrate)",
+            "cache of 1 title",
+            "cache of 10 titles", f"popularity cache, {PUSHED}", f"500 titles, popularity cache, {PUSHED}"])
+        push = f"popularity cache, {PUSHED}, 1 h evening"
         self.assertEqual(table_scenarios(out, "Without and with push as the boxes grow (boxes_1h, push_1h)"),
                          ["1 h evening", push, "10,000 boxes, 1,000 titles, 1 h evening",
                           f"10,000 boxes, 1,000 titles, {push}"])
         self.assertEqual(table_scenarios(out, "Whole evenings"), ["10,000 boxes, 1,000 titles, 4 h evening"])
         # 500 titles: 500 x 9 kbps x 6 = 27 Mbps, 54 per 1000; push's night at 500 boxes is 167 GB.
-        self.assertIn("| 500 titles | 54.0 Mbps | 27.0 Mbps for 500 | 714 Mbps | 92.4% | 1 / 178 | — |", out)
+        self.assertIn("| 500 titles | 54.0 Mbps | 27.0 Mbps for 500 | 714 Mbps | 92.4% | 1 / 178 | — |",
+                      out)
         self.assertIn("| 167 GB |", out)
         self.assertIn("| 10,000 boxes, 1,000 titles, 4 h evening | 24.4 Mbps | 244.0 Mbps for 10,000 |", out)
 
@@ -138,7 +142,8 @@ class SizingToolTest(unittest.TestCase):
         rc, _, err = run_tool(self.runs, "--scenarios", self.scen, "--img-dir", self.img,
                               "--evening", f"10k={self.runs / 'e10k'}")
         self.assertEqual(rc, 0, err)
-        self.assertEqual(sorted(p.name for p in self.img.iterdir()), ["sizing-boxes.png", "sizing-dimensions.png"])
+        self.assertEqual(sorted(p.name for p in self.img.iterdir()),
+                         ["sizing-boxes.png", "sizing-dimensions.png"])
         for p in self.img.iterdir():
             data = p.read_bytes()
             self.assertGreater(len(data), 10_000)
@@ -174,7 +179,8 @@ class SizingToolTest(unittest.TestCase):
         self.assertEqual({p.name: p.read_bytes() for p in self.img.iterdir()}, before)
         rows[1]["report"]["server_peak_bps"] = "fast"
         file.write_text(json.dumps(rows))
-        self.assertIn("'server_peak_bps' is not a number ('fast')", run_tool(self.runs, "--scenarios", self.scen)[2])
+        err = run_tool(self.runs, "--scenarios", self.scen)[2]
+        self.assertIn("'server_peak_bps' is not a number ('fast')", err)
 
     def test_a_run_of_other_boxes_than_the_files_say_is_refused(self):
         file = self.runs / "titles" / "results.json"
@@ -183,6 +189,11 @@ class SizingToolTest(unittest.TestCase):
         file.write_text(json.dumps(rows))
         err = run_tool(self.runs, "--scenarios", self.scen)[2]
         self.assertIn("300 boxes in per_box, but the scenario rebuilt from the sizing files has 500", err)
+        rows[0]["params"]["uplink"] = "fast"
+        file.write_text(json.dumps(rows))
+        err = run_tool(self.runs, "--scenarios", self.scen)[2]
+        self.assertIn(f"{file} row 0 (titles=500): cannot read the rebuilt scenario (cannot read a bitrate 'fast')",
+                      err)
 
     def test_bad_evenings_are_named(self):
         self.assertIn("--evening '10k': expected NAME=DIR", run_tool(self.runs, "--scenarios", self.scen,

@@ -91,8 +91,6 @@ def rebuild_shape(base: dict, experiment_base: dict, params: dict) -> dict:
     return shape
 
 
-# --- words ---------------------------------------------------------------------------------------------------
-
 def _g(x: float) -> str:
     return f"{x:,.0f}" if x == int(x) else f"{x:g}"
 
@@ -149,8 +147,6 @@ def describe(shape: dict, ref: dict | None = None) -> str:
     return ", ".join(diff) if diff else "the base"
 
 
-# --- runs ----------------------------------------------------------------------------------------------------
-
 @dataclass
 class Row:
     """One simulated scenario and the figures the page quotes."""
@@ -199,13 +195,17 @@ def _field(report: dict, key: str, where: str, sub: str | None = None) -> float:
 
 
 def make_row(name: str, label: str, shape: dict, report: dict, where: str) -> Row:
-    """Checks the report's fields and that it simulated the boxes the shape says."""
+    """Checks the report's fields, the shape's, and that the run simulated the boxes the shape says."""
+    if not isinstance(shape["boxes"], int) or shape["boxes"] < 1:
+        raise SizingError(f"{where}: 'boxes' is not a positive integer ({shape['boxes']!r})")
+    try:
+        _phrases(shape)
+    except (SizingError, TypeError, ValueError, KeyError, AttributeError, IndexError) as e:
+        raise SizingError(f"{where}: cannot read the rebuilt scenario ({e})") from None
     per_box = report.get("per_box") if isinstance(report, dict) else None
     if isinstance(per_box, list) and not shape.get("probe_box", True) and len(per_box) != shape["boxes"]:
         raise SizingError(f"{where}: {len(per_box)} boxes in per_box, but the scenario rebuilt from the "
                           f"sizing files has {shape['boxes']}: was it run from another version of them?")
-    if not isinstance(shape["boxes"], int) or shape["boxes"] < 1:
-        raise SizingError(f"{where}: 'boxes' is not a positive integer ({shape['boxes']!r})")
     return Row(name, label, shape, _field(report, "server_peak_bps", where),
                _field(report, "unicast_peak_bps", where), _field(report, "peak_reduction_pct", where),
                int(_field(report, "stalls", where, "count")), int(_field(report, "clients", where)),
@@ -214,7 +214,8 @@ def make_row(name: str, label: str, shape: dict, report: dict, where: str) -> Ro
 
 def load_experiments(runs_dir: Path, scenarios: Path, skip_missing: bool) -> tuple[dict, dict]:
     """{name: [Row, ...]} for every sizing file with a run in runs_dir, and _base.json's scenario."""
-    base = read_json(scenarios / "_base.json", "the sizing experiments' base").get("scenario")
+    base = read_json(scenarios / "_base.json", "the sizing experiments' base")
+    base = base.get("scenario") if isinstance(base, dict) else None
     if not isinstance(base, dict):
         raise SizingError(f"{scenarios / '_base.json'}: no \"scenario\" object")
     if not runs_dir.is_dir():
@@ -222,7 +223,10 @@ def load_experiments(runs_dir: Path, scenarios: Path, skip_missing: bool) -> tup
     out = {}
     for file in sorted(p for p in scenarios.glob("*.json") if p.name != "_base.json"):
         name = file.stem
-        exp_base = read_json(file, "a sizing experiment").get("base", {})
+        exp = read_json(file, "a sizing experiment")
+        exp_base = exp.get("base", {}) if isinstance(exp, dict) else None
+        if not isinstance(exp_base, dict):
+            raise SizingError(f"{file}: expected an object with a \"base\" object")
         run = runs_dir / name
         if not run.is_dir():
             if skip_missing and name != "base":
@@ -258,8 +262,6 @@ def load_evening(spec: str) -> Row:
         raise SizingError(f"{file}: report field 'scenario_config' is missing")
     return make_row(name, name, {**DEFAULTS, **config}, report, str(file))
 
-
-# --- tables --------------------------------------------------------------------------------------------------
 
 def _shape_key(row: Row) -> tuple:
     s = row.shape
@@ -304,8 +306,6 @@ def tables(experiments: dict, base: dict, evenings: list) -> str:
     return "\n".join(out) + "\n"
 
 
-# --- plots ---------------------------------------------------------------------------------------------------
-
 def _family_label(row: Row) -> str:
     s = _phrases(row.shape)
     return f"{s['evening']}, {s['cache']}" + (", push" if row.shape["push"] else "")
@@ -339,12 +339,10 @@ def plot_boxes(experiments: dict, evenings: list, plt):
         ax.plot([r.boxes], [r.unicast_per_1000], marker, color="black", ms=7, ls="none", mfc="none")
         _values(ax, [r], lambda r: r.boxes, "black")
     ax.plot([], [], ":", color="grey", label="unicast per 1000 (dotted; hollow: an evening's)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(70, 1.5e5)
     tenth = all(r.shape["titles"] * 10 == r.boxes for r in plotted)
-    ax.set_xlabel("boxes" + (" (the catalogue a tenth of them)" if tenth else ""))
-    ax.set_ylabel("Mbps per 1000 boxes (95th percentile, 10 s bins)")
+    ax.set(xscale="log", yscale="log", xlim=(70, 1.5e5),
+           ylabel="Mbps per 1000 boxes (95th percentile, 10 s bins)",
+           xlabel="boxes" + (" (the catalogue a tenth of them)" if tenth else ""))
     ax.set_title("The server's bill per 1000 boxes", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
@@ -380,13 +378,10 @@ def plot_dimensions(experiments: dict, plt):
         ax.plot([x(base.shape)], [base.bill_per_1000], "o", ms=14, mfc="none", color="tab:red",
                 label="the base")
         _values(ax, rows, lambda r: x(r.shape), "tab:blue")
-        ax.set_xscale("log" if logx else "linear")
+        ax.set(xscale="log" if logx else "linear", yscale="log", xlabel=xlabel, ylabel="Mbps per 1000 boxes")
         ticks = sorted({x(r.shape) for r in rows})
         ax.set_xticks(ticks, [_g(t) for t in ticks], minor=False)
         ax.set_xticks([], minor=True)
-        ax.set_yscale("log")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("Mbps per 1000 boxes")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle(f"The bill per 1000 boxes, one dimension at a time from the base ({base.boxes} boxes)",
@@ -396,19 +391,18 @@ def plot_dimensions(experiments: dict, plt):
 
 
 def write_images(figs: dict, img_dir: Path) -> list:
-    """Each figure to a temporary name first, then renamed: a failure leaves no half-written image."""
+    """Every figure to a temporary name first, then all renamed: a failure leaves the old images whole."""
     img_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, fig in figs.items():
-        final = img_dir / name
-        tmp = img_dir / f".{name}.{os.getpid()}.tmp"
-        try:
+    tmps = {img_dir / name: img_dir / f".{name}.{os.getpid()}.tmp" for name in figs}
+    try:
+        for (final, tmp), fig in zip(tmps.items(), figs.values()):
             fig.savefig(tmp, format="png", dpi=100)
+        for final, tmp in tmps.items():
             os.replace(tmp, final)
-        finally:
+    finally:
+        for tmp in tmps.values():
             tmp.unlink(missing_ok=True)
-        written.append(final)
-    return written
+    return list(tmps)
 
 
 def main(argv=None) -> int:
@@ -416,7 +410,8 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs_dir", type=Path, help="one toast-sim --out directory per sizing file")
     ap.add_argument("--img-dir", type=Path, help="write sizing-boxes.png and sizing-dimensions.png here")
-    ap.add_argument("--scenarios", type=Path, default=SCENARIOS, help="the sizing files (default: %(default)s)")
+    ap.add_argument("--scenarios", type=Path, default=SCENARIOS,
+                    help="the sizing files (default: %(default)s)")
     ap.add_argument("--evening", action="append", default=[], metavar="NAME=DIR",
                     help="a whole-evening run directory (repeatable)")
     ap.add_argument("--skip-missing", action="store_true",
