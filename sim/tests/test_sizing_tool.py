@@ -192,8 +192,8 @@ class SizingToolTest(unittest.TestCase):
         rows[0]["params"]["uplink"] = "fast"
         file.write_text(json.dumps(rows))
         err = run_tool(self.runs, "--scenarios", self.scen)[2]
-        self.assertIn(f"{file} row 0 (titles=500): cannot read the rebuilt scenario (cannot read a bitrate 'fast')",
-                      err)
+        self.assertIn(f"{file} row 0 (titles=500): cannot read the rebuilt scenario "
+                      "(cannot read a bitrate 'fast')", err)
 
     def test_bad_evenings_are_named(self):
         self.assertIn("--evening '10k': expected NAME=DIR", run_tool(self.runs, "--scenarios", self.scen,
