@@ -333,9 +333,10 @@ def plot_boxes(experiments: dict, evenings: list, plt):
         _values(ax, rows, lambda r: r.boxes, colour)
     for r, marker in zip(evenings, "D*^vsp"):
         phrases = _phrases(r.shape)
-        cut = f" {phrases['time_limit']}" if phrases["time_limit"] else " whole"
+        evening = (f"{phrases['evening']} {phrases['time_limit']}" if phrases["time_limit"]
+                   else f"the whole {phrases['evening']}")
         ax.plot([r.boxes], [r.bill_per_1000], marker, color="black", ms=9, ls="none",
-                label=f"{r.name}: {phrases['evening']}{cut}, {phrases['cache']}")
+                label=f"{r.name}: {evening}, {phrases['cache']}")
         ax.plot([r.boxes], [r.unicast_per_1000], marker, color="black", ms=7, ls="none", mfc="none")
         _values(ax, [r], lambda r: r.boxes, "black")
     ax.plot([], [], ":", color="grey", label="unicast per 1000 (dotted; hollow: an evening's)")
