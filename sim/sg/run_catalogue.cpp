@@ -169,7 +169,10 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
             ++sessions_of[static_cast<std::size_t>(x.box)];
             on_start(x.box, x.title, x.start_s);
             world.title(x.title).swarm->join(x.box, setup_for(x.box));
-            sg4::Actor::create("s" + std::to_string(x.box), world.host_of(x.box),
+            // Appending, not `"s" + std::to_string(...)`: GCC 12 flags that form with a false -Wrestrict.
+            std::string actor_name = "s";
+            actor_name += std::to_string(x.box);
+            sg4::Actor::create(actor_name, world.host_of(x.box),
                                [&world, vp]() { run_viewer(world, vp); });
         }
     });

@@ -1,4 +1,4 @@
-// A viewer that fetches a title on a tier as toast-client's server fallback does (docs/client.md): block by
+// A viewer that fetches a title on a tier as toast-client's server fallback does (docs/client-rules.md): block by
 // block with Range requests carrying Toast-Direct, each asked of one of the block's holders (rendezvous
 // placement over the nodes' ids, toast/common/tier.hpp), chosen as a box chooses (toast::choose_holder: the
 // Toast-Load of its own last answers weighed by their age, drawn by the viewer's own `salt`; tie-break 0 with
