@@ -34,6 +34,7 @@ EXPERIMENTS = {
     "zipf": ({}, [{"zipf_alpha": 0.6}, {"zipf_alpha": 1.2}]),
     "uplink": ({}, [{"uplink": "2Mbps"}, {"uplink": "4Mbps"}]),
     "storage": ({}, [{"disk_quota": "1 titles"}, {"disk_quota": "10 titles"}]),
+    "popularity": ({"cache": "popularity"}, [{"titles": 500}, {"titles": 50}]),
     "push": ({"cache": "popularity", "push": PUSH}, [{"titles": 50}, {"titles": 500}]),
     "boxes_1h": (ONE_HOUR, [{"random_seed": 1}, {"boxes": 10000, "titles": 1000}]),
     "push_1h": ({**ONE_HOUR, "cache": "popularity", "push": PUSH},
@@ -121,22 +122,34 @@ class SizingToolTest(unittest.TestCase):
         self.assertIn("The base (`_base.json`): 500 boxes, 50 titles, titles of 1 h, a bitrate of 4 Mbps, "
                       "Zipf 0.9, uplink 1 Mbps (0.25 of the bitrate), cache of 4 titles, 3 warm, LRU cache, "
                       "no push, 2 h evening, peaking at 20% watching, seed 1.", out)
-        one_at_a_time = "One dimension at a time (boxes, titles, zipf, uplink, storage, push)"
+        one_at_a_time = "One dimension at a time (boxes, titles, zipf, uplink, storage)"
         self.assertEqual(table_scenarios(out, one_at_a_time), [
             "100 boxes, 10 titles", "the base", "1,000 boxes, 100 titles", "15 titles", "500 titles",
             "Zipf 0.6", "Zipf 1.2", "uplink 2 Mbps (0.5 of the bitrate)", "uplink 4 Mbps (the bitrate)",
-            "cache of 1 title",
-            "cache of 10 titles", f"popularity cache, {PUSHED}", f"500 titles, popularity cache, {PUSHED}"])
+            "cache of 1 title", "cache of 10 titles"])
+        self.assertEqual(table_scenarios(out, "The popularity cache without and with push (popularity, push)"),
+                         ["popularity cache", f"popularity cache, {PUSHED}", "500 titles, popularity cache",
+                          f"500 titles, popularity cache, {PUSHED}"])
         push = f"popularity cache, {PUSHED}, 1 h evening"
         self.assertEqual(table_scenarios(out, "Without and with push as the boxes grow (boxes_1h, push_1h)"),
                          ["1 h evening", push, "10,000 boxes, 1,000 titles, 1 h evening",
                           f"10,000 boxes, 1,000 titles, {push}"])
         self.assertEqual(table_scenarios(out, "Whole evenings"), ["10,000 boxes, 1,000 titles, 4 h evening"])
+        self.assertNotIn("Other sizing files", out)
         # 500 titles: 500 x 9 kbps x 6 = 27 Mbps, 54 per 1000; push's night at 500 boxes is 167 GB.
         self.assertIn("| 500 titles | 54.0 Mbps | 27.0 Mbps for 500 | 714 Mbps | 92.4% | 1 / 178 | — |",
                       out)
         self.assertIn("| 167 GB |", out)
         self.assertIn("| 10,000 boxes, 1,000 titles, 4 h evening | 24.4 Mbps | 244.0 Mbps for 10,000 |", out)
+
+    def test_a_sizing_file_no_table_names_gets_its_own(self):
+        (self.scen / "seeds.json").write_text(json.dumps({"sweep": {"random_seed": [2]}}))
+        (self.runs / "seeds").mkdir()
+        (self.runs / "seeds" / "results.json").write_text(json.dumps(
+            [{"label": "random_seed=2", "params": {"random_seed": 2}, "report": report(500, 5e6)}]))
+        rc, out, err = run_tool(self.runs, "--scenarios", self.scen)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(table_scenarios(out, "Other sizing files (seeds)"), ["seed 2"])
 
     def test_both_images_are_written_and_nothing_else(self):
         rc, _, err = run_tool(self.runs, "--scenarios", self.scen, "--img-dir", self.img,

@@ -38,10 +38,12 @@ DEFAULTS = {"boxes": 150, "titles": 30, "zipf_alpha": 0.9, "title_seconds": 120,
             "warm_titles": 3, "cache": "lru", "push": None, "random_seed": 1, "time_limit": 0}
 PROFILE = [[0, 0.15], [0.5, 1.0], [0.8, 1.0], [1.0, 0.2]]  # the evening's default arrival profile
 
-# The table blocks: (heading, experiments). Rows of the first table keep each experiment's block (one
-# dimension after another); the second interleaves LRU and push at each N.
-TABLES = [("One dimension at a time (boxes, titles, zipf, uplink, storage, push)",
-           ["boxes", "base", "titles", "zipf", "uplink", "storage", "push"], False),
+# The tables: (heading, experiments, interleave). The first keeps each experiment's block (one dimension after
+# another); the others interleave their experiments' rows by N and titles, so that the rows without and with
+# push stand side by side. A sizing file named in none of them gets a table of its own.
+TABLES = [("One dimension at a time (boxes, titles, zipf, uplink, storage)",
+           ["boxes", "base", "titles", "zipf", "uplink", "storage"], False),
+          ("The popularity cache without and with push (popularity, push)", ["popularity", "push"], True),
           ("Without and with push as the boxes grow (boxes_1h, push_1h)", ["boxes_1h", "push_1h"], True)]
 # sizing-boxes.png: the series against N.
 FAMILIES = ["boxes", "boxes_1h", "push_1h"]
@@ -297,7 +299,9 @@ def table_line(row: Row, ref: dict) -> str:
 
 def tables(experiments: dict, base: dict, evenings: list) -> str:
     out = [f"The base (`_base.json`): {describe(base)}. Each row below states how it differs from it."]
-    for heading, names, interleave in TABLES:
+    named = {n for _, names, _ in TABLES for n in names}
+    others = [(f"Other sizing files ({name})", [name], False) for name in experiments if name not in named]
+    for heading, names, interleave in TABLES + others:
         rows = table_rows(experiments, names, interleave)
         if rows:
             out += ["", f"### {heading}", "", HEADER] + [table_line(r, base) for r in rows]
@@ -361,21 +365,22 @@ DIMENSIONS = [
 
 
 def plot_dimensions(experiments: dict, plt):
-    """Small multiples: the bill per 1000 against each dimension, the base ringed; push beside the
-    catalogue's sweep (its own cache policy, stated in the legend)."""
+    """Small multiples: the bill per 1000 against each dimension, the base ringed; the popularity cache
+    without and with push beside the catalogue's sweep (their cache policy stated in the legend)."""
     base = experiments["base"][0]
-    fig, axes = plt.subplots(2, 2, figsize=(9, 6.5))
+    fig, axes = plt.subplots(2, 2, figsize=(9, 6.5), sharey=True)  # one scale: which dimension moves it most
     for ax, (name, x, xlabel, logx) in zip(axes.flat, DIMENSIONS):
         rows = sorted(experiments.get(name, []) + [base], key=lambda r: x(r.shape))
         ax.plot([x(r.shape) for r in rows], [r.bill_per_1000 for r in rows], "o-", color="tab:blue",
                 label=_family_label(base))
         ax.plot([x(r.shape) for r in rows], [r.unicast_per_1000 for r in rows], ":", color="grey",
                 label="unicast")
-        if name == "titles" and experiments.get("push"):
-            push = sorted(experiments["push"], key=lambda r: x(r.shape))
-            ax.plot([x(r.shape) for r in push], [r.bill_per_1000 for r in push], "s--", color="tab:green",
-                    label=_family_label(push[0]))
-            _values(ax, push, lambda r: x(r.shape), "tab:green")
+        for other, style, colour in [("popularity", "^--", "tab:purple"), ("push", "s--", "tab:green")]:
+            if name == "titles" and experiments.get(other):
+                more = sorted(experiments[other], key=lambda r: x(r.shape))
+                ax.plot([x(r.shape) for r in more], [r.bill_per_1000 for r in more], style, color=colour,
+                        label=_family_label(more[0]))
+                _values(ax, more, lambda r: x(r.shape), colour)
         ax.plot([x(base.shape)], [base.bill_per_1000], "o", ms=14, mfc="none", color="tab:red",
                 label="the base")
         _values(ax, rows, lambda r: x(r.shape), "tab:blue")
@@ -384,10 +389,13 @@ def plot_dimensions(experiments: dict, plt):
         ax.set_xticks(ticks, [_g(t) for t in ticks], minor=False)
         ax.set_xticks([], minor=True)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+    legend = {}  # one legend under the panels, each series once: none hides a point
+    for ax in axes.flat:
+        legend.update((label, h) for h, label in zip(*ax.get_legend_handles_labels()))
+    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=3, fontsize=8)
     fig.suptitle(f"The bill per 1000 boxes, one dimension at a time from the base ({base.boxes} boxes)",
                  fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
 
