@@ -5,6 +5,7 @@ tables' rows and their order, both images, and the messages for what is missing 
 import contextlib
 import importlib.util
 import io
+import itertools
 import json
 import os
 import subprocess
@@ -213,6 +214,27 @@ class SizingToolTest(unittest.TestCase):
                                                                       "--evening", "10k")[2])
         err = run_tool(self.runs, "--scenarios", self.scen, "--evening", f"x={self.root / 'nope'}")[2]
         self.assertIn(f"{self.root / 'nope' / 'report.json'}: no such file (the evening x)", err)
+
+
+class RealSizingFilesTest(unittest.TestCase):
+    def test_every_row_of_the_sizing_files_is_stated_in_words(self):
+        """The rows toast-sim expands (every sweep combination, then the `also` rows) from the repository's
+        files: a value the tool cannot read would fail here, not in front of the lead's runs."""
+        scenarios = TOOLS.parent / "scenarios" / "sizing"
+        base = json.loads((scenarios / "_base.json").read_text())["scenario"]
+        stated = {}
+        for file in sorted(scenarios.glob("*.json")):
+            if file.name == "_base.json":
+                continue
+            exp = json.loads(file.read_text())
+            keys = list(exp["sweep"])
+            rows = [dict(zip(keys, values)) for values in itertools.product(*exp["sweep"].values())]
+            for params in rows + exp.get("also", []):
+                shape = sizing.rebuild_shape(base, exp.get("base", {}), params)
+                stated[f"{file.stem} {params}"] = sizing.describe(shape, base)
+        self.assertEqual(stated["base {'random_seed': 1}"], "the base")
+        self.assertEqual(stated["titles {'titles': 500}"], "500 titles")
+        self.assertTrue(all(stated.values()))
 
 
 class SizingRunsTest(unittest.TestCase):
