@@ -5,7 +5,6 @@ tables' rows and their order, both images, and the messages for what is missing 
 import contextlib
 import importlib.util
 import io
-import itertools
 import json
 import os
 import subprocess
@@ -57,7 +56,9 @@ def make_runs(root: Path):
     scen.mkdir()
     (scen / "_base.json").write_text(json.dumps({"scenario": BASE}))
     for name, (exp_base, rows) in EXPERIMENTS.items():
-        (scen / f"{name}.json").write_text(json.dumps({"base": exp_base, "sweep": {}}))
+        first = next(iter(rows[0].items()))
+        (scen / f"{name}.json").write_text(json.dumps({"base": exp_base, "sweep": {first[0]: [first[1]]},
+                                                       "also": rows[1:]}))
         results = []
         for params in rows:
             shape = {**BASE, **exp_base, **params}
@@ -128,9 +129,10 @@ class SizingToolTest(unittest.TestCase):
             "100 boxes, 10 titles", "the base", "1,000 boxes, 100 titles", "15 titles", "500 titles",
             "Zipf 0.6", "Zipf 1.2", "uplink 2 Mbps (0.5 of the bitrate)", "uplink 4 Mbps (the bitrate)",
             "cache of 1 title", "cache of 10 titles"])
-        self.assertEqual(table_scenarios(out, "The popularity cache without and with push (popularity, push)"),
-                         ["popularity cache", f"popularity cache, {PUSHED}", "500 titles, popularity cache",
-                          f"500 titles, popularity cache, {PUSHED}"])
+        popularity = "The popularity cache without and with push (popularity, push)"
+        self.assertEqual(table_scenarios(out, popularity), ["popularity cache", f"popularity cache, {PUSHED}",
+                                                            "500 titles, popularity cache",
+                                                            f"500 titles, popularity cache, {PUSHED}"])
         push = f"popularity cache, {PUSHED}, 1 h evening"
         self.assertEqual(table_scenarios(out, "Without and with push as the boxes grow (boxes_1h, push_1h)"),
                          ["1 h evening", push, "10,000 boxes, 1,000 titles, 1 h evening",
@@ -142,6 +144,19 @@ class SizingToolTest(unittest.TestCase):
                       out)
         self.assertIn("| 167 GB |", out)
         self.assertIn("| 10,000 boxes, 1,000 titles, 4 h evening | 24.4 Mbps | 244.0 Mbps for 10,000 |", out)
+
+    def test_a_row_that_did_not_run_is_named(self):
+        file = self.runs / "storage" / "results.json"
+        file.write_text(json.dumps(json.loads(file.read_text())[:1]))
+        rc, out, err = run_tool(self.runs, "--scenarios", self.scen)
+        self.assertEqual((rc, out), (1, ""))
+        self.assertEqual(err, f"sizing.py: {file}: no row for disk_quota=10 titles of storage.json (the run "
+                              f"failed or did not run it: {self.runs / 'storage.log'})\n")
+        rc, out, err = run_tool(self.runs, "--scenarios", self.scen, "--skip-missing")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("skipped storage [disk_quota=10 titles]", err)
+        self.assertIn("| cache of 1 title |", out)
+        self.assertNotIn("| cache of 10 titles |", out)
 
     def test_a_sizing_file_no_table_names_gets_its_own(self):
         (self.scen / "seeds.json").write_text(json.dumps({"sweep": {"random_seed": [2]}}))
@@ -227,9 +242,7 @@ class RealSizingFilesTest(unittest.TestCase):
             if file.name == "_base.json":
                 continue
             exp = json.loads(file.read_text())
-            keys = list(exp["sweep"])
-            rows = [dict(zip(keys, values)) for values in itertools.product(*exp["sweep"].values())]
-            for params in rows + exp.get("also", []):
+            for params in sizing.expected_params(exp):
                 shape = sizing.rebuild_shape(base, exp.get("base", {}), params)
                 stated[f"{file.stem} {params}"] = sizing.describe(shape, base)
         self.assertEqual(stated["base {'random_seed': 1}"], "the base")

@@ -21,6 +21,7 @@ written under a temporary name and renamed, so a failure leaves the previous one
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -214,6 +215,13 @@ def make_row(name: str, label: str, shape: dict, report: dict, where: str) -> Ro
                _field(report, "night_server_bytes", where) if shape["push"] else 0.0)
 
 
+def expected_params(exp: dict) -> list:
+    """The rows an experiment file makes, as toast-sim expands it: every sweep combination, then `also`."""
+    sweep = exp.get("sweep", {})
+    rows = [dict(zip(sweep, values)) for values in itertools.product(*sweep.values())]
+    return rows + list(exp.get("also", []))
+
+
 def load_experiments(runs_dir: Path, scenarios: Path, skip_missing: bool) -> tuple[dict, dict]:
     """{name: [Row, ...]} for every sizing file with a run in runs_dir, and _base.json's scenario."""
     base = read_json(scenarios / "_base.json", "the sizing experiments' base")
@@ -227,8 +235,8 @@ def load_experiments(runs_dir: Path, scenarios: Path, skip_missing: bool) -> tup
         name = file.stem
         exp = read_json(file, "a sizing experiment")
         exp_base = exp.get("base", {}) if isinstance(exp, dict) else None
-        if not isinstance(exp_base, dict):
-            raise SizingError(f"{file}: expected an object with a \"base\" object")
+        if not isinstance(exp_base, dict) or not isinstance(exp.get("sweep"), dict):
+            raise SizingError(f"{file}: expected an object with a \"sweep\" object")
         run = runs_dir / name
         if not run.is_dir():
             if skip_missing and name != "base":
@@ -236,8 +244,8 @@ def load_experiments(runs_dir: Path, scenarios: Path, skip_missing: bool) -> tup
                 continue
             raise SizingError(f"{run}: no such directory (toast-sim {file} --out {run} --tick 1000)")
         results = read_json(run / "results.json", f"the rows of {name}")
-        if not isinstance(results, list) or not results:
-            raise SizingError(f"{run / 'results.json'}: expected a non-empty list of rows")
+        if not isinstance(results, list):
+            raise SizingError(f"{run / 'results.json'}: expected a list of rows")
         rows = []
         for i, r in enumerate(results):
             where = f"{run / 'results.json'} row {i}"
@@ -246,6 +254,13 @@ def load_experiments(runs_dir: Path, scenarios: Path, skip_missing: bool) -> tup
             label = r.get("label", str(i))
             shape = rebuild_shape(base, exp_base, r["params"])
             rows.append(make_row(name, label, shape, r["report"], f"{where} ({label})"))
+        ran = [r["params"] for r in results]
+        missing = [",".join(f"{k}={v}" for k, v in p.items()) for p in expected_params(exp) if p not in ran]
+        if missing and not (skip_missing and rows):
+            raise SizingError(f"{run / 'results.json'}: no row for {'; '.join(missing)} of {file.name} "
+                              f"(the run failed or did not run it: {run.parent / (name + '.log')})")
+        for label in missing:
+            print(f"sizing.py: skipped {name} [{label}]: not in {run / 'results.json'}", file=sys.stderr)
         out[name] = rows
     if "base" not in out:
         raise SizingError(f"{scenarios}: no base.json, the row every dimension is measured from")
