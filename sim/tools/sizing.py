@@ -238,10 +238,10 @@ def load_experiments(runs_dir: Path, scenarios: Path, skip_missing: bool) -> tup
         if not isinstance(exp_base, dict) or not isinstance(exp.get("sweep"), dict):
             raise SizingError(f"{file}: expected an object with a \"sweep\" object")
         run = runs_dir / name
+        if skip_missing and name != "base" and not (run / "results.json").is_file():
+            print(f"sizing.py: skipped {name}: no {run / 'results.json'}", file=sys.stderr)
+            continue
         if not run.is_dir():
-            if skip_missing and name != "base":
-                print(f"sizing.py: skipped {name}: {run} does not exist", file=sys.stderr)
-                continue
             raise SizingError(f"{run}: no such directory (toast-sim {file} --out {run} --tick 1000)")
         results = read_json(run / "results.json", f"the rows of {name}")
         if not isinstance(results, list):
