@@ -159,13 +159,16 @@ class SizingToolTest(unittest.TestCase):
         self.assertNotIn("| cache of 10 titles |", out)
 
     def test_a_sizing_file_no_table_names_gets_its_own(self):
-        (self.scen / "seeds.json").write_text(json.dumps({"sweep": {"random_seed": [2]}}))
+        (self.scen / "seeds.json").write_text(json.dumps({"sweep": {"random_seed": [2]},
+                                                          "also": [{"piece_size": "256KiB"}]}))
         (self.runs / "seeds").mkdir()
         (self.runs / "seeds" / "results.json").write_text(json.dumps(
-            [{"label": "random_seed=2", "params": {"random_seed": 2}, "report": report(500, 5e6)}]))
+            [{"label": "random_seed=2", "params": {"random_seed": 2}, "report": report(500, 5e6)},
+             {"label": "piece_size=256KiB", "params": {"piece_size": "256KiB"}, "report": report(500, 5e6)}]))
         rc, out, err = run_tool(self.runs, "--scenarios", self.scen)
         self.assertEqual(rc, 0, err)
-        self.assertEqual(table_scenarios(out, "Other sizing files (seeds)"), ["seed 2"])
+        # A field the words do not cover is still named: no row says "the base" unless it is.
+        self.assertEqual(table_scenarios(out, "Other sizing files (seeds)"), ["seed 2", 'piece_size="256KiB"'])
 
     def test_both_images_are_written_and_nothing_else(self):
         rc, _, err = run_tool(self.runs, "--scenarios", self.scen, "--img-dir", self.img,

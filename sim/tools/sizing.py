@@ -147,6 +147,9 @@ def describe(shape: dict, ref: dict | None = None) -> str:
         return ", ".join(p for p in mine.values() if p)
     theirs = _phrases(ref)
     diff = [p for k, p in mine.items() if p and p != theirs[k]]
+    # A field with no words of its own (piece_size, abandon, ...) still shows when it differs.
+    diff += [f"{k}={json.dumps(shape.get(k))}" for k in sorted(set(shape) | set(ref))
+             if k not in mine and k not in ("name", "description") and shape.get(k) != ref.get(k)]
     return ", ".join(diff) if diff else "the base"
 
 
