@@ -168,7 +168,8 @@ class SizingToolTest(unittest.TestCase):
         rc, out, err = run_tool(self.runs, "--scenarios", self.scen)
         self.assertEqual(rc, 0, err)
         # A field the words do not cover is still named: no row says "the base" unless it is.
-        self.assertEqual(table_scenarios(out, "Other sizing files (seeds)"), ["seed 2", 'piece_size="256KiB"'])
+        self.assertEqual(table_scenarios(out, "Other sizing files (seeds)"),
+                         ["seed 2", 'piece_size="256KiB"'])
 
     def test_both_images_are_written_and_nothing_else(self):
         rc, _, err = run_tool(self.runs, "--scenarios", self.scen, "--img-dir", self.img,
