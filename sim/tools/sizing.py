@@ -333,18 +333,20 @@ def _family_label(row: Row) -> str:
     return f"{s['evening']}, {s['cache']}" + (", push" if row.shape["push"] else "")
 
 
-def _values(ax, rows, x, colour):
-    """Each point's bill written beside it: operators read the figure, not the grid."""
+def _values(ax, rows, x, colour, series=0):
+    """Each point's bill written beside it (operators read the figure, not the grid); each series on its
+    own side, since the series meet where they share a scenario."""
+    offset = [(4, 4), (4, -11), (-24, 4)][series % 3]
     for r in rows:
         ax.annotate(f"{r.bill_per_1000:.1f}", (x(r), r.bill_per_1000), textcoords="offset points",
-                    xytext=(4, 4), fontsize=7, color=colour)
+                    xytext=offset, fontsize=7, color=colour)
 
 
 def plot_boxes(experiments: dict, evenings: list, plt):
     """The bill per 1000 boxes against N, per family; unicast's dotted in the family's colour."""
     fig, ax = plt.subplots(figsize=(8, 4.8))
     plotted = list(evenings)
-    for name, colour in zip(FAMILIES, ["tab:blue", "tab:orange", "tab:green"]):
+    for series, (name, colour) in enumerate(zip(FAMILIES, ["tab:blue", "tab:orange", "tab:green"])):
         rows = sorted(experiments.get(name, []), key=_shape_key)
         if not rows:
             continue
@@ -352,7 +354,7 @@ def plot_boxes(experiments: dict, evenings: list, plt):
         xs = [r.boxes for r in rows]
         ax.plot(xs, [r.bill_per_1000 for r in rows], "o-", color=colour, label=_family_label(rows[0]))
         ax.plot(xs, [r.unicast_per_1000 for r in rows], ":", color=colour)
-        _values(ax, rows, lambda r: r.boxes, colour)
+        _values(ax, rows, lambda r: r.boxes, colour, series)
     for r, marker in zip(evenings, "D*^vsp"):
         phrases = _phrases(r.shape)
         evening = (f"{phrases['evening']} {phrases['time_limit']}" if phrases["time_limit"]
@@ -393,12 +395,13 @@ def plot_dimensions(experiments: dict, plt):
                 label=_family_label(base))
         ax.plot([x(r.shape) for r in rows], [r.unicast_per_1000 for r in rows], ":", color="grey",
                 label="unicast")
-        for other, style, colour in [("popularity", "^--", "tab:purple"), ("push", "s--", "tab:green")]:
+        beside = [(1, "popularity", "^--", "tab:purple"), (2, "push", "s--", "tab:green")]
+        for series, other, style, colour in beside:
             if name == "titles" and experiments.get(other):
                 more = sorted(experiments[other], key=lambda r: x(r.shape))
                 ax.plot([x(r.shape) for r in more], [r.bill_per_1000 for r in more], style, color=colour,
                         label=_family_label(more[0]))
-                _values(ax, more, lambda r: x(r.shape), colour)
+                _values(ax, more, lambda r: x(r.shape), colour, series)
         ax.plot([x(base.shape)], [base.bill_per_1000], "o", ms=14, mfc="none", color="tab:red",
                 label="the base")
         _values(ax, rows, lambda r: x(r.shape), "tab:blue")
