@@ -158,6 +158,12 @@ class SizingToolTest(unittest.TestCase):
         self.assertIn("| cache of 1 title |", out)
         self.assertNotIn("| cache of 10 titles |", out)
 
+    def test_an_image_directory_that_cannot_be_made_is_named(self):
+        self.img.write_text("a file")
+        rc, out, err = run_tool(self.runs, "--scenarios", self.scen, "--img-dir", self.img)
+        self.assertEqual((rc, out), (1, ""))
+        self.assertIn(f"sizing.py: cannot write the images: [Errno 17] File exists: '{self.img}'", err)
+
     def test_a_sizing_file_no_table_names_gets_its_own(self):
         (self.scen / "seeds.json").write_text(json.dumps({"sweep": {"random_seed": [2]},
                                                           "also": [{"piece_size": "256KiB"}]}))

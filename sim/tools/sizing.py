@@ -445,22 +445,30 @@ def main(argv=None) -> int:
     ap.add_argument("--evening", action="append", default=[], metavar="NAME=DIR",
                     help="a whole-evening run directory (repeatable)")
     ap.add_argument("--skip-missing", action="store_true",
-                    help="leave out the experiments with no run directory instead of failing")
+                    help="leave out the experiments with no results.json yet, and the rows not run, "
+                         "instead of failing")
     a = ap.parse_args(argv)
     try:
         experiments, base = load_experiments(a.runs_dir, a.scenarios, a.skip_missing)
         evenings = [load_evening(e) for e in a.evening]
         text = tables(experiments, base, evenings)
         if a.img_dir:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
+            try:
+                import matplotlib
+                matplotlib.use("Agg")
+                import matplotlib.pyplot as plt
+            except ImportError:
+                raise SizingError(f"--img-dir needs matplotlib, which {sys.executable} lacks (Debian: "
+                                  "python3-matplotlib for /usr/bin/python3)") from None
             figs = {"sizing-boxes.png": plot_boxes(experiments, evenings, plt),
                     "sizing-dimensions.png": plot_dimensions(experiments, plt)}
             for path in write_images(figs, a.img_dir):
                 print(f"sizing.py: wrote {path}", file=sys.stderr)
     except SizingError as e:
         print(f"sizing.py: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"sizing.py: cannot write the images: {e}", file=sys.stderr)
         return 1
     sys.stdout.write(text)
     return 0
