@@ -152,6 +152,7 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
             u.ru_maxrss / 1024);
     };
     sg4::Actor::create("launcher", world.server_host(0), [&]() {
+        std::size_t launched = 0;
         for (const auto& x : plan.sessions) {
             if (tuning.end_s > 0 && x.start_s >= tuning.end_s)
                 break;  // the time limit: later sessions never start
@@ -172,8 +173,17 @@ RunRecords run_catalogue(const CatalogueScenario& s, const EveningPlan& plan, co
             // Appending, not `"s" + std::to_string(...)`: GCC 12 flags that form with a false -Wrestrict.
             std::string actor_name = "s";
             actor_name += std::to_string(x.box);
-            sg4::Actor::create(actor_name, world.host_of(x.box),
-                               [&world, vp]() { run_viewer(world, vp); });
+            sg4::Actor::create(actor_name, world.host_of(x.box), [&world, vp]() { run_viewer(world, vp); });
+            ++launched;
+        }
+        if (tuning.progress_s <= 0) return;
+        // The viewers watch on for up to a title after the last arrival: the progress lines go on until
+        // they have all ended. As a daemon the launcher is killed with the last viewer, so it never
+        // lengthens the run (nor adds an empty bin to the bill).
+        sg4::Actor::self()->daemonize();
+        while (world.sessions().size() < launched) {
+            sg4::this_actor::sleep_until(next_progress);
+            report_progress(next_progress);
         }
     });
     engine->run();

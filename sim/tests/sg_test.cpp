@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -368,6 +369,40 @@ TEST_CASE("a small catalogue evening plays every planned session", "[sim][sg][e2
     CHECK(r["reduction_pct"].get<double>() > 30.0);
     CHECK(r["per_box"].size() == 40);
     CHECK(!r["per_title"].empty());
+}
+
+TEST_CASE("the progress lines go on until the last viewer has ended and leave the report as it was",
+          "[sim][sg][e2e]") {
+    const auto dir = fs::temp_directory_path() / ("toast-sim-progress-" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    // Arrivals over 120 s, titles of 60 s: viewers watch on past the last arrival.
+    std::ofstream(dir / "c.json")
+        << R"({"type": "catalogue", "boxes": 40, "titles": 8, "evening": {"seconds": 120},
+                                        "peak_viewers_pct": 30, "title_seconds": "60s", "random_seed": 2})";
+    const auto run = [&](const std::string& out, const std::string& extra) {
+        const auto cmd = std::string(TOAST_SIM_BIN) + " " + (dir / "c.json").string() + " --out " +
+                         (dir / out).string() + extra + " > /dev/null 2> " + (dir / (out + ".err")).string();
+        REQUIRE(std::system(cmd.c_str()) == 0);
+        return nlohmann::json::parse(std::ifstream(dir / out / "report.json"));
+    };
+    auto plain = run("plain", "");
+    auto watched = run("watched", " --progress 20");
+    std::ifstream err(dir / "watched.err");
+    std::vector<double> times;
+    for (std::string line; std::getline(err, line);) {
+        double t = 0;
+        if (std::sscanf(line.c_str(), "toast-sim: %lf s simulated", &t) == 1) times.push_back(t);
+    }
+    REQUIRE(times.size() >= 6);
+    for (std::size_t i = 1; i < times.size(); ++i)
+        CHECK(times[i] - times[i - 1] >= 20.0);
+    CHECK(times.back() > 120.0);  // after the last arrival, while viewers still watch
+    CHECK(times.back() < 120.0 + 60.0 + 20.0);
+    plain.erase("simulator");
+    watched.erase("simulator");
+    CHECK(plain == watched);
+    fs::remove_all(dir);
 }
 
 TEST_CASE("a push evening fetches the planner's assignment in the night and bills only the evening",
