@@ -99,7 +99,10 @@ def _g(x: float) -> str:
 
 
 def _dur(seconds: float) -> str:
-    return f"{_g(seconds / 3600)} h" if seconds >= 3600 else f"{_g(seconds / 60)} min"
+    """Whole hours in hours, anything else in minutes: '70 min', not '1.16667 h'."""
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{_g(seconds / 3600)} h"
+    return f"{_g(seconds / 60)} min"
 
 
 def _rate(bps: float) -> str:
