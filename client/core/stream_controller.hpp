@@ -3,7 +3,8 @@
 // leave); between ticks it is told what happened (a piece passed its hash check, server bytes arrived, the
 // tracker answered, the player read). It owns the title's StreamWatcher, give-up horizon, server fallback
 // planner, piece policy and fidelity meter, and the record of what is had and stored. Time comes in with
-// every call; nothing here touches libtorrent, sockets or files (docs/client-rules.md lists each rule and why).
+// every call; nothing here touches libtorrent, sockets or files (docs/client-rules.md lists each rule and
+// why).
 // stream_controller.cpp holds the tick and the peers' side; stream_controller_fetches.cpp the server's side
 // (what the server is asked for, and what becomes of its answers).
 //
