@@ -25,19 +25,23 @@ import itertools
 import json
 import math
 import os
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios" / "sizing"
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = REPO / "sim" / "scenarios" / "sizing"
+# The scenario format is the testbed's (toast-sim reads the same files): its values are read by the testbed's
+# own parsers, so a unit the testbed accepts is one this page can state.
+sys.path.insert(0, str(REPO / "testbed"))
+from toastbed.catalogue_scenario import DEFAULT_PROFILE as PROFILE  # noqa: E402
+from toastbed.scenario import parse_bitrate, parse_duration, parse_size  # noqa: E402
 
 # The catalogue scenario's defaults (sim/core/scenario.hpp, CatalogueScenario) for the fields stated here; an
 # evening's scenario_config is its whole file, which may leave some out.
 DEFAULTS = {"boxes": 150, "titles": 30, "zipf_alpha": 0.9, "title_seconds": 120, "bitrate": "4Mbps",
             "uplink": "1Mbps", "evening": {"seconds": 600}, "peak_viewers_pct": 20, "disk_quota": "4 titles",
             "warm_titles": 3, "cache": "lru", "push": None, "random_seed": 1, "time_limit": 0}
-PROFILE = [[0, 0.15], [0.5, 1.0], [0.8, 1.0], [1.0, 0.2]]  # the evening's default arrival profile
 
 # The tables: (heading, experiments, interleave). The first keeps each experiment's block (one dimension after
 # another); the others interleave their experiments' rows by N and titles, so that the rows without and with
@@ -54,28 +58,23 @@ class SizingError(Exception):
     """A missing run or a malformed report: the message names the file and the field."""
 
 
-def _number_unit(text, units: dict, what: str) -> float:
-    """'4Mbps' -> 4e6 with the unit table given, as sim/core/scenario_values.cpp reads values."""
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return float(text)
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(text))
-    if not m or m.group(2).lower() not in units:
-        raise SizingError(f"cannot read {what} {text!r}")
-    return float(m.group(1)) * units[m.group(2).lower()]
+def _read(parse, value, what: str) -> float:
+    try:
+        return float(parse(value))
+    except ValueError:
+        raise SizingError(f"cannot read {what} {value!r}") from None
 
 
 def bitrate(v) -> float:
-    return _number_unit(v, {"": 1, "bps": 1, "kbps": 1e3, "k": 1e3, "mbps": 1e6, "m": 1e6, "gbps": 1e9,
-                            "g": 1e9}, "a bitrate")
+    return _read(parse_bitrate, v, "a bitrate")
 
 
 def size(v) -> float:
-    return _number_unit(v, {"": 1, "b": 1, "kib": 1024, "k": 1024, "mib": 2**20, "m": 2**20, "gib": 2**30,
-                            "g": 2**30, "kb": 1e3, "mb": 1e6, "gb": 1e9}, "a size")
+    return _read(parse_size, v, "a size")
 
 
 def duration(v) -> float:
-    return _number_unit(v, {"": 1, "s": 1, "ms": 1e-3, "min": 60, "m": 60, "h": 3600}, "a duration")
+    return _read(parse_duration, v, "a duration")
 
 
 def quota_titles(shape: dict) -> float:
