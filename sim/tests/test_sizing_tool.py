@@ -139,7 +139,7 @@ class SizingToolTest(unittest.TestCase):
                           f"10,000 boxes, 1,000 titles, {push}"])
         self.assertEqual(table_scenarios(out, "Whole evenings"), ["10,000 boxes, 1,000 titles, 4 h evening"])
         self.assertNotIn("Other sizing files", out)
-        # 500 titles: 500 x 9 kbps x 6 = 27 Mbps, 54 per 1000; push's night at 500 boxes is 167 GB.
+        # The fixture's rule: 500 boxes x 9 kbps x (1 + 500 / 100) = 27 Mbps, 54 per 1000.
         self.assertIn("| 500 titles | 54.0 Mbps | 27.0 Mbps for 500 | 714 Mbps | 92.4% | 1 / 178 | — |",
                       out)
         self.assertIn("| 167 GB |", out)
