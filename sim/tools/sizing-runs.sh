@@ -7,7 +7,8 @@
 # TOAST_SIM defaults to build/sim/toast-sim. Tens of CPU-minutes in all (the 10^4-box rows of boxes_1h and
 # push_1h most of it, so they run last): not a CI test. Each run's output goes to OUT/NAME.log, and
 # OUT/NAME.done marks an experiment whose every row ran: it is skipped next time, so an interrupted sweep
-# resumes where it stopped (delete OUT/NAME.done to run it again). Exit status 1 if any experiment failed (the others still run), 2 on bad usage.
+# resumes where it stopped (delete OUT/NAME.done to run it again). Exit status 1 if any experiment failed
+# (the others still run), 2 on bad usage.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 if [ $# -lt 1 ] || [ $# -gt 2 ] || [ "${1:0:1}" = - ]; then
