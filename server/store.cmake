@@ -1,4 +1,4 @@
-# Block store: placement policies, manifests, per-disk workers, ingest and verify.
+# Block store: placement policies, manifests, per-disk workers, ingest, the store's upkeep and verify.
 add_library(toast_server_store STATIC
   core/container.cpp
   core/crc32c.cpp
@@ -17,6 +17,7 @@ add_library(toast_server_store STATIC
   io/ingest.cpp
   io/open_file.cpp
   io/open_file_cache.cpp
+  io/store_upkeep.cpp
   io/title_catalogue.cpp
   io/tier_client.cpp
   io/tier_store.cpp

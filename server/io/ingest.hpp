@@ -1,6 +1,7 @@
 // Ingest: store a media file as a title (blocks placed by policy, checksummed, manifest on every disk) and
 // write its .torrent. Never leaves a half-written title visible:
-//   1. under the store's ingest lock (flock on disk 0), clean up what a crashed ingest left behind;
+//   1. under the store's ingest lock (flock on disk 0), clean up what a crashed ingest left behind
+//      (store_upkeep.hpp);
 //   2. write every block replica into a new version directory under a temporary name, fsync, rename;
 //      hash torrent pieces from the same pass over the source;
 //   3. stage the manifest on every disk and the .torrent next to its target (temporary names, fsync'ed);
@@ -11,23 +12,19 @@
 // An MPEG-TS or MP4 source also gets its demand trace (bytes first needed per round) in the manifest.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "server/core/manifest.hpp"
 #include "server/core/server_config.hpp"
+#include "server/io/ingest_error.hpp"
 #include "toast/common/endpoint.hpp"
 
 namespace toast::server {
-
-class IngestError : public std::runtime_error {
-  public:
-    using std::runtime_error::runtime_error;
-};
 
 struct IngestOptions {
     std::string name;
@@ -65,14 +62,5 @@ IngestResult ingest_title(const ServerConfig& config, const IngestOptions& optio
 // On a tier: the default block size (bitrate x time_slice) rounded to the nearest multiple of the piece
 // size, at least one piece, so that every piece lies in one block.
 std::uint64_t tier_block_size(std::uint64_t block_size, std::uint64_t piece_size);
-
-struct CleanupReport {
-    std::size_t temporary_files = 0;
-    std::size_t orphan_versions = 0;     // block directories no current manifest references
-    std::size_t repaired_manifests = 0;  // disks whose manifest copy was missing, stale or unreadable
-};
-
-// Removes leftovers of crashed ingests and rewrites stale manifest copies. Takes the ingest lock itself.
-CleanupReport clean_up_store(const ServerConfig& config);
 
 }  // namespace toast::server

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "server/io/block_store.hpp"
+#include "server/io/store_upkeep.hpp"
 #include "server/io/verify.hpp"
 #include "store_fixture.hpp"
 
