@@ -53,6 +53,13 @@ std::string_view to_string(StartPolicy policy) {
     }
 }
 
+std::vector<std::filesystem::path> disk_paths(const ServerConfig& config) {
+    std::vector<std::filesystem::path> out;
+    for (const auto& d : config.disks)
+        out.push_back(d.path);
+    return out;
+}
+
 std::string_view to_string(PlacementPolicy p) {
     switch (p) {
         case PlacementPolicy::naive:

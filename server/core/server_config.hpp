@@ -167,6 +167,9 @@ struct ServerConfig {
 // Throws ConfigError naming the field.
 void read_disk_fault(toast::ConfigReader& reader, DiskFault& fault);
 
+// The disks' paths in the config's order.
+std::vector<std::filesystem::path> disk_paths(const ServerConfig& config);
+
 // Throws ConfigError naming the field and the value.
 ServerConfig load_server_config(const nlohmann::json& json);
 ServerConfig load_server_config_file(const std::filesystem::path& path);

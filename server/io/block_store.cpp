@@ -38,13 +38,6 @@ double seconds(Clock::duration d) {
     return std::chrono::duration<double>(d).count();
 }
 
-std::vector<std::filesystem::path> disk_paths(const ServerConfig& config) {
-    std::vector<std::filesystem::path> paths;
-    for (const auto& d : config.disks)
-        paths.push_back(d.path);
-    return paths;
-}
-
 }  // namespace
 
 struct BlockStore::Request {

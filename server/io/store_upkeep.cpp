@@ -45,13 +45,6 @@ std::vector<std::string> disk_identities(const ServerConfig& config) {
     return ids;
 }
 
-std::vector<fs::path> disk_paths(const ServerConfig& config) {
-    std::vector<fs::path> out;
-    for (const auto& d : config.disks)
-        out.push_back(d.path);
-    return out;
-}
-
 CleanupReport clean_up_locked(const ServerConfig& config) {
     CleanupReport report;
     Catalogue catalogue(disk_paths(config));

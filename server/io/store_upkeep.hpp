@@ -22,9 +22,6 @@ void prepare_disks(const ServerConfig& config);
 // be read or written, or when two disks have the same one.
 std::vector<std::string> disk_identities(const ServerConfig& config);
 
-// The disks' paths in the config's order.
-std::vector<std::filesystem::path> disk_paths(const ServerConfig& config);
-
 struct CleanupReport {
     std::size_t temporary_files = 0;
     std::size_t orphan_versions = 0;     // block directories no current manifest references
